@@ -1,0 +1,136 @@
+/* api.c - starting and ending the SPMD section, enquiry functions. */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+_Thread_local bspk_proc *bspk_self __attribute__((tls_model("initial-exec")));
+
+static void (*spmd_function)(void);
+static const bspk_engine_ops *active_ops;
+static atomic_int exit_check_installed;
+
+int bspk_cores_available(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+/* Without bsp_init, bsp_begin sits in main and the other processes re-enter main with the
+ * program's own arguments (read back from /proc/self/cmdline). */
+extern int main(int argc, char **argv);
+static void run_main_again(void) {
+  static char *no_args[] = {"bsp-program", NULL};
+  char **argv = no_args;
+  int argc = 1;
+  FILE *f = fopen("/proc/self/cmdline", "rb");
+  if (f) {
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    static char *args[1024];
+    argc = 0;
+    for (size_t i = 0; i < n && argc < 1023; i += strlen(text + i) + 1) args[argc++] = text + i;
+    args[argc] = NULL;
+    if (argc > 0) argv = args;
+    else argc = 1;
+  }
+  main(argc, argv);
+}
+
+/* A process that leaves the program inside its SPMD section (exit, or return from main)
+ * would leave the others waiting in bsp_sync: report it and end them all. */
+static void check_exit_inside_spmd(void) {
+  bspk_proc *self = bspk_self;
+  if (!self || !self->begun) return;
+  bspk_claim_dying();
+  fprintf(stderr,
+          "bspkit: error in bsp_end on process %d: the process exited (exit() or a return "
+          "from main) inside the SPMD section without calling bsp_end\n",
+          self->pid);
+  fflush(stderr);
+  _exit(1);
+}
+
+BSPK_API void bsp_init(void (*spmd_part)(void), int argc, char *argv[]) {
+  (void)argc;
+  (void)argv;
+  if (bspk_self) bspk_fatal("bsp_init", "called inside the SPMD section");
+  spmd_function = spmd_part;
+}
+
+static int requested_nprocs(void) {
+  const char *env = getenv("BSPKIT_NPROCS");
+  if (env && *env) {
+    char *end;
+    long n = strtol(env, &end, 10);
+    if (*end != '\0' || n < 1 || n > 1 << 20) {
+      bspk_claim_dying();
+      fprintf(stderr, "bspkit: error in bsp_nprocs: BSPKIT_NPROCS='%s' is not a positive number\n",
+              env);
+      bspk_terminate(1);
+    }
+    return (int)n;
+  }
+  return bspk_cores_available();
+}
+
+BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
+  bspk_proc *self = bspk_self;
+  if (self && self->begun)
+    bspk_fatal("bsp_begin",
+               "bsp_begin called twice: an SPMD section is already running on this process");
+  if (!active_ops) active_ops = bspk_engine_select();
+  if (atomic_exchange(&exit_check_installed, 1) == 0) atexit(check_exit_inside_spmd);
+
+  int pid, nprocs;
+  bspk_engine *engine = active_ops->attach(&pid, &nprocs);
+  if (!engine) {
+    if (maxprocs < 1)
+      bspk_fatal("bsp_begin", "asked for %d processes; the number must be at least 1",
+                 maxprocs);
+    pid = 0;
+    nprocs = maxprocs;
+    engine = active_ops->start(nprocs, spmd_function ? spmd_function : run_main_again);
+  }
+  self = bspk_proc_create(active_ops, engine, pid, nprocs);
+  self->begun = 1;
+  bspk_self = self;
+}
+
+BSPK_API void bsp_end(void) {
+  bspk_proc *self = bspk_enter("bsp_end");
+  bspk_end_superstep(self, BSPK_AT_END, "bsp_end");
+  const bspk_engine_ops *ops = self->ops;
+  bspk_engine *engine = self->engine;
+  int pid = self->pid;
+  bspk_self = NULL;
+  bspk_proc_free(self);
+  ops->finish(engine, pid);
+}
+
+BSPK_API bsp_nprocs_t bsp_nprocs(void) {
+  bspk_proc *self = bspk_self;
+  if (self && self->begun) return self->nprocs;
+  return requested_nprocs();
+}
+
+BSPK_API bsp_pid_t bsp_pid(void) { return bspk_enter("bsp_pid")->pid; }
+
+BSPK_API double bsp_time(void) {
+  bspk_proc *self = bspk_enter("bsp_time");
+  return bspk_now() - self->start_time;
+}
+
+BSPK_API const char *bspk_backend(void) {
+  if (!active_ops) active_ops = bspk_engine_select();
+  return active_ops->name;
+}
+
+BSPK_API int bspk_cores(void) { return bspk_cores_available(); }
+
+BSPK_API long bspk_superstep(void) { return bspk_enter("bspk_superstep")->superstep; }

@@ -1,0 +1,114 @@
+/* bsmp.c - bulk synchronous message passing: send, the message queue, tag size. */
+#include "core/internal.h"
+
+static inline void queue_message(bspk_proc *self, const char *call, int pid, const void *tag,
+                                 const void *payload, int nbytes) {
+  if (BSPK_CHECK(pid < 0 || pid >= self->nprocs))
+    bspk_fatal(call, "pid %d is out of range: there are %d processes (0..%d)", pid,
+               self->nprocs, self->nprocs - 1);
+  if (BSPK_CHECK(nbytes < 0)) bspk_fatal(call, "negative payload size %d", nbytes);
+  size_t tagsize = (size_t)self->tagsize;
+  bspk_outbox *ob = bspk_current_outbox(self, pid);
+  char *p = bspk_outbox_reserve(
+      self, ob, sizeof(bspk_record) + bspk_pad8(tagsize) + bspk_pad8((size_t)nbytes), call);
+  bspk_record *rec = (bspk_record *)p;
+  rec->kind = BSPK_REC_SEND;
+  rec->slot = (int32_t)tagsize;
+  rec->offset = 0;
+  rec->nbytes = nbytes;
+  p += sizeof *rec;
+  if (tagsize) memcpy(p, tag, tagsize);
+  if (nbytes) memcpy(p + bspk_pad8(tagsize), payload, (size_t)nbytes);
+  ob->n_send++;
+  ob->send_bytes += (size_t)nbytes;
+  self->flags |= BSPK_HAS_SEND;
+}
+
+BSPK_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,
+                       bsp_size_t payload_nbytes) {
+  bspk_proc *self = bspk_enter("bsp_send");
+  queue_message(self, "bsp_send", pid, tag, payload, payload_nbytes);
+}
+
+/* The receiver may read a message only after the sender has moved on, so an unbuffered
+ * send still needs one copy on a shared-memory engine; it is made here, at the call. */
+BSPK_API void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload,
+                         bsp_size_t payload_nbytes) {
+  bspk_proc *self = bspk_enter("bsp_hpsend");
+  queue_message(self, "bsp_hpsend", pid, tag, payload, payload_nbytes);
+}
+
+BSPK_API void bsp_set_tagsize(bsp_size_t *tag_nbytes) {
+  bspk_proc *self = bspk_enter("bsp_set_tagsize");
+  if (BSPK_CHECK(tag_nbytes == NULL)) bspk_fatal("bsp_set_tagsize", "NULL argument");
+  if (BSPK_CHECK(*tag_nbytes < 0))
+    bspk_fatal("bsp_set_tagsize", "negative tag size %d", *tag_nbytes);
+  int previous = self->pending_tagsize >= 0 ? self->pending_tagsize : self->tagsize;
+  self->pending_tagsize = *tag_nbytes;
+  self->flags |= BSPK_HAS_TAGSIZE;
+  *tag_nbytes = previous;
+}
+
+/* Every process must request the same tag size in the same superstep. */
+void bspk_tagsize_check(bspk_proc *self, const char *call) {
+  int first = self->ops->peer_post(self->engine, 0)->tagsize;
+  for (int q = 1; q < self->nprocs; q++) {
+    int theirs = self->ops->peer_post(self->engine, q)->tagsize;
+    if (theirs != first)
+      bspk_fatal(call,
+                 "bsp_set_tagsize is collective, but in superstep %ld process 0 %s%d and "
+                 "process %d %s%d (-1: did not call it)",
+                 self->superstep, "asked for ", first, q, "asked for ", theirs);
+  }
+}
+
+void bspk_queue_reset(bspk_proc *self, size_t nmessages) {
+  self->queue_len = self->queue_head = 0;
+  self->queue_bytes = 0;
+  if (nmessages > (size_t)self->queue_cap) {
+    size_t cap = self->queue_cap ? (size_t)self->queue_cap : 64;
+    while (cap < nmessages) cap *= 2;
+    free(self->queue);
+    self->queue = bspk_xmalloc(self, cap * sizeof *self->queue, "bsp_sync", "the message queue");
+    self->queue_cap = (int)cap;
+  }
+}
+
+BSPK_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {
+  bspk_proc *self = bspk_enter("bsp_qsize");
+  if (nmessages) *nmessages = self->queue_len - self->queue_head;
+  if (accum_nbytes) *accum_nbytes = (bsp_size_t)self->queue_bytes;
+}
+
+BSPK_API void bsp_get_tag(bsp_size_t *status, void *tag) {
+  bspk_proc *self = bspk_enter("bsp_get_tag");
+  if (self->queue_head == self->queue_len) {
+    *status = -1;
+    return;
+  }
+  const bspk_message *m = &self->queue[self->queue_head];
+  *status = m->nbytes;
+  if (self->queue_tagsize) memcpy(tag, m->tag, (size_t)self->queue_tagsize);
+}
+
+BSPK_API void bsp_move(void *payload, bsp_size_t reception_nbytes) {
+  bspk_proc *self = bspk_enter("bsp_move");
+  if (BSPK_CHECK(reception_nbytes < 0))
+    bspk_fatal("bsp_move", "negative reception size %d", reception_nbytes);
+  if (BSPK_CHECK(self->queue_head == self->queue_len))
+    bspk_fatal("bsp_move", "the message queue is empty (check bsp_get_tag's status first)");
+  const bspk_message *m = &self->queue[self->queue_head++];
+  int n = m->nbytes < reception_nbytes ? m->nbytes : reception_nbytes;
+  if (n) memcpy(payload, m->payload, (size_t)n);
+  self->queue_bytes -= (size_t)m->nbytes;
+}
+
+BSPK_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr) {
+  bspk_proc *self = bspk_enter("bsp_hpmove");
+  if (self->queue_head == self->queue_len) return -1;
+  const bspk_message *m = &self->queue[self->queue_head++];
+  *tag_ptr = (void *)m->tag;
+  *payload_ptr = (void *)m->payload;
+  self->queue_bytes -= (size_t)m->nbytes;
+  return m->nbytes;
+}

@@ -1,0 +1,303 @@
+/* drma.c - registrations and direct remote memory access (put, get, hpput, hpget). */
+#include <stdio.h>
+
+#include "core/internal.h"
+
+/* ---- the registration index --------------------------------------------------------- */
+
+static size_t hash_addr(const void *addr) {
+  uint64_t x = (uint64_t)(uintptr_t)addr;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return (size_t)x;
+}
+
+int bspk_find_slot(const bspk_proc *self, const void *addr) {
+  if (!self->index_slot) return -1;
+  for (size_t h = hash_addr(addr) & self->index_mask;; h = (h + 1) & self->index_mask) {
+    int s = self->index_slot[h];
+    if (s == 0) return -1;
+    if (self->index_key[h] == addr) return s - 1;
+  }
+}
+
+/* Rebuilds the index after registrations changed (only at syncs): each address maps to
+ * its newest active registration. */
+static void rebuild_index(bspk_proc *self) {
+  size_t want = 16;
+  while (want < 2 * (size_t)self->nslots + 2) want *= 2;
+  if (want - 1 != self->index_mask || !self->index_slot) {
+    free(self->index_key);
+    free(self->index_slot);
+    self->index_key = bspk_xmalloc(self, want * sizeof *self->index_key, "bsp_sync",
+                                   "the registration index");
+    self->index_slot = bspk_xmalloc(self, want * sizeof *self->index_slot, "bsp_sync",
+                                    "the registration index");
+    self->index_mask = want - 1;
+  }
+  memset(self->index_slot, 0, want * sizeof *self->index_slot);
+  for (int s = 0; s < self->nslots; s++) {
+    const bspk_slot *slot = &self->slots[s];
+    if (!slot->active) continue;
+    size_t h = hash_addr(slot->addr) & self->index_mask;
+    while (self->index_slot[h] != 0 && self->index_key[h] != slot->addr)
+      h = (h + 1) & self->index_mask;
+    int old = self->index_slot[h] - 1;
+    if (old < 0 || self->slots[old].generation < slot->generation) {
+      self->index_key[h] = slot->addr;
+      self->index_slot[h] = s + 1;
+    }
+  }
+  self->cached_addr = (const void *)UINTPTR_MAX; /* no valid area starts there */
+  self->cached_slot = -1;
+}
+
+BSPK_API void bsp_push_reg(const void *ident, bsp_size_t size) {
+  bspk_proc *self = bspk_enter("bsp_push_reg");
+  if (BSPK_CHECK(size < 0))
+    bspk_fatal("bsp_push_reg", "negative size %d for the area at %p", size, ident);
+  if (self->nregops == self->regops_cap) {
+    self->regops_cap = self->regops_cap ? 2 * self->regops_cap : 16;
+    self->regops = bspk_xrealloc(self, self->regops, self->regops_cap * sizeof *self->regops,
+                                 "bsp_push_reg", "the registration log");
+  }
+  self->regops[self->nregops++] = (bspk_regop){1, -1, ident, size};
+  self->flags |= BSPK_HAS_REG;
+}
+
+BSPK_API void bsp_pop_reg(const void *ident) {
+  bspk_proc *self = bspk_enter("bsp_pop_reg");
+  /* The newest active registration of ident not already popped in this superstep. */
+  int best = -1;
+  for (int s = 0; s < self->nslots; s++) {
+    const bspk_slot *slot = &self->slots[s];
+    if (slot->active && !slot->popping && slot->addr == ident &&
+        (best < 0 || slot->generation > self->slots[best].generation))
+      best = s;
+  }
+  if (best < 0) {
+    for (int i = 0; i < self->nregops; i++)
+      if (self->regops[i].is_push && self->regops[i].addr == ident)
+        bspk_fatal("bsp_pop_reg",
+                   "address %p is not registered yet: it was pushed in this superstep, and "
+                   "registrations take effect at the next bsp_sync",
+                   ident);
+    bspk_fatal("bsp_pop_reg", "address %p is not registered", ident);
+  }
+  self->slots[best].popping = 1;
+  if (self->nregops == self->regops_cap) {
+    self->regops_cap = self->regops_cap ? 2 * self->regops_cap : 16;
+    self->regops = bspk_xrealloc(self, self->regops, self->regops_cap * sizeof *self->regops,
+                                 "bsp_pop_reg", "the registration log");
+  }
+  self->regops[self->nregops++] = (bspk_regop){0, best, ident, 0};
+  self->flags |= BSPK_HAS_REG;
+}
+
+static void describe_regops(const bspk_post *post, char *buf, size_t n) {
+  size_t used = (size_t)snprintf(buf, n, "%d call(s): ", post->nregops);
+  for (int i = 0; i < post->nregops && used < n; i++) {
+    const bspk_regop *op = &post->regops[i];
+    if (op->is_push)
+      used += (size_t)snprintf(buf + used, n - used, "%spush_reg", i ? ", " : "");
+    else
+      used += (size_t)snprintf(buf + used, n - used, "%spop_reg(slot %d)", i ? ", " : "",
+                               op->slot);
+  }
+}
+
+/* Every process must have made the same push/pop calls in the same order (sizes may
+ * differ). Every process checks, so each reaches the same verdict. */
+void bspk_registrations_check(bspk_proc *self, const char *call) {
+  const bspk_post *first = self->ops->peer_post(self->engine, 0);
+  for (int q = 1; q < self->nprocs; q++) {
+    const bspk_post *other = self->ops->peer_post(self->engine, q);
+    int same = other->nregops == first->nregops;
+    for (int i = 0; same && i < first->nregops; i++)
+      same = other->regops[i].is_push == first->regops[i].is_push &&
+             (first->regops[i].is_push || other->regops[i].slot == first->regops[i].slot);
+    if (!same) {
+      char a[256], b[256];
+      describe_regops(first, a, sizeof a);
+      describe_regops(other, b, sizeof b);
+      bspk_fatal(call,
+                 "registrations differ between processes in superstep %ld: process 0 made "
+                 "%s; process %d made %s. bsp_push_reg and bsp_pop_reg are collective: every "
+                 "process makes the same calls in the same order",
+                 self->superstep, a, q, b);
+    }
+  }
+}
+
+static int free_slot(bspk_proc *self) {
+  for (int s = 0; s < self->nslots; s++)
+    if (!self->slots[s].active) return s;
+  if (self->nslots == self->slots_cap) {
+    int cap = self->slots_cap ? 2 * self->slots_cap : 16;
+    self->slots = bspk_xrealloc(self, self->slots, cap * sizeof *self->slots, "bsp_sync",
+                                "the registration table");
+    memset(self->slots + self->slots_cap, 0, (cap - self->slots_cap) * sizeof *self->slots);
+    self->slots_cap = cap;
+  }
+  return self->nslots++;
+}
+
+/* Applies this superstep's push/pop calls (after its puts landed: they used the old table). */
+void bspk_registrations_apply(bspk_proc *self) {
+  const bspk_post *peer_posts[self->nprocs];
+  for (int q = 0; q < self->nprocs; q++) peer_posts[q] = self->ops->peer_post(self->engine, q);
+  for (int i = 0; i < self->nregops; i++) {
+    const bspk_regop *op = &self->regops[i];
+    if (!op->is_push) {
+      self->slots[op->slot].active = 0;
+      self->slots[op->slot].popping = 0;
+      continue;
+    }
+    int s = free_slot(self);
+    bspk_slot *slot = &self->slots[s];
+    if (!slot->peer)
+      slot->peer = bspk_xmalloc(self, self->nprocs * sizeof *slot->peer, "bsp_sync",
+                                "the registration table");
+    for (int q = 0; q < self->nprocs; q++) {
+      const bspk_regop *theirs = &peer_posts[q]->regops[i];
+      slot->peer[q].addr = (char *)theirs->addr;
+      slot->peer[q].size = theirs->size;
+    }
+    slot->addr = (char *)op->addr;
+    slot->size = op->size;
+    slot->active = 1;
+    slot->popping = 0;
+    slot->generation = self->next_generation++;
+  }
+  rebuild_index(self);
+}
+
+void bspk_registrations_free(bspk_proc *self) {
+  for (int s = 0; s < self->slots_cap; s++) free(self->slots[s].peer);
+  free(self->slots);
+  free(self->index_key);
+  free(self->index_slot);
+  free(self->regops);
+}
+
+/* ---- access checks -------------------------------------------------------------------- */
+
+static void check_pid(const char *call, const bspk_proc *self, int pid) {
+  if (BSPK_CHECK(pid < 0 || pid >= self->nprocs))
+    bspk_fatal(call, "pid %d is out of range: there are %d processes (0..%d)", pid,
+               self->nprocs, self->nprocs - 1);
+}
+
+/* Checks a remote access and returns the slot of the registered area `area`. */
+static inline int check_access(bspk_proc *self, const char *call, int pid, const void *area,
+                               int offset, int nbytes) {
+  check_pid(call, self, pid);
+  int slot = bspk_lookup(self, area);
+#ifdef BSPKIT_UNCHECKED
+  (void)offset;
+  (void)nbytes;
+#else
+  if (BSPK_UNLIKELY(nbytes < 0 || offset < 0))
+    bspk_fatal(call, "negative %s %d", nbytes < 0 ? "size" : "offset",
+               nbytes < 0 ? nbytes : offset);
+  if (BSPK_UNLIKELY(slot < 0))
+    bspk_fatal(call,
+               "address %p is not registered (register it with bsp_push_reg on every "
+               "process; it takes effect at the next bsp_sync)",
+               area);
+  int size = self->slots[slot].peer[pid].size;
+  if (BSPK_UNLIKELY((int64_t)offset + nbytes > size))
+    bspk_fatal(call,
+               "bytes %d..%lld are past the end of the %d-byte area registered at %p on "
+               "process %d",
+               offset, (long long)offset + nbytes - 1, size,
+               (void *)self->slots[slot].peer[pid].addr, pid);
+#endif
+  return slot;
+}
+
+static inline char *remote_address(const bspk_proc *self, int slot, int pid, int offset) {
+  return self->slots[slot].peer[pid].addr + offset;
+}
+
+/* ---- put and get ---------------------------------------------------------------------- */
+
+static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src, int offset,
+                             int nbytes, const char *call) {
+  bspk_outbox *ob = bspk_current_outbox(self, pid);
+  char *p = bspk_outbox_reserve(self, ob, sizeof(bspk_record) + bspk_pad8((size_t)nbytes), call);
+  bspk_record *rec = (bspk_record *)p;
+  rec->kind = BSPK_REC_PUT;
+  rec->slot = slot;
+  rec->offset = offset;
+  rec->nbytes = nbytes;
+  memcpy(p + sizeof *rec, src, (size_t)nbytes);
+  ob->n_put++;
+  self->flags |= BSPK_HAS_PUT;
+}
+
+BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
+                      bsp_size_t nbytes) {
+  bspk_proc *self = bspk_enter("bsp_put");
+  int slot = check_access(self, "bsp_put", pid, dst, offset, nbytes);
+  if (nbytes == 0) return;
+  queue_put(self, pid, slot, src, offset, nbytes, "bsp_put");
+}
+
+BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
+                        bsp_size_t nbytes) {
+  bspk_proc *self = bspk_enter("bsp_hpput");
+  int slot = check_access(self, "bsp_hpput", pid, dst, offset, nbytes);
+  if (nbytes == 0) return;
+  if (self->ops->direct_access)
+    memcpy(remote_address(self, slot, pid, offset), src, (size_t)nbytes);
+  else
+    queue_put(self, pid, slot, src, offset, nbytes, "bsp_hpput");
+}
+
+static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst, int nbytes) {
+  if (self->ngets == self->gets_cap) {
+    self->gets_cap = self->gets_cap ? 2 * self->gets_cap : 64;
+    self->gets = bspk_xrealloc(self, self->gets, self->gets_cap * sizeof *self->gets,
+                               "bsp_get", "the get requests");
+  }
+  self->gets[self->ngets++] = (bspk_get_request){dst, pid, slot, offset, nbytes};
+  self->flags |= BSPK_HAS_GET;
+}
+
+BSPK_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
+                      bsp_size_t nbytes) {
+  bspk_proc *self = bspk_enter("bsp_get");
+  int slot = check_access(self, "bsp_get", pid, src, offset, nbytes);
+  if (nbytes == 0) return;
+  queue_get(self, pid, slot, offset, dst, nbytes);
+}
+
+BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
+                        bsp_size_t nbytes) {
+  bspk_proc *self = bspk_enter("bsp_hpget");
+  int slot = check_access(self, "bsp_hpget", pid, src, offset, nbytes);
+  if (nbytes == 0) return;
+  if (self->ops->direct_access)
+    memcpy(dst, remote_address(self, slot, pid, offset), (size_t)nbytes);
+  else
+    queue_get(self, pid, slot, offset, dst, nbytes);
+}
+
+/* With direct access the requester reads the owner's memory once every process has ended
+ * the superstep and before any put lands. */
+void bspk_serve_gets(bspk_proc *self) {
+  for (int i = 0; i < self->ngets; i++) {
+    const bspk_get_request *g = &self->gets[i];
+    memcpy(g->dst, remote_address(self, g->slot, g->pid, g->offset), (size_t)g->nbytes);
+  }
+  self->ngets = 0;
+}
+
+void bspk_outbox_grow(bspk_proc *self, bspk_outbox *ob, size_t need, const char *call) {
+  size_t cap = ob->cap ? 2 * ob->cap : 4096;
+  while (cap < ob->len + need) cap *= 2;
+  ob->data = bspk_xrealloc(self, ob->data, cap, call, "the communication buffer");
+  ob->cap = cap;
+}

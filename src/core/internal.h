@@ -1,0 +1,172 @@
+/*
+ * internal.h - per-process state of the BSPlib core and the helpers shared by its files.
+ */
+#ifndef BSPKIT_INTERNAL_H
+#define BSPKIT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bsp.h"
+#include "bspkit.h"
+#include "core/engine.h"
+
+#define BSPK_API __attribute__((visibility("default")))
+#define BSPK_LIKELY(x) __builtin_expect(!!(x), 1)
+#define BSPK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* One record in a combined block; payloads follow, padded to 8 bytes so that a payload
+ * handed out by bsp_hpmove is aligned for any scalar type. */
+enum bspk_record_kind { BSPK_REC_PUT = 1, BSPK_REC_SEND = 2, BSPK_REC_COLL = 3 };
+typedef struct bspk_record {
+  uint32_t kind;
+  int32_t slot;   /* PUT: registration slot; SEND: tag size */
+  int32_t offset; /* PUT: offset in the area; COLL: offset in the collective buffer */
+  int32_t nbytes; /* payload bytes */
+} bspk_record;
+
+static inline size_t bspk_pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* Where one process' registered area is, as seen by another. */
+typedef struct bspk_area {
+  char *addr;
+  int size;
+} bspk_area;
+
+/* A registration slot. Slot numbers agree on every process because every process makes
+ * the same sequence of push/pop calls (checked at each sync). */
+typedef struct bspk_slot {
+  char *addr;          /* this process' area                               */
+  int size;
+  int active;
+  int popping;         /* pop_reg called in this superstep                 */
+  uint64_t generation; /* registration order: the newest of an address wins */
+  bspk_area *peer;     /* [nprocs]: every process' area of this slot       */
+} bspk_slot;
+
+typedef struct bspk_get_request {
+  char *dst;
+  int pid, slot, offset, nbytes;
+} bspk_get_request;
+
+typedef struct bspk_message {
+  const char *tag;
+  const char *payload;
+  int nbytes;
+} bspk_message;
+
+typedef struct bspk_proc {
+  int pid, nprocs;
+  int begun;          /* bsp_begin seen on this process */
+  long superstep;
+  double start_time;
+  const bspk_engine_ops *ops;
+  bspk_engine *engine;
+  unsigned flags;     /* BSPK_HAS_* raised in this superstep */
+
+  /* Registrations: slots, and an open-addressing index from address to newest slot. */
+  bspk_slot *slots;
+  int nslots, slots_cap;
+  uint64_t next_generation;
+  const void **index_key;
+  int *index_slot;    /* slot + 1; 0 marks an empty bucket */
+  size_t index_mask;
+  const void *cached_addr;
+  int cached_slot;
+  bspk_regop *regops;
+  int nregops, regops_cap;
+
+  /* Outgoing blocks, one per destination, double-buffered by superstep parity: receivers
+   * read the blocks of superstep s (their message queue points into them) during s + 1. */
+  bspk_outbox *outbox[2];
+  bspk_get_request *gets;
+  int ngets, gets_cap;
+
+  /* BSMP */
+  int tagsize, pending_tagsize, queue_tagsize;
+  bspk_message *queue;
+  int queue_len, queue_head, queue_cap;
+  size_t queue_bytes;
+
+  /* Collectives: where COLL records land in this superstep. */
+  char *coll_buffer;
+  size_t coll_buffer_size;
+
+  /* Double-buffered like the outboxes: a slow process may still read superstep s's post
+   * while a fast one fills the post of s + 1. */
+  bspk_post post[2];
+} bspk_proc;
+
+/* The calling thread's BSP process; NULL outside an SPMD section. */
+extern _Thread_local bspk_proc *bspk_self __attribute__((tls_model("initial-exec")));
+
+/* ---- errors (errors.c) ---- */
+void bspk_fatal(const char *call, const char *format, ...)
+    __attribute__((noreturn, format(printf, 2, 3), cold));
+void bspk_fatal_outside(const char *call) __attribute__((noreturn, cold));
+/* Ends the whole program with status after a message was printed. */
+void bspk_terminate(int status) __attribute__((noreturn));
+/* Claims the right to print the one fatal message of this run; 0 if another thread has
+ * it already (then this thread waits to be ended with the program). */
+int bspk_claim_dying(void);
+
+/* The current process, or a clear error when called outside bsp_begin..bsp_end. */
+static inline bspk_proc *bspk_enter(const char *call) {
+  bspk_proc *self = bspk_self;
+  if (BSPK_UNLIKELY(self == NULL || !self->begun)) bspk_fatal_outside(call);
+  return self;
+}
+
+#ifdef BSPKIT_UNCHECKED
+#define BSPK_CHECK(cond) 0
+#else
+#define BSPK_CHECK(cond) BSPK_UNLIKELY(cond)
+#endif
+
+/* ---- buffers ---- */
+void bspk_outbox_grow(bspk_proc *self, bspk_outbox *ob, size_t need, const char *call);
+static inline char *bspk_outbox_reserve(bspk_proc *self, bspk_outbox *ob, size_t n,
+                                        const char *call) {
+  if (BSPK_UNLIKELY(ob->cap - ob->len < n)) bspk_outbox_grow(self, ob, n, call);
+  char *p = ob->data + ob->len;
+  ob->len += n;
+  return p;
+}
+static inline bspk_outbox *bspk_current_outbox(bspk_proc *self, int pid) {
+  return &self->outbox[self->superstep & 1][pid];
+}
+void *bspk_xmalloc(bspk_proc *self, size_t n, const char *call, const char *what);
+void *bspk_xrealloc(bspk_proc *self, void *p, size_t n, const char *call, const char *what);
+
+/* ---- registrations (drma.c) ---- */
+int bspk_find_slot(const bspk_proc *self, const void *addr);
+static inline int bspk_lookup(bspk_proc *self, const void *addr) {
+  if (BSPK_LIKELY(addr == self->cached_addr)) return self->cached_slot;
+  int slot = bspk_find_slot(self, addr);
+  if (slot >= 0) {
+    self->cached_addr = addr;
+    self->cached_slot = slot;
+  }
+  return slot;
+}
+void bspk_registrations_check(bspk_proc *self, const char *call);
+void bspk_registrations_apply(bspk_proc *self);
+void bspk_registrations_free(bspk_proc *self);
+void bspk_serve_gets(bspk_proc *self);
+
+/* ---- BSMP (bsmp.c) ---- */
+void bspk_queue_reset(bspk_proc *self, size_t nmessages);
+void bspk_tagsize_check(bspk_proc *self, const char *call);
+
+/* ---- superstep (superstep.c) ---- */
+void bspk_end_superstep(bspk_proc *self, int kind, const char *call);
+bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int pid, int nprocs);
+void bspk_proc_free(bspk_proc *self);
+
+/* ---- misc ---- */
+double bspk_now(void);
+int bspk_cores_available(void);
+
+#endif

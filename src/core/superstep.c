@@ -1,0 +1,166 @@
+/* superstep.c - the end of a superstep: agree, serve gets, deliver puts and messages,
+ * apply registrations. */
+#include <stdio.h>
+#include <time.h>
+
+#include "core/internal.h"
+
+/* Writes the puts and collective data of one incoming block and indexes its messages. */
+static void deliver_block(bspk_proc *self, const bspk_outbox *block) {
+  const char *p = block->data, *end = block->data + block->len;
+  while (p < end) {
+    const bspk_record *rec = (const bspk_record *)p;
+    const char *payload = p + sizeof *rec;
+    switch (rec->kind) {
+      case BSPK_REC_PUT:
+        memcpy(self->slots[rec->slot].addr + rec->offset, payload, (size_t)rec->nbytes);
+        p = payload + bspk_pad8((size_t)rec->nbytes);
+        break;
+      case BSPK_REC_SEND: {
+        size_t tagpad = bspk_pad8((size_t)rec->slot);
+        self->queue[self->queue_len++] =
+            (bspk_message){payload, payload + tagpad, rec->nbytes};
+        p = payload + tagpad + bspk_pad8((size_t)rec->nbytes);
+        break;
+      }
+      case BSPK_REC_COLL:
+        memcpy(self->coll_buffer + rec->offset, payload, (size_t)rec->nbytes);
+        p = payload + bspk_pad8((size_t)rec->nbytes);
+        break;
+      default:
+        bspk_fatal("bsp_sync", "internal error: corrupt communication block (kind %u)",
+                   rec->kind);
+    }
+  }
+}
+
+static void report_end_mismatch(bspk_proc *self, const char *call) {
+  char at_end[256] = "", at_sync[256] = "";
+  size_t ne = 0, ns = 0;
+  for (int q = 0; q < self->nprocs; q++) {
+    int kind = self->ops->peer_post(self->engine, q)->kind;
+    if (kind == BSPK_AT_END && ne < sizeof at_end)
+      ne += (size_t)snprintf(at_end + ne, sizeof at_end - ne, "%s%d", ne ? ", " : "", q);
+    else if (kind == BSPK_AT_SYNC && ns < sizeof at_sync)
+      ns += (size_t)snprintf(at_sync + ns, sizeof at_sync - ns, "%s%d", ns ? ", " : "", q);
+  }
+  bspk_fatal(call,
+             "process(es) %s called bsp_end while process(es) %s called bsp_sync (superstep "
+             "%ld); every process must make the same number of bsp_sync calls before bsp_end",
+             at_end, at_sync, self->superstep);
+}
+
+void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
+  const bspk_engine_ops *ops = self->ops;
+  int parity = (int)(self->superstep & 1);
+  bspk_post *post = &self->post[parity];
+  post->kind = kind;
+  post->outbox = self->outbox[parity];
+  post->regops = self->regops;
+  post->nregops = self->nregops;
+  post->tagsize = (self->flags & BSPK_HAS_TAGSIZE) ? self->pending_tagsize : -1;
+
+  bspk_arrival all;
+  ops->arrive(self->engine, post, self->flags, &all);
+  if (BSPK_UNLIKELY(all.n_at_end != 0 && all.n_at_end != self->nprocs))
+    report_end_mismatch(self, call);
+  if (kind == BSPK_AT_END) return;
+
+  /* Every process has ended superstep s, so nobody reads the blocks of s - 1 any more. */
+  bspk_outbox *old = self->outbox[parity ^ 1];
+  for (int q = 0; q < self->nprocs; q++) {
+    old[q].len = 0;
+    old[q].n_put = old[q].n_send = old[q].n_coll = 0;
+    old[q].send_bytes = 0;
+  }
+
+  if (BSPK_UNLIKELY(all.flags & BSPK_HAS_REG)) bspk_registrations_check(self, call);
+  if (BSPK_UNLIKELY(all.flags & BSPK_HAS_TAGSIZE)) bspk_tagsize_check(self, call);
+
+  /* Gets read the owners' memory before any put of this superstep lands. */
+  if (all.flags & BSPK_HAS_GET) {
+    bspk_serve_gets(self);
+    ops->barrier(self->engine);
+  }
+
+  /* The queue now holds exactly the messages of superstep s. */
+  self->queue_tagsize = self->tagsize;
+  if (all.flags & (BSPK_HAS_PUT | BSPK_HAS_SEND)) {
+    size_t nmessages = 0;
+    for (int q = 0; q < self->nprocs; q++)
+      nmessages += ops->peer_post(self->engine, q)->outbox[self->pid].n_send;
+    bspk_queue_reset(self, nmessages);
+    for (int q = 0; q < self->nprocs; q++) {
+      const bspk_outbox *block = &ops->peer_post(self->engine, q)->outbox[self->pid];
+      if (block->len) {
+        deliver_block(self, block);
+        self->queue_bytes += block->send_bytes;
+      }
+    }
+  } else {
+    bspk_queue_reset(self, 0);
+  }
+
+  if (BSPK_UNLIKELY(self->nregops)) bspk_registrations_apply(self);
+  if (BSPK_UNLIKELY(self->flags & BSPK_HAS_TAGSIZE)) {
+    self->tagsize = self->pending_tagsize;
+    self->pending_tagsize = -1;
+  }
+
+  /* Puts wrote into memory that the next superstep's hpput/hpget may touch at once, and
+   * the registration logs are read by all: wait until every process is done. */
+  if (all.flags & (BSPK_HAS_PUT | BSPK_HAS_REG)) ops->barrier(self->engine);
+  self->nregops = 0;
+  self->flags = 0;
+  self->superstep++;
+}
+
+BSPK_API void bsp_sync(void) {
+  bspk_proc *self = bspk_enter("bsp_sync");
+  bspk_end_superstep(self, BSPK_AT_SYNC, "bsp_sync");
+}
+
+double bspk_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int pid,
+                            int nprocs) {
+  bspk_proc *self = calloc(1, sizeof *self);
+  if (!self) {
+    bspk_claim_dying();
+    fprintf(stderr, "bspkit: error in bsp_begin on process %d: out of memory\n", pid);
+    bspk_terminate(1);
+  }
+  self->pid = pid;
+  self->nprocs = nprocs;
+  self->ops = ops;
+  self->engine = engine;
+  self->pending_tagsize = -1;
+  self->cached_addr = (const void *)UINTPTR_MAX;
+  self->cached_slot = -1;
+  for (int i = 0; i < 2; i++) {
+    self->outbox[i] = calloc((size_t)nprocs, sizeof(bspk_outbox));
+    if (!self->outbox[i]) {
+      bspk_claim_dying();
+      fprintf(stderr, "bspkit: error in bsp_begin on process %d: out of memory\n", pid);
+      bspk_terminate(1);
+    }
+  }
+  self->start_time = bspk_now();
+  return self;
+}
+
+void bspk_proc_free(bspk_proc *self) {
+  if (!self) return;
+  for (int i = 0; i < 2; i++) {
+    for (int q = 0; q < self->nprocs; q++) free(self->outbox[i][q].data);
+    free(self->outbox[i]);
+  }
+  bspk_registrations_free(self);
+  free(self->gets);
+  free(self->queue);
+  free(self);
+}

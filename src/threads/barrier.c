@@ -1,0 +1,79 @@
+/* barrier.c - spin-then-sleep central barrier (see barrier.h). */
+#include "threads/barrier.h"
+
+#include <limits.h>
+
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+static void futex_wake_all(_Atomic uint32_t *word) {
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+#else
+#include <sched.h>
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
+  (void)word;
+  (void)expected;
+  sched_yield();
+}
+static void futex_wake_all(_Atomic uint32_t *word) { (void)word; }
+#endif
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit) {
+  atomic_init(&b->arrivals, 0);
+  atomic_init(&b->flags[0], 0);
+  atomic_init(&b->flags[1], 0);
+  b->n_at_end[0] = b->n_at_end[1] = 0;
+  atomic_init(&b->epoch, 0);
+  atomic_init(&b->sleepers, 0);
+  b->nprocs = nprocs;
+  b->spin_limit = spin_limit;
+}
+
+static void wait_for_epoch_change(bspk_barrier *b, uint32_t e) {
+  for (long i = 0; i < b->spin_limit; i++) {
+    if (atomic_load_explicit(&b->epoch, memory_order_acquire) != e) return;
+    cpu_relax();
+  }
+  /* Sleep. The releaser stores the epoch and then reads sleepers; we add to sleepers and
+   * then let the kernel compare the epoch: one of the two sees the other (seq_cst). */
+  atomic_fetch_add(&b->sleepers, 1);
+  while (atomic_load(&b->epoch) == e) futex_wait(&b->epoch, e);
+  atomic_fetch_sub(&b->sleepers, 1);
+}
+
+unsigned bspk_barrier_arrive(bspk_barrier *b, uint32_t *epoch, unsigned flags, int at_end,
+                             int *n_at_end) {
+  uint32_t e = *epoch;
+  int parity = (int)(e & 1);
+  /* Ordered before our arrival by the acq_rel add below. */
+  if (flags) atomic_fetch_or_explicit(&b->flags[parity], flags, memory_order_relaxed);
+  uint64_t add = 1 + ((uint64_t)(at_end != 0) << 32);
+  uint64_t before = atomic_fetch_add_explicit(&b->arrivals, add, memory_order_acq_rel);
+  if ((uint32_t)before + 1 == (uint32_t)b->nprocs) {
+    /* Last to arrive: publish the summary, prepare the next epoch, release everyone. The
+     * other parity's flags were read by everybody before they arrived here. */
+    b->n_at_end[parity] = (int)((before + add) >> 32);
+    atomic_store_explicit(&b->flags[parity ^ 1], 0, memory_order_relaxed);
+    atomic_store_explicit(&b->arrivals, 0, memory_order_relaxed);
+    atomic_store(&b->epoch, e + 1);
+    if (atomic_load(&b->sleepers) > 0) futex_wake_all(&b->epoch);
+  } else {
+    wait_for_epoch_change(b, e);
+  }
+  *epoch = e + 1;
+  if (n_at_end) *n_at_end = b->n_at_end[parity];
+  return atomic_load_explicit(&b->flags[parity], memory_order_relaxed);
+}

@@ -1,0 +1,28 @@
+/*
+ * barrier.h - a central sense-reversing barrier that spins briefly and then sleeps on a
+ * futex, so that more BSP processes than cores do not collapse. Each arrival may carry
+ * flags (ORed over all arrivals) and an "at end" mark (counted).
+ */
+#ifndef BSPKIT_THREADS_BARRIER_H
+#define BSPKIT_THREADS_BARRIER_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct bspk_barrier {
+  _Alignas(64) _Atomic uint64_t arrivals; /* low 32 bits: arrived; high: arrived at end */
+  _Atomic unsigned flags[2];              /* by epoch parity                           */
+  int n_at_end[2];                        /* by epoch parity                           */
+  _Alignas(64) _Atomic uint32_t epoch;    /* the futex word                            */
+  _Atomic int sleepers;
+  int nprocs;
+  long spin_limit;
+} bspk_barrier;
+
+void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit);
+
+/* *epoch is the caller's own copy of the epoch (starts at 0). Returns the ORed flags. */
+unsigned bspk_barrier_arrive(bspk_barrier *b, uint32_t *epoch, unsigned flags, int at_end,
+                             int *n_at_end);
+
+#endif

@@ -1,0 +1,171 @@
+/*
+ * threads_engine.c - the shared-memory back end: one thread per BSP process.
+ *
+ * Posts are exchanged by pointer: after the arrival barrier a process reads the blocks
+ * other processes combined for it straight from their memory (no copy), and registered
+ * areas of other processes are directly addressable (direct_access).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "threads/barrier.h"
+
+typedef struct threads_run threads_run;
+
+struct bspk_engine {
+  _Alignas(64) threads_run *run;
+  int pid;
+  uint32_t epoch;     /* this process' copy of the barrier epoch */
+  unsigned arrivals;  /* arrive() calls so far: selects the published post */
+  pthread_t thread;
+};
+
+struct published_post {
+  _Alignas(64) const bspk_post *post[2]; /* by arrival parity */
+};
+
+struct threads_run {
+  int nprocs;
+  void (*entry)(void);
+  bspk_barrier barrier;
+  struct published_post *published; /* [nprocs] */
+  bspk_engine *engines;             /* [nprocs] */
+  int *cpus;                        /* CPU for each process, or NULL: no pinning */
+  cpu_set_t original_mask;          /* the starting thread's affinity, restored at the end */
+};
+
+static _Thread_local bspk_engine *started_engine __attribute__((tls_model("initial-exec")));
+
+static void pin(const threads_run *run, int pid) {
+  if (!run->cpus) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(run->cpus[pid], &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void *process_thread(void *arg) {
+  bspk_engine *e = arg;
+  pin(e->run, e->pid);
+  started_engine = e;
+  e->run->entry();
+  /* bsp_end never returns on these processes, so the SPMD function ended without it. */
+  bspk_claim_dying();
+  fprintf(stderr,
+          "bspkit: error in bsp_end on process %d: process %d returned from the SPMD "
+          "function without calling bsp_end\n",
+          e->pid, e->pid);
+  bspk_terminate(1);
+}
+
+/* Spin long when every process has a core; sleep soon when oversubscribed, where the core
+ * a spinner holds is the one the process it waits for needs. BSPKIT_SPIN overrides. */
+static long spin_limit(int nprocs, int cores) {
+  const char *env = getenv("BSPKIT_SPIN");
+  if (env && *env) return atol(env);
+  return nprocs <= cores ? 200000 : 200;
+}
+
+static int *choose_cpus(const cpu_set_t *mask, int nprocs) {
+  const char *env = getenv("BSPKIT_PIN");
+  if (env && strcmp(env, "0") == 0) return NULL;
+  if (nprocs > CPU_COUNT(mask)) return NULL;
+  int *cpus = malloc((size_t)nprocs * sizeof *cpus);
+  if (!cpus) return NULL;
+  int next = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE && next < nprocs; cpu++)
+    if (CPU_ISSET(cpu, mask)) cpus[next++] = cpu;
+  return cpus;
+}
+
+static bspk_engine *threads_start(int nprocs, void (*entry)(void)) {
+  threads_run *run = calloc(1, sizeof *run);
+  bspk_engine *engines = aligned_alloc(64, sizeof(bspk_engine) * (size_t)nprocs);
+  struct published_post *published =
+      aligned_alloc(64, sizeof(struct published_post) * (size_t)nprocs);
+  if (!run || !engines || !published)
+    bspk_fatal("bsp_begin", "out of memory starting %d processes", nprocs);
+  memset(engines, 0, sizeof(bspk_engine) * (size_t)nprocs);
+  memset(published, 0, sizeof(struct published_post) * (size_t)nprocs);
+  run->nprocs = nprocs;
+  run->entry = entry;
+  run->engines = engines;
+  run->published = published;
+  CPU_ZERO(&run->original_mask);
+  if (sched_getaffinity(0, sizeof run->original_mask, &run->original_mask) != 0)
+    CPU_SET(0, &run->original_mask);
+  run->cpus = choose_cpus(&run->original_mask, nprocs);
+  bspk_barrier_init(&run->barrier, nprocs, spin_limit(nprocs, CPU_COUNT(&run->original_mask)));
+  for (int pid = 0; pid < nprocs; pid++) {
+    engines[pid].run = run;
+    engines[pid].pid = pid;
+  }
+  pin(run, 0);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 16u << 20); /* BSP programs often keep arrays on the stack */
+  for (int pid = 1; pid < nprocs; pid++) {
+    int err = pthread_create(&engines[pid].thread, &attr, process_thread, &engines[pid]);
+    if (err)
+      bspk_fatal("bsp_begin", "cannot start process %d of %d as a thread: %s", pid, nprocs,
+                 strerror(err));
+  }
+  pthread_attr_destroy(&attr);
+  return &engines[0];
+}
+
+static bspk_engine *threads_attach(int *pid, int *nprocs) {
+  bspk_engine *e = started_engine;
+  if (!e) return NULL;
+  started_engine = NULL;
+  *pid = e->pid;
+  *nprocs = e->run->nprocs;
+  return e;
+}
+
+static void threads_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
+                           bspk_arrival *all) {
+  threads_run *run = e->run;
+  /* Published before our arrival; read by others only after the barrier released them. */
+  run->published[e->pid].post[e->arrivals & 1] = mine;
+  all->flags = bspk_barrier_arrive(&run->barrier, &e->epoch, flags,
+                                   mine->kind == BSPK_AT_END, &all->n_at_end);
+  e->arrivals++;
+}
+
+static const bspk_post *threads_peer_post(bspk_engine *e, int src) {
+  return e->run->published[src].post[(e->arrivals - 1) & 1];
+}
+
+static void threads_barrier(bspk_engine *e) {
+  bspk_barrier_arrive(&e->run->barrier, &e->epoch, 0, 0, NULL);
+}
+
+static void threads_finish(bspk_engine *e, int pid) {
+  if (pid != 0) pthread_exit(NULL);
+  threads_run *run = e->run;
+  for (int q = 1; q < run->nprocs; q++) pthread_join(run->engines[q].thread, NULL);
+  if (run->cpus) pthread_setaffinity_np(pthread_self(), sizeof run->original_mask,
+                                        &run->original_mask);
+  free(run->cpus);
+  free(run->published);
+  free(run->engines);
+  free(run);
+}
+
+const bspk_engine_ops bspk_threads_engine = {
+    .name = "threads",
+    .direct_access = 1,
+    .start = threads_start,
+    .attach = threads_attach,
+    .arrive = threads_arrive,
+    .peer_post = threads_peer_post,
+    .barrier = threads_barrier,
+    .finish = threads_finish,
+    .terminate = NULL,
+};
