@@ -2,6 +2,7 @@
 #include "threads/barrier.h"
 
 #include <limits.h>
+#include <sched.h>
 
 #ifdef __linux__
 #include <linux/futex.h>
@@ -14,7 +15,6 @@ static void futex_wake_all(_Atomic uint32_t *word) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 #else
-#include <sched.h>
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
   (void)word;
   (void)expected;
@@ -31,21 +31,27 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit) {
+void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit) {
   atomic_init(&b->arrivals, 0);
   atomic_init(&b->flags[0], 0);
   atomic_init(&b->flags[1], 0);
-  b->n_at_end[0] = b->n_at_end[1] = 0;
   atomic_init(&b->epoch, 0);
   atomic_init(&b->sleepers, 0);
+  b->result_flags[0] = b->result_flags[1] = 0;
+  b->result_at_end[0] = b->result_at_end[1] = 0;
   b->nprocs = nprocs;
   b->spin_limit = spin_limit;
+  b->yield_limit = yield_limit;
 }
 
 static void wait_for_epoch_change(bspk_barrier *b, uint32_t e) {
   for (long i = 0; i < b->spin_limit; i++) {
     if (atomic_load_explicit(&b->epoch, memory_order_acquire) != e) return;
     cpu_relax();
+  }
+  for (long i = 0; i < b->yield_limit; i++) {
+    if (atomic_load_explicit(&b->epoch, memory_order_acquire) != e) return;
+    sched_yield();
   }
   /* Sleep. The releaser stores the epoch and then reads sleepers; we add to sleepers and
    * then let the kernel compare the epoch: one of the two sees the other (seq_cst). */
@@ -65,7 +71,8 @@ unsigned bspk_barrier_arrive(bspk_barrier *b, uint32_t *epoch, unsigned flags, i
   if ((uint32_t)before + 1 == (uint32_t)b->nprocs) {
     /* Last to arrive: publish the summary, prepare the next epoch, release everyone. The
      * other parity's flags were read by everybody before they arrived here. */
-    b->n_at_end[parity] = (int)((before + add) >> 32);
+    b->result_at_end[parity] = (int)((before + add) >> 32);
+    b->result_flags[parity] = atomic_load_explicit(&b->flags[parity], memory_order_relaxed);
     atomic_store_explicit(&b->flags[parity ^ 1], 0, memory_order_relaxed);
     atomic_store_explicit(&b->arrivals, 0, memory_order_relaxed);
     atomic_store(&b->epoch, e + 1);
@@ -74,6 +81,6 @@ unsigned bspk_barrier_arrive(bspk_barrier *b, uint32_t *epoch, unsigned flags, i
     wait_for_epoch_change(b, e);
   }
   *epoch = e + 1;
-  if (n_at_end) *n_at_end = b->n_at_end[parity];
-  return atomic_load_explicit(&b->flags[parity], memory_order_relaxed);
+  if (n_at_end) *n_at_end = b->result_at_end[parity];
+  return b->result_flags[parity];
 }

@@ -10,16 +10,23 @@
 #include <stdint.h>
 
 typedef struct bspk_barrier {
+  /* Written by every arrival. */
   _Alignas(64) _Atomic uint64_t arrivals; /* low 32 bits: arrived; high: arrived at end */
-  _Atomic unsigned flags[2];              /* by epoch parity                           */
-  int n_at_end[2];                        /* by epoch parity                           */
-  _Alignas(64) _Atomic uint32_t epoch;    /* the futex word                            */
+  _Atomic unsigned flags[2];              /* ORed by arrivals, by epoch parity          */
+  /* Written once per epoch by the last arrival; the waiters spin on this line, so the
+   * summary they read after the release comes with it. */
+  _Alignas(64) _Atomic uint32_t epoch; /* the futex word */
   _Atomic int sleepers;
-  int nprocs;
+  unsigned result_flags[2]; /* by epoch parity */
+  int result_at_end[2];
+  /* Read only. */
+  _Alignas(64) int nprocs;
   long spin_limit;
+  long yield_limit;
 } bspk_barrier;
 
-void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit);
+/* Waiting spins spin_limit times, then yields the core yield_limit times, then sleeps. */
+void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit);
 
 /* *epoch is the caller's own copy of the epoch (starts at 0). Returns the ORed flags. */
 unsigned bspk_barrier_arrive(bspk_barrier *b, uint32_t *epoch, unsigned flags, int at_end,

@@ -63,12 +63,11 @@ static void *process_thread(void *arg) {
   bspk_terminate(1);
 }
 
-/* Spin long when every process has a core; sleep soon when oversubscribed, where the core
- * a spinner holds is the one the process it waits for needs. BSPKIT_SPIN overrides. */
-static long spin_limit(int nprocs, int cores) {
-  const char *env = getenv("BSPKIT_SPIN");
-  if (env && *env) return atol(env);
-  return nprocs <= cores ? 200000 : 200;
+/* Spin long when every process has a core; when oversubscribed, give the core away soon:
+ * the process a spinner waits for may need it. BSPKIT_SPIN and BSPKIT_YIELD override. */
+static long wait_limit(const char *variable, long fallback) {
+  const char *env = getenv(variable);
+  return env && *env ? atol(env) : fallback;
 }
 
 static int *choose_cpus(const cpu_set_t *mask, int nprocs) {
@@ -100,7 +99,9 @@ static bspk_engine *threads_start(int nprocs, void (*entry)(void)) {
   if (sched_getaffinity(0, sizeof run->original_mask, &run->original_mask) != 0)
     CPU_SET(0, &run->original_mask);
   run->cpus = choose_cpus(&run->original_mask, nprocs);
-  bspk_barrier_init(&run->barrier, nprocs, spin_limit(nprocs, CPU_COUNT(&run->original_mask)));
+  int oversubscribed = nprocs > CPU_COUNT(&run->original_mask);
+  bspk_barrier_init(&run->barrier, nprocs, wait_limit("BSPKIT_SPIN", oversubscribed ? 100 : 200000),
+                    wait_limit("BSPKIT_YIELD", oversubscribed ? 200 : 0));
   for (int pid = 0; pid < nprocs; pid++) {
     engines[pid].run = run;
     engines[pid].pid = pid;
