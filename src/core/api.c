@@ -20,27 +20,30 @@ int bspk_cores_available(void) {
 }
 
 /* Without bsp_init, bsp_begin sits in main and the other processes re-enter main with the
- * program's own arguments (read back from /proc/self/cmdline). */
+ * program's own arguments, read back once from /proc/self/cmdline before they start. */
 extern int main(int argc, char **argv);
-static void run_main_again(void) {
-  static char *no_args[] = {"bsp-program", NULL};
-  char **argv = no_args;
-  int argc = 1;
+static int main_argc = 1;
+static char *main_argv_fallback[] = {"bsp-program", NULL};
+static char **main_argv = main_argv_fallback;
+
+static void read_program_arguments(void) {
+  static char text[1 << 16];
+  static char *args[1024];
   FILE *f = fopen("/proc/self/cmdline", "rb");
-  if (f) {
-    static char text[1 << 16];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    static char *args[1024];
-    argc = 0;
-    for (size_t i = 0; i < n && argc < 1023; i += strlen(text + i) + 1) args[argc++] = text + i;
-    args[argc] = NULL;
-    if (argc > 0) argv = args;
-    else argc = 1;
+  if (!f) return;
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  int argc = 0;
+  for (size_t i = 0; i < n && argc < 1023; i += strlen(text + i) + 1) args[argc++] = text + i;
+  args[argc] = NULL;
+  if (argc > 0) {
+    main_argc = argc;
+    main_argv = args;
   }
-  main(argc, argv);
 }
+
+static void run_main_again(void) { main(main_argc, main_argv); }
 
 /* A process that leaves the program inside its SPMD section (exit, or return from main)
  * would leave the others waiting in bsp_sync: report it and end them all. */
@@ -95,6 +98,7 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
                  maxprocs);
     pid = 0;
     nprocs = maxprocs;
+    if (!spmd_function) read_program_arguments();
     engine = active_ops->start(nprocs, spmd_function ? spmd_function : run_main_again);
   }
   self = bspk_proc_create(active_ops, engine, pid, nprocs);

@@ -68,12 +68,9 @@ BSPK_API void bspk_broadcast(bsp_pid_t root, const void *src, void *dst, bsp_siz
     for (int q = 0; q < p; q++) {
       size_t first, count;
       block_range(n, p, q, &first, &count);
-      if (q == root) {
-        if (dst != src) memmove((char *)dst + first, (const char *)src + first, count);
-      } else {
-        coll_send(self, q, (const char *)src + first, first, count, call);
-      }
+      if (q != root) coll_send(self, q, (const char *)src + first, first, count, call);
     }
+    if (dst != src) memmove(dst, src, n);
   }
   coll_sync(self, dst, n, call);
   size_t first, count;
