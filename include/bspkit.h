@@ -24,7 +24,8 @@ int bspk_cores(void);
 long bspk_superstep(void);
 
 /* ---- Collectives (call on every process in the same superstep; each ends with a sync) --
- * Messages and puts issued before the call are delivered by its first sync, as by bsp_sync.
+ * For everything else a collective acts as one bsp_sync: puts, gets and messages issued
+ * before the call are delivered by it, and those messages are in the queue after it.
  * Small data: one superstep (cost about p*n*g + l). Large data: two-phase, as in
  * Horvitz & Bisseling sec. 2.2 (scatter, then all-gather: about 2*n*g + 2*l). */
 

@@ -39,6 +39,36 @@ static void coll_sync(bspk_proc *self, void *buffer, size_t size, const char *ca
   self->coll_buffer = NULL;
 }
 
+/* The messages sent before a collective arrive at its first sync and must still be in
+ * the queue after its last one, like after one bsp_sync. The senders' blocks they point
+ * into are reused after the second sync, so a two-phase collective copies them here. */
+static void keep_message_queue(bspk_proc *self, const char *call) {
+  size_t need = 0, tagpad = bspk_pad8((size_t)self->queue_tagsize);
+  for (int i = self->queue_head; i < self->queue_len; i++)
+    need += tagpad + bspk_pad8((size_t)self->queue[i].nbytes);
+  if (need > self->kept_messages_cap) {
+    free(self->kept_messages);
+    self->kept_messages = bspk_xmalloc(self, need, call, "the message queue");
+    self->kept_messages_cap = need;
+  }
+  char *p = self->kept_messages;
+  for (int i = self->queue_head; i < self->queue_len; i++) {
+    bspk_message *m = &self->queue[i];
+    memcpy(p, m->tag, (size_t)self->queue_tagsize);
+    memcpy(p + tagpad, m->payload, (size_t)m->nbytes);
+    m->tag = p;
+    m->payload = p + tagpad;
+    p += tagpad + bspk_pad8((size_t)m->nbytes);
+  }
+  self->keep_queue = 1;
+}
+
+static void second_coll_sync(bspk_proc *self, void *buffer, size_t size, const char *call) {
+  keep_message_queue(self, call);
+  coll_sync(self, buffer, size, call);
+  self->keep_queue = 0;
+}
+
 /* Block b of n items split over p: [first, first + count). */
 static void block_range(size_t n, int p, int b, size_t *first, size_t *count) {
   size_t base = n / (size_t)p, extra = n % (size_t)p;
@@ -78,7 +108,7 @@ BSPK_API void bspk_broadcast(bsp_pid_t root, const void *src, void *dst, bsp_siz
   /* The root has every block already. */
   for (int q = 0; q < p; q++)
     if (q != self->pid && q != root) coll_send(self, q, (char *)dst + first, first, count, call);
-  coll_sync(self, dst, n, call);
+  second_coll_sync(self, dst, n, call);
 }
 
 /* Folds p operand blocks laid out one after another in pid order into result. */
@@ -132,7 +162,7 @@ BSPK_API void bspk_reduce(bspk_op op, const void *src, void *dst, bsp_size_t cou
   /* Phase 2: every process sends its folded block to all. */
   for (int q = 0; q < p; q++)
     if (q != me) coll_send(self, q, mine, my_first * es, my_bytes, call);
-  coll_sync(self, dst, n, call);
+  second_coll_sync(self, dst, n, call);
 }
 
 #define BSPK_ELEMENTWISE(name, type, expr)                                             \

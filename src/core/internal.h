@@ -90,9 +90,13 @@ typedef struct bspk_proc {
   int queue_len, queue_head, queue_cap;
   size_t queue_bytes;
 
-  /* Collectives: where COLL records land in this superstep. */
+  /* Collectives: where COLL records land in this superstep; whether the sync leaves the
+   * message queue alone; the copy of the queue's messages kept across a collective. */
   char *coll_buffer;
   size_t coll_buffer_size;
+  int keep_queue;
+  char *kept_messages;
+  size_t kept_messages_cap;
 
   /* Double-buffered like the outboxes: a slow process may still read superstep s's post
    * while a fast one fills the post of s + 1. */

@@ -83,13 +83,17 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
     ops->barrier(self->engine);
   }
 
-  /* The queue now holds exactly the messages of superstep s. */
-  self->queue_tagsize = self->tagsize;
-  if (all.flags & (BSPK_HAS_PUT | BSPK_HAS_SEND)) {
+  /* The queue now holds exactly the messages of superstep s (unless a collective keeps
+   * the messages of the superstep before it: it sends none itself). */
+  if (!self->keep_queue) {
     size_t nmessages = 0;
-    for (int q = 0; q < self->nprocs; q++)
-      nmessages += ops->peer_post(self->engine, q)->outbox[self->pid].n_send;
+    if (all.flags & BSPK_HAS_SEND)
+      for (int q = 0; q < self->nprocs; q++)
+        nmessages += ops->peer_post(self->engine, q)->outbox[self->pid].n_send;
+    self->queue_tagsize = self->tagsize;
     bspk_queue_reset(self, nmessages);
+  }
+  if (all.flags & (BSPK_HAS_PUT | BSPK_HAS_SEND)) {
     for (int q = 0; q < self->nprocs; q++) {
       const bspk_outbox *block = &ops->peer_post(self->engine, q)->outbox[self->pid];
       if (block->len) {
@@ -97,8 +101,6 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
         self->queue_bytes += block->send_bytes;
       }
     }
-  } else {
-    bspk_queue_reset(self, 0);
   }
 
   if (BSPK_UNLIKELY(self->nregops)) bspk_registrations_apply(self);
@@ -162,5 +164,6 @@ void bspk_proc_free(bspk_proc *self) {
   bspk_registrations_free(self);
   free(self->gets);
   free(self->queue);
+  free(self->kept_messages);
   free(self);
 }

@@ -373,6 +373,41 @@ int main(void)
         bsp_sync();
     }
 
+    /* ---- messages sent just before a collective are in the queue after it, whether it
+     *      takes one superstep (small data) or two (two-phase, large data) ---- */
+    {
+        int four = (int)sizeof(int);
+        bsp_set_tagsize(&four);
+        bsp_sync();
+    }
+    for (int big = 0; big < 2; big++) {
+        int nbytes = big ? (1 << 20) + 3 : 8;
+        char *data = calloc((size_t)nbytes, 1);
+        TU_CHECK(data != NULL, "calloc");
+        int tag = 3000 + s, pay[3] = {s, big, -s};
+        bsp_send(next, &tag, pay, (int)sizeof pay);
+        bspk_broadcast(p - 1, data, data, nbytes);
+        int n = -1, nb = -1;
+        bsp_qsize(&n, &nb);
+        TU_EQ("messages queued after a broadcast (sent before it)", 1, n);
+        TU_EQ("bytes queued after a broadcast", (int)sizeof pay, nb);
+        int status = -1, rtag = -1, rpay[3] = {0, 0, 0};
+        bsp_get_tag(&status, &rtag);
+        TU_EQ("tag of a message kept across a broadcast", 3000 + prev, rtag);
+        bsp_move(rpay, (int)sizeof rpay);
+        TU_EQ("payload[0] kept across a broadcast", prev, rpay[0]);
+        TU_EQ("payload[1] kept across a broadcast", big, rpay[1]);
+        TU_EQ("payload[2] kept across a broadcast", -prev, rpay[2]);
+        bsp_send(next, &tag, pay, (int)sizeof pay);
+        long one = 1, total = 0;
+        bspk_reduce(bspk_op_sum_long, &one, &total, 1, (int)sizeof one);
+        TU_EQ("sum of ones", (long)p, total);
+        bsp_qsize(&n, &nb);
+        TU_EQ("messages queued after a reduce (sent before it)", 1, n);
+        free(data);
+        bsp_sync();
+    }
+
     bsp_pop_reg(&box);
     bsp_sync();
     bsp_end();
