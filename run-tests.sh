@@ -2,7 +2,8 @@
 # run-tests.sh - installs what is missing, builds bspkit and runs every test:
 #   1. the whole suite on a release build (build/);
 #   2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/);
-#   3. the suite under ThreadSanitizer (build-tsan/).
+#   3. the suite under ThreadSanitizer (build-tsan/);
+# and the Python tests (pytest tests/python) after step 1.
 # The sanitizer runs skip the tests labelled heavy (100 MiB h-relations) and nosan (memory
 # limits, which the sanitizers' shadow memory cannot live under).
 # Options: --fast  only step 1.
@@ -30,6 +31,10 @@ run_suite() { # name build-dir ctest-args...
 
 scripts/build.sh build -DCMAKE_BUILD_TYPE=Release || exit 1
 run_suite release build
+if [ -d tests/python ]; then
+  echo "=== python: pytest tests/python ==="
+  BSPKIT_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest -q tests/python || failed+=(python)
+fi
 
 if [ "$fast" -eq 0 ]; then
   scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=address || exit 1

@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# setup.sh - installs what bspkit needs to build and test, if it is missing (Debian).
+# setup.sh - installs what bspkit needs to build, test and measure, if it is missing:
+#   Debian packages: a C compiler, CMake, Ninja, pkg-config, OpenBLAS (CBLAS), Open MPI;
+#   a Python virtual environment .venv with the analysis packages (python/requirements.txt)
+#   and the bspkit command installed from python/.
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
 
 need_packages=()
 have() { command -v "$1" >/dev/null 2>&1; }
+have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/include/x86_64-linux-gnu/$1" ] ||
+                [ -e "/usr/include/$(uname -m)-linux-gnu/$1" ]; }
 have cc || need_packages+=(build-essential)
 have cmake || need_packages+=(cmake)
 have ninja || need_packages+=(ninja-build)
 have pkg-config || need_packages+=(pkg-config)
 have timeout || need_packages+=(coreutils)
+have_header cblas.h || need_packages+=(libopenblas-dev)
+have mpicc && have mpirun || need_packages+=(openmpi-bin libopenmpi-dev)
+have python3 || need_packages+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_packages+=(python3-venv)
 # The sanitizer runtimes come with gcc on Debian (libasan, libubsan, libtsan).
 
 if ((${#need_packages[@]})); then
@@ -22,4 +32,23 @@ if ((${#need_packages[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -q
   $SUDO apt-get install -y -q --no-install-recommends "${need_packages[@]}"
+fi
+
+# Python: numpy/scipy/matplotlib for fitting and the report, pytest for the tests.
+requirements="$root/python/requirements.txt"
+if [ -f "$requirements" ]; then
+  venv="$root/.venv"
+  stamp="$venv/.requirements.stamp"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "setup: creating the Python environment $venv" >&2
+    python3 -m venv "$venv"
+  fi
+  if [ ! -f "$stamp" ] || ! cmp -s "$requirements" "$stamp"; then
+    echo "setup: installing Python packages from $requirements" >&2
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
+    cp "$requirements" "$stamp"
+  fi
+  if [ -f "$root/python/pyproject.toml" ]; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e "$root/python"
+  fi
 fi
