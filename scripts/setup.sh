@@ -30,8 +30,14 @@ if ((${#need_packages[@]})); then
     SUDO=sudo
   fi
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q --no-install-recommends "${need_packages[@]}"
+  log=$(mktemp)
+  if ! { $SUDO apt-get update -q && $SUDO apt-get install -y -q --no-install-recommends \
+           "${need_packages[@]}"; } >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "setup: installing ${need_packages[*]} failed (output above)" >&2
+    exit 1
+  fi
+  rm -f "$log"
 fi
 
 # Python: numpy/scipy/matplotlib for fitting and the report, pytest for the tests.
