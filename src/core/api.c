@@ -55,18 +55,21 @@ static void check_exit_inside_spmd(void) {
           "bspkit: error in bsp_end on process %d: the process exited (exit() or a return "
           "from main) inside the SPMD section without calling bsp_end\n",
           self->pid);
-  fflush(stderr);
-  _exit(1);
+  bspk_terminate(1);
 }
 
 BSPK_API void bsp_init(void (*spmd_part)(void), int argc, char *argv[]) {
-  (void)argc;
-  (void)argv;
   if (bspk_self) bspk_fatal("bsp_init", "called inside the SPMD section");
   spmd_function = spmd_part;
+  if (!active_ops) active_ops = bspk_engine_select();
+  if (active_ops->init) active_ops->init(spmd_part, argc, argv);
 }
 
 static int requested_nprocs(void) {
+  if (active_ops && active_ops->available_procs) {
+    int n = active_ops->available_procs();
+    if (n > 0) return n;
+  }
   const char *env = getenv("BSPKIT_NPROCS");
   if (env && *env) {
     char *end;
@@ -91,7 +94,7 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
   if (atomic_exchange(&exit_check_installed, 1) == 0) atexit(check_exit_inside_spmd);
 
   int pid, nprocs;
-  bspk_engine *engine = active_ops->attach(&pid, &nprocs);
+  bspk_engine *engine = active_ops->attach(maxprocs, &pid, &nprocs);
   if (!engine) {
     if (maxprocs < 1)
       bspk_fatal("bsp_begin", "asked for %d processes; the number must be at least 1",
@@ -120,6 +123,7 @@ BSPK_API void bsp_end(void) {
 BSPK_API bsp_nprocs_t bsp_nprocs(void) {
   bspk_proc *self = bspk_self;
   if (self && self->begun) return self->nprocs;
+  if (!active_ops) active_ops = bspk_engine_select();
   return requested_nprocs();
 }
 

@@ -256,14 +256,21 @@ BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t of
     queue_put(self, pid, slot, src, offset, nbytes, "bsp_hpput");
 }
 
-static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst, int nbytes) {
+static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst, int nbytes,
+                      const char *call) {
   if (self->ngets == self->gets_cap) {
     self->gets_cap = self->gets_cap ? 2 * self->gets_cap : 64;
-    self->gets = bspk_xrealloc(self, self->gets, self->gets_cap * sizeof *self->gets,
-                               "bsp_get", "the get requests");
+    self->gets = bspk_xrealloc(self, self->gets, self->gets_cap * sizeof *self->gets, call,
+                               "the get requests");
   }
   self->gets[self->ngets++] = (bspk_get_request){dst, pid, slot, offset, nbytes};
   self->flags |= BSPK_HAS_GET;
+  if (self->ops->direct_access) return;
+  /* The owner reads its memory at the sync and answers in request order. */
+  bspk_outbox *ob = bspk_current_outbox(self, pid);
+  bspk_record *rec = (bspk_record *)bspk_outbox_reserve(self, ob, sizeof *rec, call);
+  *rec = (bspk_record){BSPK_REC_GET, slot, offset, nbytes};
+  ob->n_get++;
 }
 
 BSPK_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
@@ -271,7 +278,7 @@ BSPK_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *d
   bspk_proc *self = bspk_enter("bsp_get");
   int slot = check_access(self, "bsp_get", pid, src, offset, nbytes);
   if (nbytes == 0) return;
-  queue_get(self, pid, slot, offset, dst, nbytes);
+  queue_get(self, pid, slot, offset, dst, nbytes, "bsp_get");
 }
 
 BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
@@ -282,17 +289,53 @@ BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void 
   if (self->ops->direct_access)
     memcpy(dst, remote_address(self, slot, pid, offset), (size_t)nbytes);
   else
-    queue_get(self, pid, slot, offset, dst, nbytes);
+    queue_get(self, pid, slot, offset, dst, nbytes, "bsp_hpget");
 }
 
 /* With direct access the requester reads the owner's memory once every process has ended
  * the superstep and before any put lands. */
-void bspk_serve_gets(bspk_proc *self) {
+void bspk_serve_gets_direct(bspk_proc *self) {
   for (int i = 0; i < self->ngets; i++) {
     const bspk_get_request *g = &self->gets[i];
     memcpy(g->dst, remote_address(self, g->slot, g->pid, g->offset), (size_t)g->nbytes);
   }
   self->ngets = 0;
+}
+
+/* Without direct access: answer the get requests in src's block from this process' memory
+ * (before any put of the superstep lands here), in request order. */
+void bspk_answer_gets(bspk_proc *self, int src, const bspk_outbox *block) {
+  bspk_outbox *reply = &self->replies[src];
+  const char *p = block->data, *end = block->data + block->len;
+  while (p < end) {
+    const bspk_record *rec = (const bspk_record *)p;
+    if (rec->kind == BSPK_REC_GET) {
+      char *q = bspk_outbox_reserve(self, reply, sizeof *rec + bspk_pad8((size_t)rec->nbytes),
+                                    "bsp_sync");
+      *(bspk_record *)q = (bspk_record){BSPK_REC_REPLY, rec->slot, rec->offset, rec->nbytes};
+      memcpy(q + sizeof *rec, self->slots[rec->slot].addr + rec->offset, (size_t)rec->nbytes);
+    }
+    p += bspk_record_size(rec);
+  }
+}
+
+/* Copies the answers to this process' get requests, which come back in request order. */
+void bspk_take_replies(bspk_proc *self) {
+  const char *cursor[self->nprocs];
+  for (int q = 0; q < self->nprocs; q++) {
+    const bspk_outbox *block = self->ops->incoming(self->engine, q);
+    cursor[q] = block->len ? block->data : NULL;
+  }
+  for (int i = 0; i < self->ngets; i++) {
+    const bspk_get_request *g = &self->gets[i];
+    const bspk_record *rec = (const bspk_record *)cursor[g->pid];
+    if (!rec || rec->kind != BSPK_REC_REPLY || rec->nbytes != g->nbytes)
+      bspk_fatal("bsp_sync", "internal error: get reply from process %d does not match", g->pid);
+    memcpy(g->dst, (const char *)rec + sizeof *rec, (size_t)g->nbytes);
+    cursor[g->pid] += sizeof *rec + bspk_pad8((size_t)g->nbytes);
+  }
+  self->ngets = 0;
+  for (int q = 0; q < self->nprocs; q++) self->replies[q].len = 0;
 }
 
 void bspk_outbox_grow(bspk_proc *self, bspk_outbox *ob, size_t need, const char *call) {

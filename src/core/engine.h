@@ -7,14 +7,19 @@
  *
  *   arrive()    every process hands in its post; returns once all have arrived, with the
  *               flags ORed over all processes and how many arrived at bsp_end;
- *   peer_post() after arrive(): the post of process src as seen here. Its outbox[me] is the
- *               block src combined for this process. Valid until the next arrive().
- *   barrier()   a plain barrier (used between the phases of a superstep's end).
+ *   incoming()  after arrive(): the block process src combined for this process;
+ *   peer_post() after arrive(): src's post (kind, registration calls, tag size);
+ *               both stay valid until the next arrive() or exchange();
+ *   exchange()  one more round of blocks (one per destination), for get replies on
+ *               engines without direct access; incoming() then gives its blocks
+ *               (peer_post() stays that of the arrive());
+ *   barrier()   a plain barrier (between the phases of a superstep's end, needed only
+ *               where processes touch each other's memory directly).
  *
  * Engines with shared memory (threads) set direct_access: then a registration's peer
  * addresses are usable here, hpput/hpget copy at once and gets are served at the sync by
- * reading the owner's memory. An engine without it exchanges blocks (MPI: counts by
- * Alltoall, data by Alltoallv) and the core sends get requests as records.
+ * reading the owner's memory. Engines without it (MPI) carry gets as request records to
+ * the owner, who serves them before any put lands and answers in a second exchange.
  */
 #ifndef BSPKIT_ENGINE_H
 #define BSPKIT_ENGINE_H
@@ -34,12 +39,13 @@ enum bspk_superstep_flags {
   BSPK_HAS_REG = 1u << 3,     /* push_reg/pop_reg calls to agree on          */
   BSPK_HAS_TAGSIZE = 1u << 4, /* set_tagsize calls to agree on               */
 };
+#define BSPK_FLAG_BITS 5
 
 /* A combined block: all records one process sends one destination in one superstep. */
 typedef struct bspk_outbox {
   char *data;
   size_t len, cap;
-  uint32_t n_put, n_send, n_coll; /* records of each kind in data             */
+  uint32_t n_put, n_send, n_coll, n_get; /* records of each kind in data     */
   size_t send_bytes;              /* sum of BSMP payload sizes                */
 } bspk_outbox;
 
@@ -70,14 +76,22 @@ typedef struct bspk_engine bspk_engine; /* an engine's per-process state */
 typedef struct bspk_engine_ops {
   const char *name;
   int direct_access;
+  /* From bsp_init (may be NULL): a process-based engine starts here, and its processes
+   * other than 0 run spmd and never return. */
+  void (*init)(void (*spmd)(void), int argc, char **argv);
+  /* The number of processes bsp_nprocs() reports before bsp_begin, or 0: not known. */
+  int (*available_procs)(void);
   /* On the process that calls bsp_begin first (pid 0): start nprocs processes. The others
    * run `entry` (the SPMD function, or main) and come back through bsp_begin, where the
-   * core calls attach(). Returns this process' engine state. */
+   * core calls attach(). Returns this process' engine state. NULL: every process attaches. */
   bspk_engine *(*start)(int nprocs, void (*entry)(void));
-  /* For a started process: its engine state, pid and nprocs (NULL when not started by us). */
-  bspk_engine *(*attach)(int *pid, int *nprocs);
+  /* From bsp_begin: this process' engine state, pid and nprocs, or NULL when the process
+   * was not started by the engine (then start() is called). maxprocs is bsp_begin's. */
+  bspk_engine *(*attach)(int maxprocs, int *pid, int *nprocs);
   void (*arrive)(bspk_engine *e, const bspk_post *mine, unsigned flags, bspk_arrival *all);
+  const bspk_outbox *(*incoming)(bspk_engine *e, int src);
   const bspk_post *(*peer_post)(bspk_engine *e, int src);
+  void (*exchange)(bspk_engine *e, const bspk_outbox *out);
   void (*barrier)(bspk_engine *e);
   /* After the final arrive of bsp_end: process 0 waits for the others and frees the run;
    * the others never return. */
@@ -87,6 +101,9 @@ typedef struct bspk_engine_ops {
 } bspk_engine_ops;
 
 extern const bspk_engine_ops bspk_threads_engine;
+
+/* A back end built as a plugin (libbspkit_<name>.so) exports its ops under this name. */
+#define BSPK_ENGINE_SYMBOL "bspk_engine_plugin_ops"
 
 /* The engine named by BSPKIT_BACKEND (default: threads); an unknown name is an error. */
 const bspk_engine_ops *bspk_engine_select(void);

@@ -1,21 +1,56 @@
-/* engine_registry.c - choosing the back end at run time (BSPKIT_BACKEND). */
+/* engine_registry.c - choosing the back end at run time (BSPKIT_BACKEND).
+ *
+ * The threads engine is built in. The MPI engines are plugins (libbspkit_mpi.so), loaded
+ * only when asked for, so that programs on the default back end need no MPI installed. */
+#include <dlfcn.h>
 #include <stdio.h>
 
 #include "core/internal.h"
 
+#ifndef BSPKIT_PLUGIN_BUILD_DIR
+#define BSPKIT_PLUGIN_BUILD_DIR ""
+#endif
+#ifndef BSPKIT_PLUGIN_INSTALL_DIR
+#define BSPKIT_PLUGIN_INSTALL_DIR ""
+#endif
+
+static void fail(const char *format, const char *name, const char *detail) {
+  bspk_claim_dying();
+  fprintf(stderr, "bspkit: error in bsp_begin: ");
+  fprintf(stderr, format, name, detail);
+  fprintf(stderr, "\n");
+  bspk_terminate(1);
+}
+
+/* The MPI engines live in one plugin; each exports its ops as <symbol>_<variant>. */
+static const bspk_engine_ops *load_plugin(const char *backend) {
+  const char *dirs[] = {getenv("BSPKIT_PLUGIN_DIR"), BSPKIT_PLUGIN_BUILD_DIR,
+                        BSPKIT_PLUGIN_INSTALL_DIR};
+  char path[4096], last_error[1024] = "no plugin directory known";
+  void *handle = NULL;
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !handle; i++) {
+    if (!dirs[i] || !*dirs[i]) continue;
+    snprintf(path, sizeof path, "%s/libbspkit_mpi.so", dirs[i]);
+    handle = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!handle) snprintf(last_error, sizeof last_error, "%s", dlerror());
+  }
+  if (!handle)
+    fail("back end '%s' needs the MPI plugin libbspkit_mpi.so, which could not be loaded "
+         "(%s); build bspkit with MPI (Debian: apt-get install libopenmpi-dev) or set "
+         "BSPKIT_PLUGIN_DIR",
+         backend, last_error);
+  char symbol[128];
+  snprintf(symbol, sizeof symbol, "%s_%s", BSPK_ENGINE_SYMBOL,
+           strcmp(backend, "mpi") == 0 ? "mpi" : "mpi_rma");
+  const bspk_engine_ops *ops = dlsym(handle, symbol);
+  if (!ops) fail("back end '%s': the MPI plugin lacks %s", backend, symbol);
+  return ops;
+}
+
 const bspk_engine_ops *bspk_engine_select(void) {
   const char *name = getenv("BSPKIT_BACKEND");
   if (!name || !*name || strcmp(name, "threads") == 0) return &bspk_threads_engine;
-  bspk_claim_dying();
-  if (strcmp(name, "mpi") == 0 || strcmp(name, "mpi-rma") == 0)
-    fprintf(stderr,
-            "bspkit: error in bsp_begin: back end '%s' (BSPKIT_BACKEND) is not built into "
-            "this libbsp; available: threads\n",
-            name);
-  else
-    fprintf(stderr,
-            "bspkit: error in bsp_begin: unknown back end '%s' (BSPKIT_BACKEND); available: "
-            "threads\n",
-            name);
-  bspk_terminate(1);
+  if (strcmp(name, "mpi") == 0 || strcmp(name, "mpi-rma") == 0) return load_plugin(name);
+  fail("unknown back end '%s' (BSPKIT_BACKEND)%s; available: threads, mpi, mpi-rma", name, "");
+  return NULL;
 }

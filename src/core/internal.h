@@ -19,15 +19,31 @@
 
 /* One record in a combined block; payloads follow, padded to 8 bytes so that a payload
  * handed out by bsp_hpmove is aligned for any scalar type. */
-enum bspk_record_kind { BSPK_REC_PUT = 1, BSPK_REC_SEND = 2, BSPK_REC_COLL = 3 };
+enum bspk_record_kind {
+  BSPK_REC_PUT = 1,   /* data for a registered area                              */
+  BSPK_REC_SEND = 2,  /* a BSMP message                                          */
+  BSPK_REC_COLL = 3,  /* data for the receiver's collective buffer               */
+  BSPK_REC_GET = 4,   /* a get request (engines without direct access); no data */
+  BSPK_REC_REPLY = 5, /* the data answering one get request                      */
+};
 typedef struct bspk_record {
   uint32_t kind;
-  int32_t slot;   /* PUT: registration slot; SEND: tag size */
-  int32_t offset; /* PUT: offset in the area; COLL: offset in the collective buffer */
+  int32_t slot;   /* PUT, GET: registration slot; SEND: tag size */
+  int32_t offset; /* PUT, GET: offset in the area; COLL: offset in the collective buffer */
   int32_t nbytes; /* payload bytes */
 } bspk_record;
 
 static inline size_t bspk_pad8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* Bytes a record takes in its block, header included. */
+static inline size_t bspk_record_size(const bspk_record *rec) {
+  switch (rec->kind) {
+    case BSPK_REC_GET: return sizeof *rec;
+    case BSPK_REC_SEND:
+      return sizeof *rec + bspk_pad8((size_t)rec->slot) + bspk_pad8((size_t)rec->nbytes);
+    default: return sizeof *rec + bspk_pad8((size_t)rec->nbytes);
+  }
+}
 
 /* Where one process' registered area is, as seen by another. */
 typedef struct bspk_area {
@@ -83,6 +99,7 @@ typedef struct bspk_proc {
   bspk_outbox *outbox[2];
   bspk_get_request *gets;
   int ngets, gets_cap;
+  bspk_outbox *replies; /* [nprocs]: answers to get requests (engines without direct access) */
 
   /* BSMP */
   int tagsize, pending_tagsize, queue_tagsize;
@@ -158,7 +175,9 @@ static inline int bspk_lookup(bspk_proc *self, const void *addr) {
 void bspk_registrations_check(bspk_proc *self, const char *call);
 void bspk_registrations_apply(bspk_proc *self);
 void bspk_registrations_free(bspk_proc *self);
-void bspk_serve_gets(bspk_proc *self);
+void bspk_serve_gets_direct(bspk_proc *self);
+void bspk_answer_gets(bspk_proc *self, int src, const bspk_outbox *block);
+void bspk_take_replies(bspk_proc *self);
 
 /* ---- BSMP (bsmp.c) ---- */
 void bspk_queue_reset(bspk_proc *self, size_t nmessages);

@@ -14,23 +14,21 @@ static void deliver_block(bspk_proc *self, const bspk_outbox *block) {
     switch (rec->kind) {
       case BSPK_REC_PUT:
         memcpy(self->slots[rec->slot].addr + rec->offset, payload, (size_t)rec->nbytes);
-        p = payload + bspk_pad8((size_t)rec->nbytes);
         break;
-      case BSPK_REC_SEND: {
-        size_t tagpad = bspk_pad8((size_t)rec->slot);
-        self->queue[self->queue_len++] =
-            (bspk_message){payload, payload + tagpad, rec->nbytes};
-        p = payload + tagpad + bspk_pad8((size_t)rec->nbytes);
+      case BSPK_REC_SEND:
+        self->queue[self->queue_len++] = (bspk_message){
+            payload, payload + bspk_pad8((size_t)rec->slot), rec->nbytes};
         break;
-      }
       case BSPK_REC_COLL:
         memcpy(self->coll_buffer + rec->offset, payload, (size_t)rec->nbytes);
-        p = payload + bspk_pad8((size_t)rec->nbytes);
+        break;
+      case BSPK_REC_GET: /* answered before any put landed */
         break;
       default:
         bspk_fatal("bsp_sync", "internal error: corrupt communication block (kind %u)",
                    rec->kind);
     }
+    p += bspk_record_size(rec);
   }
 }
 
@@ -70,7 +68,7 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
   bspk_outbox *old = self->outbox[parity ^ 1];
   for (int q = 0; q < self->nprocs; q++) {
     old[q].len = 0;
-    old[q].n_put = old[q].n_send = old[q].n_coll = 0;
+    old[q].n_put = old[q].n_send = old[q].n_coll = old[q].n_get = 0;
     old[q].send_bytes = 0;
   }
 
@@ -78,9 +76,17 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
   if (BSPK_UNLIKELY(all.flags & BSPK_HAS_TAGSIZE)) bspk_tagsize_check(self, call);
 
   /* Gets read the owners' memory before any put of this superstep lands. */
+  int direct = ops->direct_access;
   if (all.flags & BSPK_HAS_GET) {
-    bspk_serve_gets(self);
-    ops->barrier(self->engine);
+    if (direct) {
+      bspk_serve_gets_direct(self);
+      ops->barrier(self->engine);
+    } else {
+      for (int q = 0; q < self->nprocs; q++) {
+        const bspk_outbox *block = ops->incoming(self->engine, q);
+        if (block->n_get) bspk_answer_gets(self, q, block);
+      }
+    }
   }
 
   /* The queue now holds exactly the messages of superstep s (unless a collective keeps
@@ -89,18 +95,22 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
     size_t nmessages = 0;
     if (all.flags & BSPK_HAS_SEND)
       for (int q = 0; q < self->nprocs; q++)
-        nmessages += ops->peer_post(self->engine, q)->outbox[self->pid].n_send;
+        nmessages += ops->incoming(self->engine, q)->n_send;
     self->queue_tagsize = self->tagsize;
     bspk_queue_reset(self, nmessages);
   }
   if (all.flags & (BSPK_HAS_PUT | BSPK_HAS_SEND)) {
     for (int q = 0; q < self->nprocs; q++) {
-      const bspk_outbox *block = &ops->peer_post(self->engine, q)->outbox[self->pid];
-      if (block->len) {
+      const bspk_outbox *block = ops->incoming(self->engine, q);
+      if (block->n_put + block->n_send + block->n_coll) {
         deliver_block(self, block);
         self->queue_bytes += block->send_bytes;
       }
     }
+  }
+  if (!direct && (all.flags & BSPK_HAS_GET)) {
+    ops->exchange(self->engine, self->replies);
+    bspk_take_replies(self);
   }
 
   if (BSPK_UNLIKELY(self->nregops)) bspk_registrations_apply(self);
@@ -111,7 +121,7 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
 
   /* Puts wrote into memory that the next superstep's hpput/hpget may touch at once, and
    * the registration logs are read by all: wait until every process is done. */
-  if (all.flags & (BSPK_HAS_PUT | BSPK_HAS_REG)) ops->barrier(self->engine);
+  if (direct && (all.flags & (BSPK_HAS_PUT | BSPK_HAS_REG))) ops->barrier(self->engine);
   self->nregops = 0;
   self->flags = 0;
   self->superstep++;
@@ -143,9 +153,10 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
   self->pending_tagsize = -1;
   self->cached_addr = (const void *)UINTPTR_MAX;
   self->cached_slot = -1;
+  self->replies = calloc((size_t)nprocs, sizeof(bspk_outbox));
   for (int i = 0; i < 2; i++) {
     self->outbox[i] = calloc((size_t)nprocs, sizeof(bspk_outbox));
-    if (!self->outbox[i]) {
+    if (!self->outbox[i] || !self->replies) {
       bspk_claim_dying();
       fprintf(stderr, "bspkit: error in bsp_begin on process %d: out of memory\n", pid);
       bspk_terminate(1);
@@ -161,6 +172,8 @@ void bspk_proc_free(bspk_proc *self) {
     for (int q = 0; q < self->nprocs; q++) free(self->outbox[i][q].data);
     free(self->outbox[i]);
   }
+  for (int q = 0; q < self->nprocs; q++) free(self->replies[q].data);
+  free(self->replies);
   bspk_registrations_free(self);
   free(self->gets);
   free(self->queue);

@@ -120,7 +120,8 @@ static bspk_engine *threads_start(int nprocs, void (*entry)(void)) {
   return &engines[0];
 }
 
-static bspk_engine *threads_attach(int *pid, int *nprocs) {
+static bspk_engine *threads_attach(int maxprocs, int *pid, int *nprocs) {
+  (void)maxprocs;
   bspk_engine *e = started_engine;
   if (!e) return NULL;
   started_engine = NULL;
@@ -143,6 +144,10 @@ static const bspk_post *threads_peer_post(bspk_engine *e, int src) {
   return e->run->published[src].post[(e->arrivals - 1) & 1];
 }
 
+static const bspk_outbox *threads_incoming(bspk_engine *e, int src) {
+  return &threads_peer_post(e, src)->outbox[e->pid];
+}
+
 static void threads_barrier(bspk_engine *e) {
   bspk_barrier_arrive(&e->run->barrier, &e->epoch, 0, 0, NULL);
 }
@@ -162,10 +167,14 @@ static void threads_finish(bspk_engine *e, int pid) {
 const bspk_engine_ops bspk_threads_engine = {
     .name = "threads",
     .direct_access = 1,
+    .init = NULL,
+    .available_procs = NULL,
     .start = threads_start,
     .attach = threads_attach,
     .arrive = threads_arrive,
+    .incoming = threads_incoming,
     .peer_post = threads_peer_post,
+    .exchange = NULL,
     .barrier = threads_barrier,
     .finish = threads_finish,
     .terminate = NULL,
