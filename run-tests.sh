@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run-tests.sh - installs what is missing, builds bspkit and runs every test:
-#   1. the whole suite on a release build (build/);
-#   2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/);
-#   3. the suite under ThreadSanitizer (build-tsan/);
+#   1. the whole suite on a release build (build/), on every back end built (threads,
+#      and mpi and mpi-rma when MPI is there);
+#   2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/), threads;
+#   3. the suite under ThreadSanitizer (build-tsan/), threads;
 # and the Python tests (pytest tests/python) after step 1.
 # The sanitizer runs skip the tests labelled heavy (100 MiB h-relations) and nosan (memory
 # limits, which the sanitizers' shadow memory cannot live under).
@@ -37,10 +38,10 @@ if [ -d tests/python ]; then
 fi
 
 if [ "$fast" -eq 0 ]; then
-  scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=address || exit 1
+  scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=address -DBSPKIT_TEST_BACKENDS=threads || exit 1
   ASAN_OPTIONS=detect_leaks=1:exitcode=66 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_suite asan+ubsan build-asan -LE 'heavy|nosan|install'
-  scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=thread || exit 1
+  scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=thread -DBSPKIT_TEST_BACKENDS=threads || exit 1
   # TSan needs a fixed memory layout on kernels with high mmap randomisation.
   TSAN_OPTIONS=halt_on_error=1:exitcode=66 setarch "$(uname -m)" -R true 2>/dev/null \
     && tsan_prefix=(setarch "$(uname -m)" -R) || tsan_prefix=()

@@ -51,12 +51,14 @@ static void spmd(void) {
 }
 
 int main(int argc, char **argv) {
-  bsp_init(spmd, argc, argv);
+  /* Before bsp_init: on a process-based back end (MPI) only process 0 runs main after it,
+   * so what the SPMD function needs from main is set here, on every process. */
   if (argc > 1) n = atol(argv[1]);
   if (n < 1) {
     fprintf(stderr, "usage: %s [n >= 1]\n", argv[0]);
     return 2;
   }
+  bsp_init(spmd, argc, argv);
   spmd();
   return 0;
 }

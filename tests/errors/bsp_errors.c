@@ -427,7 +427,8 @@ static void spmd(void) {
 }
 
 int main(int argc, char **argv) {
-  bsp_init(spmd, argc, argv);
+  /* Everything the SPMD function needs is set before bsp_init: on a process-based back end
+   * (MPI) only process 0 runs main after it. */
   const char *name = argc > 1 ? argv[1] : "";
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     if (strcmp(name, cases[i].name) == 0) the_case = &cases[i];
@@ -438,6 +439,7 @@ int main(int argc, char **argv) {
     return out == stdout ? 0 : 2;
   }
   if (the_case->before) the_case->before();
+  bsp_init(spmd, argc, argv);
   spmd();
   if (the_case->after) the_case->after();
   fprintf(stderr, "bsp_errors: case %s: the error was not detected\n", name);

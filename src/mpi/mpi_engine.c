@@ -1,0 +1,292 @@
+/*
+ * mpi_engine.c - the MPI back ends, built as the plugin libbspkit_mpi.so (loaded by
+ * libbsp only when BSPKIT_BACKEND asks for it, so the threads back end needs no MPI).
+ *
+ * `mpi` (two-sided, the thesis' MPIMPASS with message combining): the end of a superstep
+ * is one MPI_Alltoall of a 40-byte header per pair (block length, record counts, flags,
+ * bsp_sync or bsp_end), then the combined block of each pair that has data as one message
+ * (MPI_Isend/MPI_Irecv, no copy: the core's block is sent where it lies). Registration
+ * calls and tag sizes, when any process made one, follow in one MPI_Allgatherv. Gets travel
+ * as request records and are answered by the owner in a second exchange, in the same sync.
+ *
+ * `mpi-rma` shares all of this; its DRMA goes through MPI-3 windows (see rma notes below).
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/engine.h"
+
+#define BSPK_PLUGIN_API __attribute__((visibility("default")))
+
+/* What each process tells each other one at the end of a superstep. */
+typedef struct block_header {
+  uint64_t len, send_bytes;
+  uint32_t n_put, n_send, n_coll, n_get;
+  uint32_t flags;
+  int32_t kind;
+} block_header;
+
+struct bspk_engine {
+  MPI_Comm comm;
+  int pid, nprocs;
+  block_header *header_out, *header_in; /* [nprocs] */
+  bspk_outbox *blocks;                  /* [nprocs] received in the last arrive()   */
+  bspk_outbox *replies;                 /* [nprocs] received in the last exchange() */
+  int replies_current;                  /* incoming() gives replies, not blocks     */
+  const bspk_post *mine;
+  bspk_post *posts;                     /* [nprocs] */
+  char *regops;                         /* every process' registration calls        */
+  size_t regops_cap;
+  int *counts, *displs;                 /* [nprocs] for MPI_Allgatherv              */
+  MPI_Request *requests;                /* [2 nprocs] */
+};
+
+static bspk_engine engine;
+static void (*spmd_entry)(void);
+
+static void die(const char *format, const char *detail) {
+  int rank = -1, initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  fprintf(stderr, "bspkit: error in bsp_begin on process %d: ", rank);
+  fprintf(stderr, format, detail);
+  fprintf(stderr, "\n");
+  fflush(stderr);
+  if (initialized) MPI_Abort(MPI_COMM_WORLD, 1);
+  _exit(1);
+}
+
+static void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (!q) die("out of memory: cannot allocate %s", "an MPI receive buffer");
+  return q;
+}
+
+static void ensure_initialized(void) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) MPI_Init(NULL, NULL);
+}
+
+static int mpi_available_procs(void) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) {
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return size;
+  }
+  const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char *v = getenv(names[i]);
+    if (v && atoi(v) > 0) return atoi(v);
+  }
+  return 0;
+}
+
+/* bsp_init: every rank runs main up to here; ranks other than 0 go into the SPMD
+ * function and end in bsp_end (which exits them). */
+static void mpi_init(void (*spmd)(void), int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  ensure_initialized();
+  spmd_entry = spmd;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 || !spmd) return;
+  spmd();
+  fprintf(stderr,
+          "bspkit: error in bsp_end on process %d: process %d returned from the SPMD function "
+          "without calling bsp_end\n",
+          rank, rank);
+  fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static bspk_engine *mpi_attach(int maxprocs, int *pid, int *nprocs) {
+  ensure_initialized();
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (maxprocs < 1) {
+    char text[64];
+    snprintf(text, sizeof text, "%d", maxprocs);
+    die("asked for %s processes; the number must be at least 1", text);
+  }
+  int p = maxprocs < size ? maxprocs : size;
+  /* Ranks beyond the processes asked for take no part (BSPlib allows fewer). */
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, rank < p ? 0 : MPI_UNDEFINED, rank, &comm);
+  if (rank >= p) {
+    MPI_Finalize();
+    exit(0);
+  }
+  bspk_engine *e = &engine;
+  memset(e, 0, sizeof *e);
+  e->comm = comm;
+  e->pid = rank;
+  e->nprocs = p;
+  e->header_out = calloc((size_t)p, sizeof *e->header_out);
+  e->header_in = calloc((size_t)p, sizeof *e->header_in);
+  e->blocks = calloc((size_t)p, sizeof *e->blocks);
+  e->replies = calloc((size_t)p, sizeof *e->replies);
+  e->posts = calloc((size_t)p, sizeof *e->posts);
+  e->counts = calloc((size_t)p, sizeof *e->counts);
+  e->displs = calloc((size_t)p, sizeof *e->displs);
+  e->requests = calloc(2 * (size_t)p, sizeof *e->requests);
+  if (!e->header_out || !e->header_in || !e->blocks || !e->replies || !e->posts ||
+      !e->counts || !e->displs || !e->requests)
+    die("out of memory: cannot allocate %s", "the MPI engine's tables");
+  *pid = rank;
+  *nprocs = p;
+  return e;
+}
+
+/* Sends out[q] to every q that has data and receives into in[q] what headers announce. */
+static void move_blocks(bspk_engine *e, const bspk_outbox *out, bspk_outbox *in, int tag) {
+  int n = 0;
+  for (int q = 0; q < e->nprocs; q++) {
+    if (q == e->pid) continue;
+    size_t len = e->header_in[q].len;
+    in[q].len = len;
+    if (len) {
+      if (len > in[q].cap) {
+        free(in[q].data);
+        in[q].data = xrealloc(NULL, len);
+        in[q].cap = len;
+      }
+      MPI_Irecv(in[q].data, (int)len, MPI_BYTE, q, tag, e->comm, &e->requests[n++]);
+    }
+  }
+  for (int q = 0; q < e->nprocs; q++)
+    if (q != e->pid && out[q].len)
+      MPI_Isend(out[q].data, (int)out[q].len, MPI_BYTE, q, tag, e->comm, &e->requests[n++]);
+  MPI_Waitall(n, e->requests, MPI_STATUSES_IGNORE);
+}
+
+static void gather_registrations(bspk_engine *e, const bspk_post *mine) {
+  int me[2] = {mine->nregops, mine->tagsize}, *all = malloc(2 * sizeof(int) * (size_t)e->nprocs);
+  if (!all) die("out of memory: cannot allocate %s", "the registration exchange");
+  MPI_Allgather(me, 2, MPI_INT, all, 2, MPI_INT, e->comm);
+  size_t total = 0;
+  for (int q = 0; q < e->nprocs; q++) {
+    e->counts[q] = all[2 * q] * (int)sizeof(bspk_regop);
+    e->displs[q] = (int)total;
+    total += (size_t)e->counts[q];
+  }
+  if (total > e->regops_cap) {
+    e->regops = xrealloc(e->regops, total);
+    e->regops_cap = total;
+  }
+  MPI_Allgatherv(mine->regops, me[0] * (int)sizeof(bspk_regop), MPI_BYTE, e->regops, e->counts,
+                 e->displs, MPI_BYTE, e->comm);
+  for (int q = 0; q < e->nprocs; q++) {
+    e->posts[q].regops = (const bspk_regop *)(e->regops + e->displs[q]);
+    e->posts[q].nregops = all[2 * q];
+    e->posts[q].tagsize = all[2 * q + 1];
+  }
+  free(all);
+}
+
+static void mpi_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
+                       bspk_arrival *arrival) {
+  for (int q = 0; q < e->nprocs; q++) {
+    const bspk_outbox *ob = &mine->outbox[q];
+    e->header_out[q] = (block_header){ob->len,    ob->send_bytes, ob->n_put, ob->n_send,
+                                      ob->n_coll, ob->n_get,      flags,     mine->kind};
+  }
+  MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in,
+               sizeof(block_header), MPI_BYTE, e->comm);
+  e->mine = mine;
+  e->replies_current = 0;
+  arrival->flags = 0;
+  arrival->n_at_end = 0;
+  for (int q = 0; q < e->nprocs; q++) {
+    const block_header *h = &e->header_in[q];
+    arrival->flags |= h->flags;
+    arrival->n_at_end += h->kind == BSPK_AT_END;
+    e->posts[q].kind = h->kind;
+    e->posts[q].nregops = 0;
+    e->posts[q].tagsize = -1;
+    e->blocks[q].n_put = h->n_put;
+    e->blocks[q].n_send = h->n_send;
+    e->blocks[q].n_coll = h->n_coll;
+    e->blocks[q].n_get = h->n_get;
+    e->blocks[q].send_bytes = h->send_bytes;
+  }
+  if (arrival->n_at_end) return; /* nothing is delivered at bsp_end */
+  move_blocks(e, mine->outbox, e->blocks, 0);
+  if (arrival->flags & (BSPK_HAS_REG | BSPK_HAS_TAGSIZE)) gather_registrations(e, mine);
+}
+
+static const bspk_outbox *mpi_incoming(bspk_engine *e, int src) {
+  if (e->replies_current) return &e->replies[src];
+  return src == e->pid ? &e->mine->outbox[src] : &e->blocks[src];
+}
+
+static const bspk_post *mpi_peer_post(bspk_engine *e, int src) { return &e->posts[src]; }
+
+static void mpi_exchange(bspk_engine *e, const bspk_outbox *out) {
+  for (int q = 0; q < e->nprocs; q++) e->header_out[q].len = out[q].len;
+  MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in,
+               sizeof(block_header), MPI_BYTE, e->comm);
+  move_blocks(e, out, e->replies, 1);
+  /* A process' answers to itself never leave it. */
+  bspk_outbox *self = &e->replies[e->pid];
+  if (out[e->pid].len > self->cap) {
+    free(self->data);
+    self->data = xrealloc(NULL, out[e->pid].len);
+    self->cap = out[e->pid].len;
+  }
+  memcpy(self->data, out[e->pid].data, out[e->pid].len);
+  self->len = out[e->pid].len;
+  e->replies_current = 1;
+}
+
+static void mpi_barrier(bspk_engine *e) { MPI_Barrier(e->comm); }
+
+static void mpi_finish(bspk_engine *e, int pid) {
+  for (int q = 0; q < e->nprocs; q++) {
+    free(e->blocks[q].data);
+    free(e->replies[q].data);
+  }
+  free(e->header_out);
+  free(e->header_in);
+  free(e->blocks);
+  free(e->replies);
+  free(e->posts);
+  free(e->regops);
+  free(e->counts);
+  free(e->displs);
+  free(e->requests);
+  MPI_Comm_free(&e->comm);
+  MPI_Finalize();
+  if (pid != 0) exit(0);
+}
+
+static void mpi_terminate(int status) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, status);
+  _exit(status);
+}
+
+BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
+    .name = "mpi",
+    .direct_access = 0,
+    .init = mpi_init,
+    .available_procs = mpi_available_procs,
+    .start = NULL,
+    .attach = mpi_attach,
+    .arrive = mpi_arrive,
+    .incoming = mpi_incoming,
+    .peer_post = mpi_peer_post,
+    .exchange = mpi_exchange,
+    .barrier = mpi_barrier,
+    .finish = mpi_finish,
+    .terminate = mpi_terminate,
+};
