@@ -152,6 +152,7 @@ void bspk_registrations_apply(bspk_proc *self) {
     if (!op->is_push) {
       self->slots[op->slot].active = 0;
       self->slots[op->slot].popping = 0;
+      if (self->ops->rma_deregister) self->ops->rma_deregister(self->engine, op->slot);
       continue;
     }
     int s = free_slot(self);
@@ -169,6 +170,7 @@ void bspk_registrations_apply(bspk_proc *self) {
     slot->active = 1;
     slot->popping = 0;
     slot->generation = self->next_generation++;
+    if (self->ops->rma_register) self->ops->rma_register(self->engine, s, slot->addr, slot->size);
   }
   rebuild_index(self);
 }
@@ -225,7 +227,8 @@ static inline char *remote_address(const bspk_proc *self, int slot, int pid, int
 
 static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src, int offset,
                              int nbytes, const char *call) {
-  bspk_outbox *ob = bspk_current_outbox(self, pid);
+  /* One-sided engines move the buffered data with RMA at the sync, not in the block. */
+  bspk_outbox *ob = self->rma_puts ? &self->rma_puts[pid] : bspk_current_outbox(self, pid);
   char *p = bspk_outbox_reserve(self, ob, sizeof(bspk_record) + bspk_pad8((size_t)nbytes), call);
   bspk_record *rec = (bspk_record *)p;
   rec->kind = BSPK_REC_PUT;
@@ -250,10 +253,14 @@ BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t of
   bspk_proc *self = bspk_enter("bsp_hpput");
   int slot = check_access(self, "bsp_hpput", pid, dst, offset, nbytes);
   if (nbytes == 0) return;
-  if (self->ops->direct_access)
+  if (self->ops->direct_access) {
     memcpy(remote_address(self, slot, pid, offset), src, (size_t)nbytes);
-  else
+  } else if (self->ops->rma_put) {
+    self->ops->rma_put(self->engine, pid, slot, offset, src, nbytes);
+    self->flags |= BSPK_HAS_PUT; /* completed by the sync */
+  } else {
     queue_put(self, pid, slot, src, offset, nbytes, "bsp_hpput");
+  }
 }
 
 static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst, int nbytes,
@@ -265,7 +272,7 @@ static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst,
   }
   self->gets[self->ngets++] = (bspk_get_request){dst, pid, slot, offset, nbytes};
   self->flags |= BSPK_HAS_GET;
-  if (self->ops->direct_access) return;
+  if (self->ops->direct_access || self->ops->rma_get) return;
   /* The owner reads its memory at the sync and answers in request order. */
   bspk_outbox *ob = bspk_current_outbox(self, pid);
   bspk_record *rec = (bspk_record *)bspk_outbox_reserve(self, ob, sizeof *rec, call);
@@ -286,10 +293,14 @@ BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void 
   bspk_proc *self = bspk_enter("bsp_hpget");
   int slot = check_access(self, "bsp_hpget", pid, src, offset, nbytes);
   if (nbytes == 0) return;
-  if (self->ops->direct_access)
+  if (self->ops->direct_access) {
     memcpy(dst, remote_address(self, slot, pid, offset), (size_t)nbytes);
-  else
+  } else if (self->ops->rma_get) {
+    self->ops->rma_get(self->engine, pid, slot, offset, dst, nbytes);
+    self->flags |= BSPK_HAS_GET; /* completed by the sync */
+  } else {
     queue_get(self, pid, slot, offset, dst, nbytes, "bsp_hpget");
+  }
 }
 
 /* With direct access the requester reads the owner's memory once every process has ended
@@ -300,6 +311,35 @@ void bspk_serve_gets_direct(bspk_proc *self) {
     memcpy(g->dst, remote_address(self, g->slot, g->pid, g->offset), (size_t)g->nbytes);
   }
   self->ngets = 0;
+}
+
+/* One-sided engines: start every buffered get (the caller completes them). */
+void bspk_start_rma_gets(bspk_proc *self) {
+  for (int i = 0; i < self->ngets; i++) {
+    const bspk_get_request *g = &self->gets[i];
+    self->ops->rma_get(self->engine, g->pid, g->slot, g->offset, g->dst, g->nbytes);
+  }
+  self->ngets = 0;
+}
+
+/* One-sided engines: start every buffered put, in issue order per destination. */
+void bspk_start_rma_puts(bspk_proc *self) {
+  for (int q = 0; q < self->nprocs; q++) {
+    bspk_outbox *ob = &self->rma_puts[q];
+    for (const char *p = ob->data, *end = ob->data + ob->len; p < end;) {
+      const bspk_record *rec = (const bspk_record *)p;
+      self->ops->rma_put(self->engine, q, rec->slot, rec->offset, p + sizeof *rec, rec->nbytes);
+      p += bspk_record_size(rec);
+    }
+  }
+}
+
+/* After rma_complete: the buffers may be reused. */
+void bspk_reset_rma_puts(bspk_proc *self) {
+  for (int q = 0; q < self->nprocs; q++) {
+    self->rma_puts[q].len = 0;
+    self->rma_puts[q].n_put = 0;
+  }
 }
 
 /* Without direct access: answer the get requests in src's block from this process' memory

@@ -20,6 +20,7 @@
  * addresses are usable here, hpput/hpget copy at once and gets are served at the sync by
  * reading the owner's memory. Engines without it (MPI) carry gets as request records to
  * the owner, who serves them before any put lands and answers in a second exchange.
+ * Engines with one-sided access (mpi-rma) take puts and gets as RMA operations instead.
  */
 #ifndef BSPKIT_ENGINE_H
 #define BSPKIT_ENGINE_H
@@ -93,6 +94,15 @@ typedef struct bspk_engine_ops {
   const bspk_post *(*peer_post)(bspk_engine *e, int src);
   void (*exchange)(bspk_engine *e, const bspk_outbox *out);
   void (*barrier)(bspk_engine *e);
+  /* One-sided DRMA (mpi-rma; all NULL elsewhere). A slot's window is made when every
+   * process applies the same push (collective, in slot order) and freed at its pop.
+   * rma_put/rma_get start a transfer to/from process pid's area of slot; rma_complete
+   * (collective) returns when every transfer started by any process has completed. */
+  void (*rma_register)(bspk_engine *e, int slot, void *addr, int size);
+  void (*rma_deregister)(bspk_engine *e, int slot);
+  void (*rma_put)(bspk_engine *e, int pid, int slot, int offset, const void *src, int nbytes);
+  void (*rma_get)(bspk_engine *e, int pid, int slot, int offset, void *dst, int nbytes);
+  void (*rma_complete)(bspk_engine *e);
   /* After the final arrive of bsp_end: process 0 waits for the others and frees the run;
    * the others never return. */
   void (*finish)(bspk_engine *e, int pid);

@@ -100,6 +100,7 @@ typedef struct bspk_proc {
   bspk_get_request *gets;
   int ngets, gets_cap;
   bspk_outbox *replies; /* [nprocs]: answers to get requests (engines without direct access) */
+  bspk_outbox *rma_puts; /* [nprocs]: buffered puts for an engine with one-sided access */
 
   /* BSMP */
   int tagsize, pending_tagsize, queue_tagsize;
@@ -178,6 +179,9 @@ void bspk_registrations_free(bspk_proc *self);
 void bspk_serve_gets_direct(bspk_proc *self);
 void bspk_answer_gets(bspk_proc *self, int src, const bspk_outbox *block);
 void bspk_take_replies(bspk_proc *self);
+void bspk_start_rma_gets(bspk_proc *self);
+void bspk_start_rma_puts(bspk_proc *self);
+void bspk_reset_rma_puts(bspk_proc *self);
 
 /* ---- BSMP (bsmp.c) ---- */
 void bspk_queue_reset(bspk_proc *self, size_t nmessages);

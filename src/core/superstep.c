@@ -81,6 +81,9 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
     if (direct) {
       bspk_serve_gets_direct(self);
       ops->barrier(self->engine);
+    } else if (ops->rma_get) {
+      bspk_start_rma_gets(self);
+      ops->rma_complete(self->engine);
     } else {
       for (int q = 0; q < self->nprocs; q++) {
         const bspk_outbox *block = ops->incoming(self->engine, q);
@@ -108,9 +111,14 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
       }
     }
   }
-  if (!direct && (all.flags & BSPK_HAS_GET)) {
+  if (!direct && !ops->rma_get && (all.flags & BSPK_HAS_GET)) {
     ops->exchange(self->engine, self->replies);
     bspk_take_replies(self);
+  }
+  if (ops->rma_put && (all.flags & BSPK_HAS_PUT)) {
+    bspk_start_rma_puts(self);
+    ops->rma_complete(self->engine);
+    bspk_reset_rma_puts(self);
   }
 
   if (BSPK_UNLIKELY(self->nregops)) bspk_registrations_apply(self);
@@ -154,9 +162,10 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
   self->cached_addr = (const void *)UINTPTR_MAX;
   self->cached_slot = -1;
   self->replies = calloc((size_t)nprocs, sizeof(bspk_outbox));
+  if (ops->rma_put) self->rma_puts = calloc((size_t)nprocs, sizeof(bspk_outbox));
   for (int i = 0; i < 2; i++) {
     self->outbox[i] = calloc((size_t)nprocs, sizeof(bspk_outbox));
-    if (!self->outbox[i] || !self->replies) {
+    if (!self->outbox[i] || !self->replies || (ops->rma_put && !self->rma_puts)) {
       bspk_claim_dying();
       fprintf(stderr, "bspkit: error in bsp_begin on process %d: out of memory\n", pid);
       bspk_terminate(1);
@@ -172,8 +181,12 @@ void bspk_proc_free(bspk_proc *self) {
     for (int q = 0; q < self->nprocs; q++) free(self->outbox[i][q].data);
     free(self->outbox[i]);
   }
-  for (int q = 0; q < self->nprocs; q++) free(self->replies[q].data);
+  for (int q = 0; q < self->nprocs; q++) {
+    free(self->replies[q].data);
+    if (self->rma_puts) free(self->rma_puts[q].data);
+  }
   free(self->replies);
+  free(self->rma_puts);
   bspk_registrations_free(self);
   free(self->gets);
   free(self->queue);

@@ -9,7 +9,15 @@
  * calls and tag sizes, when any process made one, follow in one MPI_Allgatherv. Gets travel
  * as request records and are answered by the owner in a second exchange, in the same sync.
  *
- * `mpi-rma` shares all of this; its DRMA goes through MPI-3 windows (see rma notes below).
+ * `mpi-rma` shares all of this; its DRMA goes through MPI-3 one-sided windows, one per
+ * registration: MPI_Win_create when the push takes effect (a collective call, which a
+ * registration is anyway), a passive-target epoch (MPI_Win_lock_all) for the window's
+ * life, MPI_Put/MPI_Get at the sync from the core's buffers (hpput/hpget at the call), and
+ * MPI_Win_flush_all plus a barrier to complete them. One window per registration, not one
+ * dynamic window, because BSPlib programs may register overlapping areas (an array and a
+ * slice of it), which MPI_Win_attach does not allow, and because a put then needs no
+ * address translation. Accesses to the process itself are plain copies, so with one
+ * process no window is made at all (Open MPI 4.1's MPI_Win_create fails at p = 1).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -42,6 +50,12 @@ struct bspk_engine {
   size_t regops_cap;
   int *counts, *displs;                 /* [nprocs] for MPI_Allgatherv              */
   MPI_Request *requests;                /* [2 nprocs] */
+  /* mpi-rma: one window per registration slot */
+  MPI_Win *windows;
+  char **window_base; /* this process' area of each slot */
+  unsigned char *window_used;
+  int nwindows;
+  int separate_model; /* some window needs MPI_Win_sync for local visibility */
 };
 
 static bspk_engine engine;
@@ -248,7 +262,80 @@ static void mpi_exchange(bspk_engine *e, const bspk_outbox *out) {
 
 static void mpi_barrier(bspk_engine *e) { MPI_Barrier(e->comm); }
 
+static void grow_windows(bspk_engine *e, int slot) {
+  if (slot < e->nwindows) return;
+  int n = e->nwindows ? e->nwindows : 16;
+  while (n <= slot) n *= 2;
+  e->windows = xrealloc(e->windows, (size_t)n * sizeof *e->windows);
+  e->window_base = xrealloc(e->window_base, (size_t)n * sizeof *e->window_base);
+  e->window_used = xrealloc(e->window_used, (size_t)n);
+  for (int i = e->nwindows; i < n; i++) {
+    e->windows[i] = MPI_WIN_NULL;
+    e->window_base[i] = NULL;
+    e->window_used[i] = 0;
+  }
+  e->nwindows = n;
+}
+
+static void rma_register(bspk_engine *e, int slot, void *addr, int size) {
+  grow_windows(e, slot);
+  e->window_base[slot] = addr;
+  if (e->nprocs == 1) return;
+  MPI_Win_create(addr, size, 1, MPI_INFO_NULL, e->comm, &e->windows[slot]);
+  int *model, found = 0;
+  MPI_Win_get_attr(e->windows[slot], MPI_WIN_MODEL, &model, &found);
+  if (found && *model == MPI_WIN_SEPARATE) e->separate_model = 1;
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, e->windows[slot]);
+}
+
+static void free_window(bspk_engine *e, int slot) {
+  if (e->windows[slot] != MPI_WIN_NULL) {
+    MPI_Win_unlock_all(e->windows[slot]);
+    MPI_Win_free(&e->windows[slot]);
+  }
+  e->window_base[slot] = NULL;
+}
+
+static void rma_deregister(bspk_engine *e, int slot) { free_window(e, slot); }
+
+static void rma_put(bspk_engine *e, int pid, int slot, int offset, const void *src, int nbytes) {
+  if (pid == e->pid) {
+    memmove(e->window_base[slot] + offset, src, (size_t)nbytes);
+    return;
+  }
+  MPI_Put(src, nbytes, MPI_BYTE, pid, offset, nbytes, MPI_BYTE, e->windows[slot]);
+  e->window_used[slot] = 1;
+}
+
+static void rma_get(bspk_engine *e, int pid, int slot, int offset, void *dst, int nbytes) {
+  if (pid == e->pid) {
+    memmove(dst, e->window_base[slot] + offset, (size_t)nbytes);
+    return;
+  }
+  MPI_Get(dst, nbytes, MPI_BYTE, pid, offset, nbytes, MPI_BYTE, e->windows[slot]);
+  e->window_used[slot] = 1;
+}
+
+static void rma_complete(bspk_engine *e) {
+  for (int s = 0; s < e->nwindows; s++)
+    if (e->window_used[s]) {
+      MPI_Win_flush_all(e->windows[s]);
+      e->window_used[s] = 0;
+    }
+  if (e->separate_model)
+    for (int s = 0; s < e->nwindows; s++)
+      if (e->windows[s] != MPI_WIN_NULL) MPI_Win_sync(e->windows[s]);
+  MPI_Barrier(e->comm);
+  if (e->separate_model)
+    for (int s = 0; s < e->nwindows; s++)
+      if (e->windows[s] != MPI_WIN_NULL) MPI_Win_sync(e->windows[s]);
+}
+
 static void mpi_finish(bspk_engine *e, int pid) {
+  for (int s = 0; s < e->nwindows; s++) free_window(e, s);
+  free(e->windows);
+  free(e->window_base);
+  free(e->window_used);
   for (int q = 0; q < e->nprocs; q++) {
     free(e->blocks[q].data);
     free(e->replies[q].data);
@@ -289,4 +376,25 @@ BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
     .barrier = mpi_barrier,
     .finish = mpi_finish,
     .terminate = mpi_terminate,
+};
+
+BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi_rma = {
+    .name = "mpi-rma",
+    .direct_access = 0,
+    .init = mpi_init,
+    .available_procs = mpi_available_procs,
+    .start = NULL,
+    .attach = mpi_attach,
+    .arrive = mpi_arrive,
+    .incoming = mpi_incoming,
+    .peer_post = mpi_peer_post,
+    .exchange = mpi_exchange,
+    .barrier = mpi_barrier,
+    .finish = mpi_finish,
+    .terminate = mpi_terminate,
+    .rma_register = rma_register,
+    .rma_deregister = rma_deregister,
+    .rma_put = rma_put,
+    .rma_get = rma_get,
+    .rma_complete = rma_complete,
 };
