@@ -6,6 +6,8 @@
 # matching the extended regular expression REGEX (grep -E). Otherwise prints what happened
 # (status, elapsed time, expectation, stderr and stdout) and exits 1. Reports the elapsed
 # time either way. Exit status 2: bad usage of this script.
+# EXPECTED_STATUS may be "nonzero" (any failure that is not the timeout's), and REGEX may
+# be empty (no check of stderr), for a process that dies without a word (a signal).
 set -u
 
 if [ $# -lt 4 ]; then
@@ -17,7 +19,7 @@ expected=$2
 regex=$3
 shift 3
 case $limit in '' | *[!0-9.]*) echo "$0: TIMEOUT_S must be a number of seconds, not '$limit'" >&2; exit 2 ;; esac
-case $expected in '' | *[!0-9]*) echo "$0: EXPECTED_STATUS must be a number, not '$expected'" >&2; exit 2 ;; esac
+case $expected in nonzero) ;; '' | *[!0-9]*) echo "$0: EXPECTED_STATUS must be a number or 'nonzero', not '$expected'" >&2; exit 2 ;; esac
 command -v timeout >/dev/null 2>&1 || { echo "$0: timeout(1) (GNU coreutils) is needed" >&2; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/expect_failure.XXXXXX") || exit 2
@@ -62,13 +64,17 @@ cmdline=$*
 if [ "$status" != "$expected" ] && { [ $status = 124 ] || [ $status = 137 ]; }; then
   fail "did not end within $limit s (killed by timeout)"
 fi
+if [ "$expected" = nonzero ]; then
+  [ "$status" != 0 ] || fail "ended with status 0"
+  expected=$status
+fi
 if [ "$status" != "$expected" ]; then
   if [ "$status" -gt 128 ]; then
     fail "ended with status $status (signal $((status - 128)))"
   fi
   fail "ended with status $status, not $expected"
 fi
-if ! grep -E -q -e "$regex" "$tmp/stderr"; then
+if [ -n "$regex" ] && ! grep -E -q -e "$regex" "$tmp/stderr"; then
   fail "stderr has no line matching the expected message"
 fi
 

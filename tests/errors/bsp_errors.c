@@ -13,6 +13,7 @@
  * outside the SPMD section) happens before bsp_begin.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +345,13 @@ static int c_abort1(void) {
   return 0;
 }
 
+/* A process that dies of a signal: the others, waiting in bsp_sync, must not hang. */
+static int c_crash1(void) {
+  if (culprit()) raise(SIGSEGV);
+  bsp_sync();
+  return 0;
+}
+
 static int c_abort0(void) {
   if (bsp_pid() == 0) bsp_abort("deliberate abort from process %d, code %s", 0, "x42");
   bsp_sync();
@@ -411,6 +419,7 @@ static const struct errcase cases[] = {
     {"neg_push_reg", c_neg_push_reg, NULL, NULL},
     {"oom_put", c_oom_put, oom_setup, NULL},
     {"abort1", c_abort1, NULL, NULL},
+    {"crash1", c_crash1, NULL, NULL},
     {"abort0", c_abort0, NULL, NULL},
     {"outside_sync_before", c_nothing, outside_sync, NULL},
     {"outside_put_before", c_nothing, outside_put, NULL},
