@@ -1,0 +1,704 @@
+/*
+ * bspprobe - measures what a machine and a BSPlib library deliver: f (time per operation of
+ * several kernels), a memcpy reference, g surfaces (time per word over message size h* x
+ * message count c, for put, hpput, get, hpget and send, each with the patterns alltoall,
+ * permutation and shift), l (empty sync, sync after a one-word shift, after one-word puts to
+ * all), the As suite of Gerbessiotis & Lee (Empty, Comp, Full, Simple, Scatter, total
+ * exchange) and random off-grid h-relations to validate the fitted model. Raw samples (every
+ * repetition) go to a JSON-lines file in the format of docs/probe-format.md; `bspkit fit`
+ * turns them into parameters.
+ *
+ * Written against bsp.h only, so it builds against any BSPlib implementation:
+ *   bspkit (CMake target bspprobe):  cmake --build build  ->  build/probe/bspprobe
+ *   by hand against bspkit (SRC = probe/bspprobe.c probe/output.c probe/measure_f.c
+ *   probe/measure_comm.c, i.e. every .c file in probe/):
+ *     cc -O2 -std=c11 -DBSPPROBE_HAVE_CBLAS -I include $SRC build/src/libbsp.a
+ *        -lopenblas -lm -pthread -o bspprobe
+ *   or with bspkit's compiler wrapper:  build/bin/bspcc -O2 $SRC -lm -o bspprobe  (no BLAS)
+ *   against another BSPlib, with its compiler wrapper:
+ *     OTHERBSP/bin/bspcc -O2 -DBSPPROBE_HAVE_CBLAS $SRC -lopenblas -lm -o bspprobe-other
+ *   (add -DBSPPROBE_INT_API when that library's bsp.h has no bsp_size_t, as in the 1998 API;
+ *   leave out -DBSPPROBE_HAVE_CBLAS and -lopenblas where there is no CBLAS: the BLAS kernels
+ *   are then skipped and the header says "blas": "none").
+ * bspkit's extensions (the back-end name) are used only when bspkit.h is found
+ * (BSPKIT_EXTENSIONS); -DBSPPROBE_NO_EXTENSIONS turns that off.
+ *
+ * Run: bsprun -n P bspprobe [options]   (bsp_begin(bsp_nprocs())); see usage() below.
+ *
+ * Sources: bspprobe.c (command line, header, footer, the order of the sections), output.c
+ * (JSON lines, progress, PRNG), measure_f.c (f, memcpy), measure_comm.c (g, validation, l,
+ * As), probe.h.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <dlfcn.h>
+#include <sched.h>
+#endif
+#include <sys/utsname.h>
+
+#include "probe.h"
+
+#if defined(__clang__) || !defined(__GNUC__)
+#define PROBE_COMPILER __VERSION__
+#else
+#define PROBE_COMPILER "GCC " __VERSION__
+#endif
+
+const char *const section_names[NSECTIONS] = {"f", "memcpy", "g", "l", "as", "validation"};
+const char *const prim_names[NPRIMS] = {"put", "hpput", "get", "hpget", "send"};
+const char *const pattern_names[NPATTERNS] = {"alltoall", "permutation", "shift"};
+
+probe_opts g_opts;
+machine_info g_machine;
+static int g_exit_status = 0; /* written by process 0 only */
+
+#define DEFAULT_SEED 20240901ULL
+#define DEFAULT_MAX_WORDS (1L << 20)
+#define MAX_MAX_WORDS (1L << 27) /* 1 GiB per area: sizes must fit in an int */
+
+/* ---- command line ----------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+"Usage: bsprun -n P bspprobe [options]\n"
+"\n"
+"Measures the BSP parameters of this machine and BSPlib library at P processes and\n"
+"writes every raw sample to a JSON-lines file (docs/probe-format.md); `bspkit fit`\n"
+"turns the file into f, g_inf, h_half, o and l. Progress goes to stderr.\n"
+"\n"
+"Options:\n"
+"  --quick               a coarse grid and fewer repetitions (a few seconds at p = 2\n"
+"                        on 2 cores); default: the full probe (about a minute there).\n"
+"  -o FILE, --output FILE\n"
+"                        where to write the samples. Default:\n"
+"                        bspprobe-<host>-p<P>-<UTC date>.jsonl in the current directory.\n"
+"  --seed N              seed of the random grid order, permutations and validation\n"
+"                        points (the same on every process). Default: %llu.\n"
+"  --only LIST           run only these sections (comma-separated), in the fixed order\n"
+"                        f, memcpy, l, g, validation, as:\n"
+"                          f           time per operation: dot product and matrix\n"
+"                                      product, int and double, plain loops and BLAS\n"
+"                                      (ddot, dgemm), on process 0 alone\n"
+"                          memcpy      time to copy 8 MiB blocks (cold), process 0 alone,\n"
+"                                      then every process at once\n"
+"                          l           bsp_sync alone, after a one-word shift, after\n"
+"                                      one-word puts to all other processes\n"
+"                          g           g surfaces: h* (words per request) x c (requests\n"
+"                                      per process) for each primitive and pattern\n"
+"                          validation  random h-relations off the grid (put/alltoall,\n"
+"                                      put/permutation, send/alltoall)\n"
+"                          as          the As suite: Empty, Comp, Full, Simple, Scatter,\n"
+"                                      total exchange with h doubling from 1 word per pair\n"
+"                        Default: all.\n"
+"  --primitives LIST     primitives for g and validation, of put, hpput, get, hpget,\n"
+"                        send. Default: all.\n"
+"  --patterns LIST       patterns for g and validation, of alltoall, permutation,\n"
+"                        shift. Default: all.\n"
+"  --max-words N         H_MAX: the most words (8 bytes) one process sends in one\n"
+"                        superstep (g grid h = c*h* <= N, validation, total exchange);\n"
+"                        1 <= N <= %ld. Default: %ld (8 MiB).\n"
+"  --reps N              exactly N repetitions per g/validation point, N samples per\n"
+"                        latency test, N per f kernel and memcpy (for tests; default:\n"
+"                        repeat until the point took long enough, see below).\n"
+"  --library-name NAME   the BSPlib implementation named in the header. Default:\n"
+"                        \"bspkit\" when built against bspkit, else \"unknown\".\n"
+"  -h, --help            print this help and exit.\n"
+"  -V, --version         print the version and exit.\n"
+"\n"
+"Grid: full: h* = 1, 2, 4, ..., c = 1, 2, 4, ... with c*h* <= H_MAX; quick:\n"
+"h* in {1, 16, 256, 4096, 65536}, c in {1, 8, 64, 512}, c*h* <= H_MAX. The points of all\n"
+"primitives and patterns are measured in one random order. Each sample: bsp_sync, clock,\n"
+"c requests, bsp_sync (send: and the receiver drains its queue), clock; the max over\n"
+"processes. Per point: 1-2 warm-ups, then at least 9 (quick: 5) repetitions and until\n"
+"they took 20 ms (quick: 4 ms), at most 400 (quick: 200). Latency tests: 500 (quick:\n"
+"100) samples, each a batch of back-to-back supersteps lasting about 100 us.\n"
+"\n"
+"Output: one JSON object per line: a header (machine, library, back end, BLAS, timer,\n"
+"load), then f, memcpy, l, g, validation, as and load records, then a footer (elapsed\n"
+"time, load, warnings such as a load average above the core count). Every record is\n"
+"flushed as it is written, so a run that is killed leaves a usable file.\n"
+"\n"
+"Exit status: 0 when the file was written; 1 on an error while running; 2 for a bad\n"
+"option.\n",
+          (unsigned long long)DEFAULT_SEED, MAX_MAX_WORDS, DEFAULT_MAX_WORDS);
+}
+
+static void die_usage(const char *fmt, const char *arg)
+{
+  fprintf(stderr, "bspprobe: error: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nRun 'bspprobe --help' for the usage.\n");
+  exit(2);
+}
+
+/* Parses a comma-separated list of names into a bit mask. */
+static unsigned parse_list(const char *opt, const char *arg, const char *const *names, int n)
+{
+  unsigned mask = 0;
+  const char *q = arg;
+  if (!*arg)
+    die_usage("%s needs a non-empty list", opt);
+  while (*q) {
+    const char *e = strchr(q, ',');
+    size_t len = e ? (size_t)(e - q) : strlen(q);
+    int found = -1;
+    for (int i = 0; i < n; i++)
+      if (strlen(names[i]) == len && strncmp(names[i], q, len) == 0)
+        found = i;
+    if (found < 0) {
+      char msg[512];
+      int w = snprintf(msg, sizeof msg, "%s: unknown name '%.*s'; choose from", opt, (int)len, q);
+      for (int i = 0; i < n && w > 0 && w < (int)sizeof msg; i++)
+        w += snprintf(msg + w, sizeof msg - (size_t)w, "%s %s", i ? "," : "", names[i]);
+      die_usage("%s", msg);
+    }
+    mask |= 1u << found;
+    q += len;
+    if (*q == ',') {
+      q++;
+      if (!*q)
+        die_usage("%s: the list ends with a comma", opt);
+    }
+  }
+  return mask;
+}
+
+static long long parse_int(const char *opt, const char *arg, long long lo, long long hi)
+{
+  char *end;
+  errno = 0;
+  long long v = strtoll(arg, &end, 10);
+  if (errno || end == arg || *end || v < lo || v > hi) {
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s needs an integer from %lld to %lld, not '%%s'", opt, lo, hi);
+    die_usage(msg, arg);
+  }
+  return v;
+}
+
+static void parse_args(int argc, char **argv)
+{
+  probe_opts *o = &g_opts;
+  memset(o, 0, sizeof *o);
+  o->seed = DEFAULT_SEED;
+  o->sections = (1u << NSECTIONS) - 1;
+  o->primitives = (1u << NPRIMS) - 1;
+  o->patterns = (1u << NPATTERNS) - 1;
+  o->max_words = 0;
+  o->argc = argc;
+  o->argv = argv;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val = NULL;
+    char name[64];
+    /* --name=value */
+    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+    if (eq && (size_t)(eq - a) < sizeof name) {
+      memcpy(name, a, (size_t)(eq - a));
+      name[eq - a] = 0;
+      val = eq + 1;
+      a = name;
+    }
+#define VALUE()                                                                               \
+  (val ? val : (i + 1 < argc ? argv[++i] : (die_usage("option %s needs a value", a), "")))
+#define NOVALUE()                                                                             \
+  do {                                                                                        \
+    if (val)                                                                                  \
+      die_usage("option %s takes no value", a);                                               \
+  } while (0)
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      NOVALUE();
+      usage(stdout);
+      exit(0);
+    } else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+      NOVALUE();
+      printf("bspprobe %s (probe-format 1)\n", BSPPROBE_VERSION);
+      exit(0);
+    } else if (!strcmp(a, "--quick")) {
+      NOVALUE();
+      o->quick = 1;
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+      o->output = VALUE();
+      if (!*o->output)
+        die_usage("%s needs a file name", a);
+    } else if (!strcmp(a, "--seed")) {
+      const char *v = VALUE();
+      char *end;
+      errno = 0;
+      unsigned long long s = strtoull(v, &end, 10);
+      if (errno || end == v || *end || *v == '-')
+        die_usage("--seed needs a non-negative integer, not '%s'", v);
+      o->seed = s;
+    } else if (!strcmp(a, "--only")) {
+      o->sections = parse_list("--only", VALUE(), section_names, NSECTIONS);
+    } else if (!strcmp(a, "--primitives")) {
+      o->primitives = parse_list("--primitives", VALUE(), prim_names, NPRIMS);
+    } else if (!strcmp(a, "--patterns")) {
+      o->patterns = parse_list("--patterns", VALUE(), pattern_names, NPATTERNS);
+    } else if (!strcmp(a, "--max-words")) {
+      o->max_words = (long)parse_int("--max-words", VALUE(), 1, MAX_MAX_WORDS);
+    } else if (!strcmp(a, "--reps")) {
+      o->reps = (int)parse_int("--reps", VALUE(), 1, 1000);
+    } else if (!strcmp(a, "--library-name")) {
+      o->library_name = VALUE();
+      if (!*o->library_name)
+        die_usage("%s needs a name", a);
+    } else if (a[0] == '-') {
+      die_usage("unknown option '%s'", argv[i]);
+    } else {
+      die_usage("unexpected argument '%s' (bspprobe takes only options)", a);
+    }
+#undef VALUE
+#undef NOVALUE
+  }
+  if (!o->max_words)
+    o->max_words = DEFAULT_MAX_WORDS;
+  if (!o->library_name) {
+#ifdef BSPKIT_EXTENSIONS
+    o->library_name = "bspkit";
+#else
+    o->library_name = "unknown";
+#endif
+  }
+}
+
+/* ---- the machine ---------------------------------------------------------------------------- */
+
+static void read_machine(void)
+{
+  machine_info *m = &g_machine;
+  if (gethostname(m->host, sizeof m->host - 1) != 0)
+    snprintf(m->host, sizeof m->host, "unknown");
+  snprintf(m->cpu, sizeof m->cpu, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f) {
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "model name", 10) == 0) {
+        char *q = strchr(line, ':');
+        if (q) {
+          q++;
+          while (*q == ' ' || *q == '\t')
+            q++;
+          q[strcspn(q, "\n")] = 0;
+          snprintf(m->cpu, sizeof m->cpu, "%s", q);
+        }
+        break;
+      }
+    }
+    fclose(f);
+  }
+  struct utsname u;
+  if (uname(&u) == 0)
+    snprintf(m->kernel, sizeof m->kernel, "%s %s", u.sysname, u.release);
+  else
+    snprintf(m->kernel, sizeof m->kernel, "unknown");
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  m->cores_online = online > 0 ? (int)online : 1;
+  m->cores = m->cores_online;
+#ifdef BSPKIT_EXTENSIONS
+  m->cores = bspk_cores();
+  /* an MPI launcher binds each process to its own core(s): the mask says nothing about the
+   * cores of the node */
+  if (strncmp(bspk_backend(), "mpi", 3) == 0 && m->cores < m->cores_online)
+    m->cores = m->cores_online;
+#elif defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    m->cores = CPU_COUNT(&set);
+#endif
+}
+
+/* The MPI library's version when the program has MPI loaded (an MPI back end, or a BSPlib on
+ * top of MPI): MPI_Get_library_version may be called at any time. Else NULL. */
+static const char *mpi_version(char *buf, size_t n)
+{
+#if defined(__linux__) && !defined(BSPPROBE_NO_DLSYM)
+  void *sym = dlsym(RTLD_DEFAULT, "MPI_Get_library_version");
+  if (!sym)
+    return NULL;
+  int (*fn)(char *, int *);
+  memcpy(&fn, &sym, sizeof fn);
+  static char text[16384]; /* >= MPI_MAX_LIBRARY_VERSION_STRING; process 0 only */
+  int len = 0;
+  if (fn(text, &len) != 0)
+    return NULL;
+  text[len > 0 && len < (int)sizeof text ? len : 0] = 0;
+  size_t len1 = strcspn(text, "\n"); /* the first line */
+  if (len1 >= n)
+    len1 = n - 1;
+  memcpy(buf, text, len1);
+  buf[len1] = 0;
+  return buf;
+#else
+  (void)buf;
+  (void)n;
+  return NULL;
+#endif
+}
+
+static void set_params(probe_params *pr, int quick)
+{
+  if (quick) {
+    *pr = (probe_params){
+        .min_reps = 5, .max_reps = 200, .min_point_s = 4e-3,
+        .l_samples = 100, .l_batch_s = 100e-6, .validation_per_combo = 8,
+        .dot_n = 1L << 20, .dot_pool_bytes = 64L << 20, .dot_reps = 20,
+        .ijk_n = 200, .ijk_reps = 5, .gemm_n = 1000, .gemm_reps = 5,
+        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 64L << 20, .memcpy_reps = 20};
+  } else {
+    *pr = (probe_params){
+        .min_reps = 9, .max_reps = 400, .min_point_s = 20e-3,
+        .l_samples = 500, .l_batch_s = 100e-6, .validation_per_combo = 30,
+        .dot_n = 1L << 21, .dot_pool_bytes = 128L << 20, .dot_reps = 30,
+        .ijk_n = 500, .ijk_reps = 5, .gemm_n = 2000, .gemm_reps = 5,
+        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 128L << 20, .memcpy_reps = 50};
+  }
+}
+
+/* ---- timer check ------------------------------------------------------------------------------- */
+
+static void measure_timer(double *resolution, double *overhead, double *getres)
+{
+  struct timespec ts;
+  *getres = clock_getres(CLOCK_MONOTONIC, &ts) == 0 ? (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec
+                                                     : -1;
+  double best = 1e9;
+  for (int i = 0; i < 2000; i++) { /* smallest step the clock makes */
+    double a = now(), b;
+    do
+      b = now();
+    while (b == a);
+    if (b - a < best)
+      best = b - a;
+  }
+  *resolution = best;
+  const int n = 200000;
+  double t0 = now(), sink = 0;
+  for (int i = 0; i < n; i++)
+    sink += now();
+  double t1 = now();
+  *overhead = (t1 - t0) / n;
+  if (sink == 42) /* never: keeps the loop */
+    fprintf(stderr, " ");
+}
+
+/* ---- header and footer ----------------------------------------------------------------------- */
+
+static void iso_date(char *buf, size_t n, int compact)
+{
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, n, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void describe_binding(probe_ctx *c, char *buf, size_t n)
+{
+  snprintf(buf, n, "unknown");
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int cnt = CPU_COUNT(&set);
+    if (cnt == 1) {
+      int cpu = 0;
+      while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set))
+        cpu++;
+      snprintf(buf, n, "pinned: process 0 bound to core %d%s", cpu,
+               c->p <= g_machine.cores ? " (1 process per core)" : "");
+    } else {
+      snprintf(buf, n, "unpinned: process 0 may run on %d cores", cnt);
+    }
+  }
+#endif
+#ifdef BSPKIT_EXTENSIONS
+  const char *pin = getenv("BSPKIT_PIN");
+  if (pin) {
+    size_t len = strlen(buf);
+    snprintf(buf + len, n - len, "; BSPKIT_PIN=%s", pin);
+  }
+#endif
+  (void)c;
+}
+
+static void write_header(probe_ctx *c, const char *date)
+{
+  jbuf *j = &c->j;
+  char buf[512];
+  double res, ovh, getres, la[3];
+  measure_timer(&res, &ovh, &getres);
+  read_loadavg(la);
+  j_begin(j, "header");
+  j_int(j, "format", 1);
+  j_str(j, "tool", "bspprobe");
+  j_str(j, "version", BSPPROBE_VERSION);
+  j_str(j, "date", date);
+  j_str(j, "host", g_machine.host);
+  j_str(j, "cpu", g_machine.cpu);
+  j_int(j, "cores", g_machine.cores);
+  j_int(j, "cores_online", g_machine.cores_online);
+  j_str(j, "kernel", g_machine.kernel);
+  j_str(j, "compiler", PROBE_COMPILER);
+  j_str(j, "library", c->opt->library_name);
+#ifdef BSPKIT_EXTENSIONS
+  j_str(j, "backend", bspk_backend());
+#else
+  j_str(j, "backend", "unknown");
+#endif
+  j_int(j, "p", c->p);
+  describe_binding(c, buf, sizeof buf);
+  j_str(j, "binding", buf);
+  j_str(j, "blas", blas_name(buf, sizeof buf));
+  j_str(j, "blas_coretype", getenv("OPENBLAS_CORETYPE"));
+  j_str(j, "blas_config", blas_config());
+  j_str(j, "blas_corename", blas_corename());
+  j_str(j, "mpi", mpi_version(buf, sizeof buf));
+  {
+    size_t len = 0;
+    buf[0] = 0;
+    char *cmd = NULL;
+    for (int i = 0; i < c->opt->argc; i++)
+      len += strlen(c->opt->argv[i]) + 1;
+    cmd = xmalloc(len + 1);
+    cmd[0] = 0;
+    for (int i = 0; i < c->opt->argc; i++) {
+      if (i)
+        strcat(cmd, " ");
+      strcat(cmd, c->opt->argv[i]);
+    }
+    j_str(j, "command", cmd);
+    free(cmd);
+  }
+  j_str(j, "mode", c->opt->quick ? "quick" : "full");
+  j_int(j, "seed", (long long)c->opt->seed);
+  j_obj_begin(j, "timer");
+  j_num(j, "resolution_s", res);
+  j_num(j, "overhead_s", ovh);
+  j_num(j, "getres_s", getres);
+  j_str(j, "clock", "clock_gettime(CLOCK_MONOTONIC)");
+  j_obj_end(j);
+  if (la[0] >= 0)
+    j_nums(j, "loadavg_start", la, 3, "%.2f");
+  else
+    j_null(j, "loadavg_start"); /* no /proc/loadavg */
+  {
+    long m[64], k[64];
+    int nm, nk;
+    plan_grid_axes(c, m, &nm, k, &nk);
+    j_obj_begin(j, "grid");
+    j_longs(j, "msg_words", m, nm);
+    j_longs(j, "count", k, nk);
+    j_int(j, "max_words", c->hmax);
+    j_str(j, "rule", "points (h*, c) with c*h* <= max_words");
+    const char *names[8];
+    int n = 0;
+    for (int i = 0; i < NPRIMS; i++)
+      if (c->opt->primitives >> i & 1)
+        names[n++] = prim_names[i];
+    j_strs(j, "primitives", names, n);
+    n = 0;
+    for (int i = 0; i < NPATTERNS; i++)
+      if (c->opt->patterns >> i & 1)
+        names[n++] = pattern_names[i];
+    j_strs(j, "patterns", names, n);
+    j_int(j, "points_per_combo", grid_points_per_combo(c));
+    j_obj_end(j);
+  }
+  {
+    const char *names[NSECTIONS];
+    int n = 0;
+    for (int i = 0; i < NSECTIONS; i++)
+      if (c->opt->sections >> i & 1)
+        names[n++] = section_names[i];
+    j_strs(j, "sections", names, n);
+  }
+  j_obj_begin(j, "repetitions");
+  if (c->opt->reps > 0) {
+    j_int(j, "fixed", c->opt->reps);
+  } else {
+    j_int(j, "min_reps", c->prm.min_reps);
+    j_int(j, "max_reps", c->prm.max_reps);
+    j_num(j, "min_point_s", c->prm.min_point_s);
+    j_int(j, "latency_samples", c->prm.l_samples);
+    j_num(j, "latency_batch_s", c->prm.l_batch_s);
+  }
+  j_obj_end(j);
+  emit(c);
+  if (res > 1e-6)
+    add_warning(c, "the clock's resolution is %.3g s: short samples are coarse", res);
+  if (la[0] > g_machine.cores)
+    add_warning(c, "load average %.2f > %d cores at start: noisy run", la[0], g_machine.cores);
+  else if (la[0] >= 0.5 * g_machine.cores)
+    add_warning(c, "load average %.2f at start: other work uses about %.1f of the %d cores; "
+                   "timings may be noisy", la[0], la[0], g_machine.cores);
+  if (c->p > g_machine.cores) {
+#ifdef BSPKIT_EXTENSIONS
+    if (strncmp(bspk_backend(), "mpi", 3) == 0)
+      add_warning(c, "p = %d > %d cores of this node: processes share cores unless they run on "
+                     "several nodes", c->p, g_machine.cores);
+    else
+#endif
+      add_warning(c, "p = %d > %d cores: processes share cores (oversubscribed)", c->p,
+                  g_machine.cores);
+  }
+}
+
+static void write_footer(probe_ctx *c)
+{
+  double la[3];
+  read_loadavg(la);
+  /* the run's own processes are runnable while it measures: count them out */
+  if (la[0] >= 0 && la[0] - c->p > g_machine.cores)
+    add_warning(c, "load average %.2f at the end (this run's %d processes included) > %d cores "
+                   "+ %d: noisy run", la[0], c->p, g_machine.cores, c->p);
+  jbuf *j = &c->j;
+  j_begin(j, "footer");
+  j_num(j, "elapsed_s", now() - c->t0);
+  if (la[0] >= 0)
+    j_nums(j, "loadavg_end", la, 3, "%.2f");
+  else
+    j_null(j, "loadavg_end");
+  j_arr_begin(j, "warnings");
+  for (int i = 0; i < c->nwarnings; i++)
+    j_str(j, NULL, c->warnings[i]);
+  j_arr_end(j);
+  j_obj_begin(j, "section_s");
+  for (int i = 0; i < NSECTIONS; i++)
+    if (c->opt->sections >> i & 1)
+      j_num(j, section_names[i], c->section_s[i]);
+  j_obj_end(j);
+  j_int(j, "records", c->records + 1);
+  emit(c);
+}
+
+/* ---- the SPMD part ------------------------------------------------------------------------------- */
+
+static void spmd(void)
+{
+  bsp_begin(bsp_nprocs());
+  probe_ctx *c = xmalloc(sizeof *c);
+  memset(c, 0, sizeof *c);
+  c->opt = &g_opts;
+  c->p = (int)bsp_nprocs();
+  c->s = (int)bsp_pid();
+  c->t0 = c->sec_t0 = now();
+  set_params(&c->prm, c->opt->quick);
+  c->hmax = c->opt->max_words;
+  c->area_words = c->hmax > c->p ? c->hmax : c->p;
+  c->gather_stride = c->prm.max_reps;
+  if (c->prm.l_samples > c->gather_stride)
+    c->gather_stride = c->prm.l_samples;
+  if (c->prm.memcpy_reps > c->gather_stride)
+    c->gather_stride = c->prm.memcpy_reps;
+  if (c->opt->reps > c->gather_stride)
+    c->gather_stride = c->opt->reps;
+  c->src = xmalloc((size_t)c->area_words * WORD_BYTES);
+  c->dst = xmalloc((size_t)c->area_words * WORD_BYTES);
+  for (long i = 0; i < c->area_words; i++) { /* touch every page before timing */
+    c->src[i] = (double)(i + c->s);
+    c->dst[i] = 0;
+  }
+  c->gather = xmalloc((size_t)c->p * (size_t)c->gather_stride * sizeof(double));
+  c->allv = xmalloc((size_t)c->p * sizeof(double));
+  c->local = xmalloc((size_t)c->gather_stride * sizeof(double));
+  memset(c->gather, 0, (size_t)c->p * (size_t)c->gather_stride * sizeof(double));
+  bsp_push_reg(c->src, (probe_size_t)(c->area_words * WORD_BYTES));
+  bsp_push_reg(c->dst, (probe_size_t)(c->area_words * WORD_BYTES));
+  bsp_push_reg(c->gather, (probe_size_t)((size_t)c->p * c->gather_stride * sizeof(double)));
+  bsp_push_reg(c->allv, (probe_size_t)(c->p * sizeof(double)));
+  bsp_sync();
+
+  /* process 0 opens the output; everyone learns whether that worked */
+  char date[32], cdate[32], path[1024];
+  double failed = 0;
+  if (c->s == 0) {
+    iso_date(date, sizeof date, 0);
+    iso_date(cdate, sizeof cdate, 1);
+    c->tty = isatty(STDERR_FILENO);
+    if (c->opt->output)
+      snprintf(path, sizeof path, "%s", c->opt->output);
+    else
+      snprintf(path, sizeof path, "bspprobe-%s-p%d-%s.jsonl", g_machine.host, c->p, cdate);
+    c->out = fopen(path, "w");
+    if (!c->out) {
+      fprintf(stderr, "bspprobe: error: cannot open the output file '%s': %s\n", path,
+              strerror(errno));
+      failed = 1;
+    }
+  }
+  if (all_max(c, failed) > 0) {
+    if (c->s == 0)
+      g_exit_status = 1;
+  } else {
+    if (c->s == 0) {
+      fprintf(stderr, "bspprobe: %s mode at p = %d, writing %s\n",
+              c->opt->quick ? "quick" : "full", c->p, path);
+      write_header(c, date);
+    }
+    bsp_sync(); /* the others wait while process 0 checks the timer */
+    static const int order[] = {SEC_F, SEC_MEMCPY, SEC_L, SEC_G, SEC_VALIDATION, SEC_AS};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+      int sec = order[i];
+      if (!(c->opt->sections >> sec & 1))
+        continue;
+      bsp_sync();
+      c->sec_t0 = now();
+      switch (sec) {
+      case SEC_F: measure_f(c); break;
+      case SEC_MEMCPY: measure_memcpy(c); break;
+      case SEC_L: measure_l(c); break;
+      case SEC_G: measure_g(c); break;
+      case SEC_VALIDATION: measure_validation(c); break;
+      case SEC_AS: measure_as(c); break;
+      }
+      c->section_s[sec] = now() - c->sec_t0;
+      if (c->s == 0) {
+        progress_end(c, section_names[sec]);
+        maybe_load_record(c, 1);
+      }
+    }
+    bsp_sync();
+    if (c->s == 0) {
+      write_footer(c);
+      if (fclose(c->out) != 0) {
+        fprintf(stderr, "bspprobe: error: cannot write '%s'\n", path);
+        g_exit_status = 1;
+      } else {
+        fprintf(stderr, "bspprobe: done in %.1f s: %ld records in %s\n", now() - c->t0,
+                c->records, path);
+      }
+      c->out = NULL;
+    }
+  }
+  bsp_pop_reg(c->allv);
+  bsp_pop_reg(c->gather);
+  bsp_pop_reg(c->dst);
+  bsp_pop_reg(c->src);
+  bsp_sync();
+  free(c->local);
+  free(c->allv);
+  free(c->gather);
+  free(c->dst);
+  free(c->src);
+  free(c->j.b);
+  free(c);
+  bsp_end();
+}
+
+int main(int argc, char **argv)
+{
+  parse_args(argc, argv);
+  read_machine();
+  bsp_init(spmd, argc, argv);
+  spmd();
+  return g_exit_status;
+}

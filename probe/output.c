@@ -1,0 +1,379 @@
+/*
+ * output.c - JSON lines, the clock, the load average, progress on stderr, the PRNG.
+ * Part of bspprobe (see bspprobe.c). Everything that writes runs on process 0 only.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "probe.h"
+
+/* ---- clock, load, memory ------------------------------------------------------------- */
+
+double now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void read_loadavg(double la[3])
+{
+  la[0] = la[1] = la[2] = -1;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (!f)
+    return;
+  if (fscanf(f, "%lf %lf %lf", &la[0], &la[1], &la[2]) != 3)
+    la[0] = la[1] = la[2] = -1;
+  fclose(f);
+}
+
+void *xmalloc(size_t n)
+{
+  void *q = malloc(n ? n : 1);
+  if (!q)
+    bsp_abort("bspprobe: out of memory (%zu bytes) on process %d\n", n, (int)bsp_pid());
+  return q;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+static void j_grow(jbuf *j, size_t more)
+{
+  if (j->n + more + 1 <= j->cap)
+    return;
+  size_t cap = j->cap ? j->cap : 4096;
+  while (cap < j->n + more + 1)
+    cap *= 2;
+  char *b = realloc(j->b, cap);
+  if (!b)
+    bsp_abort("bspprobe: out of memory for an output record\n");
+  j->b = b;
+  j->cap = cap;
+}
+
+void j_raw(jbuf *j, const char *text)
+{
+  size_t len = strlen(text);
+  j_grow(j, len);
+  memcpy(j->b + j->n, text, len + 1);
+  j->n += len;
+}
+
+static void j_printf(jbuf *j, const char *fmt, ...) PROBE_PRINTF(2, 3);
+static void j_printf(jbuf *j, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  int len = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (len < 0)
+    return;
+  j_grow(j, (size_t)len);
+  va_start(ap, fmt);
+  vsnprintf(j->b + j->n, (size_t)len + 1, fmt, ap);
+  va_end(ap);
+  j->n += (size_t)len;
+}
+
+static void j_string(jbuf *j, const char *v)
+{
+  j_raw(j, "\"");
+  for (const unsigned char *q = (const unsigned char *)v; *q; q++) {
+    if (*q == '"')
+      j_raw(j, "\\\"");
+    else if (*q == '\\')
+      j_raw(j, "\\\\");
+    else if (*q == '\n')
+      j_raw(j, "\\n");
+    else if (*q == '\t')
+      j_raw(j, "\\t");
+    else if (*q < 0x20 || *q == 0x7f)
+      j_printf(j, "\\u%04x", *q);
+    else {
+      char ch[2] = {(char)*q, 0};
+      j_raw(j, ch);
+    }
+  }
+  j_raw(j, "\"");
+}
+
+void j_key(jbuf *j, const char *key)
+{
+  if (!j->first[j->depth])
+    j_raw(j, ",");
+  j->first[j->depth] = 0;
+  if (key) {
+    j_string(j, key);
+    j_raw(j, ":");
+  }
+}
+
+void j_begin(jbuf *j, const char *type)
+{
+  j->n = 0;
+  j_grow(j, 64);
+  j->b[0] = 0;
+  j->depth = 0;
+  j->first[0] = 1;
+  j_raw(j, "{");
+  j_str(j, "type", type);
+}
+
+void j_str(jbuf *j, const char *key, const char *v)
+{
+  j_key(j, key);
+  if (v)
+    j_string(j, v);
+  else
+    j_raw(j, "null");
+}
+
+void j_int(jbuf *j, const char *key, long long v)
+{
+  j_key(j, key);
+  j_printf(j, "%lld", v);
+}
+
+static void j_double(jbuf *j, double v, const char *fmt)
+{
+  if (isfinite(v))
+    j_printf(j, fmt, v);
+  else
+    j_raw(j, "null");
+}
+
+void j_num(jbuf *j, const char *key, double v)
+{
+  j_key(j, key);
+  j_double(j, v, "%.9g");
+}
+
+void j_bool(jbuf *j, const char *key, int v)
+{
+  j_key(j, key);
+  j_raw(j, v ? "true" : "false");
+}
+
+void j_null(jbuf *j, const char *key)
+{
+  j_key(j, key);
+  j_raw(j, "null");
+}
+
+void j_obj_begin(jbuf *j, const char *key)
+{
+  j_key(j, key);
+  j_raw(j, "{");
+  j->first[++j->depth] = 1;
+}
+
+void j_obj_end(jbuf *j)
+{
+  j_raw(j, "}");
+  j->depth--;
+}
+
+void j_arr_begin(jbuf *j, const char *key)
+{
+  j_key(j, key);
+  j_raw(j, "[");
+  j->first[++j->depth] = 1;
+}
+
+void j_arr_end(jbuf *j)
+{
+  j_raw(j, "]");
+  j->depth--;
+}
+
+void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt)
+{
+  j_arr_begin(j, key);
+  for (int i = 0; i < n; i++) {
+    j_key(j, NULL);
+    j_double(j, v[i], fmt ? fmt : "%.9g");
+  }
+  j_arr_end(j);
+}
+
+void j_longs(jbuf *j, const char *key, const long *v, int n)
+{
+  j_arr_begin(j, key);
+  for (int i = 0; i < n; i++) {
+    j_key(j, NULL);
+    j_printf(j, "%ld", v[i]);
+  }
+  j_arr_end(j);
+}
+
+void j_strs(jbuf *j, const char *key, const char *const *v, int n)
+{
+  j_arr_begin(j, key);
+  for (int i = 0; i < n; i++)
+    j_str(j, NULL, v[i]);
+  j_arr_end(j);
+}
+
+/* One record per line, flushed at once: a run that is killed leaves every finished record. */
+void emit(probe_ctx *c)
+{
+  j_raw(&c->j, "}\n");
+  if (c->out) {
+    if (fwrite(c->j.b, 1, c->j.n, c->out) != c->j.n || fflush(c->out) != 0)
+      bsp_abort("bspprobe: cannot write the output file (disk full?)\n");
+  }
+  c->records++;
+}
+
+void add_warning(probe_ctx *c, const char *fmt, ...)
+{
+  if (c->nwarnings >= (int)(sizeof c->warnings / sizeof c->warnings[0]))
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->warnings[c->nwarnings], sizeof c->warnings[0], fmt, ap);
+  va_end(ap);
+  if (c->s == 0) {
+    if (c->tty && c->progress_len)
+      fprintf(stderr, "\r%*s\r", c->progress_len, "");
+    c->progress_len = 0;
+    fprintf(stderr, "bspprobe: warning: %s\n", c->warnings[c->nwarnings]);
+  }
+  c->nwarnings++;
+}
+
+/* ---- progress ----------------------------------------------------------------------------- */
+
+static void fmt_duration(char *buf, size_t n, double s)
+{
+  if (s < 0 || !isfinite(s))
+    snprintf(buf, n, "?");
+  else if (s < 1)
+    snprintf(buf, n, "<1 s");
+  else if (s < 100)
+    snprintf(buf, n, "%.0f s", s);
+  else
+    snprintf(buf, n, "%d min %02d s", (int)(s / 60), (int)s % 60);
+}
+
+void progress(probe_ctx *c, const char *what, long k, long n, int force)
+{
+  if (c->s != 0)
+    return;
+  double t = now();
+  if (!force && t - c->last_progress < (c->tty ? 0.25 : 5.0))
+    return;
+  c->last_progress = t;
+  char el[32], left[32], line[512];
+  fmt_duration(el, sizeof el, t - c->t0);
+  if (k > 0 && n > 0)
+    fmt_duration(left, sizeof left, (t - c->sec_t0) * (double)(n - k) / (double)k);
+  else
+    snprintf(left, sizeof left, "?");
+  int len = snprintf(line, sizeof line, "bspprobe: %s, %ld of %ld, elapsed %s, section left ~%s",
+                     what, k, n, el, left);
+  if (len < 0)
+    return;
+  if (len >= (int)sizeof line)
+    len = (int)sizeof line - 1;
+  if (c->tty) {
+    fprintf(stderr, "\r%s", line);
+    if (len < c->progress_len)
+      fprintf(stderr, "%*s", c->progress_len - len, "");
+    c->progress_len = len;
+  } else {
+    fprintf(stderr, "%s\n", line);
+  }
+  fflush(stderr);
+  maybe_load_record(c, 0);
+}
+
+void progress_end(probe_ctx *c, const char *section)
+{
+  if (c->s != 0)
+    return;
+  double t = now();
+  char tot[32];
+  fmt_duration(tot, sizeof tot, t - c->t0);
+  if (c->tty && c->progress_len)
+    fprintf(stderr, "\r%*s\r", c->progress_len, "");
+  c->progress_len = 0;
+  fprintf(stderr, "bspprobe: %s done in %.2f s (elapsed %s)\n", section, t - c->sec_t0, tot);
+  fflush(stderr);
+}
+
+/* A `load` record at most every 30 s (or now when forced), process 0. */
+void maybe_load_record(probe_ctx *c, int force)
+{
+  if (c->s != 0)
+    return;
+  double t = now();
+  if (!force && t - c->last_load < 30.0)
+    return;
+  c->last_load = t;
+  double la[3];
+  read_loadavg(la);
+  if (la[0] < 0)
+    return;
+  j_begin(&c->j, "load");
+  j_num(&c->j, "t_s", t - c->t0);
+  j_nums(&c->j, "loadavg", la, 3, "%.2f");
+  emit(c);
+}
+
+/* ---- PRNG: splitmix64 ------------------------------------------------------------------- */
+
+uint64_t rng_next(uint64_t *state)
+{
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
+{
+  uint64_t st = seed;
+  uint64_t x = rng_next(&st);
+  st = x ^ (a * 0xd1342543de82ef95ULL);
+  x = rng_next(&st);
+  st = x ^ (b * 0xd1342543de82ef95ULL);
+  x = rng_next(&st);
+  st = x ^ (c * 0xd1342543de82ef95ULL);
+  return rng_next(&st);
+}
+
+long rng_below(uint64_t *state, long n)
+{
+  if (n <= 1)
+    return 0;
+  /* rejection keeps it exactly uniform */
+  uint64_t un = (uint64_t)n, limit = UINT64_MAX - UINT64_MAX % un;
+  uint64_t r;
+  do
+    r = rng_next(state);
+  while (r >= limit);
+  return (long)(r % un);
+}
+
+double rng_unit(uint64_t *state)
+{
+  return (double)(rng_next(state) >> 11) * 0x1.0p-53;
+}
+
+void rng_shuffle_long(uint64_t *state, long *v, long n)
+{
+  for (long i = n - 1; i > 0; i--) {
+    long k = rng_below(state, i + 1);
+    long t = v[i];
+    v[i] = v[k];
+    v[k] = t;
+  }
+}

@@ -1,0 +1,201 @@
+/*
+ * probe.h - declarations shared by the bspprobe sources (see bspprobe.c for the overview).
+ *
+ * Written against bsp.h only. On the threads back end every BSP process is a thread of one
+ * program, so NOTHING here keeps per-process state in a global: each process has its own
+ * probe_ctx (allocated in its SPMD function). The globals that exist (the options and the
+ * machine description) are written once in main before bsp_init and only read afterwards.
+ */
+#ifndef BSPPROBE_PROBE_H
+#define BSPPROBE_PROBE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bsp.h"
+
+/* bspkit's extensions (back-end name, core count), only when building against bspkit. */
+#if !defined(BSPPROBE_NO_EXTENSIONS) && defined(__has_include)
+#if __has_include("bspkit.h")
+#include "bspkit.h"
+#endif
+#endif
+
+#ifndef BSPPROBE_VERSION
+#define BSPPROBE_VERSION "0.1.0"
+#endif
+
+/* The type of bsp_get_tag's status: bsp_size_t (bspkit, MulticoreBSP), or int for libraries
+ * with the plain 1998 API and no bsp_size_t (build with -DBSPPROBE_INT_API). */
+#ifdef BSPPROBE_INT_API
+typedef int probe_size_t;
+#else
+typedef bsp_size_t probe_size_t;
+#endif
+
+#if defined(__GNUC__)
+#define PROBE_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define PROBE_PRINTF(fmt, args)
+#endif
+
+#define WORD_BYTES 8 /* all communication sizes are in 8-byte words (doubles) */
+
+/* ---- sections, primitives, patterns --------------------------------------------------- */
+
+enum { SEC_F, SEC_MEMCPY, SEC_G, SEC_L, SEC_AS, SEC_VALIDATION, NSECTIONS };
+enum { PRIM_PUT, PRIM_HPPUT, PRIM_GET, PRIM_HPGET, PRIM_SEND, NPRIMS };
+enum { PAT_ALLTOALL, PAT_PERMUTATION, PAT_SHIFT, NPATTERNS };
+
+extern const char *const section_names[NSECTIONS];
+extern const char *const prim_names[NPRIMS];
+extern const char *const pattern_names[NPATTERNS];
+
+/* ---- options (parsed in main before bsp_init; read-only afterwards) -------------------- */
+
+typedef struct {
+  int quick;
+  const char *output;       /* NULL: bspprobe-<host>-p<P>-<date>.jsonl */
+  uint64_t seed;
+  unsigned sections;        /* bit i: section i */
+  unsigned primitives;      /* bit i: primitive i */
+  unsigned patterns;        /* bit i: pattern i */
+  long max_words;           /* H_MAX: most words one process sends in one superstep */
+  const char *library_name; /* header.library */
+  int reps;                 /* > 0: exactly this many repetitions per point (no time rule) */
+  int argc;
+  char **argv;
+} probe_opts;
+
+/* What main found out about the machine before the BSP processes started. */
+typedef struct {
+  char host[256];
+  char cpu[256];
+  char kernel[256];
+  int cores;        /* available to the program (affinity mask at start) */
+  int cores_online; /* sysconf(_SC_NPROCESSORS_ONLN) */
+} machine_info;
+
+extern probe_opts g_opts;        /* read-only after main parsed the command line */
+extern machine_info g_machine;   /* read-only after main filled it in */
+
+/* ---- measurement parameters of one mode (quick or full) ------------------------------- */
+
+typedef struct {
+  int min_reps;        /* at least this many repetitions per point */
+  int max_reps;        /* at most this many */
+  double min_point_s;  /* and repetitions until their total is at least this */
+  int l_samples;       /* samples of each l / As latency test */
+  double l_batch_s;    /* each such sample: a batch of supersteps lasting about this long */
+  int validation_per_combo;
+  /* f */
+  long dot_n;
+  long dot_pool_bytes;
+  int dot_reps;
+  int ijk_n;
+  int ijk_reps;
+  int gemm_n;
+  int gemm_reps;
+  /* memcpy */
+  long memcpy_bytes;
+  long memcpy_pool_bytes;
+  int memcpy_reps;
+} probe_params;
+
+/* ---- JSON lines (process 0 only) ------------------------------------------------------ */
+
+typedef struct {
+  char *b;
+  size_t n, cap;
+  int depth;
+  int first[16]; /* no comma needed before the next member at this depth */
+} jbuf;
+
+void j_begin(jbuf *j, const char *type);      /* starts a record {"type": type */
+void j_key(jbuf *j, const char *key);         /* ,"key": (key NULL inside arrays) */
+void j_str(jbuf *j, const char *key, const char *v); /* NULL -> null */
+void j_int(jbuf *j, const char *key, long long v);
+void j_num(jbuf *j, const char *key, double v);      /* %.9g; not finite -> null */
+void j_bool(jbuf *j, const char *key, int v);
+void j_null(jbuf *j, const char *key);
+void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt);
+void j_longs(jbuf *j, const char *key, const long *v, int n);
+void j_strs(jbuf *j, const char *key, const char *const *v, int n);
+void j_obj_begin(jbuf *j, const char *key);
+void j_obj_end(jbuf *j);
+void j_arr_begin(jbuf *j, const char *key);
+void j_arr_end(jbuf *j);
+void j_raw(jbuf *j, const char *text);                /* appends text as is */
+
+/* ---- per-process context -------------------------------------------------------------- */
+
+typedef struct probe_ctx {
+  const probe_opts *opt;
+  probe_params prm;
+  int p, s;
+  long hmax;         /* H_MAX in words */
+  long area_words;   /* words in each of src and dst (>= hmax, >= p) */
+  double *src, *dst; /* registered communication areas */
+  double *gather;    /* registered: p * gather_stride doubles (gathers to process 0) */
+  int gather_stride;
+  double *allv;      /* registered: p doubles (all-gather of one value) */
+  double *local;     /* this process's samples of the current point */
+  volatile double sink;   /* keeps computed results alive */
+  volatile long isink;
+  /* process 0 only */
+  FILE *out;
+  jbuf j;
+  long records;
+  double t0;                 /* start of the run (now()) */
+  double sec_t0;             /* start of the current section */
+  double last_progress;      /* when the progress line was last written */
+  double last_load;          /* when a load record was last written */
+  int tty;
+  int progress_len;
+  char warnings[16][256];
+  int nwarnings;
+  double section_s[NSECTIONS];
+} probe_ctx;
+
+/* ---- helpers (output.c) ------------------------------------------------------------------- */
+
+double now(void);                       /* CLOCK_MONOTONIC, seconds */
+void read_loadavg(double la[3]);        /* -1s when unknown */
+void emit(probe_ctx *c);                /* writes c->j as one line, flushes */
+void add_warning(probe_ctx *c, const char *fmt, ...) PROBE_PRINTF(2, 3);
+/* Progress on stderr (process 0): what, k of n done; rate-limited unless force. */
+void progress(probe_ctx *c, const char *what, long k, long n, int force);
+void progress_end(probe_ctx *c, const char *section);
+void maybe_load_record(probe_ctx *c, int force);
+void *xmalloc(size_t n); /* bsp_abort on failure */
+
+/* PRNG: splitmix64; every process that seeds it alike draws alike. */
+uint64_t rng_next(uint64_t *state);
+uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
+long rng_below(uint64_t *state, long n);     /* uniform in [0, n) */
+double rng_unit(uint64_t *state);            /* uniform in [0, 1) */
+void rng_shuffle_long(uint64_t *state, long *v, long n);
+
+/* ---- collective helpers (measure_comm.c) ------------------------------------------------ */
+
+double all_max(probe_ctx *c, double v);      /* max over processes; one superstep */
+/* Gathers local[0..n) of every process to process 0, where out[i] = max over processes of
+ * local[i]; one superstep. out may be NULL on processes other than 0. */
+void gather_max(probe_ctx *c, const double *local, int n, double *out);
+
+/* ---- sections ----------------------------------------------------------------------------- */
+
+void measure_f(probe_ctx *c);          /* measure_f.c */
+void measure_memcpy(probe_ctx *c);     /* measure_f.c */
+const char *blas_name(char *buf, size_t n); /* "openblas 0.3.21" or "none" */
+const char *blas_config(void);         /* OpenBLAS config string or NULL */
+const char *blas_corename(void);       /* OpenBLAS core name or NULL */
+void measure_g(probe_ctx *c);          /* measure_comm.c */
+void measure_validation(probe_ctx *c);
+void measure_l(probe_ctx *c);
+void measure_as(probe_ctx *c);
+/* The planned grid, for the header: fills msg_words[] and counts[] (each at most 64). */
+void plan_grid_axes(const probe_ctx *c, long *msg_words, int *nm, long *counts, int *nc);
+long grid_points_per_combo(const probe_ctx *c);
+
+#endif /* BSPPROBE_PROBE_H */
