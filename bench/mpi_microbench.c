@@ -1,0 +1,824 @@
+/*
+ * mpi_microbench.c - BSPlib on the MPI back ends against the same data movement done with
+ * raw MPI calls, in one run (bsprun -b mpi or -b mpi-rma -n P bsp_mpi_microbench).
+ *
+ * The library initializes MPI (bsp_init); this program shares its libmpi and calls MPI on
+ * MPI_COMM_WORLD for the raw counterparts, between supersteps, when the library has no
+ * communication in flight. Benchmarks (B = 8 MiB, W = --words one-word messages):
+ *
+ *   sync        empty bsp_sync                    vs MPI_Alltoall of one int
+ *   put_8MiB    bsp_put of B to every other process, bsp_sync
+ *                                                 vs MPI_Alltoallv of the same bytes
+ *   hpput_8MiB  the same with bsp_hpput           vs the same MPI_Alltoallv
+ *   put_word    W bsp_puts of 8 bytes to pseudo-random processes, bsp_sync
+ *                                                 vs group by destination (counting sort),
+ *                                                    MPI_Alltoall of the counts,
+ *                                                    MPI_Alltoallv of the words
+ *   send_word   W bsp_sends of 8 bytes (tag size 0) to the same processes, bsp_sync, the
+ *               receiver drains its queue with bsp_get_tag + bsp_move
+ *                                                 vs as put_word, then the receiver reads
+ *                                                    the words it got
+ *
+ * Both versions deliver the same bytes to the same places, and both are checked once
+ * before timing. Then ours and raw alternate, round after round (ours first in even
+ * rounds). A round's sample is the maximum over processes of each process's batch time
+ * (CLOCK_MONOTONIC, after aligning the processes with bsp_sync or MPI_Barrier), taken with
+ * MPI_Allreduce outside the timed region, divided by the operations (or messages) in it.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bsp.h"
+#include "bspkit.h"
+
+#ifndef BENCH_BUILD_TYPE
+#define BENCH_BUILD_TYPE "unknown"
+#endif
+
+#define BLOCK ((size_t)8 << 20) /* bytes per pair in the h-relation */
+#define MAX_ROUNDS 1001
+#define MAX_COUNT 10000000L
+#define SEED UINT64_C(0x5eed2024)
+
+/* ---- options: parsed in main before bsp_init, so every MPI rank has them ------------- */
+
+static const char *prog = "bsp_mpi_microbench";
+static const char *opt_json;
+static int opt_quick, opt_rounds;
+static double opt_batch_ms;
+static long opt_words = 10000;
+static char opt_only[512];
+static char load_start[128], load_end[128];
+static int exit_status;
+
+/* ---- per-process state ----------------------------------------------------------------- */
+
+typedef struct {
+  int pid, p;
+  long W;
+  unsigned char *bsrc, *barea; /* p * BLOCK: segment q of bsrc goes to q's barea segment pid */
+  int *bcnt, *bdsp;            /* Alltoallv counts/displacements (the same both ways) */
+  uint64_t *wsrc;              /* W words to send */
+  int *dest, *woff;            /* W: destination, byte offset there (pid*W + rank) * 8 */
+  uint64_t *warea;             /* p * W words, registered: words from s land at s*W.. */
+  uint64_t *sbuf;              /* W: raw send buffer grouped by destination */
+  int *scnt, *sdsp, *rcnt, *rdsp, *fill; /* p each */
+  uint64_t *expect;            /* what this process should receive, in delivery order */
+  long *expect_from;           /* p: how many words from each source */
+  long nexpect;
+  uint64_t *seen;              /* send_word check: the drained payloads */
+  long nseen;
+  int bad_status;
+  volatile uint64_t sink;
+} ctx_t;
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+static uint64_t word_of(int s, long i) { return ((uint64_t)(s + 1) << 32) | (uint64_t)i; }
+/* word j of the block process s sends process d */
+static uint64_t block_word(int s, int d, size_t j) {
+  return mix64(((uint64_t)s << 48) ^ ((uint64_t)d << 40) ^ j);
+}
+/* process s's i-th destination: the same sequence on every process */
+static void destinations(int s, int p, long W, int *out) {
+  uint64_t x = SEED ^ ((uint64_t)s * UINT64_C(0x632be59bd9b4e019));
+  for (long i = 0; i < W; i++) {
+    x = mix64(x);
+    out[i] = (int)(((x >> 32) * (uint64_t)p) >> 32);
+  }
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *xalloc(size_t n) {
+  void *q = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
+  if (!q) bsp_abort("%s: out of memory (%zu bytes)", prog, n);
+  memset(q, 0, n);
+  return q;
+}
+
+/* ---- 1. empty superstep ------------------------------------------------------------------ */
+
+static void sync_ours(ctx_t *c, long n) {
+  (void)c;
+  for (long r = 0; r < n; r++) bsp_sync();
+}
+static void sync_raw(ctx_t *c, long n) {
+  int x = c->pid, y[256]; /* p <= 255 checked */
+  for (long r = 0; r < n; r++) MPI_Alltoall(&x, 1, MPI_INT, y, 1, MPI_INT, MPI_COMM_WORLD);
+}
+
+/* ---- 2. 8 MiB per pair ------------------------------------------------------------------ */
+
+static void block_put_ours(ctx_t *c, long n) {
+  for (long r = 0; r < n; r++) {
+    for (int k = 1; k < c->p; k++) {
+      int q = (c->pid + k) % c->p;
+      bsp_put(q, c->bsrc + (size_t)q * BLOCK, c->barea, c->pid * (int)BLOCK, (int)BLOCK);
+    }
+    bsp_sync();
+  }
+}
+static void block_hpput_ours(ctx_t *c, long n) {
+  for (long r = 0; r < n; r++) {
+    for (int k = 1; k < c->p; k++) {
+      int q = (c->pid + k) % c->p;
+      bsp_hpput(q, c->bsrc + (size_t)q * BLOCK, c->barea, c->pid * (int)BLOCK, (int)BLOCK);
+    }
+    bsp_sync();
+  }
+}
+static void block_raw(ctx_t *c, long n) {
+  for (long r = 0; r < n; r++)
+    MPI_Alltoallv(c->bsrc, c->bcnt, c->bdsp, MPI_BYTE, c->barea, c->bcnt, c->bdsp, MPI_BYTE,
+                  MPI_COMM_WORLD);
+}
+static int block_check(ctx_t *c) {
+  for (int s = 0; s < c->p; s++) {
+    const uint64_t *seg = (const uint64_t *)(const void *)(c->barea + (size_t)s * BLOCK);
+    for (size_t j = 0; j < BLOCK / 8; j++) {
+      uint64_t want = s == c->pid ? 0 : block_word(s, c->pid, j);
+      if (seg[j] != want) {
+        fprintf(stderr, "%s: process %d: word %zu of the block from process %d is %#llx, "
+                "expected %#llx\n", prog, c->pid, j, s, (unsigned long long)seg[j],
+                (unsigned long long)want);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+static void block_clear(ctx_t *c) { memset(c->barea, 0, (size_t)c->p * BLOCK); }
+
+/* ---- 3. one-word puts and sends --------------------------------------------------------- */
+
+static void word_put_ours(ctx_t *c, long n) {
+  const long W = c->W;
+  for (long r = 0; r < n; r++) {
+    for (long i = 0; i < W; i++) bsp_put(c->dest[i], &c->wsrc[i], c->warea, c->woff[i], 8);
+    bsp_sync();
+  }
+}
+
+/* What a programmer does by hand: count per destination, group the words by destination,
+ * tell every process how many it gets, one MPI_Alltoallv into the place they belong. */
+static void word_exchange_raw(ctx_t *c, uint64_t *recv) {
+  const long W = c->W;
+  const int p = c->p;
+  memset(c->scnt, 0, (size_t)p * sizeof(int));
+  for (long i = 0; i < W; i++) c->scnt[c->dest[i]]++;
+  for (int q = 0, at = 0; q < p; q++) {
+    c->sdsp[q] = c->fill[q] = at;
+    at += c->scnt[q];
+  }
+  for (long i = 0; i < W; i++) c->sbuf[c->fill[c->dest[i]]++] = c->wsrc[i];
+  MPI_Alltoall(c->scnt, 1, MPI_INT, c->rcnt, 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Alltoallv(c->sbuf, c->scnt, c->sdsp, MPI_UINT64_T, recv, c->rcnt, c->rdsp, MPI_UINT64_T,
+                MPI_COMM_WORLD);
+}
+static void word_put_raw(ctx_t *c, long n) {
+  for (long r = 0; r < n; r++) word_exchange_raw(c, c->warea);
+}
+static int word_check(ctx_t *c, const char *what) {
+  long e = 0;
+  for (int s = 0; s < c->p; s++) {
+    for (long k = 0; k < c->W; k++) {
+      uint64_t got = c->warea[(size_t)s * (size_t)c->W + (size_t)k];
+      uint64_t want = k < c->expect_from[s] ? c->expect[e + k] : 0;
+      if (got != want) {
+        fprintf(stderr, "%s: process %d: %s: word %ld from process %d is %#llx, expected "
+                "%#llx\n", prog, c->pid, what, k, s, (unsigned long long)got,
+                (unsigned long long)want);
+        return 0;
+      }
+    }
+    e += c->expect_from[s];
+  }
+  return 1;
+}
+static void word_clear(ctx_t *c) { memset(c->warea, 0, (size_t)c->p * (size_t)c->W * 8); }
+
+static void drain(ctx_t *c) {
+  bsp_size_t status;
+  uint64_t x, sum = 0, tag = 0;
+  long n = 0;
+  for (;;) {
+    bsp_get_tag(&status, &tag);
+    if (status < 0) break;
+    if (status != 8) c->bad_status = 1;
+    bsp_move(&x, 8);
+    if (c->seen && n < c->nexpect) c->seen[n] = x;
+    sum += x;
+    n++;
+  }
+  c->nseen = n;
+  c->sink = sum;
+}
+static void word_send_ours(ctx_t *c, long n) {
+  const long W = c->W;
+  for (long r = 0; r < n; r++) {
+    for (long i = 0; i < W; i++) bsp_send(c->dest[i], NULL, &c->wsrc[i], 8);
+    bsp_sync();
+    drain(c);
+  }
+}
+static void word_send_raw(ctx_t *c, long n) {
+  for (long r = 0; r < n; r++) {
+    word_exchange_raw(c, c->warea);
+    uint64_t sum = 0;
+    for (int s = 0; s < c->p; s++) {
+      const uint64_t *w = c->warea + c->rdsp[s];
+      for (int k = 0; k < c->rcnt[s]; k++) sum += w[k];
+    }
+    c->sink = sum;
+  }
+}
+static int send_check(ctx_t *c) {
+  if (c->bad_status || c->nseen != c->nexpect) {
+    fprintf(stderr, "%s: process %d: send_word: received %ld messages (expected %ld)%s\n",
+            prog, c->pid, c->nseen, c->nexpect, c->bad_status ? ", wrong payload sizes" : "");
+    return 0;
+  }
+  for (long k = 0; k < c->nexpect; k++)
+    if (c->seen[k] != c->expect[k]) {
+      fprintf(stderr, "%s: process %d: send_word: message %ld is %#llx, expected %#llx\n",
+              prog, c->pid, k, (unsigned long long)c->seen[k],
+              (unsigned long long)c->expect[k]);
+      return 0;
+    }
+  return 1;
+}
+
+/* One operation of ours or raw on cleared memory, then the check. */
+static int verify(ctx_t *c, int bench, int raw);
+
+/* ---- the benchmark table ---------------------------------------------------------------- */
+
+typedef struct {
+  const char *name, *ours, *raw;
+  int per_message; /* 1: per message (ns), 0: per operation (us) */
+  int blocks;      /* moves BLOCK to each other process: GB/s */
+  void (*run_ours)(ctx_t *, long);
+  void (*run_raw)(ctx_t *, long);
+} bench_t;
+
+static const bench_t benches[] = {
+    {"sync", "empty bsp_sync", "MPI_Alltoall of one int", 0, 0, sync_ours, sync_raw},
+    {"put_8MiB", "bsp_put of 8 MiB to every other process, bsp_sync",
+     "MPI_Alltoallv of 8 MiB per pair", 0, 1, block_put_ours, block_raw},
+    {"hpput_8MiB", "bsp_hpput of 8 MiB to every other process, bsp_sync",
+     "MPI_Alltoallv of 8 MiB per pair", 0, 1, block_hpput_ours, block_raw},
+    {"put_word", "W bsp_puts of 8 bytes to pseudo-random processes, bsp_sync",
+     "group by destination, MPI_Alltoall of counts, MPI_Alltoallv of the words", 1, 0,
+     word_put_ours, word_put_raw},
+    {"send_word", "W bsp_sends of 8 bytes (tag size 0), bsp_sync, bsp_get_tag+bsp_move all",
+     "as put_word, then the receiver reads the words", 1, 0, word_send_ours, word_send_raw},
+};
+#define NBENCH ((int)(sizeof benches / sizeof benches[0]))
+
+static int verify(ctx_t *c, int bench, int raw) {
+  const bench_t *b = &benches[bench];
+  const char *what = raw ? "raw" : "ours";
+  int ok = 1;
+  if (b->blocks) {
+    block_clear(c);
+    bsp_sync();
+    (raw ? b->run_raw : b->run_ours)(c, 1);
+    ok = block_check(c);
+  } else if (b->run_ours == word_put_ours) {
+    word_clear(c);
+    bsp_sync();
+    (raw ? b->run_raw : b->run_ours)(c, 1);
+    ok = word_check(c, what);
+  } else if (b->run_ours == word_send_ours) {
+    word_clear(c);
+    c->bad_status = 0;
+    c->nseen = -1;
+    bsp_sync();
+    if (raw) {
+      word_send_raw(c, 1);
+      ok = word_check(c, "send_word raw");
+      uint64_t want = 0;
+      for (long k = 0; k < c->nexpect; k++) want += c->expect[k];
+      if (ok && c->sink != want) {
+        fprintf(stderr, "%s: process %d: send_word raw: sum %#llx, expected %#llx\n", prog,
+                c->pid, (unsigned long long)c->sink, (unsigned long long)want);
+        ok = 0;
+      }
+    } else {
+      c->seen = xalloc((size_t)(c->nexpect + 1) * 8);
+      word_send_ours(c, 1);
+      ok = send_check(c);
+      free(c->seen);
+      c->seen = NULL;
+    }
+  }
+  return ok;
+}
+
+/* ---- measurement ------------------------------------------------------------------------ */
+
+typedef struct {
+  double min, q1, med, q3, max;
+} stats_t;
+
+typedef struct {
+  int ran;
+  long n_ours, n_raw; /* operations per batch */
+  int rounds;
+  double ours[MAX_ROUNDS], raw[MAX_ROUNDS]; /* seconds per operation or message */
+  stats_t so, sr;
+  double wall_s;
+} result_t;
+
+static result_t results[NBENCH];
+
+static double batch(ctx_t *c, const bench_t *b, int raw, long n) {
+  if (raw)
+    MPI_Barrier(MPI_COMM_WORLD);
+  else
+    bsp_sync();
+  double t0 = now();
+  (raw ? b->run_raw : b->run_ours)(c, n);
+  double t = now() - t0, tmax;
+  MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return tmax;
+}
+
+/* Operations per batch for about `target` seconds; every process gets the same answer
+ * because every decision uses the max over processes. */
+static long calibrate(ctx_t *c, const bench_t *b, int raw, double target) {
+  long n = 1;
+  double t;
+  for (;;) {
+    t = batch(c, b, raw, n);
+    if (t >= 0.5 * target || n >= MAX_COUNT) break;
+    double f = t > 0 ? target / t : 16;
+    f = f > 16 ? 16 : f < 2 ? 2 : f;
+    n = (long)((double)n * f);
+    if (n > MAX_COUNT) n = MAX_COUNT;
+  }
+  for (int k = 0; k < 2; k++) { /* the fastest of three: a disturbance does not shrink n */
+    double t2 = batch(c, b, raw, n);
+    if (t2 < t) t = t2;
+  }
+  double m = t > 0 ? (double)n * target / t : (double)n;
+  return m < 1 ? 1 : m > MAX_COUNT ? MAX_COUNT : (long)(m + 0.5);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+static double quantile(const double *s, int n, double q) {
+  double h = (n - 1) * q;
+  int lo = (int)h;
+  return lo + 1 >= n ? s[n - 1] : s[lo] + (h - lo) * (s[lo + 1] - s[lo]);
+}
+static stats_t stats_of(const double *x, int n) {
+  double s[MAX_ROUNDS];
+  memcpy(s, x, (size_t)n * sizeof *s);
+  qsort(s, (size_t)n, sizeof *s, cmp_double);
+  return (stats_t){s[0], quantile(s, n, 0.25), quantile(s, n, 0.5), quantile(s, n, 0.75),
+                   s[n - 1]};
+}
+
+static int tty;
+static void progress(const ctx_t *c, const char *name, int k, int n) {
+  if (c->pid != 0) return;
+  if (k == 0)
+    fprintf(stderr, "[p=%d] %-11s warm-up, calibration, check\n", c->p, name);
+  else if (tty)
+    fprintf(stderr, "\r[p=%d] %-11s round %d of %d ", c->p, name, k, n);
+  fflush(stderr);
+}
+
+static void run_bench(ctx_t *c, int i, int rounds, double target) {
+  const bench_t *b = &benches[i];
+  result_t *res = &results[i];
+  double w0 = now();
+  progress(c, b->name, 0, rounds);
+  long n_ours = calibrate(c, b, 0, target), n_raw = calibrate(c, b, 1, target);
+  for (int raw = 0; raw < 2; raw++) {
+    int ok = verify(c, i, raw), all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) {
+      if (c->pid == 0)
+        fprintf(stderr, "%s: VERIFY FAILED: %s (%s) delivered wrong data (details above)\n",
+                prog, b->name, raw ? "raw" : "ours");
+      bsp_abort("%s: %s: wrong results", prog, b->name);
+    }
+  }
+  double div = b->per_message ? (double)c->W : 1.0;
+  for (int k = 0; k < rounds; k++) {
+    progress(c, b->name, k + 1, rounds);
+    for (int j = 0; j < 2; j++) {
+      int raw = (k & 1) ^ j; /* ours first in even rounds, raw first in odd ones */
+      long n = raw ? n_raw : n_ours;
+      double t = batch(c, b, raw, n) / ((double)n * div);
+      (raw ? res->raw : res->ours)[k] = t;
+    }
+  }
+  res->ran = 1;
+  res->n_ours = n_ours;
+  res->n_raw = n_raw;
+  res->rounds = rounds;
+  res->so = stats_of(res->ours, rounds);
+  res->sr = stats_of(res->raw, rounds);
+  res->wall_s = now() - w0;
+  if (c->pid == 0)
+    fprintf(stderr, "%s[p=%d] %-11s done in %.2f s (batches of %ld / %ld)\n", tty ? "\n" : "",
+            c->p, b->name, res->wall_s, n_ours, n_raw);
+}
+
+/* ---- output ----------------------------------------------------------------------------- */
+
+typedef struct {
+  char date[64], host[256], mpi[256], backend[64];
+  int p, cores, rounds;
+  long W;
+  double target, clock_res, wall_s;
+} header_t;
+
+static void read_loadavg(char *buf, size_t n) {
+  snprintf(buf, n, "unknown");
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (!f) return;
+  if (fgets(buf, (int)n, f)) buf[strcspn(buf, "\n")] = 0;
+  fclose(f);
+}
+
+static double bytes_per_op(const ctx_t *c) { return (double)(c->p - 1) * (double)BLOCK; }
+
+static void print_table(const ctx_t *c, const header_t *h) {
+  printf("# %s  backend=%s  p=%d  cores=%d%s  (%s build)\n", prog, h->backend, h->p, h->cores,
+         h->p > h->cores ? " (oversubscribed)" : "", BENCH_BUILD_TYPE);
+  printf("# MPI: %s\n", h->mpi);
+  printf("# %s  host=%s  loadavg start: %s  end: %s\n", h->date, h->host, load_start, load_end);
+  printf("# rounds=%d  batch target=%.1f ms  W=%ld messages  block=8 MiB per pair  round time = "
+         "max over processes  clock resolution %.0f ns\n",
+         h->rounds, h->target * 1e3, h->W, h->clock_res * 1e9);
+  printf("%-12s %3s %10s %10s %7s %10s %10s %10s %10s %10s %10s  %-7s %s\n", "benchmark", "p",
+         "ours_med", "raw_med", "ratio", "ours_min", "ours_q1", "ours_q3", "raw_min", "raw_q1",
+         "raw_q3", "unit", "notes");
+  for (int i = 0; i < NBENCH; i++) {
+    const bench_t *b = &benches[i];
+    const result_t *r = &results[i];
+    if (!r->ran) continue;
+    double sc = b->per_message ? 1e9 : 1e6;
+    char notes[160] = "";
+    if (b->blocks)
+      snprintf(notes, sizeof notes, "GB/s per process: ours %.2f raw %.2f",
+               bytes_per_op(c) / r->so.med * 1e-9, bytes_per_op(c) / r->sr.med * 1e-9);
+    printf("%-12s %3d %10.3f %10.3f %7.2f %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f  %-7s %s\n",
+           b->name, h->p, r->so.med * sc, r->sr.med * sc, r->so.med / r->sr.med, r->so.min * sc,
+           r->so.q1 * sc, r->so.q3 * sc, r->sr.min * sc, r->sr.q1 * sc, r->sr.q3 * sc,
+           b->per_message ? "ns/msg" : "us/op", notes);
+  }
+  fflush(stdout);
+}
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\')
+      fprintf(f, "\\%c", ch);
+    else if (ch < 0x20)
+      fprintf(f, "\\u%04x", ch);
+    else
+      fputc(ch, f);
+  }
+  fputc('"', f);
+}
+static void json_stats(FILE *f, const char *key, stats_t s, double sc) {
+  fprintf(f, ",\"%s\":{\"min\":%.6g,\"q1\":%.6g,\"median\":%.6g,\"q3\":%.6g,\"max\":%.6g}", key,
+          s.min * sc, s.q1 * sc, s.med * sc, s.q3 * sc, s.max * sc);
+}
+
+static int write_json(const ctx_t *c, const char *path, const header_t *h) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
+    return 0;
+  }
+  fprintf(f, "{\"record\":\"header\",\"program\":\"bsp_mpi_microbench\",\"backend\":");
+  json_str(f, h->backend);
+  fprintf(f, ",\"build_type\":");
+  json_str(f, BENCH_BUILD_TYPE);
+  fprintf(f, ",\"date\":");
+  json_str(f, h->date);
+  fprintf(f, ",\"host\":");
+  json_str(f, h->host);
+  fprintf(f, ",\"mpi_library\":");
+  json_str(f, h->mpi);
+  fprintf(f, ",\"p\":%d,\"cores_online\":%d,\"loadavg_start\":", h->p, h->cores);
+  json_str(f, load_start);
+  fprintf(f, ",\"loadavg_end\":");
+  json_str(f, load_end);
+  fprintf(f, ",\"rounds\":%d,\"batch_target_s\":%.6g,\"words\":%ld,\"block_bytes\":%zu,"
+          "\"seed\":%llu,\"clock_resolution_s\":%.3g,\"round_time\":\"max over processes of "
+          "each process's batch time (MPI_Allreduce outside the timed region)\",\"order\":"
+          "\"ours first in even rounds, raw first in odd rounds\",\"wall_s\":%.3f}\n",
+          h->rounds, h->target, h->W, BLOCK, (unsigned long long)SEED, h->clock_res, h->wall_s);
+  for (int i = 0; i < NBENCH; i++) {
+    const bench_t *b = &benches[i];
+    const result_t *r = &results[i];
+    if (!r->ran) continue;
+    double sc = b->per_message ? 1e9 : 1e6;
+    const char *unit = b->per_message ? "ns/msg" : "us/op";
+    fprintf(f, "{\"record\":\"benchmark\",\"name\":");
+    json_str(f, b->name);
+    fprintf(f, ",\"backend\":");
+    json_str(f, h->backend);
+    fprintf(f, ",\"p\":%d,\"ours\":", h->p);
+    json_str(f, b->ours);
+    fprintf(f, ",\"raw\":");
+    json_str(f, b->raw);
+    fprintf(f, ",\"unit\":\"%s\",\"messages_per_op\":%ld,\"ops_per_batch_ours\":%ld,"
+            "\"ops_per_batch_raw\":%ld,\"rounds\":%d,\"verified\":true",
+            unit, b->per_message ? h->W : 1L, r->n_ours, r->n_raw, r->rounds);
+    json_stats(f, "ours_stats", r->so, sc);
+    json_stats(f, "raw_stats", r->sr, sc);
+    fprintf(f, ",\"ratio_of_medians\":%.6g", r->so.med / r->sr.med);
+    if (b->blocks)
+      fprintf(f, ",\"bytes_per_process_per_op\":%.0f,\"GBps_per_process_ours\":%.6g,"
+              "\"GBps_per_process_raw\":%.6g", bytes_per_op(c),
+              bytes_per_op(c) / r->so.med * 1e-9, bytes_per_op(c) / r->sr.med * 1e-9);
+    fprintf(f, ",\"samples_ours\":[");
+    for (int k = 0; k < r->rounds; k++) fprintf(f, "%s%.6g", k ? "," : "", r->ours[k] * sc);
+    fprintf(f, "],\"samples_raw\":[");
+    for (int k = 0; k < r->rounds; k++) fprintf(f, "%s%.6g", k ? "," : "", r->raw[k] * sc);
+    fprintf(f, "],\"wall_s\":%.3f}\n", r->wall_s);
+  }
+  if (fclose(f) != 0) {
+    fprintf(stderr, "%s: error writing %s\n", prog, path);
+    return 0;
+  }
+  return 1;
+}
+
+/* ---- the SPMD part ---------------------------------------------------------------------- */
+
+static int selected(const char *name) {
+  if (!opt_only[0]) return 1;
+  size_t n = strlen(name);
+  for (const char *s = opt_only; *s;) {
+    size_t len = strcspn(s, ",");
+    if (len == n && !strncmp(s, name, n)) return 1;
+    s += len + (s[len] == ',');
+  }
+  return 0;
+}
+
+static void setup(ctx_t *c) {
+  const int p = c->p;
+  const long W = c->W;
+  c->bsrc = xalloc((size_t)p * BLOCK);
+  c->barea = xalloc((size_t)p * BLOCK);
+  c->bcnt = xalloc((size_t)p * sizeof(int));
+  c->bdsp = xalloc((size_t)p * sizeof(int));
+  for (int q = 0; q < p; q++) {
+    uint64_t *seg = (uint64_t *)(void *)(c->bsrc + (size_t)q * BLOCK);
+    for (size_t j = 0; j < BLOCK / 8; j++) seg[j] = q == c->pid ? 0 : block_word(c->pid, q, j);
+    c->bcnt[q] = q == c->pid ? 0 : (int)BLOCK;
+    c->bdsp[q] = q * (int)BLOCK;
+  }
+  c->wsrc = xalloc((size_t)W * 8);
+  c->dest = xalloc((size_t)W * sizeof(int));
+  c->woff = xalloc((size_t)W * sizeof(int));
+  c->warea = xalloc((size_t)p * (size_t)W * 8);
+  c->sbuf = xalloc((size_t)W * 8);
+  c->scnt = xalloc((size_t)p * sizeof(int));
+  c->sdsp = xalloc((size_t)p * sizeof(int));
+  c->rcnt = xalloc((size_t)p * sizeof(int));
+  c->rdsp = xalloc((size_t)p * sizeof(int));
+  c->fill = xalloc((size_t)p * sizeof(int));
+  c->expect = xalloc((size_t)p * (size_t)W * 8);
+  c->expect_from = xalloc((size_t)p * sizeof(long));
+  destinations(c->pid, p, W, c->dest);
+  for (long i = 0; i < W; i++) {
+    c->wsrc[i] = word_of(c->pid, i);
+    c->woff[i] = (int)((c->pid * W + c->fill[c->dest[i]]++) * 8); /* fill: rank per dest */
+  }
+  for (int s = 0; s < p; s++) c->rdsp[s] = (int)(s * W);
+  /* what arrives here, in delivery order: by source, then in issue order */
+  int *d = xalloc((size_t)W * sizeof(int));
+  for (int s = 0; s < p; s++) {
+    destinations(s, p, W, d);
+    c->expect_from[s] = 0;
+    for (long i = 0; i < W; i++)
+      if (d[i] == c->pid) c->expect[c->nexpect + c->expect_from[s]++] = word_of(s, i);
+    c->nexpect += c->expect_from[s];
+  }
+  free(d);
+}
+
+static void spmd(void) {
+  bsp_begin(bsp_nprocs());
+  ctx_t ctx, *c = &ctx;
+  memset(c, 0, sizeof *c);
+  c->pid = bsp_pid();
+  c->p = bsp_nprocs();
+  c->W = opt_words;
+  if (strncmp(bspk_backend(), "mpi", 3) != 0) {
+    if (c->pid == 0)
+      fprintf(stderr, "%s: needs an MPI back end (bsprun -b mpi or -b mpi-rma); this run uses "
+              "'%s'\n", prog, bspk_backend());
+    exit_status = 2;
+    bsp_end();
+    return;
+  }
+  int world;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  /* registered areas of p * 8 MiB and p * W words must fit in a bsp_size_t (int) */
+  if (world != c->p || c->p > 255 || (double)c->p * (double)c->W * 8 > 2147483647.0)
+    bsp_abort("%s: needs every MPI rank as a BSP process, p <= 255 and p * W * 8 < 2^31 "
+              "(p=%d, ranks=%d, W=%ld)", prog, c->p, world, c->W);
+  double wall0 = now();
+  setup(c);
+  bsp_push_reg(c->barea, (bsp_size_t)((size_t)c->p * BLOCK));
+  bsp_push_reg(c->warea, (bsp_size_t)((size_t)c->p * (size_t)c->W * 8));
+  bsp_sync();
+
+  header_t h;
+  memset(&h, 0, sizeof h);
+  h.p = c->p;
+  h.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  h.W = c->W;
+  h.rounds = opt_rounds ? opt_rounds : c->p > h.cores ? (opt_quick ? 5 : 11) : opt_quick ? 7 : 21;
+  h.target = (opt_batch_ms > 0 ? opt_batch_ms : opt_quick ? 2.0 : 10.0) * 1e-3;
+  const char *be = getenv("BSPKIT_BACKEND");
+  snprintf(h.backend, sizeof h.backend, "%s", be ? be : "(unset)");
+  tty = isatty(2);
+  if (c->pid == 0)
+    fprintf(stderr, "%s: backend %s, p=%d, %d rounds, batch %.1f ms, W=%ld\n", prog, h.backend,
+            c->p, h.rounds, h.target * 1e3, c->W);
+
+  for (int i = 0; i < NBENCH; i++)
+    if (selected(benches[i].name) && (c->p > 1 || !benches[i].blocks))
+      run_bench(c, i, h.rounds, h.target);
+
+  bsp_pop_reg(c->warea);
+  bsp_pop_reg(c->barea);
+  bsp_sync();
+  if (c->pid == 0) {
+    read_loadavg(load_end, sizeof load_end);
+    time_t t = time(NULL);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(h.date, sizeof h.date, "%Y-%m-%dT%H:%M:%S%z", &tm);
+    if (gethostname(h.host, sizeof h.host) != 0) snprintf(h.host, sizeof h.host, "unknown");
+    h.host[sizeof h.host - 1] = 0;
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(v, &len);
+    v[len < (int)sizeof v ? len : (int)sizeof v - 1] = 0;
+    v[strcspn(v, "\n")] = 0;
+    snprintf(h.mpi, sizeof h.mpi, "%s", v);
+    struct timespec res;
+    clock_getres(CLOCK_MONOTONIC, &res);
+    h.clock_res = (double)res.tv_sec + 1e-9 * (double)res.tv_nsec;
+    h.wall_s = now() - wall0;
+    print_table(c, &h);
+    if (opt_json && !write_json(c, opt_json, &h)) exit_status = 1;
+    fprintf(stderr, "%s: p=%d finished in %.1f s\n", prog, c->p, h.wall_s);
+  }
+  free(c->bsrc);
+  free(c->barea);
+  free(c->bcnt);
+  free(c->bdsp);
+  free(c->wsrc);
+  free(c->dest);
+  free(c->woff);
+  free(c->warea);
+  free(c->sbuf);
+  free(c->scnt);
+  free(c->sdsp);
+  free(c->rcnt);
+  free(c->rdsp);
+  free(c->fill);
+  free(c->expect);
+  free(c->expect_from);
+  bsp_end();
+}
+
+/* ---- main ------------------------------------------------------------------------------- */
+
+static void usage(FILE *f) {
+  fprintf(f,
+      "usage: bsprun -b mpi|mpi-rma -n P %s [options]\n"
+      "\n"
+      "BSPlib on the MPI back ends against raw MPI doing the same data movement, in one run.\n"
+      "Each benchmark is calibrated (batches of about --batch-ms), checked once (both\n"
+      "versions must deliver the expected bytes; exit status 1 otherwise), then timed in\n"
+      "rounds that alternate ours and raw. A sample is the maximum over processes of the\n"
+      "batch time divided by its operations (us/op) or messages (ns/msg). The table gives\n"
+      "the medians, their ratio (ours/raw), minimum and quartiles.\n"
+      "\n"
+      "Benchmarks (W = --words, default 10000; destinations pseudo-random, fixed seed):\n",
+      prog);
+  for (int i = 0; i < NBENCH; i++)
+    fprintf(f, "  %-11s ours: %s\n  %-11s raw:  %s\n", benches[i].name, benches[i].ours, "",
+            benches[i].raw);
+  fprintf(f,
+      "\n"
+      "Options:\n"
+      "  --json FILE         also write JSON lines: a header record, then one record per\n"
+      "                      benchmark with statistics and every round's samples\n"
+      "  --quick             7 rounds (5 when P > cores) of 2 ms batches\n"
+      "  --rounds N          rounds (1..%d; default 21, or 11 when P > cores)\n"
+      "  --batch-ms X        target batch duration in ms (default 10)\n"
+      "  --only NAME[,NAME]  run only these benchmarks (may be repeated)\n"
+      "  --words W           messages per superstep in put_word and send_word\n"
+      "  -h, --help          this help\n"
+      "\n"
+      "Output: the table on stdout (header lines start with '#'), progress on stderr.\n",
+      MAX_ROUNDS);
+}
+
+static void usage_error(const char *fmt, const char *arg) {
+  fprintf(stderr, "%s: ", prog);
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\nTry '%s --help'.\n", prog);
+  exit(2);
+}
+
+static const char *need_arg(int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) usage_error("option %s needs an argument", argv[*i]);
+  return argv[++*i];
+}
+
+static int is_bench(const char *s, size_t len) {
+  for (int i = 0; i < NBENCH; i++)
+    if (strlen(benches[i].name) == len && !strncmp(benches[i].name, s, len)) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  /* Every MPI rank runs main up to bsp_init (ranks other than 0 then run spmd from
+   * inside it), so the options are read here. */
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    char *end;
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+      if (!rank) rank = getenv("PMI_RANK");
+      if (!rank || !strcmp(rank, "0")) usage(stdout);
+      return 0;
+    } else if (!strcmp(a, "--json")) {
+      opt_json = need_arg(argc, argv, &i);
+    } else if (!strcmp(a, "--quick")) {
+      opt_quick = 1;
+    } else if (!strcmp(a, "--rounds")) {
+      const char *v = need_arg(argc, argv, &i);
+      long n = strtol(v, &end, 10);
+      if (*end || n < 1 || n > MAX_ROUNDS) usage_error("bad --rounds '%s'", v);
+      opt_rounds = (int)n;
+    } else if (!strcmp(a, "--batch-ms")) {
+      const char *v = need_arg(argc, argv, &i);
+      double x = strtod(v, &end);
+      if (*end || !(x > 0) || x > 10000) usage_error("bad --batch-ms '%s'", v);
+      opt_batch_ms = x;
+    } else if (!strcmp(a, "--words")) {
+      const char *v = need_arg(argc, argv, &i);
+      long n = strtol(v, &end, 10);
+      if (*end || n < 1 || n > 1000000) usage_error("bad --words '%s' (1..1000000)", v);
+      opt_words = n;
+    } else if (!strcmp(a, "--only")) {
+      const char *v = need_arg(argc, argv, &i);
+      for (const char *s = v; *s;) {
+        size_t len = strcspn(s, ",");
+        if (len && !is_bench(s, len)) usage_error("unknown benchmark in --only '%s'", v);
+        s += len + (s[len] == ',');
+      }
+      size_t used = strlen(opt_only);
+      if (used + strlen(v) + 2 > sizeof opt_only) usage_error("--only list too long: '%s'", v);
+      if (used) strcat(opt_only, ",");
+      strcat(opt_only, v);
+    } else {
+      usage_error("unknown argument '%s'", a);
+    }
+  }
+  read_loadavg(load_start, sizeof load_start);
+  bsp_init(spmd, argc, argv);
+  spmd();
+  return exit_status;
+}
