@@ -227,8 +227,12 @@ static inline char *remote_address(const bspk_proc *self, int slot, int pid, int
 
 static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src, int offset,
                              int nbytes, const char *call) {
-  /* One-sided engines move the buffered data with RMA at the sync, not in the block. */
-  bspk_outbox *ob = self->rma_puts ? &self->rma_puts[pid] : bspk_current_outbox(self, pid);
+  /* One-sided engines move large buffered puts with RMA at the sync, small ones in the
+   * block (delivered first). Once one put to pid went RMA in this superstep, the later ones
+   * follow it, so that the puts to pid still land in issue order. */
+  bspk_outbox *ob = self->rma_puts && (self->rma_puts[pid].len || nbytes >= self->rma_min_bytes)
+                        ? &self->rma_puts[pid]
+                        : bspk_current_outbox(self, pid);
   char *p = bspk_outbox_reserve(self, ob, sizeof(bspk_record) + bspk_pad8((size_t)nbytes), call);
   bspk_record *rec = (bspk_record *)p;
   rec->kind = BSPK_REC_PUT;
@@ -255,7 +259,7 @@ BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t of
   if (nbytes == 0) return;
   if (self->ops->direct_access) {
     memcpy(remote_address(self, slot, pid, offset), src, (size_t)nbytes);
-  } else if (self->ops->rma_put) {
+  } else if (self->ops->rma_put && nbytes >= self->rma_min_bytes) {
     self->ops->rma_put(self->engine, pid, slot, offset, src, nbytes);
     self->flags |= BSPK_HAS_PUT; /* completed by the sync */
   } else {
@@ -270,10 +274,12 @@ static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst,
     self->gets = bspk_xrealloc(self, self->gets, self->gets_cap * sizeof *self->gets, call,
                                "the get requests");
   }
-  self->gets[self->ngets++] = (bspk_get_request){dst, pid, slot, offset, nbytes};
+  int one_sided = self->ops->rma_get && nbytes >= self->rma_min_bytes;
+  self->gets[self->ngets++] = (bspk_get_request){dst, pid, slot, offset, nbytes, one_sided};
   self->flags |= BSPK_HAS_GET;
-  if (self->ops->direct_access || self->ops->rma_get) return;
+  if (self->ops->direct_access || one_sided) return;
   /* The owner reads its memory at the sync and answers in request order. */
+  self->flags |= BSPK_HAS_GET_RECORD;
   bspk_outbox *ob = bspk_current_outbox(self, pid);
   bspk_record *rec = (bspk_record *)bspk_outbox_reserve(self, ob, sizeof *rec, call);
   *rec = (bspk_record){BSPK_REC_GET, slot, offset, nbytes};
@@ -295,7 +301,7 @@ BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void 
   if (nbytes == 0) return;
   if (self->ops->direct_access) {
     memcpy(dst, remote_address(self, slot, pid, offset), (size_t)nbytes);
-  } else if (self->ops->rma_get) {
+  } else if (self->ops->rma_get && nbytes >= self->rma_min_bytes) {
     self->ops->rma_get(self->engine, pid, slot, offset, dst, nbytes);
     self->flags |= BSPK_HAS_GET; /* completed by the sync */
   } else {
@@ -317,9 +323,9 @@ void bspk_serve_gets_direct(bspk_proc *self) {
 void bspk_start_rma_gets(bspk_proc *self) {
   for (int i = 0; i < self->ngets; i++) {
     const bspk_get_request *g = &self->gets[i];
-    self->ops->rma_get(self->engine, g->pid, g->slot, g->offset, g->dst, g->nbytes);
+    if (g->one_sided)
+      self->ops->rma_get(self->engine, g->pid, g->slot, g->offset, g->dst, g->nbytes);
   }
-  self->ngets = 0;
 }
 
 /* One-sided engines: start every buffered put, in issue order per destination. */
@@ -368,6 +374,7 @@ void bspk_take_replies(bspk_proc *self) {
   }
   for (int i = 0; i < self->ngets; i++) {
     const bspk_get_request *g = &self->gets[i];
+    if (g->one_sided) continue;
     const bspk_record *rec = (const bspk_record *)cursor[g->pid];
     if (!rec || rec->kind != BSPK_REC_REPLY || rec->nbytes != g->nbytes)
       bspk_fatal("bsp_sync", "internal error: get reply from process %d does not match", g->pid);

@@ -39,8 +39,8 @@ enum bspk_superstep_flags {
   BSPK_HAS_SEND = 1u << 2,    /* BSMP messages                               */
   BSPK_HAS_REG = 1u << 3,     /* push_reg/pop_reg calls to agree on          */
   BSPK_HAS_TAGSIZE = 1u << 4, /* set_tagsize calls to agree on               */
+  BSPK_HAS_GET_RECORD = 1u << 5, /* get requests sent as records (answered two-sided) */
 };
-#define BSPK_FLAG_BITS 5
 
 /* A combined block: all records one process sends one destination in one superstep. */
 typedef struct bspk_outbox {

@@ -65,6 +65,7 @@ typedef struct bspk_slot {
 typedef struct bspk_get_request {
   char *dst;
   int pid, slot, offset, nbytes;
+  int one_sided; /* done with rma_get, not answered by the owner */
 } bspk_get_request;
 
 typedef struct bspk_message {
@@ -101,6 +102,7 @@ typedef struct bspk_proc {
   int ngets, gets_cap;
   bspk_outbox *replies; /* [nprocs]: answers to get requests (engines without direct access) */
   bspk_outbox *rma_puts; /* [nprocs]: buffered puts for an engine with one-sided access */
+  int rma_min_bytes;     /* smaller transfers go two-sided: one RMA call costs microseconds */
 
   /* BSMP */
   int tagsize, pending_tagsize, queue_tagsize;
