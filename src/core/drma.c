@@ -244,12 +244,113 @@ static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src
   self->flags |= BSPK_HAS_PUT;
 }
 
+/* Large puts on two-sided engines: a record without data in the block, the data as its own
+ * message at the sync. Once one put to pid went this way in a superstep, the later ones
+ * follow, so that the puts to pid still land in issue order. by_reference: hpput (the
+ * caller keeps the buffer unchanged until the sync); otherwise the data is copied now. */
+static inline int wants_large_path(const bspk_proc *self, int pid, int nbytes) {
+  return self->large_started && pid != self->pid &&
+         (nbytes >= self->large_put_bytes || self->large_started[pid]);
+}
+
+static void queue_large_put(bspk_proc *self, int pid, int slot, const void *src, int offset,
+                            int nbytes, int by_reference, const char *call) {
+  if (self->nlarge_sends == self->large_sends_cap) {
+    self->large_sends_cap = self->large_sends_cap ? 2 * self->large_sends_cap : 16;
+    self->large_sends = bspk_xrealloc(self, self->large_sends,
+                                      self->large_sends_cap * sizeof *self->large_sends, call,
+                                      "the list of large puts");
+  }
+  struct bspk_large_send *ls = &self->large_sends[self->nlarge_sends++];
+  *ls = (struct bspk_large_send){pid, nbytes, by_reference ? src : NULL, 0};
+  if (!by_reference) {
+    size_t need = self->large_copies_len + (size_t)nbytes;
+    if (need > self->large_copies_cap) {
+      size_t cap = self->large_copies_cap ? 2 * self->large_copies_cap : (size_t)1 << 20;
+      while (cap < need) cap *= 2;
+      self->large_copies = bspk_xrealloc(self, self->large_copies, cap, call,
+                                         "the buffer for large puts");
+      self->large_copies_cap = cap;
+    }
+    ls->copy_at = self->large_copies_len;
+    memcpy(self->large_copies + self->large_copies_len, src, (size_t)nbytes);
+    self->large_copies_len = need;
+  }
+  bspk_outbox *ob = bspk_current_outbox(self, pid);
+  bspk_record *rec = (bspk_record *)bspk_outbox_reserve(self, ob, sizeof *rec, call);
+  *rec = (bspk_record){BSPK_REC_PUT_LARGE, slot, offset, nbytes};
+  ob->n_put++;
+  self->large_started[pid] = 1;
+  self->flags |= BSPK_HAS_PUT | BSPK_HAS_LARGE_PUT;
+}
+
+/* Receiver: the data of a large put from src lands straight in the area. */
+void bspk_expect_large_put(bspk_proc *self, int src, const bspk_record *rec) {
+  if (self->nlarge_recvs == self->large_recvs_cap) {
+    self->large_recvs_cap = self->large_recvs_cap ? 2 * self->large_recvs_cap : 16;
+    self->large_recvs = bspk_xrealloc(self, self->large_recvs,
+                                      self->large_recvs_cap * sizeof *self->large_recvs,
+                                      "bsp_sync", "the list of large puts");
+  }
+  self->large_recvs[self->nlarge_recvs++] =
+      (bspk_transfer){src, self->slots[rec->slot].addr + rec->offset, (size_t)rec->nbytes};
+}
+
+static int overlaps(const bspk_transfer *a, const bspk_transfer *b) {
+  return a->data < b->data + b->nbytes && b->data < a->data + a->nbytes;
+}
+
+/* Moves this superstep's large puts. MPI forbids pending receives into overlapping memory,
+ * so receives that overlap another go through a scratch buffer and are copied afterwards,
+ * in issue order. */
+void bspk_transfer_large_puts(bspk_proc *self) {
+  int ns = self->nlarge_sends, nr = self->nlarge_recvs;
+  bspk_transfer *sends = bspk_xmalloc(self, (size_t)(ns + 1) * sizeof *sends, "bsp_sync",
+                                      "the list of large puts");
+  for (int i = 0; i < ns; i++) {
+    const struct bspk_large_send *ls = &self->large_sends[i];
+    sends[i] = (bspk_transfer){ls->pid,
+                               ls->ref ? (char *)ls->ref : self->large_copies + ls->copy_at,
+                               (size_t)ls->nbytes};
+  }
+  bspk_transfer *recvs = self->large_recvs;
+  char **final = NULL;
+  for (int i = 0; i < nr; i++)
+    for (int j = 0; j < nr; j++)
+      if (i != j && overlaps(&recvs[i], &recvs[j])) {
+        if (!final) {
+          final = bspk_xmalloc(self, (size_t)nr * sizeof *final, "bsp_sync", "large puts");
+          memset(final, 0, (size_t)nr * sizeof *final);
+        }
+        final[i] = recvs[i].data; /* decided on the areas before any is redirected */
+        break;
+      }
+  if (final)
+    for (int i = 0; i < nr; i++)
+      if (final[i]) recvs[i].data = bspk_xmalloc(self, recvs[i].nbytes, "bsp_sync", "a large put");
+  self->ops->transfer(self->engine, sends, ns, recvs, nr);
+  if (final)
+    for (int i = 0; i < nr; i++)
+      if (final[i]) {
+        memcpy(final[i], recvs[i].data, recvs[i].nbytes);
+        free(recvs[i].data);
+      }
+  free(final);
+  free(sends);
+  self->nlarge_sends = self->nlarge_recvs = 0;
+  self->large_copies_len = 0;
+  memset(self->large_started, 0, (size_t)self->nprocs);
+}
+
 BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
                       bsp_size_t nbytes) {
   bspk_proc *self = bspk_enter("bsp_put");
   int slot = check_access(self, "bsp_put", pid, dst, offset, nbytes);
   if (nbytes == 0) return;
-  queue_put(self, pid, slot, src, offset, nbytes, "bsp_put");
+  if (BSPK_UNLIKELY(wants_large_path(self, pid, nbytes)))
+    queue_large_put(self, pid, slot, src, offset, nbytes, 0, "bsp_put");
+  else
+    queue_put(self, pid, slot, src, offset, nbytes, "bsp_put");
 }
 
 BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
@@ -262,6 +363,8 @@ BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t of
   } else if (self->ops->rma_put && nbytes >= self->rma_min_bytes) {
     self->ops->rma_put(self->engine, pid, slot, offset, src, nbytes);
     self->flags |= BSPK_HAS_PUT; /* completed by the sync */
+  } else if (wants_large_path(self, pid, nbytes)) {
+    queue_large_put(self, pid, slot, src, offset, nbytes, 1, "bsp_hpput");
   } else {
     queue_put(self, pid, slot, src, offset, nbytes, "bsp_hpput");
   }

@@ -40,7 +40,15 @@ enum bspk_superstep_flags {
   BSPK_HAS_REG = 1u << 3,     /* push_reg/pop_reg calls to agree on          */
   BSPK_HAS_TAGSIZE = 1u << 4, /* set_tagsize calls to agree on               */
   BSPK_HAS_GET_RECORD = 1u << 5, /* get requests sent as records (answered two-sided) */
+  BSPK_HAS_LARGE_PUT = 1u << 6,  /* puts moved as their own messages (transfer())        */
 };
+
+/* One message of a transfer(): nbytes at data, to or from process pid. */
+typedef struct bspk_transfer {
+  int pid;
+  char *data;
+  size_t nbytes;
+} bspk_transfer;
 
 /* A combined block: all records one process sends one destination in one superstep. */
 typedef struct bspk_outbox {
@@ -94,6 +102,11 @@ typedef struct bspk_engine_ops {
   const bspk_post *(*peer_post)(bspk_engine *e, int src);
   void (*exchange)(bspk_engine *e, const bspk_outbox *out);
   void (*barrier)(bspk_engine *e);
+  /* Two-sided engines (may be NULL): large puts travel as their own messages, straight
+   * from the sender's buffer into the destination area, so the receiver copies nothing.
+   * Sends and receives between a pair match in the order given; returns when all are done. */
+  void (*transfer)(bspk_engine *e, const bspk_transfer *sends, int nsends,
+                   const bspk_transfer *recvs, int nrecvs);
   /* One-sided DRMA (mpi-rma; all NULL elsewhere). A slot's window is made when every
    * process applies the same push (collective, in slot order) and freed at its pop.
    * rma_put/rma_get start a transfer to/from process pid's area of slot; rma_complete

@@ -25,6 +25,7 @@ enum bspk_record_kind {
   BSPK_REC_COLL = 3,  /* data for the receiver's collective buffer               */
   BSPK_REC_GET = 4,   /* a get request (engines without direct access); no data */
   BSPK_REC_REPLY = 5, /* the data answering one get request                      */
+  BSPK_REC_PUT_LARGE = 6, /* a put whose data follows as its own message; no data  */
 };
 typedef struct bspk_record {
   uint32_t kind;
@@ -38,7 +39,8 @@ static inline size_t bspk_pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 /* Bytes a record takes in its block, header included. */
 static inline size_t bspk_record_size(const bspk_record *rec) {
   switch (rec->kind) {
-    case BSPK_REC_GET: return sizeof *rec;
+    case BSPK_REC_GET:
+    case BSPK_REC_PUT_LARGE: return sizeof *rec;
     case BSPK_REC_SEND:
       return sizeof *rec + bspk_pad8((size_t)rec->slot) + bspk_pad8((size_t)rec->nbytes);
     default: return sizeof *rec + bspk_pad8((size_t)rec->nbytes);
@@ -103,6 +105,17 @@ typedef struct bspk_proc {
   bspk_outbox *replies; /* [nprocs]: answers to get requests (engines without direct access) */
   bspk_outbox *rma_puts; /* [nprocs]: buffered puts for an engine with one-sided access */
   int rma_min_bytes;     /* smaller transfers go two-sided: one RMA call costs microseconds */
+
+  /* Large puts on engines with transfer(): what this process sends (data inside
+   * large_copies for buffered puts, or the caller's buffer for hpput) and receives. */
+  int large_put_bytes;
+  unsigned char *large_started; /* [nprocs]: a large put to pid in this superstep */
+  struct bspk_large_send { int pid; int nbytes; const char *ref; size_t copy_at; } *large_sends;
+  int nlarge_sends, large_sends_cap;
+  char *large_copies;
+  size_t large_copies_len, large_copies_cap;
+  bspk_transfer *large_recvs;
+  int nlarge_recvs, large_recvs_cap;
 
   /* BSMP */
   int tagsize, pending_tagsize, queue_tagsize;
@@ -184,6 +197,8 @@ void bspk_take_replies(bspk_proc *self);
 void bspk_start_rma_gets(bspk_proc *self);
 void bspk_start_rma_puts(bspk_proc *self);
 void bspk_reset_rma_puts(bspk_proc *self);
+void bspk_expect_large_put(bspk_proc *self, int src, const bspk_record *rec);
+void bspk_transfer_large_puts(bspk_proc *self);
 
 /* ---- BSMP (bsmp.c) ---- */
 void bspk_queue_reset(bspk_proc *self, size_t nmessages);

@@ -262,6 +262,21 @@ static void mpi_exchange(bspk_engine *e, const bspk_outbox *out) {
 
 static void mpi_barrier(bspk_engine *e) { MPI_Barrier(e->comm); }
 
+static void mpi_transfer(bspk_engine *e, const bspk_transfer *sends, int nsends,
+                         const bspk_transfer *recvs, int nrecvs) {
+  MPI_Request *requests = malloc((size_t)(nsends + nrecvs + 1) * sizeof *requests);
+  if (!requests) die("out of memory: cannot allocate %s", "the requests of large puts");
+  int n = 0;
+  for (int i = 0; i < nrecvs; i++)
+    MPI_Irecv(recvs[i].data, (int)recvs[i].nbytes, MPI_BYTE, recvs[i].pid, 2, e->comm,
+              &requests[n++]);
+  for (int i = 0; i < nsends; i++)
+    MPI_Isend(sends[i].data, (int)sends[i].nbytes, MPI_BYTE, sends[i].pid, 2, e->comm,
+              &requests[n++]);
+  MPI_Waitall(n, requests, MPI_STATUSES_IGNORE);
+  free(requests);
+}
+
 static void grow_windows(bspk_engine *e, int slot) {
   if (slot < e->nwindows) return;
   int n = e->nwindows ? e->nwindows : 16;
@@ -374,6 +389,7 @@ BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
     .peer_post = mpi_peer_post,
     .exchange = mpi_exchange,
     .barrier = mpi_barrier,
+    .transfer = mpi_transfer,
     .finish = mpi_finish,
     .terminate = mpi_terminate,
 };
