@@ -1,0 +1,676 @@
+"""Raw samples -> BSP parameters (the parameter file of docs/probe-format.md).
+
+Per primitive/pattern, from the medians of the `g` grid points (h* = msg_words, c = count,
+h = c h*, T = median superstep time, g~ = T / h):
+
+* the thesis' weighted estimators (ch. 3.2): eq. (3.2) g_inf with weight h^3, (3.3) g_small
+  with weight h^-3, (3.4) h_half = (g_small/g_inf - 1) h_min, (3.5) g_mm over the smallest
+  message size with weight c^2, (3.6) o = (g_mm/g_inf - 1) h*_min, and for reference the
+  Oxford bspprobe's (3.1) o = (g_max/g_min - 1) h_max;
+* error_bsp / error_bspstar (App. B.1): the mean squared error of g~ against the model with
+  h_half (eq. 2.5) and with h_half and o (eq. 2.6), in s^2/word^2 as in Tables C.3, C.6, C.9;
+* a robust least-squares fit of eq. (2.6) multiplied out by h,
+      T(h, c) = g_inf * (h + h_half + o * c)        (h / h* = c),
+  and of eq. (2.5), T(h) = g_inf * (h + h_half), on relative residuals (T_model - T)/T with
+  the soft-L1 loss (scale 5 %), 95 % confidence intervals from the Jacobian (IRLS weights,
+  Student t), and the relative RMS of the residuals;
+* Bisseling's linear regression T = g h + l over the points of the largest message size.
+
+The superstep time measured includes its bsp_sync, so the constant term g_inf*h_half of the
+fit holds the synchronisation latency as well (eq. 2.4 folds l into g(h) this way). A
+separate term l0 cannot be fitted: l0 and g_inf*h_half are the same constant of T(h, c).
+With the empty-sync latency l0 measured on its own (`l` records, variant "empty") the fit
+of T = l0 + g_inf (h + h_half_net + o c) with l0 fixed is the same fit reparametrised:
+h_half_net = h_half - l0/g_inf, which `lsq` reports beside `l0`.
+
+Rule: a g, l, o, h_half (or any fitted parameter) that comes out negative, or whose
+confidence interval reaches zero, is reported as null (JSON) with the reason in `flags`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+from typing import Any, Iterable
+
+import numpy as np
+from scipy import optimize, stats as sstats
+
+from bspkit.rawdata import GPoint, RawRun, finite_or_none, stats as _stats
+
+CONFIDENCE = 0.95
+LOSS = "soft_l1"
+LOSS_SCALE = 0.05  # relative residual where the robust loss turns linear
+VALIDATION_THRESHOLD = 0.10  # relative error of eq. (2.6) predictions that passes
+MEMCPY_FACTOR = 1.5  # put's g_inf should be within this factor of memcpy's time per word
+SPREAD_WARN = 0.10  # IQR/median above this marks a noisy grid point
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def checked(
+    name: str,
+    value: float | None,
+    flags: list[str],
+    ci: tuple[float, float] | None = None,
+    unit: str = "",
+) -> float | None:
+    """The value, or None with a flag when it is missing, negative or its interval reaches 0."""
+    u = f" {unit}" if unit else ""
+    if value is None or not math.isfinite(value):
+        flags.append(f"{name}: could not be computed")
+        return None
+    if value < 0:
+        flags.append(f"{name} = {_fmt(value)}{u} is negative")
+        return None
+    if ci is not None:
+        lo, hi = ci
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            flags.append(f"{name}: no confidence interval (ill-posed fit)")
+            return None
+        if lo <= 0:
+            flags.append(
+                f"{name}: {int(CONFIDENCE * 100)}% interval [{_fmt(lo)}, {_fmt(hi)}]{u} spans zero"
+            )
+            return None
+    return float(value)
+
+
+def median_ci(samples: np.ndarray, conf: float = CONFIDENCE) -> tuple[float, float]:
+    """Distribution-free interval for the median from order statistics."""
+    x = np.sort(np.asarray(samples, dtype=float))
+    n = x.size
+    if n < 6:
+        return float(x[0]), float(x[-1])
+    j = int(sstats.binom.ppf((1 - conf) / 2, n, 0.5))
+    j = max(j - 1, 0)
+    return float(x[j]), float(x[n - 1 - j])
+
+
+def _arrays(points: list[GPoint]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    hs = np.array([p.msg_words for p in points], dtype=float)
+    c = np.array([p.count for p in points], dtype=float)
+    h = np.array([p.h for p in points], dtype=float)
+    t = np.array([p.stats.median for p in points], dtype=float)
+    return hs, c, h, t
+
+
+def model_t(h: Any, c: Any, g_inf: float, h_half: float, o: float = 0.0) -> Any:
+    """Eq. (2.6) times h: T = g_inf (h + h_half + o c)."""
+    return g_inf * (np.asarray(h, dtype=float) + h_half + o * np.asarray(c, dtype=float))
+
+
+def model_g(h: Any, hstar: Any, g_inf: float, h_half: float, o: float = 0.0) -> Any:
+    """Eq. (2.6): g(h, h*) = (h_half/h + o/h* + 1) g_inf (o = 0: eq. 2.5)."""
+    return (h_half / np.asarray(h, dtype=float) + o / np.asarray(hstar, dtype=float) + 1.0) * g_inf
+
+
+# --------------------------------------------------------------- weighted estimators
+
+
+def weighted_estimators(points: list[GPoint]) -> dict[str, Any]:
+    """Eq. (3.1)-(3.6) on the g~ values of one surface. Values may be negative (checked later)."""
+    hs, c, h, t = _arrays(points)
+    g = t / h
+    out: dict[str, Any] = {}
+    w = h**3
+    out["g_inf"] = float(np.sum(g * w) / np.sum(w))  # (3.2)
+    ws = h ** (-3.0)
+    out["g_small"] = float(np.sum(g * ws) / np.sum(ws))  # (3.3)
+    h_min = float(h.min())
+    out["h_min"] = h_min
+    out["h_half"] = (out["g_small"] / out["g_inf"] - 1.0) * h_min  # (3.4)
+    hs_min = float(hs.min())
+    out["hstar_min"] = hs_min
+    sel = hs == hs_min
+    wc = c[sel] ** 2
+    out["g_mm"] = float(np.sum(g[sel] * wc) / np.sum(wc))  # (3.5)
+    out["o"] = (out["g_mm"] / out["g_inf"] - 1.0) * hs_min  # (3.6)
+    imax, imin = int(np.argmax(g)), int(np.argmin(g))
+    out["o_eq31"] = (g[imax] / g[imin] - 1.0) * h[imax]  # (3.1), Oxford bspprobe's N_1/2
+    return out
+
+
+def squared_error(points: list[GPoint], g_inf: float | None, h_half: float | None, o: float | None) -> float | None:
+    """App. B.1: mean squared error of g~ against eq. (2.6) (o = None/0: eq. 2.5), s^2/word^2."""
+    if g_inf is None:
+        return None
+    hs, c, h, t = _arrays(points)
+    pred = model_g(h, hs, g_inf, h_half or 0.0, o or 0.0)
+    return float(np.mean((t / h - pred) ** 2))
+
+
+# ------------------------------------------------------------------ least squares
+
+
+def _robust_weights(r: np.ndarray) -> np.ndarray:
+    """IRLS weights rho'(z) of scipy's soft_l1 loss, z = (r/f)^2."""
+    z = (r / LOSS_SCALE) ** 2
+    return 1.0 / np.sqrt(1.0 + z)
+
+
+def lsq_fit(points: list[GPoint], with_o: bool = True) -> dict[str, Any]:
+    """Robust fit of T = g_inf (h + h_half [+ o c]); returns values, 95 % CIs, residuals.
+
+    Values are raw here (possibly negative); the caller applies the null rule.
+    """
+    hs, c, h, t = _arrays(points)
+    k = 3 if with_o else 2
+    n = t.size
+    res: dict[str, Any] = {"model": "2.6" if with_o else "2.5", "points": int(n), "loss": f"{LOSS} (scale {LOSS_SCALE})"}
+    if n < k + 2:
+        res["error"] = f"too few grid points ({n}) for {k} parameters"
+        return res
+    if len(np.unique(h)) < 2 or (with_o and len(np.unique(c)) < 2):
+        res["error"] = "the grid varies too little (need several h and several c)"
+        return res
+    # Start: weighted linear least squares of T = a h + b + d c with weights 1/T.
+    cols = [h / t, 1.0 / t] + ([c / t] if with_o else [])
+    A = np.column_stack(cols)
+    scale = np.linalg.norm(A, axis=0)
+    coef, *_ = np.linalg.lstsq(A / scale, np.ones(n), rcond=None)
+    coef = coef / scale
+    a = coef[0]
+    if not (a > 0 and math.isfinite(a)):
+        a = float(np.median((t / h)[h >= np.percentile(h, 75)]))
+        x0_nat = [a, 0.0] + ([0.0] if with_o else [])
+    else:
+        x0_nat = [a, coef[1] / a] + ([coef[2] / a] if with_o else [])
+    s = np.array(
+        [abs(x0_nat[0]) or 1e-9, max(abs(x0_nat[1]), 1.0)] + ([max(abs(x0_nat[2]), 1.0)] if with_o else [])
+    )
+
+    def nat(theta: np.ndarray) -> np.ndarray:
+        return theta * s
+
+    def resid(theta: np.ndarray) -> np.ndarray:
+        p = nat(theta)
+        tm = p[0] * (h + p[1] + (p[2] * c if with_o else 0.0))
+        return (tm - t) / t
+
+    try:
+        sol = optimize.least_squares(
+            resid, np.array(x0_nat) / s, loss=LOSS, f_scale=LOSS_SCALE, method="trf", x_scale="jac", max_nfev=2000
+        )
+    except (ValueError, np.linalg.LinAlgError) as e:  # pragma: no cover - scipy edge cases
+        res["error"] = f"least squares failed: {e}"
+        return res
+    p = nat(sol.x)
+    r = sol.fun
+    g_inf, h_half = float(p[0]), float(p[1])
+    o = float(p[2]) if with_o else 0.0
+    # Jacobian in natural parameters of the relative residuals.
+    J = [(h + h_half + o * c) / t, np.full(n, g_inf) / t]
+    if with_o:
+        J.append(g_inf * c / t)
+    Jm = np.column_stack(J)
+    w = _robust_weights(r)
+    dof = n - k
+    s2 = float(np.sum(w * r**2) / dof)
+    colscale = np.linalg.norm(Jm, axis=0)
+    colscale[colscale == 0] = 1.0
+    Js = Jm / colscale
+    M = Js.T @ (Js * w[:, None])
+    try:
+        cov = np.linalg.inv(M) * s2 / np.outer(colscale, colscale)
+        se = np.sqrt(np.clip(np.diag(cov), 0, None))
+        if not np.all(np.isfinite(se)) or np.linalg.cond(M) > 1e12:
+            raise np.linalg.LinAlgError("singular")
+    except np.linalg.LinAlgError:
+        se = np.full(k, np.nan)
+        res["error"] = "the parameters cannot be told apart on this grid (singular Jacobian)"
+    tq = float(sstats.t.ppf(0.5 + CONFIDENCE / 2, dof))
+    names = ["g_inf", "h_half"] + (["o"] if with_o else [])
+    vals = [g_inf, h_half] + ([o] if with_o else [])
+    for nm, v, e in zip(names, vals, se):
+        res[nm] = (v, v - tq * e, v + tq * e)
+    res["residual_rel_rms"] = float(np.sqrt(np.mean(r**2)))
+    res["residual_rel_max"] = float(np.max(np.abs(r)))
+    res["converged"] = bool(sol.success)
+    return res
+
+
+# ------------------------------------------------------------- linear regression
+
+
+def linreg(points: list[GPoint]) -> dict[str, Any]:
+    """Bisseling's fit T = g h + l (OLS) over the points with the largest message size."""
+    hs, c, h, t = _arrays(points)
+    hsmax = float(hs.max())
+    sel = hs == hsmax
+    out: dict[str, Any] = {"msg_words": int(hsmax), "points": int(np.count_nonzero(sel))}
+    if len(np.unique(h[sel])) < 3:
+        out["error"] = f"fewer than 3 message counts at h* = {int(hsmax)}"
+        return out
+    x, y = h[sel], t[sel]
+    r = sstats.linregress(x, y)
+    dof = x.size - 2
+    tq = float(sstats.t.ppf(0.5 + CONFIDENCE / 2, dof))
+    out["g"] = (float(r.slope), r.slope - tq * r.stderr, r.slope + tq * r.stderr)
+    out["l"] = (float(r.intercept), r.intercept - tq * r.intercept_stderr, r.intercept + tq * r.intercept_stderr)
+    return out
+
+
+# --------------------------------------------------------------------- per surface
+
+
+def _triplet(
+    name: str, fit: dict[str, Any], key: str, flags: list[str], unit: str
+) -> list[float] | None:
+    v = fit.get(key)
+    if v is None:
+        return None
+    val, lo, hi = v
+    if checked(name, val, flags, (lo, hi), unit) is None:
+        return None
+    return [float(val), float(lo), float(hi)]
+
+
+def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = None) -> dict[str, Any]:
+    """Every fit of one g surface, with the null rule applied."""
+    flags: list[str] = []
+    entry: dict[str, Any] = {"points": len(points)}
+    hs, c, h, t = _arrays(points)
+    entry["msg_words"] = sorted({int(v) for v in hs})
+    entry["count"] = sorted({int(v) for v in c})
+    # Weighted estimators (thesis eq. 3.1-3.6).
+    est = weighted_estimators(points)
+    g_inf = checked("g_inf (eq. 3.2)", est["g_inf"], flags, unit="s/word")
+    entry["g_inf"] = g_inf
+    entry["g_small"] = checked("g_small (eq. 3.3)", est["g_small"], flags, unit="s/word")
+    entry["h_half"] = checked("h_half (eq. 3.4)", est["h_half"] if g_inf else None, flags, unit="words")
+    entry["g_mm"] = checked("g_mm (eq. 3.5)", est["g_mm"], flags, unit="s/word")
+    entry["o"] = checked("o (eq. 3.6)", est["o"] if g_inf else None, flags, unit="words")
+    entry["o_eq31"] = checked("o (eq. 3.1)", est["o_eq31"], flags, unit="words")
+    entry["h_min"] = est["h_min"]
+    entry["hstar_min"] = est["hstar_min"]
+    entry["error_bsp"] = squared_error(points, g_inf, entry["h_half"], None)
+    entry["error_bspstar"] = squared_error(points, g_inf, entry["h_half"], entry["o"])
+    # Robust least squares, eq. (2.6) and eq. (2.5).
+    f6 = lsq_fit(points, with_o=True)
+    lsq: dict[str, Any] = {"model": "2.6", "points": f6["points"], "loss": f6["loss"]}
+    if "error" in f6:
+        flags.append(f"lsq (2.6): {f6['error']}")
+    for nm, unit in (("g_inf", "s/word"), ("h_half", "words"), ("o", "words")):
+        lsq[nm] = _triplet(f"lsq (2.6) {nm}", f6, nm, flags, unit)
+    lsq["residual_rel_rms"] = f6.get("residual_rel_rms")
+    lsq["residual_rel_max"] = f6.get("residual_rel_max")
+    gi = lsq["g_inf"][0] if lsq["g_inf"] else None
+    hh = lsq["h_half"][0] if lsq["h_half"] else None
+    oo = lsq["o"][0] if lsq["o"] else None
+    lsq["error_bspstar"] = squared_error(points, gi, hh, oo)
+    lsq["l0"] = list(l0) if l0 else None
+    lsq["h_half_net"] = None
+    if l0 and gi and "h_half" in f6:
+        net = f6["h_half"][0] - l0[0] / gi
+        lsq["h_half_net"] = float(net) if net >= 0 else None
+    entry["lsq"] = lsq
+    f5 = lsq_fit(points, with_o=False)
+    lsq5: dict[str, Any] = {"model": "2.5", "points": f5["points"], "loss": f5["loss"]}
+    if "error" in f5:
+        flags.append(f"lsq (2.5): {f5['error']}")
+    for nm, unit in (("g_inf", "s/word"), ("h_half", "words")):
+        lsq5[nm] = _triplet(f"lsq (2.5) {nm}", f5, nm, flags, unit)
+    lsq5["residual_rel_rms"] = f5.get("residual_rel_rms")
+    lsq5["error_bsp"] = squared_error(
+        points, lsq5["g_inf"][0] if lsq5["g_inf"] else None, lsq5["h_half"][0] if lsq5["h_half"] else None, None
+    )
+    entry["lsq_2.5"] = lsq5
+    # Bisseling's regression.
+    lr = linreg(points)
+    lin: dict[str, Any] = {"msg_words": lr["msg_words"], "points": lr["points"]}
+    if "error" in lr:
+        flags.append(f"linreg: {lr['error']}")
+    lin["g"] = _triplet("linreg g", lr, "g", flags, "s/word")
+    lin["l"] = _triplet("linreg l", lr, "l", flags, "s")
+    entry["linreg"] = lin
+    entry["predict"] = prediction_model(entry)
+    entry["flags"] = flags
+    return entry
+
+
+def prediction_model(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The parameters used to predict times: the LSQ fit of eq. (2.6) when o is significant,
+    else the LSQ fit of eq. (2.5), else the weighted estimators; a null h_half or o counts as 0."""
+    lsq, lsq5 = entry.get("lsq") or {}, entry.get("lsq_2.5") or {}
+    if lsq.get("g_inf") and lsq.get("o"):
+        return {
+            "model": "2.6 lsq",
+            "g_inf": lsq["g_inf"][0],
+            "h_half": lsq["h_half"][0] if lsq.get("h_half") else 0.0,
+            "o": lsq["o"][0],
+        }
+    if lsq5.get("g_inf"):
+        return {
+            "model": "2.5 lsq",
+            "g_inf": lsq5["g_inf"][0],
+            "h_half": lsq5["h_half"][0] if lsq5.get("h_half") else 0.0,
+            "o": 0.0,
+        }
+    if entry.get("g_inf"):
+        return {
+            "model": "2.6 eq. 3.2-3.6",
+            "g_inf": entry["g_inf"],
+            "h_half": entry.get("h_half") or 0.0,
+            "o": entry.get("o") or 0.0,
+        }
+    return None
+
+
+def predict_time(pm: dict[str, Any], h: float, c: float) -> float:
+    return float(model_t(h, c, pm["g_inf"], pm["h_half"], pm["o"]))
+
+
+# ------------------------------------------------------------------- other records
+
+
+def fit_f(run: RawRun) -> tuple[dict[str, float | None], dict[str, Any], list[str]]:
+    flags: list[str] = []
+    f: dict[str, float | None] = {}
+    detail: dict[str, Any] = {}
+    for rec in run.f:
+        k = str(rec["kernel"])
+        st = rec["_stats"]
+        ops = rec["ops"]
+        if ops <= 0:
+            flags.append(f"f {k}: ops = {ops} is not positive")
+            f[k] = None
+        else:
+            f[k] = checked(f"f {k}", st.median / ops, flags, unit="s/op")
+            if f[k] == 0.0:
+                flags.append(f"f {k}: median time is 0 (timer too coarse?)")
+                f[k] = None
+        detail[k] = {
+            "n": rec.get("n"),
+            "ops": ops,
+            "median_s": st.median,
+            "s_per_op": f[k],
+            "ops_per_s": (1.0 / f[k]) if f[k] else None,
+            "samples": st.n,
+            "spread": st.spread,
+            "note": rec.get("note"),
+        }
+    return f, detail, flags
+
+
+def f_averages(f: dict[str, float | None]) -> dict[str, float]:
+    """Table C.1's 'Average (double)' and '(int)': 1 / mean of the operation rates."""
+    out: dict[str, float] = {}
+    for kind in ("double", "int"):
+        rates = [1.0 / v for k, v in f.items() if v and f"_{kind}" in k]
+        if rates:
+            out[kind] = 1.0 / float(np.mean(rates))
+    return out
+
+
+def fit_l(run: RawRun) -> tuple[dict[str, float | None], dict[str, Any], list[str]]:
+    flags: list[str] = []
+    groups: dict[str, list[np.ndarray]] = {}
+    for rec in run.l:
+        groups.setdefault(str(rec["variant"]), []).append(rec["_samples"])
+    l: dict[str, float | None] = {}
+    detail: dict[str, Any] = {}
+    for variant, arrs in groups.items():
+        x = np.concatenate(arrs)
+        st = _stats(x)
+        lo, hi = median_ci(x)
+        l[variant] = checked(f"l {variant}", st.median, flags, unit="s")
+        if l[variant] == 0.0:
+            flags.append(f"l {variant}: median is 0 (timer too coarse?)")
+            l[variant] = None
+        detail[variant] = {**st.as_dict(), "ci": [lo, hi]}
+    return l, detail, flags
+
+
+def fit_memcpy(run: RawRun) -> tuple[float | None, list[dict[str, Any]]]:
+    rows = []
+    for rec in sorted(run.memcpy, key=lambda r: r["bytes"]):
+        words = rec["bytes"] / 8.0
+        st = rec["_stats"]
+        rows.append(
+            {
+                "bytes": rec["bytes"],
+                "median_s": st.median,
+                "s_per_word": st.median / words if words > 0 else None,
+                "spread": st.spread,
+                "note": rec.get("note"),
+            }
+        )
+    best = rows[-1]["s_per_word"] if rows else None
+    return (best if best and best > 0 else None), rows
+
+
+def fit_as(run: RawRun) -> dict[str, Any]:
+    tests: dict[str, Any] = {}
+    te: list[dict[str, Any]] = []
+    for rec in run.as_tests:
+        st = rec["_stats"]
+        name = str(rec["test"])
+        if name == "TotalExchange" and rec.get("h"):
+            h = float(rec["h"])
+            te.append(
+                {
+                    "h": int(h),
+                    "t_s": st.median,
+                    "q1": st.q1,
+                    "q3": st.q3,
+                    "t_per_h_s": st.median / h,
+                    "samples": st.n,
+                    "note": rec.get("note"),
+                }
+            )
+        else:
+            tests[name] = {**st.as_dict(), "note": rec.get("note")}
+    te.sort(key=lambda r: r["h"])
+    return {"tests": tests, "total_exchange": te}
+
+
+def validate(run: RawRun, g: dict[str, Any]) -> dict[str, Any]:
+    """Eq. (2.6) with the fitted parameters against the off-grid validation points."""
+    rows: list[dict[str, Any]] = []
+    for pt in run.validation:
+        row: dict[str, Any] = {
+            "key": pt.key,
+            "msg_words": pt.msg_words,
+            "count": pt.count,
+            "h": pt.h,
+            "measured_s": pt.stats.median,
+        }
+        entry = g.get(pt.key)
+        pm = entry.get("predict") if entry else None
+        if pm is None:
+            row["skipped"] = "no fitted parameters for " + pt.key
+        elif pt.h < pm["h_half"]:
+            row["skipped"] = f"h = {pt.h} < h_half = {pm['h_half']:.0f}"
+        else:
+            pred = predict_time(pm, pt.h, pt.count)
+            err = (pred - pt.stats.median) / pt.stats.median
+            row.update(
+                {
+                    "predicted_s": pred,
+                    "rel_error": err,
+                    "model": pm["model"],
+                    "pass": bool(abs(err) <= VALIDATION_THRESHOLD),
+                }
+            )
+        rows.append(row)
+    used = [r for r in rows if "rel_error" in r]
+    out: dict[str, Any] = {"threshold": VALIDATION_THRESHOLD, "points": rows, "used": len(used), "skipped": len(rows) - len(used)}
+    if used:
+        errs = np.array([abs(r["rel_error"]) for r in used])
+        out["mean_abs_rel_error"] = float(errs.mean())
+        out["max_abs_rel_error"] = float(errs.max())
+        out["within_threshold"] = int(np.count_nonzero(errs <= VALIDATION_THRESHOLD))
+        out["pass"] = bool(errs.mean() <= VALIDATION_THRESHOLD)
+    else:
+        out["mean_abs_rel_error"] = None
+        out["max_abs_rel_error"] = None
+        out["within_threshold"] = 0
+        out["pass"] = None
+    return out
+
+
+def memcpy_check(g: dict[str, Any], memcpy_s_per_word: float | None) -> list[dict[str, Any]]:
+    """put's (and hpput's) fitted g_inf against memcpy's time per word: within 1.5x?"""
+    rows = []
+    if not memcpy_s_per_word:
+        return rows
+    for key, e in g.items():
+        if not key.startswith(("put/", "hpput/")):
+            continue
+        pm = e.get("predict")
+        gi = pm["g_inf"] if pm else None
+        row: dict[str, Any] = {"key": key, "g_inf": gi, "memcpy_s_per_word": memcpy_s_per_word}
+        if gi:
+            ratio = gi / memcpy_s_per_word
+            row["ratio"] = ratio
+            row["pass"] = bool(1.0 / MEMCPY_FACTOR <= ratio <= MEMCPY_FACTOR)
+        else:
+            row["ratio"] = None
+            row["pass"] = None
+        rows.append(row)
+    return rows
+
+
+def noise_summary(run: RawRun) -> dict[str, Any]:
+    """Outliers (> 1.5 IQR from the median), spread per point, load and timer warnings."""
+    warnings: list[str] = list(run.read_warnings)
+    pts = list(run.g) + list(run.validation)
+    total = sum(p.stats.n for p in pts)
+    outl = sum(p.stats.outliers for p in pts)
+    noisy = sorted((p for p in pts if p.stats.spread > SPREAD_WARN), key=lambda p: -p.stats.spread)
+    others = [r["_stats"] for r in run.f + run.memcpy + run.l + run.as_tests]
+    total_all = total + sum(s.n for s in others)
+    outl_all = outl + sum(s.outliers for s in others)
+    cores = run.header.get("cores")
+    la0 = run.header.get("loadavg_start")
+    la1 = (run.footer or {}).get("loadavg_end")
+    load_max = None
+    for rec in run.load:
+        la = rec.get("loadavg")
+        if isinstance(la, list) and la:
+            load_max = max(load_max or 0.0, float(la[0]))
+    for name, la in (("start", la0), ("end", la1)):
+        if isinstance(la, list) and la and isinstance(cores, (int, float)) and la[0] > cores:
+            warnings.append(f"load average {la[0]:.2f} > {int(cores)} cores at the {name}: noisy run")
+    if load_max is not None and isinstance(cores, (int, float)) and load_max > cores:
+        warnings.append(f"load average reached {load_max:.2f} > {int(cores)} cores during the run: noisy run")
+    if total_all and outl_all / total_all > 0.10:
+        warnings.append(
+            f"{outl_all} of {total_all} samples ({100 * outl_all / total_all:.1f}%) are more than 1.5 IQR "
+            "from their point's median"
+        )
+    if pts and len(noisy) > 0.2 * len(pts):
+        warnings.append(
+            f"{len(noisy)} of {len(pts)} grid points have a spread (IQR/median) above {SPREAD_WARN:.0%}"
+        )
+    timer = run.header.get("timer") or {}
+    res = timer.get("resolution_s") if isinstance(timer, dict) else None
+    if pts and isinstance(res, (int, float)) and res > 0:
+        tmin = min(p.stats.median for p in pts)
+        if res > 0.01 * tmin:
+            warnings.append(f"timer resolution {res:.3g} s is more than 1% of the shortest median {tmin:.3g} s")
+    fw = (run.footer or {}).get("warnings")
+    if isinstance(fw, list):
+        warnings.extend(f"bspprobe: {w}" for w in fw)
+    return {
+        "samples": total_all,
+        "outliers": outl_all,
+        "g_samples": total,
+        "g_outliers": outl,
+        "points": len(pts),
+        "noisy_points": [
+            {"key": p.key, "msg_words": p.msg_words, "count": p.count, "spread": p.stats.spread, "outliers": p.stats.outliers}
+            for p in noisy[:20]
+        ],
+        "noisy_point_count": len(noisy),
+        "loadavg_start": la0,
+        "loadavg_end": la1,
+        "loadavg_max": load_max,
+        "warnings": warnings,
+    }
+
+
+MACHINE_KEYS = (
+    "host", "cpu", "cores", "kernel", "compiler", "library", "backend", "p", "binding", "blas",
+    "blas_coretype", "mpi", "date", "mode", "version", "seed", "command", "timer", "loadavg_start",
+)
+
+
+def fit_run(run: RawRun) -> dict[str, Any]:
+    """The whole parameter file for one raw run."""
+    h = run.header
+    machine = {k: h.get(k) for k in MACHINE_KEYS if k in h}
+    if run.footer:
+        machine["loadavg_end"] = run.footer.get("loadavg_end")
+        machine["elapsed_s"] = run.footer.get("elapsed_s")
+    f, f_detail, f_flags = fit_f(run)
+    l, l_detail, l_flags = fit_l(run)
+    l0 = None
+    if "empty" in l_detail and l.get("empty"):
+        lo, hi = l_detail["empty"]["ci"]
+        l0 = (l["empty"], lo, hi)
+    memcpy_spw, memcpy_rows = fit_memcpy(run)
+    g: dict[str, Any] = {}
+    for key in run.g_keys():
+        g[key] = fit_surface(run.g_points(key), l0)
+    params: dict[str, Any] = {
+        "format": 1,
+        "source": str(run.path),
+        "fitted": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "machine": machine,
+        "p": run.p,
+        "f": f,
+        "f_average": f_averages(f),
+        "f_detail": f_detail,
+        "l": l,
+        "l_detail": l_detail,
+        "memcpy_s_per_word": memcpy_spw,
+        "memcpy_detail": memcpy_rows,
+        "g": g,
+        "as": fit_as(run),
+        "validation": validate(run, g),
+        "checks": {"memcpy": memcpy_check(g, memcpy_spw), "memcpy_factor": MEMCPY_FACTOR},
+        "noise": noise_summary(run),
+        "flags": f_flags + l_flags,
+        "fit_settings": {
+            "confidence": CONFIDENCE,
+            "loss": LOSS,
+            "loss_scale": LOSS_SCALE,
+            "validation_threshold": VALIDATION_THRESHOLD,
+            "units": "seconds; words of 8 bytes; error_bsp(star) in s^2/word^2",
+        },
+    }
+    return sanitize(params)
+
+
+def sanitize(obj: Any) -> Any:
+    """JSON-safe copy: tuples to lists, numpy scalars to Python, NaN/inf to None."""
+    if isinstance(obj, dict):
+        return {str(k): sanitize(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [sanitize(v) for v in obj]
+    if isinstance(obj, (bool, np.bool_)):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return finite_or_none(obj)
+    return obj
+
+
+def all_flags(params: dict[str, Any]) -> Iterable[str]:
+    yield from params.get("flags", [])
+    for key, e in params.get("g", {}).items():
+        for fl in e.get("flags", []):
+            yield f"{key}: {fl}"
+
+
+def default_host() -> str:
+    return os.uname().nodename

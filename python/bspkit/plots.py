@@ -1,0 +1,251 @@
+"""The figures of the report, drawn with matplotlib's Agg backend and returned as PNG bytes."""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from bspkit.fit import model_g, model_t  # noqa: E402
+from bspkit.rawdata import GPoint  # noqa: E402
+
+DPI = 96
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _words(v: float) -> str:
+    v = float(v)
+    for div, suf in ((1 << 20, "M"), (1 << 10, "K")):
+        if v >= div and v % div == 0:
+            return f"{int(v // div)}{suf}"
+    return f"{v:g}"
+
+
+def _pow2_formatter() -> FuncFormatter:
+    return FuncFormatter(lambda x, _pos: _words(2.0**x) if abs(x - round(x)) < 1e-6 else "")
+
+
+def _pow10_formatter(unit: str = "") -> FuncFormatter:
+    def f(x: float, _pos: Any) -> str:
+        if abs(x - round(x)) > 1e-6:
+            return ""
+        v = 10.0 ** round(x)
+        return f"{v:g}{unit}"
+
+    return FuncFormatter(f)
+
+
+def g_surface(points: list[GPoint], entry: dict[str, Any], title: str) -> bytes:
+    """Left: g~ over (h*, c) in 3D on log axes (thesis Fig. 3.3) with the fitted model surface.
+    Right: g~ against h, one colour per message count c, with the model's lines."""
+    hs = np.array([p.msg_words for p in points], float)
+    c = np.array([p.count for p in points], float)
+    h = hs * c
+    g_ns = np.array([p.g_tilde for p in points]) * 1e9
+    pm = entry.get("predict")
+    fig = plt.figure(figsize=(12.5, 5.2))
+    ax = fig.add_subplot(1, 2, 1, projection="3d")
+    X, Y, Z = np.log2(hs), np.log2(c), np.log10(g_ns)
+    ax.scatter(X, Y, Z, c=Z, cmap="viridis", s=18, depthshade=False, label="measured g~ (median)")
+    if pm:
+        xs = np.linspace(X.min(), X.max(), 24)
+        ys = np.linspace(Y.min(), Y.max(), 24)
+        XX, YY = np.meshgrid(xs, ys)
+        hstar, cc = 2.0**XX, 2.0**YY
+        ZZ = np.log10(model_g(hstar * cc, hstar, pm["g_inf"], pm["h_half"], pm["o"]) * 1e9)
+        ax.plot_wireframe(XX, YY, ZZ, color="tab:red", linewidth=0.6, alpha=0.7, label=f"model eq. {pm['model']}")
+    ax.set_xlabel("message size h* [words]")
+    ax.set_ylabel("message count c")
+    ax.set_zlabel("g~ [ns/word]")
+    ax.xaxis.set_major_formatter(_pow2_formatter())
+    ax.yaxis.set_major_formatter(_pow2_formatter())
+    ax.zaxis.set_major_formatter(_pow10_formatter())
+    ax.view_init(elev=24, azim=-128)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title("g~(h*, c) surface (log axes)", fontsize=10)
+    ax2 = fig.add_subplot(1, 2, 2)
+    counts = sorted(set(c))
+    cmap = matplotlib.colormaps["viridis"].resampled(max(len(counts), 2))
+    for i, cv in enumerate(counts):
+        sel = c == cv
+        order = np.argsort(h[sel])
+        col = cmap(i)
+        ax2.plot(h[sel][order], g_ns[sel][order], "o", color=col, ms=4, label=f"c = {int(cv)}")
+        if pm:
+            hh = np.geomspace(h[sel].min(), h[sel].max(), 50)
+            ax2.plot(hh, model_g(hh, hh / cv, pm["g_inf"], pm["h_half"], pm["o"]) * 1e9, "-", color=col, lw=1)
+    if pm:
+        hh = np.geomspace(h.min(), h.max(), 100)
+        ax2.plot(hh, model_g(hh, np.inf, pm["g_inf"], pm["h_half"]) * 1e9, "k--", lw=1, label="eq. 2.5 (o = 0)")
+        ax2.axhline(pm["g_inf"] * 1e9, color="gray", lw=0.8, ls=":", label=f"g_inf = {pm['g_inf'] * 1e9:.3g} ns")
+    ax2.set_xscale("log", base=2)
+    ax2.set_yscale("log")
+    ax2.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _words(v) if v >= 1 else f"{v:g}"))
+    ax2.set_xlabel("h = c h* [words per process]")
+    ax2.set_ylabel("g~ = T / h [ns/word]")
+    ax2.grid(True, which="both", alpha=0.3)
+    ax2.legend(fontsize=7, ncol=2)
+    ax2.set_title("g~ against h; lines: fitted model per c", fontsize=10)
+    fig.suptitle(title)
+    return _png(fig)
+
+
+def latency(l_detail: dict[str, Any], as_tests: dict[str, Any], title: str) -> bytes:
+    """Bars: l per variant and the As-suite latency tests, with quartiles as error bars."""
+    names: list[str] = []
+    med: list[float] = []
+    lo: list[float] = []
+    hi: list[float] = []
+    colors: list[str] = []
+    for v, d in l_detail.items():
+        names.append(f"l: {v}")
+        med.append(d["median"] * 1e6)
+        lo.append((d["median"] - d["q1"]) * 1e6)
+        hi.append((d["q3"] - d["median"]) * 1e6)
+        colors.append("tab:blue")
+    for t, d in as_tests.items():
+        names.append(f"As: {t}")
+        med.append(d["median"] * 1e6)
+        lo.append((d["median"] - d["q1"]) * 1e6)
+        hi.append((d["q3"] - d["median"]) * 1e6)
+        colors.append("tab:orange")
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(names) + 1.5))
+    y = np.arange(len(names))
+    ax.barh(y, med, xerr=[lo, hi], color=colors, capsize=3)
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.set_xlabel("time [µs] (median, bars: quartiles)")
+    for yi, m in zip(y, med):
+        ax.text(m, yi, f" {m:.3g}", va="center", fontsize=8)
+    ax.set_title(title)
+    ax.grid(True, axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def compute_speed(f_detail: dict[str, Any], title: str) -> bytes:
+    names = [k for k, d in f_detail.items() if d.get("s_per_op")]
+    rates = [1e-6 / f_detail[k]["s_per_op"] for k in names]
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(names) + 1.5))
+    y = np.arange(len(names))
+    ax.barh(y, rates, color="tab:green")
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("operations per second 1/f [M/s]")
+    for yi, r in zip(y, rates):
+        ax.text(r, yi, f" {r:.4g} M", va="center", fontsize=8)
+    ax.set_title(title)
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    return _png(fig)
+
+
+def total_exchange(series: Sequence[tuple[str, list[dict[str, Any]]]], title: str, model: tuple[str, Any] | None = None) -> bytes:
+    """As suite total exchange: t/h against h, one line per run (with quartile band)."""
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for label, rows in series:
+        if not rows:
+            continue
+        h = np.array([r["h"] for r in rows], float)
+        t = np.array([r["t_per_h_s"] for r in rows]) * 1e9
+        q1 = np.array([r["q1"] for r in rows]) / h * 1e9
+        q3 = np.array([r["q3"] for r in rows]) / h * 1e9
+        (line,) = ax.plot(h, t, "o-", ms=4, label=label)
+        ax.fill_between(h, q1, q3, color=line.get_color(), alpha=0.2)
+    if model is not None:
+        label, fn = model
+        hmin = min(r["h"] for _l, rows in series for r in rows)
+        hmax = max(r["h"] for _l, rows in series for r in rows)
+        hh = np.geomspace(hmin, hmax, 60)
+        ax.plot(hh, fn(hh) / hh * 1e9, "k--", lw=1, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _words(v) if v >= 1 else f"{v:g}"))
+    ax.set_xlabel("h [words to every process]")
+    ax.set_ylabel("t / h [ns/word]")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    return _png(fig)
+
+
+def validation(rows: list[dict[str, Any]], threshold: float, title: str) -> bytes:
+    used = [r for r in rows if "predicted_s" in r]
+    fig, ax = plt.subplots(figsize=(6.5, 6))
+    keys = sorted({r["key"] for r in used})
+    for k in keys:
+        sel = [r for r in used if r["key"] == k]
+        ax.plot([r["measured_s"] * 1e6 for r in sel], [r["predicted_s"] * 1e6 for r in sel], "o", ms=5, label=k)
+    allv = [r["measured_s"] * 1e6 for r in used] + [r["predicted_s"] * 1e6 for r in used]
+    lo, hi = min(allv) / 1.3, max(allv) * 1.3
+    xx = np.geomspace(lo, hi, 10)
+    ax.plot(xx, xx, "k-", lw=1, label="exact")
+    ax.fill_between(xx, xx * (1 - threshold), xx * (1 + threshold), color="gray", alpha=0.2, label=f"±{threshold:.0%}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
+    ax.set_xlabel("measured time [µs]")
+    ax.set_ylabel("predicted time, eq. (2.6) [µs]")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    return _png(fig)
+
+
+def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, factor: float, title: str) -> bytes:
+    """g_inf per primitive/pattern against memcpy's time per word (band: within the factor)."""
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.8))
+    y = np.arange(len(rows))
+    vals = [v * 1e9 for _k, v in rows]
+    m = memcpy_s_per_word * 1e9
+    colors = ["tab:green" if m / factor <= v <= m * factor else "tab:red" for v in vals]
+    ax.barh(y, vals, color=colors)
+    ax.set_yticks(y, [k for k, _v in rows])
+    ax.invert_yaxis()
+    ax.axvline(m, color="k", lw=1.2, label=f"memcpy {m:.3g} ns/word")
+    ax.axvspan(m / factor, m * factor, color="gray", alpha=0.2, label=f"within {factor}x of memcpy")
+    for yi, v in zip(y, vals):
+        ax.text(v, yi, f" {v:.3g}", va="center", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("g_inf [ns/word] (prediction model's value)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.set_title(title)
+    return _png(fig)
+
+
+def grouped_bars(categories: list[str], series: list[tuple[str, list[float | None]]], ylabel: str, title: str, log: bool = True) -> bytes:
+    """Comparison plot: one group per category, one bar per run (None: no bar)."""
+    n = max(len(series), 1)
+    width = 0.8 / n
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(categories) * max(1, n / 2) + 2), 4.5))
+    x = np.arange(len(categories))
+    for i, (label, vals) in enumerate(series):
+        v = [np.nan if (a is None or not math.isfinite(a)) else a for a in vals]
+        ax.bar(x + (i - (n - 1) / 2) * width, v, width, label=label)
+    ax.set_xticks(x, categories, rotation=30, ha="right")
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.set_title(title)
+    return _png(fig)
+
+
+def model_total_exchange(pm: dict[str, Any], p: int) -> Any:
+    """Time of a put total exchange of h words to each of p processes under eq. (2.6)."""
+    return lambda hh: model_t(p * np.asarray(hh, float), p, pm["g_inf"], pm["h_half"], pm["o"])

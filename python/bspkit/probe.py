@@ -1,0 +1,182 @@
+"""Building and running bspprobe (`bspkit probe`)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SOURCE_DIRS = ("probe", "src", "include", "tools", "cmake")
+
+
+class ProbeError(Exception):
+    """Building or running bspprobe failed."""
+
+
+def progress(msg: str) -> None:
+    print(f"bspkit: {msg}", file=sys.stderr, flush=True)
+
+
+def repo_root() -> Path | None:
+    """The bspkit source tree: $BSPKIT_SOURCE_DIR, else the tree this package sits in."""
+    env = os.environ.get("BSPKIT_SOURCE_DIR")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve()
+    for cand in here.parents:
+        cm = cand / "CMakeLists.txt"
+        if cm.is_file() and "project(bspkit" in cm.read_text(errors="replace"):
+            return cand
+    return None
+
+
+def default_build_dir(root: Path | None) -> Path:
+    env = os.environ.get("BSPKIT_BUILD_DIR")
+    if env:
+        return Path(env)
+    if root is None:
+        raise ProbeError("cannot find the bspkit sources: set BSPKIT_SOURCE_DIR or give --build-dir")
+    return root / "build"
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def newest_source(root: Path) -> float:
+    newest = 0.0
+    for d in SOURCE_DIRS:
+        base = root / d
+        if not base.is_dir():
+            continue
+        for dirpath, _dirs, files in os.walk(base):
+            for fn in files:
+                try:
+                    newest = max(newest, (Path(dirpath) / fn).stat().st_mtime)
+                except OSError:
+                    pass
+    for cm in root.glob("CMakeLists.txt"):
+        newest = max(newest, cm.stat().st_mtime)
+    return newest
+
+
+def needs_build(root: Path, build: Path) -> bool:
+    exe = build / "probe" / "bspprobe"
+    if not exe.is_file() or not (build / "bin" / "bsprun").is_file():
+        return True
+    return exe.stat().st_mtime < newest_source(root)
+
+
+def _run_checked(cmd: list[str], what: str, **kw: object) -> None:
+    progress(f"{what}: {shlex.join(cmd)}")
+    try:
+        rc = subprocess.run(cmd, **kw).returncode  # type: ignore[call-overload]
+    except FileNotFoundError:
+        raise ProbeError(f"{what}: cannot run {cmd[0]!r}: not found") from None
+    if rc != 0:
+        raise ProbeError(f"{what} failed with exit status {rc}")
+
+
+def build(root: Path, build_dir: Path) -> None:
+    """Configures (once, Release, Ninja) and builds bspkit in build_dir."""
+    if not (build_dir / "CMakeCache.txt").is_file():
+        _run_checked(
+            ["cmake", "-S", str(root), "-B", str(build_dir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"],
+            "configuring",
+        )
+    _run_checked(["cmake", "--build", str(build_dir)], "building")
+    if not (build_dir / "probe" / "bspprobe").is_file():
+        raise ProbeError(f"the build did not produce {build_dir / 'probe' / 'bspprobe'}")
+
+
+def have_cblas() -> bool:
+    arch = platform.machine()
+    return any(
+        Path(p).is_file()
+        for p in ("/usr/include/cblas.h", f"/usr/include/{arch}-linux-gnu/cblas.h", "/usr/local/include/cblas.h")
+    )
+
+
+def build_other(root: Path, bspcc: str, outdir: Path, extra_cflags: list[str] | None = None) -> Path:
+    """Compiles bspprobe against another BSPlib with that library's compiler wrapper."""
+    sources = sorted(str(p) for p in (root / "probe").glob("*.c"))
+    if not sources:
+        raise ProbeError(f"no bspprobe sources in {root / 'probe'}")
+    if shutil.which(bspcc) is None and not Path(bspcc).is_file():
+        raise ProbeError(f"the compiler wrapper {bspcc!r} is not there")
+    exe = outdir / "bspprobe-other"
+    cmd = [bspcc, "-O2", "-DBSPPROBE_NO_EXTENSIONS", f"-I{root / 'probe'}"]
+    blas = have_cblas()
+    if blas:
+        cmd.append("-DBSPPROBE_HAVE_CBLAS")
+    cmd += list(extra_cflags or []) + sources + ["-o", str(exe)]
+    if blas:
+        cmd.append("-lopenblas")
+    cmd.append("-lm")
+    _run_checked(cmd, "building bspprobe against the other library")
+    return exe
+
+
+@dataclass
+class ProbeRun:
+    """What `bspkit probe` will run."""
+
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+    def run(self) -> None:
+        env = dict(os.environ)
+        env.update(self.env)
+        shown = " ".join(f"{k}={v}" for k, v in self.env.items())
+        progress(f"running: {shown + ' ' if shown else ''}{shlex.join(self.command)}")
+        try:
+            rc = subprocess.run(self.command, env=env).returncode
+        except FileNotFoundError:
+            raise ProbeError(f"cannot run {self.command[0]!r}: not found") from None
+        except PermissionError:
+            raise ProbeError(f"cannot run {self.command[0]!r}: permission denied") from None
+        if rc != 0:
+            raise ProbeError(f"bspprobe failed with exit status {rc} (its messages are above)")
+
+
+def probe_command(
+    binary: Path,
+    raw: Path,
+    nprocs: int,
+    backend: str,
+    bsprun: Path | None,
+    launcher: str | None,
+    quick: bool,
+    library_name: str | None,
+    extra: list[str],
+) -> ProbeRun:
+    """The command line: through bsprun (bspkit builds), a user launcher, or directly."""
+    args = [str(binary), "--output", str(raw)]
+    if quick:
+        args.append("--quick")
+    if library_name:
+        args += ["--library-name", library_name]
+    args += extra
+    env = {"BSPKIT_NPROCS": str(nprocs), "BSP_NPROCS": str(nprocs)}
+    if launcher is not None:
+        pre = [a.replace("{p}", str(nprocs)) for a in shlex.split(launcher)]
+        return ProbeRun(pre + args, env)
+    if bsprun is not None:
+        return ProbeRun([str(bsprun), "-n", str(nprocs), "-b", backend] + args, {})
+    return ProbeRun(args, env)
+
+
+def default_output_dir(root: Path | None, backend: str, nprocs: int) -> Path:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    host = platform.node().split(".")[0] or "host"
+    base = (root if root is not None else Path.cwd()) / "results" / "probe"
+    return base / f"{host}-{backend}-p{nprocs}-{stamp}"

@@ -1,0 +1,274 @@
+"""Reading the raw-sample JSON lines that bspprobe writes (docs/probe-format.md).
+
+Every record is one JSON object with a "type". Unknown types and unknown keys are ignored
+(the format may grow); a record of a known type that lacks a key the analysis needs is an
+error naming the file and line. A last line cut short (a run that was killed) is dropped
+with a warning, so that what was measured before it can still be fitted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FORMAT_VERSION = 1
+
+# Keys each record type must have for the analysis (the rest is optional).
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "f": ("kernel", "ops", "samples_s"),
+    "memcpy": ("bytes", "samples_s"),
+    "g": ("primitive", "pattern", "msg_words", "count", "samples_s"),
+    "l": ("variant", "samples_s"),
+    "as": ("test", "samples_s"),
+    "validation": ("primitive", "pattern", "msg_words", "count", "samples_s"),
+    "load": ("t_s", "loadavg"),
+}
+
+
+class RawDataError(Exception):
+    """The raw file cannot be used (unreadable, wrong format, a record without its keys)."""
+
+
+@dataclass
+class Stats:
+    """Robust summary of the samples of one measurement point."""
+
+    n: int
+    median: float
+    q1: float
+    q3: float
+    min: float
+    max: float
+    outliers: int  # samples more than 1.5 IQR away from the median
+    spread: float  # IQR / median (0 when the median is 0)
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "n": self.n,
+            "median": self.median,
+            "q1": self.q1,
+            "q3": self.q3,
+            "min": self.min,
+            "max": self.max,
+            "outliers": self.outliers,
+            "spread": self.spread,
+        }
+
+
+def stats(samples: Any) -> Stats:
+    """Median, quartiles, min/max and the number of outliers of a list of samples."""
+    x = np.asarray(samples, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        raise ValueError("no finite samples")
+    med = float(np.median(x))
+    q1, q3 = (float(v) for v in np.percentile(x, [25, 75]))
+    iqr = q3 - q1
+    outliers = int(np.count_nonzero(np.abs(x - med) > 1.5 * iqr)) if iqr > 0 else 0
+    spread = iqr / med if med > 0 else 0.0
+    return Stats(int(x.size), med, q1, q3, float(x.min()), float(x.max()), outliers, spread)
+
+
+@dataclass
+class GPoint:
+    """One grid point of a g surface (or one validation point)."""
+
+    primitive: str
+    pattern: str
+    msg_words: int  # h*
+    count: int  # c
+    h: int  # c * h*
+    samples: np.ndarray
+    stats: Stats
+
+    @property
+    def key(self) -> str:
+        return f"{self.primitive}/{self.pattern}"
+
+    @property
+    def g_tilde(self) -> float:
+        """g~(h*, c) = median T / h (seconds per word)."""
+        return self.stats.median / self.h
+
+
+@dataclass
+class RawRun:
+    """Everything in one raw file, grouped for the analysis."""
+
+    path: Path
+    header: dict[str, Any]
+    footer: dict[str, Any] | None = None
+    f: list[dict[str, Any]] = field(default_factory=list)
+    memcpy: list[dict[str, Any]] = field(default_factory=list)
+    g: list[GPoint] = field(default_factory=list)
+    l: list[dict[str, Any]] = field(default_factory=list)
+    as_tests: list[dict[str, Any]] = field(default_factory=list)
+    validation: list[GPoint] = field(default_factory=list)
+    load: list[dict[str, Any]] = field(default_factory=list)
+    read_warnings: list[str] = field(default_factory=list)
+
+    def g_keys(self) -> list[str]:
+        """The primitive/pattern pairs measured, in the order first seen."""
+        keys: list[str] = []
+        for pt in self.g:
+            if pt.key not in keys:
+                keys.append(pt.key)
+        return keys
+
+    def g_points(self, key: str) -> list[GPoint]:
+        return [pt for pt in self.g if pt.key == key]
+
+    @property
+    def p(self) -> int | None:
+        p = self.header.get("p")
+        return int(p) if isinstance(p, (int, float)) else None
+
+    def label(self) -> str:
+        """Short name of the run for tables: library/backend host p=P."""
+        h = self.header
+        lib = h.get("library") or "?"
+        backend = h.get("backend") or "?"
+        return f"{lib}/{backend} {h.get('host', '?')} p={h.get('p', '?')}"
+
+
+def _samples(rec: dict[str, Any], where: str) -> np.ndarray:
+    s = rec.get("samples_s")
+    if not isinstance(s, list) or not s:
+        raise RawDataError(f"{where}: samples_s must be a non-empty list of seconds")
+    try:
+        x = np.asarray([float(v) for v in s], dtype=float)
+    except (TypeError, ValueError):
+        raise RawDataError(f"{where}: samples_s holds something that is not a number") from None
+    if not np.all(np.isfinite(x)):
+        raise RawDataError(f"{where}: samples_s holds a non-finite value")
+    return x
+
+
+def _gpoint(rec: dict[str, Any], where: str) -> GPoint:
+    x = _samples(rec, where)
+    try:
+        hstar = int(rec["msg_words"])
+        c = int(rec["count"])
+    except (TypeError, ValueError):
+        raise RawDataError(f"{where}: msg_words and count must be integers") from None
+    if hstar <= 0 or c <= 0:
+        raise RawDataError(f"{where}: msg_words and count must be positive (got {hstar}, {c})")
+    h = rec.get("h")
+    h = int(h) if isinstance(h, (int, float)) and h > 0 else hstar * c
+    return GPoint(str(rec["primitive"]), str(rec["pattern"]), hstar, c, h, x, stats(x))
+
+
+def _merge_points(points: list[GPoint]) -> list[GPoint]:
+    """Points measured more than once (same key, h*, c) are merged into one."""
+    merged: dict[tuple[str, int, int], GPoint] = {}
+    for pt in points:
+        k = (pt.key, pt.msg_words, pt.count)
+        if k in merged:
+            old = merged[k]
+            x = np.concatenate([old.samples, pt.samples])
+            merged[k] = GPoint(old.primitive, old.pattern, old.msg_words, old.count, old.h, x, stats(x))
+        else:
+            merged[k] = pt
+    return list(merged.values())
+
+
+def load_raw(path: str | Path) -> RawRun:
+    """Reads a raw-sample file; raises RawDataError with file:line for what cannot be used."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise RawDataError(f"cannot read {path}: {e.strerror or e}") from None
+    lines = text.splitlines()
+    run: RawRun | None = None
+    read_warnings: list[str] = []
+    pending: list[tuple[str, dict[str, Any], str]] = []
+    header: dict[str, Any] | None = None
+    footer: dict[str, Any] | None = None
+    last_nonblank = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        where = f"{path}:{i + 1}"
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as e:
+            if i == last_nonblank and i > 0:
+                read_warnings.append(f"{where}: last line is cut short ({e.msg}); dropped (was the run killed?)")
+                continue
+            raise RawDataError(f"{where}: not a JSON object: {e.msg}") from None
+        if not isinstance(rec, dict) or "type" not in rec:
+            raise RawDataError(f"{where}: every line must be a JSON object with a \"type\"")
+        rtype = rec["type"]
+        if rtype == "header":
+            if header is not None:
+                raise RawDataError(f"{where}: a second header (two runs in one file?)")
+            fmt = rec.get("format")
+            if fmt != FORMAT_VERSION:
+                raise RawDataError(
+                    f"{where}: raw format {fmt!r} is not supported (this bspkit reads format {FORMAT_VERSION})"
+                )
+            header = rec
+            continue
+        if rtype == "footer":
+            footer = rec
+            continue
+        if rtype in REQUIRED:
+            missing = [k for k in REQUIRED[rtype] if k not in rec]
+            if missing:
+                raise RawDataError(f"{where}: {rtype} record without {', '.join(missing)}")
+            pending.append((rtype, rec, where))
+        # unknown types are ignored
+    if header is None:
+        raise RawDataError(f"{path}: no header record: not a bspprobe raw file")
+    if footer is None:
+        read_warnings.append(f"{path}: no footer record: the run did not finish; fitting what is there")
+    run = RawRun(path=path, header=header, footer=footer, read_warnings=read_warnings)
+    g_points: list[GPoint] = []
+    v_points: list[GPoint] = []
+    for rtype, rec, where in pending:
+        if rtype == "g":
+            g_points.append(_gpoint(rec, where))
+        elif rtype == "validation":
+            v_points.append(_gpoint(rec, where))
+        elif rtype == "load":
+            run.load.append(rec)
+        else:
+            rec = dict(rec)
+            rec["_samples"] = _samples(rec, where)
+            rec["_stats"] = stats(rec["_samples"])
+            if rtype == "f":
+                try:
+                    rec["ops"] = float(rec["ops"])
+                except (TypeError, ValueError):
+                    raise RawDataError(f"{where}: ops must be a number") from None
+                run.f.append(rec)
+            elif rtype == "memcpy":
+                try:
+                    rec["bytes"] = int(rec["bytes"])
+                except (TypeError, ValueError):
+                    raise RawDataError(f"{where}: bytes must be an integer") from None
+                run.memcpy.append(rec)
+            elif rtype == "l":
+                run.l.append(rec)
+            elif rtype == "as":
+                run.as_tests.append(rec)
+    run.g = _merge_points(g_points)
+    run.validation = v_points
+    return run
+
+
+def finite_or_none(v: Any) -> float | None:
+    """A float for JSON, or None for NaN/inf/None."""
+    if v is None:
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
