@@ -35,6 +35,7 @@
 
 #include "bsp.h"
 #include "bspkit.h"
+#include "bench_stats.h"
 
 #ifndef BENCH_LIB
 #define BENCH_LIB "bsp"
@@ -475,10 +476,6 @@ static const bench_t benches[] = {
 /* ---- statistics and results ------------------------------------------------------------ */
 
 typedef struct {
-    double min, q1, med, q3, max;
-} stats_t;
-
-typedef struct {
     int ran, verified;
     long count_ours, count_raw;   /* operations per timed batch */
     long div;                     /* messages per operation (1 or W) */
@@ -489,30 +486,6 @@ typedef struct {
 } result_t;
 
 static result_t g_results[NBENCH]; /* written by process 0 only */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double quantile(const double *sorted, int n, double q)
-{
-    double h = (n - 1) * q;
-    int lo = (int)h;
-    if (lo + 1 >= n)
-        return sorted[n - 1];
-    return sorted[lo] + (h - lo) * (sorted[lo + 1] - sorted[lo]);
-}
-
-static stats_t stats_of(const double *x, int n)
-{
-    double s[MAX_ROUNDS];
-    memcpy(s, x, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    stats_t st = {s[0], quantile(s, n, 0.25), quantile(s, n, 0.5), quantile(s, n, 0.75), s[n - 1]};
-    return st;
-}
 
 /* ---- the measurement loop -------------------------------------------------------------- */
 
@@ -710,31 +683,6 @@ static void bsp_time_resolution(double *res_s, double *call_s)
 }
 
 /* ---- output ---------------------------------------------------------------------------- */
-
-static void json_str(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-static void json_stats(FILE *f, const char *key, stats_t s, double scale)
-{
-    fprintf(f, ",\"%s\":{\"min\":%.6g,\"q1\":%.6g,\"median\":%.6g,\"q3\":%.6g,\"max\":%.6g}", key,
-            s.min * scale, s.q1 * scale, s.med * scale, s.q3 * scale, s.max * scale);
-}
 
 static const char *raw_barrier_name(void)
 {

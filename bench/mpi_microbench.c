@@ -39,6 +39,7 @@
 
 #include "bsp.h"
 #include "bspkit.h"
+#include "bench_stats.h"
 
 #ifndef BENCH_BUILD_TYPE
 #define BENCH_BUILD_TYPE "unknown"
@@ -336,10 +337,6 @@ static int verify(ctx_t *c, int bench, int raw) {
 /* ---- measurement ------------------------------------------------------------------------ */
 
 typedef struct {
-  double min, q1, med, q3, max;
-} stats_t;
-
-typedef struct {
   int ran;
   long n_ours, n_raw; /* operations per batch */
   int rounds;
@@ -383,22 +380,6 @@ static long calibrate(ctx_t *c, const bench_t *b, int raw, double target) {
   return m < 1 ? 1 : m > MAX_COUNT ? MAX_COUNT : (long)(m + 0.5);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-static double quantile(const double *s, int n, double q) {
-  double h = (n - 1) * q;
-  int lo = (int)h;
-  return lo + 1 >= n ? s[n - 1] : s[lo] + (h - lo) * (s[lo + 1] - s[lo]);
-}
-static stats_t stats_of(const double *x, int n) {
-  double s[MAX_ROUNDS];
-  memcpy(s, x, (size_t)n * sizeof *s);
-  qsort(s, (size_t)n, sizeof *s, cmp_double);
-  return (stats_t){s[0], quantile(s, n, 0.25), quantile(s, n, 0.5), quantile(s, n, 0.75),
-                   s[n - 1]};
-}
 
 static int tty;
 static void progress(const ctx_t *c, const char *name, int k, int n) {
@@ -493,24 +474,6 @@ static void print_table(const ctx_t *c, const header_t *h) {
            b->per_message ? "ns/msg" : "us/op", notes);
   }
   fflush(stdout);
-}
-
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\')
-      fprintf(f, "\\%c", ch);
-    else if (ch < 0x20)
-      fprintf(f, "\\u%04x", ch);
-    else
-      fputc(ch, f);
-  }
-  fputc('"', f);
-}
-static void json_stats(FILE *f, const char *key, stats_t s, double sc) {
-  fprintf(f, ",\"%s\":{\"min\":%.6g,\"q1\":%.6g,\"median\":%.6g,\"q3\":%.6g,\"max\":%.6g}", key,
-          s.min * sc, s.q1 * sc, s.med * sc, s.q3 * sc, s.max * sc);
 }
 
 static int write_json(const ctx_t *c, const char *path, const header_t *h) {
