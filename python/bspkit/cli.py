@@ -106,7 +106,8 @@ def summary_lines(params: dict[str, Any]) -> list[str]:
 
         def v(name: str, scale: float, fmt: str) -> str:
             t = q.get(name)
-            return format(t[0] * scale, fmt) if t else "-"
+            width = int(fmt.split(".")[0])
+            return format(t[0] * scale, fmt) if t else "-".rjust(width)
 
         pm = (e.get("predict") or {}).get("model", "none")
         out.append(f"  {key:<22} {v('g_inf', 1e9, '11.4g')} {v('h_half', 1, '9.0f')} {v('o', 1, '8.1f')}   {pm}")

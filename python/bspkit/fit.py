@@ -11,10 +11,14 @@ h = c h*, T = median superstep time, g~ = T / h):
   h_half (eq. 2.5) and with h_half and o (eq. 2.6), in s^2/word^2 as in Tables C.3, C.6, C.9;
 * a robust least-squares fit of eq. (2.6) multiplied out by h,
       T(h, c) = g_inf * (h + h_half + o * c)        (h / h* = c),
-  and of eq. (2.5), T(h) = g_inf * (h + h_half), on relative residuals (T_model - T)/T with
-  the soft-L1 loss (scale 5 %), 95 % confidence intervals from the Jacobian (IRLS weights,
-  Student t), and the relative RMS of the residuals;
-* Bisseling's linear regression T = g h + l over the points of the largest message size.
+  and of eq. (2.5), T(h) = g_inf * (h + h_half). The model is linear in (g_inf,
+  g_inf h_half, g_inf o), so it is fitted in those coefficients (well conditioned even when
+  g_inf is near zero), on relative residuals (T_model - T)/T with the soft-L1 loss (scale
+  5 %); 95 % confidence intervals come from the Jacobian with the loss's IRLS weights and
+  Student's t, carried to h_half and o by the delta method; plus the relative RMS of the
+  residuals;
+* Bisseling's linear regression T = g h + l over the points of one message size (the
+  largest measured with 5 or more message counts, or with the most there are).
 
 The superstep time measured includes its bsp_sync, so the constant term g_inf*h_half of the
 fit holds the synchronisation latency as well (eq. 2.4 folds l into g(h) this way). A
@@ -31,7 +35,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-import os
 from typing import Any, Iterable
 
 import numpy as np
@@ -170,66 +173,47 @@ def lsq_fit(points: list[GPoint], with_o: bool = True) -> dict[str, Any]:
     if len(np.unique(h)) < 2 or (with_o and len(np.unique(c)) < 2):
         res["error"] = "the grid varies too little (need several h and several c)"
         return res
-    # Start: weighted linear least squares of T = a h + b + d c with weights 1/T.
-    cols = [h / t, 1.0 / t] + ([c / t] if with_o else [])
-    A = np.column_stack(cols)
-    scale = np.linalg.norm(A, axis=0)
-    coef, *_ = np.linalg.lstsq(A / scale, np.ones(n), rcond=None)
-    coef = coef / scale
-    a = coef[0]
-    if not (a > 0 and math.isfinite(a)):
-        a = float(np.median((t / h)[h >= np.percentile(h, 75)]))
-        x0_nat = [a, 0.0] + ([0.0] if with_o else [])
-    else:
-        x0_nat = [a, coef[1] / a] + ([coef[2] / a] if with_o else [])
-    s = np.array(
-        [abs(x0_nat[0]) or 1e-9, max(abs(x0_nat[1]), 1.0)] + ([max(abs(x0_nat[2]), 1.0)] if with_o else [])
-    )
+    # T = a h + b + d c is linear in (a, b, d) = g_inf (1, h_half, o): fit it there (well
+    # conditioned even when g_inf is near 0 or negative), on relative residuals, with the
+    # robust loss; then g_inf = a, h_half = b/a, o = d/a with intervals by the delta method.
+    X = np.column_stack([h, np.ones(n)] + ([c] if with_o else [])) / t[:, None]
+    s = np.linalg.norm(X, axis=0)
+    Xs = X / s
+    phi0, *_ = np.linalg.lstsq(Xs, np.ones(n), rcond=None)
 
-    def nat(theta: np.ndarray) -> np.ndarray:
-        return theta * s
-
-    def resid(theta: np.ndarray) -> np.ndarray:
-        p = nat(theta)
-        tm = p[0] * (h + p[1] + (p[2] * c if with_o else 0.0))
-        return (tm - t) / t
+    def resid(phi: np.ndarray) -> np.ndarray:
+        return Xs @ phi - 1.0
 
     try:
-        sol = optimize.least_squares(
-            resid, np.array(x0_nat) / s, loss=LOSS, f_scale=LOSS_SCALE, method="trf", x_scale="jac", max_nfev=2000
-        )
+        sol = optimize.least_squares(resid, phi0, loss=LOSS, f_scale=LOSS_SCALE, method="trf", max_nfev=2000)
     except (ValueError, np.linalg.LinAlgError) as e:  # pragma: no cover - scipy edge cases
         res["error"] = f"least squares failed: {e}"
         return res
-    p = nat(sol.x)
     r = sol.fun
-    g_inf, h_half = float(p[0]), float(p[1])
-    o = float(p[2]) if with_o else 0.0
-    # Jacobian in natural parameters of the relative residuals.
-    J = [(h + h_half + o * c) / t, np.full(n, g_inf) / t]
-    if with_o:
-        J.append(g_inf * c / t)
-    Jm = np.column_stack(J)
     w = _robust_weights(r)
     dof = n - k
     s2 = float(np.sum(w * r**2) / dof)
-    colscale = np.linalg.norm(Jm, axis=0)
-    colscale[colscale == 0] = 1.0
-    Js = Jm / colscale
-    M = Js.T @ (Js * w[:, None])
-    try:
-        cov = np.linalg.inv(M) * s2 / np.outer(colscale, colscale)
-        se = np.sqrt(np.clip(np.diag(cov), 0, None))
-        if not np.all(np.isfinite(se)) or np.linalg.cond(M) > 1e12:
-            raise np.linalg.LinAlgError("singular")
-    except np.linalg.LinAlgError:
-        se = np.full(k, np.nan)
-        res["error"] = "the parameters cannot be told apart on this grid (singular Jacobian)"
+    M = Xs.T @ (Xs * w[:, None])
+    if np.linalg.cond(M) > 1e12:
+        res["error"] = "the parameters cannot be told apart on this grid (singular design)"
+        return res
+    theta = sol.x / s
+    cov = np.linalg.inv(M) * s2 / np.outer(s, s)
     tq = float(sstats.t.ppf(0.5 + CONFIDENCE / 2, dof))
-    names = ["g_inf", "h_half"] + (["o"] if with_o else [])
-    vals = [g_inf, h_half] + ([o] if with_o else [])
-    for nm, v, e in zip(names, vals, se):
-        res[nm] = (v, v - tq * e, v + tq * e)
+    a = float(theta[0])
+    se_a = math.sqrt(max(cov[0, 0], 0.0))
+    res["g_inf"] = (a, a - tq * se_a, a + tq * se_a)
+    names = ["h_half"] + (["o"] if with_o else [])
+    for i, nm in enumerate(names, start=1):
+        if a <= 0:
+            res[nm] = None  # undefined: h_half = b / g_inf
+            continue
+        v = float(theta[i] / a)
+        grad = np.zeros(k)
+        grad[0] = -theta[i] / a**2
+        grad[i] = 1.0 / a
+        se = math.sqrt(max(float(grad @ cov @ grad), 0.0))
+        res[nm] = (v, v - tq * se, v + tq * se)
     res["residual_rel_rms"] = float(np.sqrt(np.mean(r**2)))
     res["residual_rel_max"] = float(np.max(np.abs(r)))
     res["converged"] = bool(sol.success)
@@ -240,14 +224,17 @@ def lsq_fit(points: list[GPoint], with_o: bool = True) -> dict[str, Any]:
 
 
 def linreg(points: list[GPoint]) -> dict[str, Any]:
-    """Bisseling's fit T = g h + l (OLS) over the points with the largest message size."""
+    """Bisseling's fit T = g h + l (ordinary least squares) over the points of one message
+    size: the largest h* measured with at least 5 message counts (or with as many as any)."""
     hs, c, h, t = _arrays(points)
-    hsmax = float(hs.max())
-    sel = hs == hsmax
-    out: dict[str, Any] = {"msg_words": int(hsmax), "points": int(np.count_nonzero(sel))}
-    if len(np.unique(h[sel])) < 3:
-        out["error"] = f"fewer than 3 message counts at h* = {int(hsmax)}"
-        return out
+    ncounts = {v: len(np.unique(c[hs == v])) for v in set(hs)}
+    need = min(5, max(ncounts.values()))
+    usable = [v for v in sorted(ncounts, reverse=True) if ncounts[v] >= need]
+    if need < 3:
+        return {"msg_words": int(hs.max()), "points": 0, "error": "no message size was measured with 3 or more message counts"}
+    hsel = usable[0]
+    sel = hs == hsel
+    out: dict[str, Any] = {"msg_words": int(hsel), "points": int(np.count_nonzero(sel))}
     x, y = h[sel], t[sel]
     r = sstats.linregress(x, y)
     dof = x.size - 2
@@ -263,8 +250,11 @@ def linreg(points: list[GPoint]) -> dict[str, Any]:
 def _triplet(
     name: str, fit: dict[str, Any], key: str, flags: list[str], unit: str
 ) -> list[float] | None:
-    v = fit.get(key)
+    if key not in fit:
+        return None
+    v = fit[key]
     if v is None:
+        flags.append(f"{name}: undefined because g_inf is not positive")
         return None
     val, lo, hi = v
     if checked(name, val, flags, (lo, hi), unit) is None:
@@ -297,6 +287,7 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     lsq: dict[str, Any] = {"model": "2.6", "points": f6["points"], "loss": f6["loss"]}
     if "error" in f6:
         flags.append(f"lsq (2.6): {f6['error']}")
+        lsq["error"] = f6["error"]
     for nm, unit in (("g_inf", "s/word"), ("h_half", "words"), ("o", "words")):
         lsq[nm] = _triplet(f"lsq (2.6) {nm}", f6, nm, flags, unit)
     lsq["residual_rel_rms"] = f6.get("residual_rel_rms")
@@ -315,6 +306,7 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     lsq5: dict[str, Any] = {"model": "2.5", "points": f5["points"], "loss": f5["loss"]}
     if "error" in f5:
         flags.append(f"lsq (2.5): {f5['error']}")
+        lsq5["error"] = f5["error"]
     for nm, unit in (("g_inf", "s/word"), ("h_half", "words")):
         lsq5[nm] = _triplet(f"lsq (2.5) {nm}", f5, nm, flags, unit)
     lsq5["residual_rel_rms"] = f5.get("residual_rel_rms")
@@ -353,7 +345,9 @@ def prediction_model(entry: dict[str, Any]) -> dict[str, Any] | None:
             "h_half": lsq5["h_half"][0] if lsq5.get("h_half") else 0.0,
             "o": 0.0,
         }
-    if entry.get("g_inf"):
+    if entry.get("g_inf") and lsq.get("error") and lsq5.get("error", lsq.get("error")):
+        # only where no least-squares fit could be made (too few points); a least-squares
+        # g_inf that came out negative or insignificant says the data have no usable g
         return {
             "model": "2.6 eq. 3.2-3.6",
             "g_inf": entry["g_inf"],
@@ -429,20 +423,28 @@ def fit_l(run: RawRun) -> tuple[dict[str, float | None], dict[str, Any], list[st
 
 
 def fit_memcpy(run: RawRun) -> tuple[float | None, list[dict[str, Any]]]:
+    """memcpy's time per 8-byte word. The reference for g is the largest copy made by all p
+    processes at once (`procs` = p: the same memory traffic as a g superstep), else the
+    largest single-process copy."""
     rows = []
-    for rec in sorted(run.memcpy, key=lambda r: r["bytes"]):
+    for rec in sorted(run.memcpy, key=lambda r: (r["bytes"], r.get("procs") or 1)):
         words = rec["bytes"] / 8.0
         st = rec["_stats"]
         rows.append(
             {
                 "bytes": rec["bytes"],
+                "procs": rec.get("procs") or 1,
                 "median_s": st.median,
                 "s_per_word": st.median / words if words > 0 else None,
                 "spread": st.spread,
                 "note": rec.get("note"),
             }
         )
-    best = rows[-1]["s_per_word"] if rows else None
+    p = run.p or 1
+    pick = [r for r in rows if r["procs"] == p] or [r for r in rows if r["procs"] == 1] or rows
+    best = pick[-1]["s_per_word"] if pick else None
+    for r in rows:
+        r["reference"] = bool(pick) and r is pick[-1]
     return (best if best and best > 0 else None), rows
 
 
@@ -598,8 +600,9 @@ def noise_summary(run: RawRun) -> dict[str, Any]:
 
 
 MACHINE_KEYS = (
-    "host", "cpu", "cores", "kernel", "compiler", "library", "backend", "p", "binding", "blas",
-    "blas_coretype", "mpi", "date", "mode", "version", "seed", "command", "timer", "loadavg_start",
+    "host", "cpu", "cores", "cores_online", "kernel", "compiler", "library", "backend", "p", "binding",
+    "blas", "blas_coretype", "blas_corename", "blas_config", "mpi", "date", "mode", "version", "seed",
+    "command", "timer", "loadavg_start", "grid", "sections", "repetitions",
 )
 
 
@@ -670,7 +673,3 @@ def all_flags(params: dict[str, Any]) -> Iterable[str]:
     for key, e in params.get("g", {}).items():
         for fl in e.get("flags", []):
             yield f"{key}: {fl}"
-
-
-def default_host() -> str:
-    return os.uname().nodename

@@ -9,9 +9,11 @@ from typing import Any, Sequence
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.cm  # noqa: E402
+import matplotlib.colors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from bspkit.fit import model_g, model_t  # noqa: E402
 from bspkit.rawdata import GPoint  # noqa: E402
@@ -78,15 +80,27 @@ def g_surface(points: list[GPoint], entry: dict[str, Any], title: str) -> bytes:
     ax.set_title("g~(h*, c) surface (log axes)", fontsize=10)
     ax2 = fig.add_subplot(1, 2, 2)
     counts = sorted(set(c))
-    cmap = matplotlib.colormaps["viridis"].resampled(max(len(counts), 2))
-    for i, cv in enumerate(counts):
+    cmap = matplotlib.colormaps["viridis"]
+    lc = np.log2(np.array(counts, float))
+    span = (lc.max() - lc.min()) or 1.0
+    many = len(counts) > 8
+    for cv in counts:
         sel = c == cv
         order = np.argsort(h[sel])
-        col = cmap(i)
-        ax2.plot(h[sel][order], g_ns[sel][order], "o", color=col, ms=4, label=f"c = {int(cv)}")
+        col = cmap((math.log2(cv) - lc.min()) / span)
+        ax2.plot(h[sel][order], g_ns[sel][order], "o", color=col, ms=4 if not many else 3, label=None if many else f"c = {int(cv)}")
         if pm:
-            hh = np.geomspace(h[sel].min(), h[sel].max(), 50)
+            lo_h, hi_h = h[sel].min(), h[sel].max()
+            if lo_h == hi_h:
+                lo_h, hi_h = lo_h / 1.5, hi_h * 1.5
+            hh = np.geomspace(lo_h, hi_h, 50)
             ax2.plot(hh, model_g(hh, hh / cv, pm["g_inf"], pm["h_half"], pm["o"]) * 1e9, "-", color=col, lw=1)
+    if many:
+        sm = matplotlib.cm.ScalarMappable(cmap=cmap, norm=matplotlib.colors.Normalize(lc.min(), lc.max()))
+        cb = fig.colorbar(sm, ax=ax2, pad=0.02, fraction=0.05)
+        cb.set_label("message count c")
+        cb.formatter = _pow2_formatter()
+        cb.update_ticks()
     if pm:
         hh = np.geomspace(h.min(), h.max(), 100)
         ax2.plot(hh, model_g(hh, np.inf, pm["g_inf"], pm["h_half"]) * 1e9, "k--", lw=1, label="eq. 2.5 (o = 0)")
@@ -128,8 +142,9 @@ def latency(l_detail: dict[str, Any], as_tests: dict[str, Any], title: str) -> b
     ax.set_yticks(y, names)
     ax.invert_yaxis()
     ax.set_xlabel("time [µs] (median, bars: quartiles)")
-    for yi, m in zip(y, med):
-        ax.text(m, yi, f" {m:.3g}", va="center", fontsize=8)
+    for yi, m, up in zip(y, med, hi):
+        ax.text(m + up, yi, f"  {m:.3g}", va="center", fontsize=8)
+    ax.set_xlim(0, max(m + up for m, up in zip(med, hi)) * 1.15 if med else 1)
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
     return _png(fig)
@@ -144,9 +159,14 @@ def compute_speed(f_detail: dict[str, Any], title: str) -> bytes:
     ax.set_yticks(y, names)
     ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("operations per second 1/f [M/s]")
+    if rates:
+        left = 10.0 ** math.floor(math.log10(min(rates)) - 1e-9)
+        ax.set_xlim(left, max(rates) * 3)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("operations per second 1/f [M/s] (log scale)")
     for yi, r in zip(y, rates):
-        ax.text(r, yi, f" {r:.4g} M", va="center", fontsize=8)
+        ax.text(r, yi, f" {r:,.0f} M" if r >= 100 else f" {r:.3g} M", va="center", fontsize=8)
     ax.set_title(title)
     ax.grid(True, axis="x", which="both", alpha=0.3)
     return _png(fig)
@@ -197,6 +217,9 @@ def validation(rows: list[dict[str, Any]], threshold: float, title: str) -> byte
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("measured time [µs]")
     ax.set_ylabel("predicted time, eq. (2.6) [µs]")
     ax.grid(True, which="both", alpha=0.3)
@@ -211,7 +234,10 @@ def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, fact
     y = np.arange(len(rows))
     vals = [v * 1e9 for _k, v in rows]
     m = memcpy_s_per_word * 1e9
-    colors = ["tab:green" if m / factor <= v <= m * factor else "tab:red" for v in vals]
+    colors = [
+        ("tab:green" if m / factor <= v <= m * factor else "tab:red") if k.startswith(("put/", "hpput/")) else "tab:gray"
+        for (k, _x), v in zip(rows, vals)
+    ]
     ax.barh(y, vals, color=colors)
     ax.set_yticks(y, [k for k, _v in rows])
     ax.invert_yaxis()
@@ -219,8 +245,8 @@ def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, fact
     ax.axvspan(m / factor, m * factor, color="gray", alpha=0.2, label=f"within {factor}x of memcpy")
     for yi, v in zip(y, vals):
         ax.text(v, yi, f" {v:.3g}", va="center", fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("g_inf [ns/word] (prediction model's value)")
+    ax.set_xlim(0, max(vals + [m * factor]) * 1.15)
+    ax.set_xlabel("g_inf [ns/word] (prediction model's value; checked for put/hpput: green within, red outside; gray: not checked)")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, axis="x", which="both", alpha=0.3)
     ax.set_title(title)
@@ -237,8 +263,12 @@ def grouped_bars(categories: list[str], series: list[tuple[str, list[float | Non
         v = [np.nan if (a is None or not math.isfinite(a)) else a for a in vals]
         ax.bar(x + (i - (n - 1) / 2) * width, v, width, label=label)
     ax.set_xticks(x, categories, rotation=30, ha="right")
-    if log:
+    vals_all = [a for _l, vals in series for a in vals if a is not None and math.isfinite(a) and a > 0]
+    if log and vals_all:
         ax.set_yscale("log")
+        ax.set_ylim(10.0 ** math.floor(math.log10(min(vals_all)) - 1e-9), max(vals_all) * 2)
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", which="both", alpha=0.3)

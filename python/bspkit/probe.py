@@ -79,7 +79,8 @@ def needs_build(root: Path, build: Path) -> bool:
 def _run_checked(cmd: list[str], what: str, **kw: object) -> None:
     progress(f"{what}: {shlex.join(cmd)}")
     try:
-        rc = subprocess.run(cmd, **kw).returncode  # type: ignore[call-overload]
+        # the tools' output is progress: it goes to stderr, stdout keeps bspkit's summary
+        rc = subprocess.run(cmd, stdout=sys.stderr, **kw).returncode  # type: ignore[call-overload]
     except FileNotFoundError:
         raise ProbeError(f"{what}: cannot run {cmd[0]!r}: not found") from None
     if rc != 0:
@@ -139,7 +140,7 @@ class ProbeRun:
         shown = " ".join(f"{k}={v}" for k, v in self.env.items())
         progress(f"running: {shown + ' ' if shown else ''}{shlex.join(self.command)}")
         try:
-            rc = subprocess.run(self.command, env=env).returncode
+            rc = subprocess.run(self.command, env=env, stdout=sys.stderr).returncode
         except FileNotFoundError:
             raise ProbeError(f"cannot run {self.command[0]!r}: not found") from None
         except PermissionError:

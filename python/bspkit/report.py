@@ -137,7 +137,6 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
     """The body of one run's report; returns (html, number of images)."""
     nimg = 0
     parts: list[str] = []
-    h = run.header
     p = params.get("p")
     m = params.get("machine", {})
     A = anchor
@@ -157,6 +156,7 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
         ("binding", m.get("binding")),
         ("BLAS", m.get("blas")),
         ("BLAS core type (OPENBLAS_CORETYPE)", m.get("blas_coretype") or "not set"),
+        ("BLAS core in use / configuration", f"{m.get('blas_corename') or '?'} / {m.get('blas_config') or '?'}"),
         ("MPI", m.get("mpi") or "none"),
         ("bspprobe version / mode / seed", f"{m.get('version')} / {m.get('mode')} / {m.get('seed')}"),
         ("date (UTC)", m.get("date")),
@@ -301,7 +301,7 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
         parts.append(
             f"<h3>Robust least squares, eq. (2.6): T = g_inf (h + h_half + o·c)</h3>"
             f'<p class="note">Relative residuals (T_model − T)/T, loss {esc(LOSS)} (scale {LOSS_SCALE:.0%}); '
-            f"{CONFIDENCE:.0%} confidence intervals in brackets (Jacobian, Student t). The constant g_inf·h_half holds "
+            f"{CONFIDENCE:.0%} confidence intervals in brackets (Jacobian with the loss weights, Student t; h_half and o by the delta method). The constant g_inf·h_half holds "
             "the synchronisation: l0 is the empty-sync latency measured on its own, h_half_net = h_half − l0/g_inf "
             "the start-up cost beyond it (the same fit written T = l0 + g_inf (h + h_half_net + o·c)).</p>"
         )
@@ -401,6 +401,10 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
             )
         if te:
             parts.append(
+                "<h3>Total exchange: t/h against h</h3><p class='note'>Every process puts h words to every process, "
+                "itself included (h-relation p·h); the paper takes t/h as the cost of communication.</p>"
+            )
+            parts.append(
                 table(
                     ["h [words per pair]", "t", "t / h", "quartiles of t", "samples"],
                     [[str(r["h"]), us(r["t_s"]), ns(r["t_per_h_s"]), f"{us(r['q1'])} – {us(r['q3'])}", str(r["samples"])] for r in te],
@@ -453,8 +457,9 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
     if md:
         parts.append(
             table(
-                ["bytes", "median", "time per 8-byte word", "spread", "note"],
-                [[str(r["bytes"]), us(r["median_s"]), ns(r["s_per_word"]), f"{r['spread']:.1%}", esc(r.get("note"))] for r in md],
+                ["bytes", "processes copying", "median", "time per 8-byte word", "spread", "reference for g", "note"],
+                [[str(r["bytes"]), str(r.get("procs", 1)), us(r["median_s"]), ns(r["s_per_word"]), f"{r['spread']:.1%}",
+                  "yes" if r.get("reference") else "", f'<span class="note">{esc(r.get("note"))}</span>'] for r in md],
             )
         )
         chk = params.get("checks", {}).get("memcpy", [])
@@ -463,7 +468,11 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
             for r in chk:
                 verdict = "–" if r["pass"] is None else ('<span class="pass">yes</span>' if r["pass"] else '<span class="bad">no</span>')
                 rows7.append([esc(r["key"]), ns(r["g_inf"]), ns(r["memcpy_s_per_word"]), num(r["ratio"], 3), verdict])
-            parts.append(f"<p>Is the fitted g_inf of put within {MEMCPY_FACTOR}x of memcpy's time per word (largest size)?</p>")
+            parts.append(
+                f"<p>Is the fitted g_inf of put within {MEMCPY_FACTOR}x of memcpy's time per word? The reference is the "
+                "largest copy made by all p processes at once (the memory traffic of a g superstep), else by one process. "
+                "Note that the g grid's small points run in cache while the memcpy buffers are rotated beyond it.</p>"
+            )
             parts.append(table(["primitive/pattern", "g_inf", "memcpy per word", "ratio", f"within {MEMCPY_FACTOR}x"], rows7))
         bars = [(k, e["predict"]["g_inf"]) for k, e in ((k, g[k]) for k in sorted_keys(list(g))) if e.get("predict")]
         if bars and params.get("memcpy_s_per_word"):
@@ -588,7 +597,6 @@ def ranking_rows(params: Sequence[dict[str, Any]]) -> list[tuple[str, list[float
 
 def compare_report(entries: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str, int]:
     """The comparison page of several runs (label, params); returns (html, number of images)."""
-    labels = [lab for lab, _ in entries]
     params = [pr for _, pr in entries]
     nimg = 0
     parts: list[str] = []

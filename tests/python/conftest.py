@@ -1,0 +1,69 @@
+"""Shared helpers for the bspkit Python tests."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PYDIR = REPO / "python"
+if str(PYDIR) not in sys.path:
+    sys.path.insert(0, str(PYDIR))
+
+
+def run_bspkit(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Runs `python -m bspkit ARGS` with this interpreter; returns the completed process."""
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(PYDIR) + os.pathsep + e.get("PYTHONPATH", "")
+    e.setdefault("MPLBACKEND", "Agg")
+    if env:
+        e.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "bspkit", *args], capture_output=True, text=True, timeout=timeout, env=e
+    )
+
+
+PNG_RE = re.compile(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"')
+
+
+def report_pngs(html: str) -> list[bytes]:
+    """The decoded PNG images embedded in a report; fails if one is not a valid PNG."""
+    from PIL import Image
+
+    out = []
+    for b64 in PNG_RE.findall(html):
+        data = base64.b64decode(b64, validate=True)
+        assert data[:8] == b"\x89PNG\r\n\x1a\n", "embedded image is not a PNG"
+        with Image.open(io.BytesIO(data)) as im:
+            im.verify()
+        with Image.open(io.BytesIO(data)) as im:
+            im.load()
+            assert im.size[0] > 200 and im.size[1] > 150
+        out.append(data)
+    return out
+
+
+def assert_self_contained(html: str) -> None:
+    assert "<html" in html and html.rstrip().endswith("</html>")
+    # every src= is an embedded data: URL; no stylesheets or scripts from elsewhere
+    for m in re.finditer(r'\bsrc\s*=\s*["\']?([^"\' >]*)', html):
+        assert m.group(1).startswith("data:"), f"external src: {m.group(1)[:80]}"
+    assert not re.search(r'<link\b[^>]*\bhref=', html)
+    assert "<script" not in html
+
+
+@pytest.fixture
+def synth_run(tmp_path: Path) -> Path:
+    """A run directory with a synthetic raw.jsonl (default SynthSpec)."""
+    from bspkit.synth import write_synthetic
+
+    d = tmp_path / "run1"
+    write_synthetic(d / "raw.jsonl")
+    return d
