@@ -377,37 +377,29 @@ static void mpi_terminate(int status) {
   _exit(status);
 }
 
+/* What the two back ends share: everything but DRMA (and large puts, which mpi-rma does
+ * with RMA instead). */
+#define MPI_ENGINE_COMMON_OPS                \
+  .direct_access = 0, .init = mpi_init,      \
+  .available_procs = mpi_available_procs,    \
+  .start = NULL, .attach = mpi_attach,       \
+  .arrive = mpi_arrive,                      \
+  .incoming = mpi_incoming,                  \
+  .peer_post = mpi_peer_post,                \
+  .exchange = mpi_exchange,                  \
+  .barrier = mpi_barrier,                    \
+  .finish = mpi_finish,                      \
+  .terminate = mpi_terminate
+
 BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
     .name = "mpi",
-    .direct_access = 0,
-    .init = mpi_init,
-    .available_procs = mpi_available_procs,
-    .start = NULL,
-    .attach = mpi_attach,
-    .arrive = mpi_arrive,
-    .incoming = mpi_incoming,
-    .peer_post = mpi_peer_post,
-    .exchange = mpi_exchange,
-    .barrier = mpi_barrier,
+    MPI_ENGINE_COMMON_OPS,
     .transfer = mpi_transfer,
-    .finish = mpi_finish,
-    .terminate = mpi_terminate,
 };
 
 BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi_rma = {
     .name = "mpi-rma",
-    .direct_access = 0,
-    .init = mpi_init,
-    .available_procs = mpi_available_procs,
-    .start = NULL,
-    .attach = mpi_attach,
-    .arrive = mpi_arrive,
-    .incoming = mpi_incoming,
-    .peer_post = mpi_peer_post,
-    .exchange = mpi_exchange,
-    .barrier = mpi_barrier,
-    .finish = mpi_finish,
-    .terminate = mpi_terminate,
+    MPI_ENGINE_COMMON_OPS,
     .rma_register = rma_register,
     .rma_deregister = rma_deregister,
     .rma_put = rma_put,
