@@ -1,0 +1,395 @@
+/*
+ * bspalg.c - cost accounting, repetitions and JSON output shared by the algorithm drivers
+ * (see bspalg.h and docs/algorithm-output.md).
+ */
+#include "bspalg.h"
+
+#include <bsp.h>
+#if defined(__has_include)
+#if __has_include(<bspkit.h>)
+#include <bspkit.h>
+#define BSPALG_HAVE_BSPKIT 1
+#endif
+#endif
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One superstep's counts on this process. The words this process moved are kept per peer
+ * (out_to: its puts and sends; in_from: its gets), so that process 0 can rebuild the whole
+ * p x p traffic matrix and take h = max(sent, received) for every process (eq. 2.1). */
+typedef struct {
+  double work;
+  double requests; /* requests issued to other processes */
+  const char *primitive, *pattern;
+} step_counts;
+
+/* Per process: on the threads back end the processes are threads of one program. */
+static _Thread_local struct {
+  int active, p, pid;
+  int steps, capacity; /* records closed by bspalg_sync, and room for them */
+  step_counts *step;   /* capacity + 1 entries: step[steps] is the open one */
+  double *out_to;      /* (capacity + 1) x p words */
+  double *in_from;     /* (capacity + 1) x p words */
+} acc;
+
+static void *xrealloc(void *ptr, size_t bytes) {
+  void *q = realloc(ptr, bytes ? bytes : 1);
+  if (!q) {
+    bsp_abort("bspalg: out of memory for the cost counters (%zu bytes)\n", bytes);
+    exit(1); /* not reached */
+  }
+  return q;
+}
+
+static void clear_step(int k) {
+  acc.step[k] = (step_counts){0.0, 0.0, NULL, NULL};
+  memset(acc.out_to + (size_t)k * acc.p, 0, (size_t)acc.p * sizeof *acc.out_to);
+  memset(acc.in_from + (size_t)k * acc.p, 0, (size_t)acc.p * sizeof *acc.in_from);
+}
+
+static void grow(int capacity) {
+  size_t n = (size_t)capacity + 1, p = (size_t)acc.p;
+  acc.step = xrealloc(acc.step, n * sizeof *acc.step);
+  acc.out_to = xrealloc(acc.out_to, n * p * sizeof *acc.out_to);
+  acc.in_from = xrealloc(acc.in_from, n * p * sizeof *acc.in_from);
+  acc.capacity = capacity;
+}
+
+void bspalg_counters_begin(void) {
+  acc.p = bsp_nprocs();
+  acc.pid = bsp_pid();
+  acc.capacity = 0;
+  acc.step = NULL;
+  acc.out_to = acc.in_from = NULL;
+  grow(64);
+  acc.active = 1;
+  bspalg_counters_reset();
+}
+
+void bspalg_counters_end(void) {
+  free(acc.step);
+  free(acc.out_to);
+  free(acc.in_from);
+  memset(&acc, 0, sizeof acc);
+}
+
+void bspalg_counters_reset(void) {
+  if (!acc.active) return;
+  acc.steps = 0;
+  clear_step(0);
+}
+
+void bspalg_work(double units) {
+  if (acc.active) acc.step[acc.steps].work += units;
+}
+
+void bspalg_put(int dest, long words) {
+  if (!acc.active || dest == acc.pid) return;
+  acc.step[acc.steps].requests += 1.0;
+  acc.out_to[(size_t)acc.steps * acc.p + dest] += (double)words;
+}
+
+void bspalg_get(int src, long words) {
+  if (!acc.active || src == acc.pid) return;
+  acc.step[acc.steps].requests += 1.0;
+  acc.in_from[(size_t)acc.steps * acc.p + src] += (double)words;
+}
+
+void bspalg_sync(const char *primitive, const char *pattern) {
+  bsp_sync();
+  if (!acc.active) return;
+  acc.step[acc.steps].primitive = primitive;
+  acc.step[acc.steps].pattern = pattern;
+  if (acc.steps + 1 > acc.capacity) grow(2 * acc.capacity);
+  acc.steps++;
+  clear_step(acc.steps);
+}
+
+/* ------------------------------------------------------------------------- report */
+
+double bspalg_median(const double *v, int n) {
+  double *s = malloc((size_t)n * sizeof *s);
+  if (!s) return v[0];
+  memcpy(s, v, (size_t)n * sizeof *s);
+  for (int i = 1; i < n; i++) { /* insertion sort: n is a handful of repetitions */
+    double x = s[i];
+    int j = i - 1;
+    for (; j >= 0 && s[j] > x; j--) s[j + 1] = s[j];
+    s[j + 1] = x;
+  }
+  double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  free(s);
+  return m;
+}
+
+double bspalg_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void json_string(FILE *f, const char *s) {
+  if (!s) {
+    fputs("null", f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+    else fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+static void json_number(FILE *f, double x) {
+  if (isfinite(x)) fprintf(f, "%.10g", x);
+  else fputs("null", f);
+}
+
+/* What one superstep cost, over all processes (process 0, after the gather). */
+typedef struct {
+  double w, h, count, words, msg_words;
+} step_cost;
+
+static void write_json(const bspalg_info *info, const double *max_times, int reps, double median,
+                       const step_cost *cost, int synced, int total, double W, double H) {
+  FILE *f = info->json;
+  char host[256] = "unknown", date[32] = "";
+  gethostname(host, sizeof host - 1);
+  time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  const char *backend = "unknown";
+#ifdef BSPALG_HAVE_BSPKIT
+  backend = bspk_backend();
+#endif
+  fputs("{\"format\": 1, \"tool\": \"bspalg\", \"algorithm\": ", f);
+  json_string(f, info->algorithm);
+  fputs(", \"backend\": ", f);
+  json_string(f, backend);
+  fprintf(f, ", \"p\": %d, \"params\": %s, \"work_unit\": ", acc.p, info->params_json ? info->params_json : "{}");
+  json_string(f, info->work_unit);
+  fprintf(f, ", \"reps\": %d, \"times_s\": [", reps);
+  for (int r = 0; r < reps; r++) {
+    if (r) fputs(", ", f);
+    json_number(f, max_times[r]);
+  }
+  fputs("], \"time_s\": ", f);
+  json_number(f, median);
+  fprintf(f, ", \"verified\": %s, \"check_note\": ",
+          info->verified > 0 ? "true" : info->verified < 0 ? "false" : "null");
+  json_string(f, info->check_note);
+  fputs(", \"f_s_per_unit\": ", f);
+  if (info->f_s_per_unit > 0) json_number(f, info->f_s_per_unit);
+  else fputs("null", f);
+  fputs(", \"f_note\": ", f);
+  json_string(f, info->f_note);
+  fputs(", \"W\": ", f);
+  json_number(f, W);
+  fputs(", \"H\": ", f);
+  json_number(f, H);
+  fprintf(f, ", \"S\": %d, \"supersteps\": [", synced);
+  for (int k = 0; k < total; k++) {
+    const step_counts *sc = &acc.step[k];
+    fprintf(f, "%s{\"w\": ", k ? ", " : "");
+    json_number(f, cost[k].w);
+    fputs(", \"h\": ", f);
+    json_number(f, cost[k].h);
+    fputs(", \"count\": ", f);
+    json_number(f, cost[k].count);
+    fputs(", \"words\": ", f);
+    json_number(f, cost[k].words);
+    fputs(", \"msg_words\": ", f);
+    json_number(f, cost[k].msg_words);
+    fputs(", \"primitive\": ", f);
+    json_string(f, sc->primitive);
+    fputs(", \"pattern\": ", f);
+    json_string(f, sc->pattern);
+    fprintf(f, ", \"sync\": %s}", k < synced ? "true" : "false");
+  }
+  fputs("], \"blas_coretype\": ", f);
+  json_string(f, getenv("OPENBLAS_CORETYPE"));
+  fputs(", \"date\": ", f);
+  json_string(f, date);
+  fputs(", \"host\": ", f);
+  json_string(f, host);
+  fputs("}\n", f);
+  fflush(f);
+}
+
+double bspalg_report(const bspalg_info *info, const double *times, int reps) {
+  int p = acc.p, pid = acc.pid;
+  /* The open record counts too when work was done after the last sync (a final local step). */
+  int synced = acc.steps;
+  int total = synced + (acc.step[synced].work > 0 || acc.step[synced].requests > 0);
+  int stride = 2 + 2 * p; /* per superstep: work, requests, out_to[p], in_from[p] */
+  size_t mine = (size_t)total * (size_t)stride;
+  double *pack = xrealloc(NULL, (mine + (size_t)reps) * sizeof *pack);
+  for (int k = 0; k < total; k++) {
+    double *row = pack + (size_t)k * stride;
+    row[0] = acc.step[k].work;
+    row[1] = acc.step[k].requests;
+    memcpy(row + 2, acc.out_to + (size_t)k * p, (size_t)p * sizeof *row);
+    memcpy(row + 2 + p, acc.in_from + (size_t)k * p, (size_t)p * sizeof *row);
+  }
+  memcpy(pack + mine, times, (size_t)reps * sizeof *times);
+
+  size_t each = mine + (size_t)reps;
+  /* only process 0 receives; the others register a word so that every address is real */
+  double *all = calloc(pid == 0 ? (size_t)p * each : 1, sizeof *all);
+  if (!all) bsp_abort("bspalg: out of memory gathering the cost counters\n");
+  bsp_push_reg(all, pid == 0 ? (int)((size_t)p * each * sizeof *all) : (int)sizeof *all);
+  bsp_sync();
+  bsp_put(0, pack, all, (int)((size_t)pid * each * sizeof *all), (int)(each * sizeof *all));
+  bsp_sync();
+  bsp_pop_reg(all);
+
+  double median_time = 0.0;
+  if (pid == 0) {
+    double *max_times = xrealloc(NULL, (size_t)reps * sizeof *max_times);
+    for (int r = 0; r < reps; r++) {
+      max_times[r] = 0.0;
+      for (int s = 0; s < p; s++) max_times[r] = fmax(max_times[r], all[(size_t)s * each + mine + r]);
+    }
+    median_time = bspalg_median(max_times, reps);
+
+    step_cost *cost = xrealloc(NULL, (size_t)(total ? total : 1) * sizeof *cost);
+    double *sent = xrealloc(NULL, (size_t)p * sizeof *sent), *recv = xrealloc(NULL, (size_t)p * sizeof *recv);
+    double W = 0.0, H = 0.0;
+    for (int k = 0; k < total; k++) {
+      step_cost c = {0};
+      double requests = 0.0;
+      for (int s = 0; s < p; s++) sent[s] = recv[s] = 0.0;
+      for (int s = 0; s < p; s++) {
+        const double *row = all + (size_t)s * each + (size_t)k * stride;
+        c.w = fmax(c.w, row[0]);
+        c.count = fmax(c.count, row[1]);
+        requests += row[1];
+        for (int t = 0; t < p; t++) {
+          sent[s] += row[2 + t]; /* s put to t */
+          recv[t] += row[2 + t];
+          recv[s] += row[2 + p + t]; /* s got from t */
+          sent[t] += row[2 + p + t];
+          c.words += row[2 + t] + row[2 + p + t];
+        }
+      }
+      for (int s = 0; s < p; s++) c.h = fmax(c.h, fmax(sent[s], recv[s]));
+      c.msg_words = requests > 0 ? c.words / requests : 0.0;
+      cost[k] = c;
+      W += c.w;
+      H += c.h;
+    }
+    printf("%s on %d process%s: %.6f s (median of %d), W = %.6g %s, H = %.6g words, S = %d, check: %s\n",
+           info->algorithm, p, p == 1 ? "" : "es", median_time, reps, W, info->work_unit ? info->work_unit : "units",
+           H, synced, info->verified > 0 ? "passed" : info->verified < 0 ? "FAILED" : "not done");
+    fflush(stdout);
+    if (info->json) write_json(info, max_times, reps, median_time, cost, synced, total, W, H);
+    free(cost);
+    free(sent);
+    free(recv);
+    free(max_times);
+  }
+  free(all);
+  free(pack);
+  /* everyone returns the same median */
+  double *shared = calloc(1, sizeof *shared);
+  if (!shared) bsp_abort("bspalg: out of memory\n");
+  *shared = median_time;
+  bsp_push_reg(shared, (int)sizeof *shared);
+  bsp_sync();
+  if (pid != 0) bsp_get(0, shared, 0, shared, (int)sizeof *shared);
+  bsp_sync();
+  median_time = *shared;
+  bsp_pop_reg(shared);
+  bsp_sync();
+  free(shared);
+  return median_time;
+}
+
+/* ------------------------------------------------------------------- command line */
+
+const char bspalg_common_help[] =
+    "  -n, --procs P     processes (default: all the back end offers, as bsprun -n says)\n"
+    "  -r, --reps R      timed repetitions; the time reported is their median (default 3)\n"
+    "      --json FILE   write the run as one JSON object to FILE ('-' = stdout)\n"
+    "      --no-check    do not check the result against the sequential reference\n"
+    "      --measure-f   time the local kernel on process 0 alone after the runs (f, thesis 3.1)\n"
+    "      --seed S      seed of the random inputs (default 1)\n"
+    "  -h, --help        this help\n";
+
+void bspalg_common_defaults(bspalg_common_opts *o) {
+  o->procs = 0;
+  o->reps = 3;
+  o->json_path = NULL;
+  o->check = 1;
+  o->measure_f = 0;
+  o->seed = 1;
+}
+
+long bspalg_parse_long(const char *prog, const char *what, const char *text, long min, long max) {
+  char *end = NULL;
+  errno = 0;
+  long v = text ? strtol(text, &end, 10) : 0;
+  if (!text || errno || end == text || *end || v < min || v > max) {
+    fprintf(stderr, "%s: %s must be an integer from %ld to %ld, not '%s'\n", prog, what, min, max,
+            text ? text : "(missing)");
+    exit(2);
+  }
+  return v;
+}
+
+double bspalg_parse_double(const char *prog, const char *what, const char *text, double min, double max) {
+  char *end = NULL;
+  errno = 0;
+  double v = text ? strtod(text, &end) : 0.0;
+  if (!text || errno || end == text || *end || !(v >= min && v <= max)) {
+    fprintf(stderr, "%s: %s must be a number from %g to %g, not '%s'\n", prog, what, min, max,
+            text ? text : "(missing)");
+    exit(2);
+  }
+  return v;
+}
+
+static const char *value_of(const char *prog, int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "%s: option %s needs a value\n", prog, argv[*i]);
+    exit(2);
+  }
+  return argv[++*i];
+}
+
+int bspalg_parse_common(const char *prog, bspalg_common_opts *o, int argc, char **argv, int *i) {
+  const char *a = argv[*i];
+  if (!strcmp(a, "-n") || !strcmp(a, "--procs"))
+    o->procs = (int)bspalg_parse_long(prog, "the number of processes", value_of(prog, argc, argv, i), 1, 1 << 20);
+  else if (!strcmp(a, "-r") || !strcmp(a, "--reps"))
+    o->reps = (int)bspalg_parse_long(prog, "the number of repetitions", value_of(prog, argc, argv, i), 1, 100000);
+  else if (!strcmp(a, "--json"))
+    o->json_path = value_of(prog, argc, argv, i);
+  else if (!strcmp(a, "--no-check"))
+    o->check = 0;
+  else if (!strcmp(a, "--measure-f"))
+    o->measure_f = 1;
+  else if (!strcmp(a, "--seed"))
+    o->seed = (unsigned long)bspalg_parse_long(prog, "the seed", value_of(prog, argc, argv, i), 0, 0x7fffffffL);
+  else
+    return 0;
+  return 1;
+}
+
+FILE *bspalg_open_json(const char *prog, const char *path) {
+  if (!path) return NULL;
+  if (!strcmp(path, "-")) return stdout;
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "%s: cannot write the JSON output '%s': %s\n", prog, path, strerror(errno));
+    exit(2);
+  }
+  return f;
+}
