@@ -1,0 +1,294 @@
+/*
+ * bspalg-cannon - Cannon-style matrix multiplication C = A B (n x n) of Gerbessiotis & Lee
+ * (the Mult suite: MatMul with put, Fig. 7, and MatMulG with get, Fig. 8), generalized to any
+ * number of processes.
+ *
+ * Distribution. The processes form a Pr x Pc grid (mm_grid: the factorization of p closest to
+ * square, so Pr = Pc = sqrt(p) when p is a square, 1 x p when p is prime); process
+ * (i, j) = (pid / Pc, pid % Pc). Rows of A and C are split into Pr parts, columns of B and C
+ * into Pc parts, and the inner dimension into L = lcm(Pr, Pc) parts (for square p, L = sqrt(p)
+ * and every block is N x N, N = n / sqrt(p), as in the paper). All splits are as even as
+ * possible (sizes differ by at most one), so n need not be divisible by anything. Process
+ * (i, j) computes C_ij and holds the blocks A_ik with k = j (mod Pc) and B_kj with k = i
+ * (mod Pr), L/Pc + L/Pr blocks, each stored contiguously (one request moves one block).
+ *
+ * Rounds. In round l = 0 .. L-1 process (i, j) multiplies A_ik B_kj, k = (i + j + l) mod L
+ * (MatMulG's skew, Fig. 8; MatMul's (l - i - j) mod L visits the same k in another order, and
+ * using one skew for both variants makes them move exactly the same data). The Pc processes
+ * of a grid row need Pc consecutive k in a round, one of each residue mod Pc, so every owner
+ * sends exactly one A block per round (and likewise one B block). A block the process holds
+ * itself is used in place; the others arrive in one of two buffers:
+ *   put (MatMul):  the owner bsp_hpputs its block into the user's buffer;
+ *   get (MatMulG): the user bsp_hpgets the block from its owner.
+ * The "pipelining" of the paper: round l's blocks travel in superstep l while round l - 1 is
+ * multiplied; two buffers (rounds alternate) keep a high-performance transfer from landing in
+ * the blocks being multiplied. cblas_dgemm on row-major blocks replaces the paper's transpose
+ * (line 8) and loop (line 9).
+ *
+ *   superstep 0:           transfers of round 0
+ *   superstep l (1..L-1):  C_ij += A_ik B_kj of round l - 1; transfers of round l
+ *   superstep L:           C_ij += ... of round L - 1 (no communication)
+ *
+ * Cost, with Pr, Pc and L dividing n (the driver counts every case exactly):
+ *   W = L * 2 (n/Pr)(n/L)(n/Pc) = 2 n^3 / p flops
+ *   S = L + 1
+ *   H = sum over rounds of h_l, h_l = n^2/(Pr L) [A block moves] + n^2/(L Pc) [B block moves]:
+ *     p = 1:                  H = 0
+ *     p = P^2 square, P >= 2: H = 2 n^2 / sqrt(p)   (2 N^2 per round, as in the paper's
+ *                                                     2 (n^2/p) sqrt(p) g)
+ *     Pr = 1 (p prime):       H = (p - 1) n^2 / p   (B never moves; round 0 is all local)
+ *     in general              H <= n^2/Pr + n^2/Pc
+ */
+#include <bsp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bspalg.h"
+#include "matmul_common.h"
+
+typedef enum { VARIANT_PUT, VARIANT_GET } variant_kind;
+
+static const char *prog = "bspalg-cannon";
+static long opt_size = 1000;
+static variant_kind opt_variant = VARIANT_PUT;
+static bspalg_common_opts opt;
+
+typedef struct {
+  int p, pid;
+  long n;
+  int Pr, Pc, L; /* grid and number of rounds */
+  int i, j;      /* this process' place in the grid */
+  variant_kind variant;
+  long a_slot, b_slot; /* doubles per stored block of A and of B (the largest block) */
+  double *A, *B, *C;   /* the blocks held, and C_ij */
+  double *abuf, *bbuf; /* two receive buffers each (rounds alternate) */
+} cannon_state;
+
+static long rows_of(const cannon_state *st, int i) { return mm_part_size(st->n, st->Pr, i); }
+static long cols_of(const cannon_state *st, int j) { return mm_part_size(st->n, st->Pc, j); }
+static long inner_of(const cannon_state *st, int k) { return mm_part_size(st->n, st->L, k); }
+static int round_k(const cannon_state *st, int i, int j, int l) { return (i + j + l) % st->L; }
+static int pid_of(const cannon_state *st, int i, int j) { return i * st->Pc + j; }
+
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
+/* Whether any block moves between processes in round l (else the superstep's label is NULL). */
+static int round_has_remote(const cannon_state *st, int l) {
+  for (int i = 0; i < st->Pr; i++)
+    for (int j = 0; j < st->Pc; j++) {
+      int k = round_k(st, i, j, l);
+      if (inner_of(st, k) == 0) continue;
+      if ((k % st->Pc != j && rows_of(st, i) > 0) || (k % st->Pr != i && cols_of(st, j) > 0)) return 1;
+    }
+  return 0;
+}
+
+/* Issue round l's transfers; the buffers of round l are abuf/bbuf + (l % 2) slots. */
+static void transfer_round(const cannon_state *st, int l) {
+  long a_off = (long)(l % 2) * st->a_slot, b_off = (long)(l % 2) * st->b_slot;
+  if (st->variant == VARIANT_GET) {
+    int k = round_k(st, st->i, st->j, l);
+    long m = rows_of(st, st->i), w = inner_of(st, k), c = cols_of(st, st->j);
+    int a_owner = pid_of(st, st->i, k % st->Pc), b_owner = pid_of(st, k % st->Pr, st->j);
+    if (a_owner != st->pid && m * w > 0) {
+      bsp_hpget(a_owner, st->A, (int)((long)(k / st->Pc) * st->a_slot * (long)sizeof(double)), st->abuf + a_off,
+                (int)(m * w * (long)sizeof(double)));
+      bspalg_get(a_owner, m * w);
+    }
+    if (b_owner != st->pid && w * c > 0) {
+      bsp_hpget(b_owner, st->B, (int)((long)(k / st->Pr) * st->b_slot * (long)sizeof(double)), st->bbuf + b_off,
+                (int)(w * c * (long)sizeof(double)));
+      bspalg_get(b_owner, w * c);
+    }
+    return;
+  }
+  /* put: send our A_ik to the process of this grid row that needs it in round l, B_kj to the
+   * one of this grid column */
+  for (int j2 = 0; j2 < st->Pc; j2++) {
+    int k = round_k(st, st->i, j2, l);
+    long bytes = rows_of(st, st->i) * inner_of(st, k) * (long)sizeof(double);
+    if (k % st->Pc != st->j || j2 == st->j || bytes == 0) continue;
+    int dest = pid_of(st, st->i, j2);
+    bsp_hpput(dest, st->A + (long)(k / st->Pc) * st->a_slot, st->abuf, (int)(a_off * (long)sizeof(double)),
+              (int)bytes);
+    bspalg_put(dest, bytes / (long)sizeof(double));
+  }
+  for (int i2 = 0; i2 < st->Pr; i2++) {
+    int k = round_k(st, i2, st->j, l);
+    long bytes = inner_of(st, k) * cols_of(st, st->j) * (long)sizeof(double);
+    if (k % st->Pr != st->i || i2 == st->i || bytes == 0) continue;
+    int dest = pid_of(st, i2, st->j);
+    bsp_hpput(dest, st->B + (long)(k / st->Pr) * st->b_slot, st->bbuf, (int)(b_off * (long)sizeof(double)),
+              (int)bytes);
+    bspalg_put(dest, bytes / (long)sizeof(double));
+  }
+}
+
+/* C_ij (+)= A_ik B_kj of round l: blocks we hold are used in place. */
+static void multiply_round(const cannon_state *st, int l) {
+  int k = round_k(st, st->i, st->j, l);
+  long m = rows_of(st, st->i), w = inner_of(st, k), c = cols_of(st, st->j);
+  const double *a = k % st->Pc == st->j ? st->A + (long)(k / st->Pc) * st->a_slot : st->abuf + (long)(l % 2) * st->a_slot;
+  const double *b = k % st->Pr == st->i ? st->B + (long)(k / st->Pr) * st->b_slot : st->bbuf + (long)(l % 2) * st->b_slot;
+  mm_dgemm(m, c, w, a, w > 0 ? w : 1, b, c > 0 ? c : 1, l == 0 ? 0.0 : 1.0, st->C, c > 0 ? c : 1);
+  bspalg_work(2.0 * (double)m * (double)w * (double)c);
+}
+
+static double *alloc_doubles(long count, const char *what) {
+  double *v = malloc((size_t)(count > 0 ? count : 1) * sizeof *v);
+  if (!v) bsp_abort("%s: out of memory for %s (%ld doubles)\n", prog, what, count);
+  return v;
+}
+
+static void spmd(void) {
+  bsp_begin(opt.procs ? opt.procs : bsp_nprocs());
+  cannon_state st;
+  memset(&st, 0, sizeof st);
+  st.p = bsp_nprocs();
+  st.pid = bsp_pid();
+  st.n = opt_size;
+  st.variant = opt_variant;
+  mm_grid(st.p, &st.Pr, &st.Pc);
+  st.L = st.Pr / gcd(st.Pr, st.Pc) * st.Pc;
+  st.i = st.pid / st.Pc;
+  st.j = st.pid % st.Pc;
+  long max_rows = (st.n + st.Pr - 1) / st.Pr, max_cols = (st.n + st.Pc - 1) / st.Pc;
+  long max_inner = (st.n + st.L - 1) / st.L;
+  st.a_slot = max_rows * max_inner;
+  st.b_slot = max_inner * max_cols;
+  long a_blocks = st.L / st.Pc, b_blocks = st.L / st.Pr;
+  double biggest = fmax(fmax((double)a_blocks * st.a_slot, (double)b_blocks * st.b_slot),
+                        fmax(2.0 * st.a_slot, 2.0 * st.b_slot));
+  if (biggest * sizeof(double) > 2147483647.0) {
+    if (st.pid == 0)
+      fprintf(stderr, "%s: a process' part of a matrix would be %.0f bytes, over the BSPlib limit of 2^31 - 1 "
+                      "bytes per registration; use more processes\n",
+              prog, biggest * sizeof(double));
+    bsp_end();
+    exit(2);
+  }
+  st.A = alloc_doubles(a_blocks * st.a_slot, "A");
+  st.B = alloc_doubles(b_blocks * st.b_slot, "B");
+  st.C = alloc_doubles(max_rows * max_cols, "C");
+  st.abuf = alloc_doubles(2 * st.a_slot, "the buffers for A");
+  st.bbuf = alloc_doubles(2 * st.b_slot, "the buffers for B");
+  long my_rows = rows_of(&st, st.i), my_cols = cols_of(&st, st.j);
+  long row0 = mm_part_start(st.n, st.Pr, st.i), col0 = mm_part_start(st.n, st.Pc, st.j);
+  for (long t = 0; t < a_blocks; t++) { /* A_ik, k = j + t Pc: rows of part i, columns of part k */
+    int k = st.j + (int)t * st.Pc;
+    long w = inner_of(&st, k);
+    mm_fill_input(opt.seed, MM_A, st.n, row0, mm_part_start(st.n, st.L, k), my_rows, w, st.A + t * st.a_slot, w);
+  }
+  for (long t = 0; t < b_blocks; t++) { /* B_kj, k = i + t Pr */
+    int k = st.i + (int)t * st.Pr;
+    mm_fill_input(opt.seed, MM_B, st.n, mm_part_start(st.n, st.L, k), col0, inner_of(&st, k), my_cols,
+                  st.B + t * st.b_slot, my_cols);
+  }
+  bsp_push_reg(st.A, (int)((a_blocks * st.a_slot > 0 ? a_blocks * st.a_slot : 1) * (long)sizeof(double)));
+  bsp_push_reg(st.B, (int)((b_blocks * st.b_slot > 0 ? b_blocks * st.b_slot : 1) * (long)sizeof(double)));
+  bsp_push_reg(st.abuf, (int)((2 * st.a_slot > 0 ? 2 * st.a_slot : 1) * (long)sizeof(double)));
+  bsp_push_reg(st.bbuf, (int)((2 * st.b_slot > 0 ? 2 * st.b_slot : 1) * (long)sizeof(double)));
+  bspalg_counters_begin();
+  bsp_sync();
+
+  const char *primitive = st.variant == VARIANT_PUT ? "hpput" : "hpget";
+  double *times = calloc((size_t)opt.reps, sizeof *times);
+  if (!times) bsp_abort("%s: out of memory\n", prog);
+  for (int rep = 0; rep < opt.reps; rep++) {
+    bspalg_counters_reset();
+    bsp_sync();
+    double t0 = bsp_time();
+    for (int l = 0; l <= st.L; l++) {
+      if (l > 0) multiply_round(&st, l - 1);
+      int moves = l < st.L && round_has_remote(&st, l);
+      if (l < st.L) transfer_round(&st, l);
+      bspalg_sync(moves ? primitive : NULL, moves ? "permutation" : NULL);
+    }
+    times[rep] = bsp_time() - t0;
+  }
+
+  const char *algorithm = st.variant == VARIANT_PUT ? "cannon-put" : "cannon-get";
+  int verified = 0;
+  char note[256] = "not checked (--no-check)";
+  if (opt.check) {
+    double err = mm_rect_error(opt.seed, st.n, row0, col0, my_rows, my_cols, st.C, my_cols > 0 ? my_cols : 1);
+    verified = mm_check_collective(prog, algorithm, st.n, err, note, sizeof note);
+  }
+  double f = 0.0;
+  char f_note[192] = "";
+  if (opt.measure_f && st.pid == 0) {
+    long m = rows_of(&st, 0), w = inner_of(&st, 0), c = cols_of(&st, 0);
+    f = mm_measure_f(m, c, w);
+    snprintf(f_note, sizeof f_note,
+             "cblas_dgemm (1 thread) of %ld x %ld by %ld x %ld (process 0's block of a round), on process 0 alone, "
+             "median",
+             m, w, w, c);
+  }
+  char params[160];
+  snprintf(params, sizeof params,
+           "{\"n\": %ld, \"variant\": \"%s\", \"grid_rows\": %d, \"grid_cols\": %d, \"rounds\": %d}", st.n,
+           st.variant == VARIANT_PUT ? "put" : "get", st.Pr, st.Pc, st.L);
+  FILE *json = st.pid == 0 ? bspalg_open_json(prog, opt.json_path) : NULL;
+  bspalg_info info = {algorithm, params, "flop", verified, note, f, f > 0 ? f_note : NULL, json};
+  bspalg_report(&info, times, opt.reps);
+  if (json && json != stdout) fclose(json);
+  bspalg_counters_end();
+  bsp_pop_reg(st.bbuf);
+  bsp_pop_reg(st.abuf);
+  bsp_pop_reg(st.B);
+  bsp_pop_reg(st.A);
+  free(st.A);
+  free(st.B);
+  free(st.C);
+  free(st.abuf);
+  free(st.bbuf);
+  free(times);
+  bsp_end();
+  if (verified < 0) exit(1);
+}
+
+static void usage(FILE *to) {
+  fprintf(to,
+          "usage: bsprun [-b BACKEND] -n P %s [options]\n"
+          "Cannon-style matrix multiplication C = A B of random n x n matrices (Gerbessiotis & Lee:\n"
+          "MatMul with put, MatMulG with get) on the process grid closest to square (sqrt(p) x\n"
+          "sqrt(p) when p is a square; p prime gives 1 x p); local products with cblas_dgemm.\n"
+          "  --size N          matrix size n (default 1000)\n"
+          "  --variant V       put (MatMul, bsp_hpput, default) or get (MatMulG, bsp_hpget)\n%s",
+          prog, bspalg_common_help);
+}
+
+int main(int argc, char **argv) {
+  /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
+  bspalg_common_defaults(&opt);
+  for (int a = 1; a < argc; a++) {
+    if (bspalg_parse_common(prog, &opt, argc, argv, &a)) continue;
+    if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(argv[a], "--size") && a + 1 < argc) {
+      opt_size = bspalg_parse_long(prog, "--size", argv[++a], 1, 1000000);
+      continue;
+    }
+    if (!strcmp(argv[a], "--variant") && a + 1 < argc) {
+      a++;
+      if (!strcmp(argv[a], "put")) opt_variant = VARIANT_PUT;
+      else if (!strcmp(argv[a], "get")) opt_variant = VARIANT_GET;
+      else {
+        fprintf(stderr, "%s: --variant must be put or get, not '%s'\n", prog, argv[a]);
+        return 2;
+      }
+      continue;
+    }
+    fprintf(stderr, "%s: unknown option or missing value: '%s'\n", prog, argv[a]);
+    usage(stderr);
+    return 2;
+  }
+  mm_blas_single_threaded();
+  bsp_init(spmd, argc, argv);
+  spmd();
+  return 0;
+}
