@@ -295,6 +295,7 @@ long grid_points_per_combo(const probe_ctx *c)
 typedef struct {
   int prim, pattern;
   long hs, count;
+  int validation; /* a validation point (off the grid), measured among the grid's points */
 } point;
 
 static const char *point_label(char *buf, size_t n, const char *sec, const point *pt)
@@ -304,7 +305,8 @@ static const char *point_label(char *buf, size_t n, const char *sec, const point
   return buf;
 }
 
-/* Measures a list of points in a random order (the same on every process). */
+/* Measures a list of points in a random order (the same on every process). Each record's
+ * type is "validation" for validation points, else `type`. */
 static void measure_points(probe_ctx *c, const char *sec, const char *type, point *pts, long n,
                            uint64_t order_stream)
 {
@@ -320,23 +322,31 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
     const point *pt = &pts[order[i]];
     comm_op o = {pt->prim, pt->pattern, pt->hs, pt->count, 0};
     comm_target(c, &o, perm);
-    progress(c, point_label(label, sizeof label, sec, pt), i, n, i == 0);
+    progress(c, point_label(label, sizeof label, pt->validation ? "validation" : sec, pt), i, n, i == 0);
     int warm;
     int reps = measure_point(c, comm_run, &o, out, &warm);
     if (c->s == 0)
-      write_comm_record(c, type, &o, out, reps, warm, i);
+      write_comm_record(c, pt->validation ? "validation" : type, &o, out, reps, warm, i);
   }
   free(out);
   free(perm);
   free(order);
 }
 
+static int is_pow2(long v)
+{
+  return v > 0 && (v & (v - 1)) == 0;
+}
+
+static long draw_validation_points(probe_ctx *c, point *pts);
+
 void measure_g(probe_ctx *c)
 {
   long m[64], k[64];
   int nm, nk;
   plan_grid_axes(c, m, &nm, k, &nk);
-  long cap = (long)NPRIMS * NPATTERNS * nm * nk, n = 0;
+  int with_validation = c->opt->sections >> SEC_VALIDATION & 1;
+  long cap = (long)NPRIMS * NPATTERNS * nm * nk + (with_validation ? 3 * c->prm.validation_per_combo : 0), n = 0;
   point *pts = xmalloc((size_t)(cap ? cap : 1) * sizeof *pts);
   for (int pr = 0; pr < NPRIMS; pr++) {
     if (!(c->opt->primitives >> pr & 1))
@@ -347,21 +357,19 @@ void measure_g(probe_ctx *c)
       for (int a = 0; a < nm; a++)
         for (int b = 0; b < nk; b++)
           if (m[a] * k[b] <= c->hmax)
-            pts[n++] = (point){pr, pa, m[a], k[b]};
+            pts[n++] = (point){pr, pa, m[a], k[b], 0};
     }
   }
+  if (with_validation)
+    n += draw_validation_points(c, pts + n);
   measure_points(c, "g", "g", pts, n, 0x67 /* 'g' */);
   free(pts);
 }
 
-static int is_pow2(long v)
-{
-  return v > 0 && (v & (v - 1)) == 0;
-}
-
 /* Random (msg_words, count) off the grid: neither a power of two, h = c*h* between
- * min(4096, H_MAX/2) and H_MAX, drawn log-uniformly. */
-void measure_validation(probe_ctx *c)
+ * min(4096, H_MAX/2) and H_MAX, drawn log-uniformly. Appends them to pts (room for
+ * 3 * validation_per_combo) and returns how many. */
+static long draw_validation_points(probe_ctx *c, point *pts)
 {
   static const int combos[][2] = {
       {PRIM_PUT, PAT_ALLTOALL}, {PRIM_PUT, PAT_PERMUTATION}, {PRIM_SEND, PAT_ALLTOALL}};
@@ -370,10 +378,9 @@ void measure_validation(probe_ctx *c)
   if (lo < 9) {
     if (c->s == 0)
       add_warning(c, "validation skipped: --max-words %ld is too small (need >= 18)", c->hmax);
-    return;
+    return 0;
   }
   int per = c->prm.validation_per_combo;
-  point *pts = xmalloc((size_t)(ncombos * per) * sizeof *pts);
   long n = 0;
   uint64_t r = rng_seed(c->opt->seed, 0x76616c /* "val" */, 0, 0);
   for (int cb = 0; cb < ncombos; cb++) {
@@ -390,7 +397,7 @@ void measure_validation(probe_ctx *c)
             bsp_abort("bspprobe: cannot draw validation points in [%ld, %ld]\n", lo, hi);
           continue;
         }
-        pts[n++] = (point){combos[cb][0], combos[cb][1], hs, cnt};
+        pts[n++] = (point){combos[cb][0], combos[cb][1], hs, cnt, 1};
         break;
       }
     }
@@ -398,6 +405,17 @@ void measure_validation(probe_ctx *c)
   if (n == 0 && c->s == 0)
     add_warning(c, "validation skipped: it needs put/alltoall, put/permutation or send/alltoall, "
                    "and --primitives/--patterns left none of them");
+  return n;
+}
+
+/* With the g section, the validation points were measured among the grid's points (one
+ * random order: whatever state the machine drifts through, both see it alike). */
+void measure_validation(probe_ctx *c)
+{
+  if (c->opt->sections >> SEC_G & 1)
+    return;
+  point *pts = xmalloc((size_t)(3 * c->prm.validation_per_combo + 1) * sizeof *pts);
+  long n = draw_validation_points(c, pts);
   measure_points(c, "validation", "validation", pts, n, 0x76 /* 'v' */);
   free(pts);
 }

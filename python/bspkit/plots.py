@@ -228,6 +228,27 @@ def validation(rows: list[dict[str, Any]], threshold: float, title: str) -> byte
     return _png(fig)
 
 
+def drift(curve: list[tuple[int, float]], bound: float, val_errors: list[tuple[int | None, float]], title: str) -> bytes:
+    """The machine's speed over the run (measured / model of the grid points, running median)
+    and the validation points' errors at the time they were measured."""
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    ax.plot([c[0] for c in curve], [c[1] for c in curve], "-", color="tab:blue", label="grid: measured / model (running median)")
+    ax.axhspan(1 / bound, bound, color="tab:green", alpha=0.12, label=f"within {bound}x")
+    pts = [(s, 1.0 + e) for s, e in val_errors if s is not None and e is not None and 1.0 + e > 0]
+    if pts:
+        # 1 + error = predicted / measured; measured / predicted is its inverse
+        ax.plot([s for s, _v in pts], [1.0 / v for _s, v in pts], "o", ms=3.5, color="tab:red", label="validation: measured / predicted")
+    ax.set_yscale("log")
+    ax.set_xlabel("position in the probe's random order (seq)")
+    ax.set_ylabel("measured / model")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title)
+    return _png(fig)
+
+
 def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, factor: float, title: str) -> bytes:
     """g_inf per primitive/pattern against memcpy's time per word (band: within the factor)."""
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.8))
@@ -235,7 +256,7 @@ def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, fact
     vals = [v * 1e9 for _k, v in rows]
     m = memcpy_s_per_word * 1e9
     colors = [
-        ("tab:green" if m / factor <= v <= m * factor else "tab:red") if k.startswith(("put/", "hpput/")) else "tab:gray"
+        ("tab:green" if v <= m * factor else "tab:red") if k.startswith(("put/", "hpput/")) else "tab:gray"
         for (k, _x), v in zip(rows, vals)
     ]
     ax.barh(y, vals, color=colors)

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SOURCE_DIRS = ("probe", "src", "include", "tools", "cmake")
+SOURCE_DIRS = ("probe", "src", "include", "tools", "cmake", "algorithms")
 
 
 class ProbeError(Exception):

@@ -85,6 +85,7 @@ class GPoint:
     h: int  # c * h*
     samples: np.ndarray
     stats: Stats
+    seq: int | None = None  # position in the probe's random order (g and validation share one)
 
     @property
     def key(self) -> str:
@@ -160,7 +161,9 @@ def _gpoint(rec: dict[str, Any], where: str) -> GPoint:
         raise RawDataError(f"{where}: msg_words and count must be positive (got {hstar}, {c})")
     h = rec.get("h")
     h = int(h) if isinstance(h, (int, float)) and h > 0 else hstar * c
-    return GPoint(str(rec["primitive"]), str(rec["pattern"]), hstar, c, h, x, stats(x))
+    seq = rec.get("seq")
+    return GPoint(str(rec["primitive"]), str(rec["pattern"]), hstar, c, h, x, stats(x),
+                  int(seq) if isinstance(seq, (int, float)) else None)
 
 
 def _merge_points(points: list[GPoint]) -> list[GPoint]:
@@ -171,7 +174,7 @@ def _merge_points(points: list[GPoint]) -> list[GPoint]:
         if k in merged:
             old = merged[k]
             x = np.concatenate([old.samples, pt.samples])
-            merged[k] = GPoint(old.primitive, old.pattern, old.msg_words, old.count, old.h, x, stats(x))
+            merged[k] = GPoint(old.primitive, old.pattern, old.msg_words, old.count, old.h, x, stats(x), old.seq)
         else:
             merged[k] = pt
     return list(merged.values())
