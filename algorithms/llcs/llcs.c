@@ -158,8 +158,9 @@ static void reset_state(state *st) {
 }
 
 /* Compute block (x, y) of owned column index i; its input boundary is `boundary` (the left
- * neighbour's output, or zeros / ones for x = 0), overwritten with this block's output. */
-static void compute_block(state *st, long i, long x, long y, void *boundary) {
+ * neighbour's output, or zeros / ones for x = 0), overwritten with this block's output.
+ * Returns the cells computed. */
+static double compute_block(state *st, long i, long x, long y, void *boundary) {
   const grid *g = &st->g;
   long k0 = col_start(g, x), bw = col_start(g, x + 1) - k0;
   long r0 = row_start(g, y), units = row_start(g, y + 1) - r0;
@@ -171,7 +172,7 @@ static void compute_block(state *st, long i, long x, long y, void *boundary) {
     llcs_bitpar_block(st->masks + r0, st->mask_stride, st->a + k0, (size_t)bw, boundary, (size_t)units,
                       carries);
   }
-  bspalg_work((double)bw * (double)block_rows(g, y));
+  return (double)bw * (double)block_rows(g, y);
 }
 
 /* The input boundary of a block in column 0: L = 0 left of the table (dp), V = all ones. */
@@ -197,7 +198,7 @@ static void run_wavefront(state *st) {
       if (y < 0 || y >= G) continue;
       long units = row_start(g, y + 1) - row_start(g, y);
       void *boundary = x == 0 ? first_column_boundary(st, units) : st->incoming + (size_t)i * st->boundary_bytes;
-      compute_block(st, i, x, y, boundary);
+      bspalg_work(compute_block(st, i, x, y, boundary));
       size_t bytes = (size_t)units * unit_bytes;
       if (x < G - 1) {
         int dest = (int)((x + 1) % p);
@@ -230,7 +231,7 @@ static void run_wavefront(state *st) {
   bspalg_sync(owner != 0 ? "put" : NULL, owner != 0 ? "shift" : NULL);
 }
 
-/* f on process 0 alone: the kernel on the blocks (0, 0), (0, 1), ... of this run's grid
+/* f on process 0 alone (not counted in W: the counts are of the timed runs): the kernel on the blocks (0, 0), (0, 1), ... of this run's grid
  * (column 0's shape), as many as make >= CELLS cells (at least one), median of the
  * repetitions, which run for >= 0.3 s (at least 3, at most 50). */
 static double measure_f(state *st, char *note, size_t note_size) {
