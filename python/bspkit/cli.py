@@ -1,4 +1,4 @@
-"""The `bspkit` command: probe, fit, report, compare.
+"""The `bspkit` command: probe, fit, report, compare, run, validate.
 
 Exit status: 0 on success, 1 when something fails (a raw file that cannot be read, a build or
 a bspprobe run that fails), 2 for a usage error (argparse's convention).
@@ -273,6 +273,237 @@ def cmd_probe(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+# ------------------------------------------------------------------- run / validate
+
+# Default sweeps of `bspkit validate` (sizes n, and the second parameter where there is one);
+# --quick takes the first entries only. Runs under 0.1 s are measured but not scored.
+VALIDATE_DEFAULTS: dict[str, tuple[list[int], list[str]]] = {
+    "inprod": ([10**6, 4 * 10**6, 16 * 10**6, 64 * 10**6], []),
+    "matmul-blockcyclic": ([1000, 1500, 2000, 3000], ["1", "8", "27", "64"]),
+    "matmul-static2d": ([1000, 1500, 2000, 3000], ["1", "8", "27", "64"]),
+    "cannon-put": ([1000, 1500, 2000, 3000], []),
+    "cannon-get": ([1000, 1500, 2000, 3000], []),
+    "llcs-dp": ([20000, 40000, 80000], ["1", "4", "16"]),
+    "llcs-bitpar": ([100000, 200000, 400000], ["1", "4", "16"]),
+}
+
+
+def _tools(args: argparse.Namespace) -> tuple[Path, Path]:
+    """(bsprun, bindir) of the build, building it first when a driver is missing or old."""
+    from bspkit import probe as pr
+
+    root = pr.repo_root()
+    try:
+        build_dir = Path(args.build_dir) if args.build_dir else pr.default_build_dir(root)
+    except pr.ProbeError as e:
+        raise Failure(str(e)) from None
+    bsprun = build_dir / "bin" / "bsprun"
+    if root is not None and (pr.needs_build(root, build_dir) or not (build_dir / "bin" / "bspalg-inprod").is_file()):
+        progress(f"bspkit in {build_dir} is missing or older than the sources: building")
+        try:
+            pr.build(root, build_dir)
+        except pr.ProbeError as e:
+            raise Failure(str(e)) from None
+    if not bsprun.is_file():
+        raise Failure(f"{bsprun} does not exist: build bspkit or give --build-dir")
+    return bsprun, build_dir / "bin"
+
+
+def _newest_params(backend: str, nprocs: int) -> Path | None:
+    from bspkit import probe as pr
+
+    root = pr.repo_root()
+    base = (root if root is not None else Path.cwd()) / "results" / "probe"
+    cands = sorted(base.glob(f"*-{backend}-p{nprocs}-*/params.json"), key=lambda q: q.stat().st_mtime)
+    return cands[-1] if cands else None
+
+
+def _params_for(args: argparse.Namespace, nprocs: int, required: bool) -> tuple[Path | None, dict[str, Any] | None]:
+    if args.params:
+        path = Path(args.params)
+        return path, load_params(path)
+    found = _newest_params(args.backend, nprocs)
+    if found is None:
+        if required:
+            raise Failure(
+                f"no parameter file: give --params FILE, or run `bspkit probe -b {args.backend} -n {nprocs}` first "
+                "(its params.json under results/probe/ is found by itself)"
+            )
+        return None, None
+    progress(f"parameters: {found} (the newest probe for {args.backend}, p = {nprocs})")
+    return found, load_params(found)
+
+
+def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
+    from bspkit import algorithms as al
+    from bspkit import probe as pr
+
+    try:
+        alg = al.find_algorithm(args.algorithm)
+    except al.AlgorithmError as e:
+        raise UsageError(str(e)) from None
+    nprocs = args.nprocs or pr.cores()
+    bsprun, bindir = _tools(args)
+    params_path, params = _params_for(args, nprocs, required=False) if args.predict or args.params else (None, None)
+    dargs = list(extra)
+    if args.size is not None:
+        dargs += ["--size", str(args.size)]
+    if params is not None and "--measure-f" not in dargs:
+        dargs.append("--measure-f")
+    try:
+        res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs)
+    except al.AlgorithmError as e:
+        raise Failure(str(e)) from None
+    sys.stdout.write(res.stdout)
+    d = res.data
+    f = d.get("f_s_per_unit")
+    eff = al.efficiency(alg, d, f)
+    if eff is not None:
+        print(f"efficiency (one-process kernel time of the whole problem / p T): {eff:.1%}")
+    if params is not None:
+        try:
+            pred = al.predict(params, d)
+        except al.AlgorithmError as e:
+            raise Failure(str(e)) from None
+        print(f"predicted from {params_path} (work {pred['work_s']:.4g} s at f = {pred['f_s_per_unit']:.3g} s/{d.get('work_unit')}):")
+        for m in al.MODELS:
+            v = pred[m]
+            err = al.relative_error(v, d["time_s"])
+            print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -")
+    if args.json:
+        write_text(Path(args.json), json.dumps(d) + "\n")
+        print(f"run written to {args.json}")
+    return 0
+
+
+def _split_list(text: str | None, what: str) -> list[str]:
+    if text is None:
+        return []
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError(f"{what} needs a comma-separated list")
+    return items
+
+
+def cmd_validate(args: argparse.Namespace, extra: list[str]) -> int:
+    import datetime as dt
+    import os
+    import statistics
+
+    from bspkit import algorithms as al
+    from bspkit import probe as pr
+    from bspkit import validate_report as vr
+
+    try:
+        alg = al.find_algorithm(args.algorithm)
+    except al.AlgorithmError as e:
+        raise UsageError(str(e)) from None
+    nprocs = args.nprocs or pr.cores()
+    default_sizes, default_sweep = VALIDATE_DEFAULTS.get(alg.name, ([], []))
+    try:
+        sizes = [int(v) for v in _split_list(args.sizes, "--sizes")] or default_sizes
+    except ValueError:
+        raise UsageError(f"--sizes must be integers, not '{args.sizes}'") from None
+    sweep_vals = _split_list(args.values, "--values") or default_sweep
+    if args.values and not alg.sweep_option:
+        raise UsageError(f"{alg.name} has no second parameter to sweep")
+    if args.quick:
+        sizes, sweep_vals = sizes[:2], sweep_vals[:2]
+    params_path, params = _params_for(args, nprocs, required=True)
+    assert params is not None and params_path is not None
+    if params.get("p") not in (None, nprocs):
+        progress(f"warning: the parameters were measured at p = {params.get('p')}, the runs use p = {nprocs}")
+    bsprun, bindir = _tools(args)
+    outdir = Path(args.output_dir) if args.output_dir else (pr.repo_root() or Path.cwd()) / "results" / "validate" / (
+        f"{alg.name}-{args.backend}-p{nprocs}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    )
+    configs = [(n, v) for v in (sweep_vals or [None]) for n in sizes]
+    rows: list[dict[str, Any]] = []
+    load0 = os.getloadavg()
+    for i, (n, v) in enumerate(configs):
+        dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", "--no-check", *extra]
+        if v is not None and alg.sweep_option:
+            dargs += [alg.sweep_option, v]
+        progress(f"[{i + 1}/{len(configs)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else ""))
+        try:
+            res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout)
+        except al.AlgorithmError as e:
+            if args.keep_going:
+                progress(f"skipped: {e}")
+                continue
+            raise Failure(str(e)) from None
+        d = res.data
+        try:
+            pred = al.predict(params, d)
+        except al.AlgorithmError as e:
+            raise Failure(str(e)) from None
+        row = {
+            "params": d.get("params", {}),
+            "sweep_value": v,
+            "measured_s": d["time_s"],
+            "times_s": d.get("times_s"),
+            "W": d.get("W"),
+            "H": d.get("H"),
+            "S": d.get("S"),
+            "f_s_per_unit": d.get("f_s_per_unit"),
+            "efficiency": al.efficiency(alg, d, d.get("f_s_per_unit")),
+            "predicted_s": {m: pred[m] for m in al.MODELS},
+            "work_s": pred["work_s"],
+            "rel_error": {m: al.relative_error(pred[m], d["time_s"]) for m in al.MODELS},
+            "command": res.command,
+        }
+        rows.append(row)
+        errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in al.MODELS if row["rel_error"][m] is not None)
+        eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
+        progress(f"    measured {d['time_s']:.4g} s{eff}; predicted: {errs}")
+    if not rows:
+        raise Failure("no run finished")
+
+    def group_summary(rs: list[dict[str, Any]]) -> dict[str, Any]:
+        out = al.summarize(rs)
+        effs = [r["efficiency"] for r in rs if r["efficiency"] is not None and r["measured_s"] >= al.MIN_VALIDATED_TIME_S]
+        out["efficiency"] = statistics.fmean(effs) if effs else None
+        return out
+
+    overall = group_summary(rows)
+    for r in rows:
+        r["best_model"] = overall.get("best_model")
+    by_sweep = []
+    for v in sweep_vals or [None]:
+        rs = [r for r in rows if r["sweep_value"] == v]
+        if rs:
+            by_sweep.append((v if v is not None else "all sizes", group_summary(rs)))
+    sweep_key = alg.sweep_option.lstrip("-") if alg.sweep_option else None
+    result = {
+        "format": 1,
+        "algorithm": alg.name,
+        "description": alg.description,
+        "backend": args.backend,
+        "p": nprocs,
+        "sweep": sweep_key,
+        "params_file": str(params_path),
+        "params_p": params.get("p"),
+        "machine": params.get("machine", {}),
+        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "loadavg_start": [round(x, 2) for x in load0],
+        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
+        "command": "bspkit " + " ".join(sys.argv[1:]),
+        "rows": rows,
+        "summary": {"all": overall, "by_sweep": by_sweep},
+    }
+    js, page_path, nimg = vr.write(result, outdir)
+    print(f"{alg.name} on {args.backend}, p = {nprocs}: {overall['runs']} runs, {overall['runs_used']} of >= {al.MIN_VALIDATED_TIME_S} s")
+    print(f"  {'':<14} {'efficiency':>10} " + " ".join(f"{m:>9}" for m in al.MODELS) + "   (mean |relative error|)")
+    for v, sm in by_sweep + [("all", overall)]:
+        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in al.MODELS)
+        eff = f"{sm['efficiency']:>10.1%}" if sm.get("efficiency") is not None else f"{'-':>10}"
+        print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
+    if overall.get("best_model"):
+        print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
+    print(f"results: {js}\nreport:  {page_path} ({nimg} plots)")
+    return 0
+
+
 class UsageError(Exception):
     pass
 
@@ -307,7 +538,7 @@ Output: OUTDIR/raw.jsonl (bspprobe's samples), params.json (bspkit fit), report.
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="bspkit",
-        description="Measure, fit and compare the BSP parameters (f, g, l, h_half, o) of a machine and BSPlib library.",
+        description="Measure, fit and compare the BSP parameters (f, g, l, h_half, o) of a machine and BSPlib library; run BSP algorithms and check their predicted running times.",
         epilog="Run `bspkit COMMAND --help` for the options of each command. Exit status: 0 ok, 1 failure, 2 usage error.",
     )
     ap.add_argument("-V", "--version", action="version", version=f"bspkit {__version__}")
@@ -359,20 +590,59 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("runs", nargs="+", metavar="RUN", help="run directories, raw .jsonl files or params .json files (two or more)")
     c.add_argument("-o", "--output", default="compare.html", metavar="FILE", help="the page to write (default: compare.html)")
+
+    algs = "inprod, matmul-blockcyclic, matmul-static2d, cannon-put, cannon-get, llcs-dp, llcs-bitpar"
+    ru = sub.add_parser(
+        "run",
+        help="run one BSP algorithm (its driver) on a back end and p, optionally with predictions",
+        description=f"Runs the driver of ALG ({algs}) through bsprun, prints its time, W, H, S and check; with "
+        "--params (or --predict) also the predicted time under each g model. Options after `--` go to the driver "
+        "(see `<build>/bin/bspalg-NAME --help`), e.g. bspkit run matmul-blockcyclic -n 2 --size 2000 -- --q 8",
+    )
+    ru.add_argument("algorithm", metavar="ALG", help=algs)
+    ru.add_argument("-n", "--nprocs", type=int, metavar="P", help="processes (default: the cores available)")
+    ru.add_argument("-b", "--backend", default="threads", metavar="BACKEND", help="threads (default), mpi, mpi-rma")
+    ru.add_argument("--size", type=int, metavar="N", help="problem size (the driver's --size)")
+    ru.add_argument("--params", metavar="FILE", help="a probe's params.json: predict the run from it")
+    ru.add_argument("--predict", action="store_true", help="predict from the newest probe of this back end and p under results/probe/")
+    ru.add_argument("--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)")
+    ru.add_argument("--json", metavar="FILE", help="also write the driver's JSON object here")
+
+    va = sub.add_parser(
+        "validate",
+        help="sweep an algorithm's sizes and parameters, predict every run, write the table and plots",
+        description="Runs ALG for every problem size in --sizes and (matmul: q, llcs: alpha) every value in --values, "
+        "each with the driver's --measure-f (its kernel timed on one process), predicts each run from a probe's "
+        "parameter file under three models (g const, g(h), g(h,h*)), and writes validate.json and validate.html "
+        "(efficiency and mean relative error per model, the layout of thesis Tables D-G; prediction-versus-"
+        "measurement plots). Options after `--` go to every driver run.",
+    )
+    va.add_argument("algorithm", metavar="ALG", help=algs)
+    va.add_argument("-n", "--nprocs", type=int, metavar="P", help="processes (default: the cores available)")
+    va.add_argument("-b", "--backend", default="threads", metavar="BACKEND", help="threads (default), mpi, mpi-rma")
+    va.add_argument("--params", metavar="FILE", help="a probe's params.json (default: the newest probe of this back end and p under results/probe/)")
+    va.add_argument("--sizes", metavar="N,N,...", help="problem sizes (default: per algorithm, see `bspkit validate --help` in the README)")
+    va.add_argument("--values", metavar="V,V,...", help="values of the second parameter: q for matmul, alpha for llcs")
+    va.add_argument("-r", "--reps", type=int, default=3, metavar="R", help="repetitions per run; the median is used (default 3)")
+    va.add_argument("--quick", action="store_true", help="the first two sizes and values only")
+    va.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up a run after S seconds (default 600)")
+    va.add_argument("--keep-going", action="store_true", help="skip a run that fails instead of stopping")
+    va.add_argument("--output-dir", metavar="DIR", help="where validate.json and validate.html go (default: results/validate/ALG-...)")
+    va.add_argument("--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)")
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
-    if argv and argv[0] == "probe" and "--" in argv:
+    if argv and argv[0] in ("probe", "run", "validate") and "--" in argv:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1 :]
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        _err("a command is needed: probe, fit, report or compare (bspkit --help)")
+        _err("a command is needed: probe, fit, report, compare, run or validate (bspkit --help)")
         return EXIT_USAGE
     try:
         if args.command == "probe":
@@ -381,6 +651,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_fit(args)
         if args.command == "report":
             return cmd_report(args)
+        if args.command == "run":
+            return cmd_run(args, extra)
+        if args.command == "validate":
+            if args.reps < 1:
+                raise UsageError("--reps must be at least 1")
+            return cmd_validate(args, extra)
         if args.command == "compare":
             if len(args.runs) < 2:
                 raise UsageError("compare needs at least two runs")

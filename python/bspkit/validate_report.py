@@ -1,0 +1,169 @@
+"""`bspkit validate`: sweep an algorithm's problem sizes and parameters, predict every run
+from a probe's parameter file and the algorithm's own f, and write the thesis-style table
+(Appendices D-G: efficiency and mean relative prediction error per model) and the
+prediction-versus-measurement plots as one self-contained HTML page."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from bspkit.algorithms import MIN_VALIDATED_TIME_S, MODELS  # noqa: E402
+from bspkit.report import CSS, esc, page  # noqa: E402
+
+MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _img(png: bytes, alt: str) -> str:
+    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+
+
+def plot_pred_vs_measured(rows: Sequence[dict[str, Any]], title: str) -> bytes:
+    fig, ax = plt.subplots(figsize=(6.0, 5.0))
+    meas = [r["measured_s"] for r in rows]
+    lo, hi = min(meas), max(meas)
+    for m in MODELS:
+        xs = [r["measured_s"] for r in rows if r["predicted_s"].get(m)]
+        ys = [r["predicted_s"][m] for r in rows if r["predicted_s"].get(m)]
+        if xs:
+            color, marker = MODEL_STYLE[m]
+            ax.scatter(xs, ys, label=m, color=color, marker=marker, alpha=0.75)
+            lo, hi = min(lo, min(ys)), max(hi, max(ys))
+    ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="predicted = measured")
+    ax.fill_between([lo, hi], [lo * 0.9, hi * 0.9], [lo * 1.1, hi * 1.1], color="grey", alpha=0.2, label="±10 %")
+    ax.axvline(MIN_VALIDATED_TIME_S, color="red", lw=0.8, ls=":", label=f"{MIN_VALIDATED_TIME_S} s (shorter runs not scored)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("measured time (s, median)")
+    ax.set_ylabel("predicted time (s)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(True, which="both", alpha=0.3)
+    return _png(fig)
+
+
+def plot_time_vs_size(rows: Sequence[dict[str, Any]], sweep: str | None, title: str) -> bytes:
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(r["params"].get(sweep) if sweep else None, []).append(r)
+    for i, (gval, rs) in enumerate(sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0]))):
+        rs = sorted(rs, key=lambda r: r["params"].get("n", 0))
+        n = [r["params"].get("n") for r in rs]
+        color = plt.cm.tab10(i % 10)
+        lab = f"{sweep} = {gval}" if sweep else "measured"
+        ax.plot(n, [r["measured_s"] for r in rs], marker="o", color=color, label=f"{lab} (measured)")
+        best = rs[0].get("best_model")  # the model with the least mean error over all runs
+        if best:
+            ax.plot(n, [r["predicted_s"].get(best) for r in rs], ls="--", color=color, label=f"{lab} (predicted, {best})")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("problem size n")
+    ax.set_ylabel("time (s)")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    return _png(fig)
+
+
+def _pct(v: float | None) -> str:
+    return "–" if v is None else f"{100 * v:.1f}"
+
+
+def _time(v: float | None) -> str:
+    return "–" if v is None else f"{v:.4g}"
+
+
+def html_report(result: dict[str, Any]) -> tuple[str, int]:
+    """The page of one `bspkit validate` run (result as written to validate.json)."""
+    alg = result["algorithm"]
+    rows = result["rows"]
+    summary = result["summary"]
+    sweep = result.get("sweep")
+    parts: list[str] = []
+    m = result.get("machine", {})
+    parts.append(
+        "<p>"
+        + esc(
+            f"{alg} ({result.get('description', '')}) on {m.get('host')} ({m.get('cpu')}), back end {result['backend']}, "
+            f"p = {result['p']}; BLAS core type {result.get('blas_coretype')}; parameters from {result['params_file']} "
+            f"(probe of {m.get('date')}, {m.get('backend')}, p = {result.get('params_p')}); load average "
+            f"{result.get('loadavg_start')} at start, {result.get('loadavg_end')} at the end."
+        )
+        + "</p>"
+    )
+    parts.append(
+        "<p class=\"note\">Prediction T = &Sigma; over supersteps (w f + comm + l): w and h, the message count c and size h* "
+        "of every superstep counted by the driver itself; f the algorithm's kernel timed on one process (thesis 3.1); "
+        "<b>g const</b>: Bisseling's g h + l; <b>g(h)</b>: eq. (2.5) g_inf (h + h_half), fitted per value of h and "
+        "interpolated; <b>g(h,h*)</b>: eq. (2.6), plus the per-message overhead. Efficiency: the one-process kernel "
+        "time of the whole problem over p T (eq. 4.12). Mean relative error over the runs of "
+        f"{MIN_VALIDATED_TIME_S} s or longer.</p>"
+    )
+    # Thesis-style table: one row per value of the swept parameter.
+    head = [sweep or "", "runs", "efficiency (%)"] + [f"rel. error (%) {mm}" for mm in MODELS]
+    body = []
+    for gval, s in summary["by_sweep"]:
+        body.append([str(gval), str(s["runs_used"]) + f" of {s['runs']}", _pct(s.get("efficiency"))] + [_pct(s.get(mm)) for mm in MODELS])
+    s = summary["all"]
+    body.append(["all", str(s["runs_used"]) + f" of {s['runs']}", _pct(s.get("efficiency"))] + [_pct(s.get(mm)) for mm in MODELS])
+    parts.append("<h2>Efficiency and mean relative prediction error (layout of Tables D-G)</h2>")
+    parts.append(_table(head, body))
+    best = s.get("best_model")
+    if best:
+        verdict = "meets" if s["best_error"] <= 0.10 else "misses"
+        parts.append(f"<p>best model: <b>{esc(best)}</b>, mean |relative error| {_pct(s['best_error'])} % ({verdict} the 10 % target).</p>")
+    # Every run.
+    head = ["n", sweep or "", "S", "H (words)", "W", "measured (s)", "efficiency (%)", "f (s/unit)"]
+    head += [f"{mm} (s)" for mm in MODELS] + [f"err {mm} (%)" for mm in MODELS]
+    body = []
+    for r in rows:
+        body.append(
+            [str(r["params"].get("n")), str(r["params"].get(sweep, "")) if sweep else "", str(r["S"]), f"{r['H']:.4g}", f"{r['W']:.4g}",
+             _time(r["measured_s"]), _pct(r.get("efficiency")), f"{r['f_s_per_unit']:.3g}"]
+            + [_time(r["predicted_s"].get(mm)) for mm in MODELS]
+            + [_pct(r["rel_error"].get(mm)) for mm in MODELS]
+        )
+    parts.append("<h2>Every run</h2>")
+    parts.append(_table(head, body))
+    nimg = 0
+    parts.append("<h2>Prediction against measurement</h2>")
+    parts.append(_img(plot_pred_vs_measured(rows, f"{alg}, p = {result['p']}"), "predicted vs measured"))
+    parts.append(_img(plot_time_vs_size(rows, sweep, f"{alg}: time over n"), "time over n"))
+    nimg += 2
+    parts.append(f"<p class=\"note\">command: {esc(result.get('command', ''))}</p>")
+    return page(f"bspkit validate: {alg}, {result['backend']}, p = {result['p']}", "\n".join(parts)), nimg
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    h = "".join(f"<th>{esc(x)}</th>" for x in head)
+    b = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
+
+
+def write(result: dict[str, Any], outdir: Path) -> tuple[Path, Path, int]:
+    outdir.mkdir(parents=True, exist_ok=True)
+    js = outdir / "validate.json"
+    js.write_text(json.dumps(result, indent=1) + "\n")
+    html, nimg = html_report(result)
+    page_path = outdir / "validate.html"
+    page_path.write_text(html)
+    return js, page_path, nimg
+
+
+__all__ = ["html_report", "write", "CSS"]
