@@ -1,16 +1,16 @@
 # LLCS (bspalg-llcs) against the sequential references, both kernels: lengths 1, below /
 # above a word (63, 65), not multiples of 64 or of G, m != n both ways, grids finer than
 # the strings (empty blocks), alphabets 1, 2, 4, 256, alpha given and chosen.
-# Small: the check uses the sequential DP up to 2e8 cells, the bit-parallel one beyond.
+# Small: the check uses the sequential DP up to 5e7 cells, the bit-parallel one beyond.
 bspalg_add_test(NAME llcs.dp.n1 DRIVER bspalg-llcs LABELS llcs
                 ARGS --kernel dp --size 1 --alphabet 1 -r 1)
 bspalg_add_test(NAME llcs.dp.uneven DRIVER bspalg-llcs LABELS llcs
                 ARGS --kernel dp --sizes 1000,3001 --alphabet 4 --alpha 3 -r 2 --seed 3)
 bspalg_add_test(NAME llcs.dp.tiny-blocks DRIVER bspalg-llcs LABELS llcs
                 ARGS --kernel dp --sizes 65,63 --alphabet 256 --alpha 5 -r 2 --seed 5)
-# 15000 x 14000 = 2.1e8 cells: checked against the sequential bit-parallel algorithm
+# 8000 x 7001 = 5.6e7 cells: checked against the sequential bit-parallel algorithm
 bspalg_add_test(NAME llcs.dp.bitpar-checked DRIVER bspalg-llcs LABELS llcs
-                ARGS --kernel dp --sizes 15000,14000 --alphabet 2 -r 1 --seed 9)
+                ARGS --kernel dp --sizes 8000,7001 --alphabet 2 -r 1 --seed 9)
 bspalg_add_test(NAME llcs.bitpar.n1 DRIVER bspalg-llcs LABELS llcs
                 ARGS --kernel bitpar --size 1 --alphabet 2 -r 1)
 bspalg_add_test(NAME llcs.bitpar.uneven DRIVER bspalg-llcs LABELS llcs
