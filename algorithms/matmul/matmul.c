@@ -9,14 +9,17 @@
  *
  * Schedule (the same for both distributions). The Q^2 "columns" (I, K) (c = I Q + K) are
  * dealt out round-robin: process x computes every cube of the columns c = m p + x for
- * m < F = floor(Q^2 / p), J = 0 .. Q-1 in turn, accumulating C_IK itself. The r = Q^2 mod p
- * remaining columns have their r Q cubes dealt out one per process and superstep (cube u of
- * them to process u mod p in step u / p); their partial products V_IJK go to the owners of
- * C_IK, who add them. These remainder steps come first, so that their sums are added while
- * later steps run and no superstep is needed at the end. Logical supersteps:
+ * m < F = floor(Q^2 / p), one per superstep, accumulating C_IK itself; it visits a column's J
+ * from (I + K) mod Q on (Cannon's skew: neighbouring columns start at different J, so the
+ * processes of a round ask different owners for their blocks). The r = Q^2 mod p remaining
+ * columns have their r Q cubes dealt out one per process and superstep (cube u of them to
+ * process u mod p in step u / p); their partial products V_IJK go to the owners of C_IK, who
+ * add them. These remainder steps come first, so that their sums are added while later steps
+ * run. Logical supersteps:
  *   L = ceil(r Q / p) + Q F = ceil(q / p),
  * each two syncs, as in the thesis: an input phase (fetch A_IJ and B_JK) and an output phase
- * (local dgemm, then send the result where it belongs).
+ * (local dgemm, then send the result where it belongs). Only when Q^2 < p (fewer columns than
+ * processes) a closing superstep adds the last partial products.
  *
  * --dist blockcyclic (customized): A, B and C are stored in their s x s blocks; block (I, J) of
  *   each lives on process (I Q + J) mod p, contiguous, so a remote block is one bsp_hpget.
@@ -29,17 +32,20 @@
  *   rectangle and of the block go as one hpget); a block inside this process' rectangle is used
  *   in place. A column's sum is kept in a buffer and, when its last J is done, stored into the
  *   owners' C with bsp_hpput (row pieces likewise); remainder columns send their V_IJK pieces
- *   with bsp_send to be added.
+ *   with bsp_send to be added. With p = Q^2 the blocks are the grid's rectangles and this is
+ *   Cannon's algorithm with gets.
  *
- * Cost (n = Q s and Q^2 mod p = 0, the thesis' setting; the driver counts every case exactly):
- *   W = ceil(q/p) 2 s^3 flops                                                       (eq. 4.5)
+ * Cost (flops: 2 per multiply-add; words of 8 bytes). With n = Q s and r = 0:
+ *   W = ceil(q/p) 2 s^3 = 2 n^3 / p                                                 (eq. 4.5)
  *   S = 2 ceil(q/p)                                                                 (eq. 4.7)
- *   H <= ceil(q/p) 2 s^2 (input: two blocks received per process and superstep)     (eq. 4.6)
- *        blockcyclic p = 2: each process already holds its B_JK, so H = ceil(q/p) s^2.
- * With r = Q^2 mod p > 0 the r Q remainder cubes add output supersteps of h <= s^2 min(p-1, Q)
- * and W gains the additions of the received V_IJK (s^2 flops each). static2d adds the output
- * phase every Q steps: H += (q/p)/Q s^2 for blocks not on their computing process (eq. 4.9).
- * README.md has the formulas and tests/python/test_matmul_cost.py checks them.
+ *   H ~ ceil(q/p) 2 s^2, the thesis' input term (eq. 4.6), counted exactly per superstep:
+ *     p = 1: 0;  blockcyclic, p = 2, Q even: Q n^2 / 4 (B_JK is always local, A_IJ remote in
+ *     half of the steps);  static2d, p = Q^2: exactly ceil(q/p) 2 s^2 (and no output).
+ * With r > 0 the r Q remainder cubes add output supersteps (h <= s^2 min(p - 1, Q)), and W the
+ * additions of the received V_IJK (s^2 flops each); static2d adds an output phase every Q
+ * steps for columns whose C_IK is not on their process (eq. 4.9's s^2 / q^(1/3) per step).
+ * algorithms/matmul/README.md has the details; tests/python/test_matmul_cost.py checks the
+ * counts against these formulas and against a model of the schedule.
  */
 #include <bsp.h>
 #include <math.h>
@@ -88,23 +94,28 @@ static long block_size(const mm_state *st, int I) {
   return left <= 0 ? 0 : left < st->s ? left : st->s;
 }
 
-/* The cube process x computes in logical superstep t (0 when it has none). */
-static int cube_of(const mm_state *st, int x, int t, int *I, int *J, int *K, int *remainder) {
-  int col;
+/* The cube process x computes in logical superstep t (0 when it has none). *stage is the
+ * cube's place in its column's sequence (0 .. Q-1: 0 starts the sum, Q-1 completes it), or -1
+ * for a remainder cube. A column's J are visited from (I + K) mod Q on, Cannon's skew: the
+ * processes of a round hold neighbouring columns, so they start at different J and ask
+ * different owners for their blocks instead of all asking the owner of A_I0 at once. */
+static int cube_of(const mm_state *st, int x, int t, int *I, int *J, int *K, int *stage) {
   if (t < st->rem_steps) {
     long u = (long)t * st->p + x;
     if (u >= (long)st->rem_columns * st->Q) return 0;
-    col = st->p * st->full_rounds + (int)(u / st->Q);
+    int col = st->p * st->full_rounds + (int)(u / st->Q);
+    *I = col / st->Q;
+    *K = col % st->Q;
     *J = (int)(u % st->Q);
-    *remainder = 1;
+    *stage = -1;
   } else {
     int t1 = t - st->rem_steps;
-    col = (t1 / st->Q) * st->p + x;
-    *J = t1 % st->Q;
-    *remainder = 0;
+    int col = (t1 / st->Q) * st->p + x;
+    *I = col / st->Q;
+    *K = col % st->Q;
+    *stage = t1 % st->Q;
+    *J = (*stage + *I + *K) % st->Q;
   }
-  *I = col / st->Q;
-  *K = col % st->Q;
   return 1;
 }
 
@@ -292,8 +303,9 @@ static int s2d_has_remote(const mm_state *st, int x, long r0, long c0, long rows
  * phase of logical superstep t; the label of a superstep without communication is NULL. */
 static int step_has_remote(const mm_state *st, int t, int output) {
   for (int x = 0; x < st->p; x++) {
-    int I, J, K, rem;
-    if (!cube_of(st, x, t, &I, &J, &K, &rem)) continue;
+    int I, J, K, stage;
+    if (!cube_of(st, x, t, &I, &J, &K, &stage)) continue;
+    int rem = stage < 0;
     long bi = block_size(st, I), bj = block_size(st, J), bk = block_size(st, K);
     long ri = (long)I * st->s, rj = (long)J * st->s, rk = (long)K * st->s;
     if (!output) {
@@ -305,7 +317,7 @@ static int step_has_remote(const mm_state *st, int t, int output) {
     } else if (rem) {
       if (bi * bj * bk == 0) continue;
       if (st->dist == DIST_BLOCKCYCLIC ? bc_owner(st, I, K) != x : s2d_has_remote(st, x, ri, rk, bi, bk)) return 1;
-    } else if (st->dist == DIST_STATIC2D && J == st->Q - 1 && s2d_has_remote(st, x, ri, rk, bi, bk)) {
+    } else if (st->dist == DIST_STATIC2D && stage == st->Q - 1 && s2d_has_remote(st, x, ri, rk, bi, bk)) {
       return 1;
     }
   }
@@ -342,8 +354,9 @@ static void multiply(const mm_state *st, const char *const *in_label, const char
   for (int t = 0; t < st->steps; t++) {
     /* input phase: add what arrived, fetch A_IJ and B_JK */
     add_received(st);
-    int I = 0, J = 0, K = 0, rem = 0;
-    int have = cube_of(st, st->pid, t, &I, &J, &K, &rem);
+    int I = 0, J = 0, K = 0, stage = 0;
+    int have = cube_of(st, st->pid, t, &I, &J, &K, &stage);
+    int rem = stage < 0;
     long bi = block_size(st, I), bj = block_size(st, J), bk = block_size(st, K);
     const double *a = NULL, *b = NULL;
     long lda = 1, ldb = 1;
@@ -366,7 +379,7 @@ static void multiply(const mm_state *st, const char *const *in_label, const char
         double *c = st->C + bc_offset(st, I, K);
         long ldc = bk > 0 ? bk : 1;
         if (!rem) { /* our own column: accumulate in place */
-          mm_dgemm(bi, bk, bj, a, lda, b, ldb, J == 0 ? 0.0 : 1.0, c, ldc);
+          mm_dgemm(bi, bk, bj, a, lda, b, ldb, stage == 0 ? 0.0 : 1.0, c, ldc);
           bspalg_work(flops);
         } else if (bi * bj * bk > 0) {
           int owner = bc_owner(st, I, K);
@@ -386,12 +399,12 @@ static void multiply(const mm_state *st, const char *const *in_label, const char
         long ld_in_place = st->my_cols > 0 ? st->my_cols : 1, ldv = bk > 0 ? bk : 1;
         if (!rem) {
           if (mine) {
-            mm_dgemm(bi, bk, bj, a, lda, b, ldb, J == 0 ? 0.0 : 1.0, in_place, ld_in_place);
+            mm_dgemm(bi, bk, bj, a, lda, b, ldb, stage == 0 ? 0.0 : 1.0, in_place, ld_in_place);
           } else {
-            mm_dgemm(bi, bk, bj, a, lda, b, ldb, J == 0 ? 0.0 : 1.0, st->cbuf, ldv);
+            mm_dgemm(bi, bk, bj, a, lda, b, ldb, stage == 0 ? 0.0 : 1.0, st->cbuf, ldv);
           }
           bspalg_work(flops);
-          if (!mine && J == st->Q - 1) { /* the column is complete: store it at its owners */
+          if (!mine && stage == st->Q - 1) { /* the column is complete: store it at its owners */
             s2d_transfer tr = {st->C, st->cbuf, r0, c0, bk, 1};
             for_each_piece(st, r0, c0, bi, bk, s2d_transfer_piece, &tr);
           }
