@@ -16,8 +16,7 @@
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <x86intrin.h>
-#define LLCS_HAVE_ADDCARRY 1
+#define LLCS_X86_64_ASM 1
 #endif
 
 /* ------------------------------------------------------------------------------- DP */
@@ -82,16 +81,27 @@ void llcs_bitpar_masks(const unsigned char *b, size_t n, int sigma, uint64_t *ma
   for (size_t j = 0; j < n; j++) masks[(size_t)b[j] * stride + j / 64] |= (uint64_t)1 << (j % 64);
 }
 
-/* x + y + *carry, the carry out back into *carry (0 or 1). */
+/* x + y + *carry, the carry out back into *carry (0 or 1). On x86-64 three instructions:
+ * restore the carry flag from the byte (0xff + 1 overflows), adc, save it with setc. gcc 12
+ * compiles _addcarry_u64 to code that stores the sum through memory and reads it back
+ * (~20% slower here), and unsigned __int128 or __builtin_add_overflow to longer sequences
+ * (2-3x slower); the portable version is kept for other targets. */
 static inline uint64_t add_carry(uint64_t x, uint64_t y, unsigned char *carry) {
-#ifdef LLCS_HAVE_ADDCARRY
-  unsigned long long sum;
-  *carry = _addcarry_u64(*carry, x, y, &sum);
-  return sum;
+#ifdef LLCS_X86_64_ASM
+  unsigned char c = *carry;
+  __asm__("addb $0xff, %[c]\n\t"
+          "adcq %[y], %[x]\n\t"
+          "setc %[c]"
+          : [x] "+r"(x), [c] "+q"(c)
+          : [y] "r"(y)
+          : "cc");
+  *carry = c;
+  return x;
 #else
-  __extension__ unsigned __int128 sum = (unsigned __int128)x + y + *carry;
-  *carry = (unsigned char)(sum >> 64);
-  return (uint64_t)sum;
+  uint64_t sum = x + y + *carry;
+  /* the carry out of the top bit: majority of x, y and the carry into it (= ~sum there) */
+  *carry = (unsigned char)(((x & y) | ((x | y) & ~sum)) >> 63);
+  return sum;
 #endif
 }
 
