@@ -231,9 +231,10 @@ static void run_wavefront(state *st) {
   bspalg_sync(owner != 0 ? "put" : NULL, owner != 0 ? "shift" : NULL);
 }
 
-/* f on process 0 alone (not counted in W: the counts are of the timed runs): the kernel on the blocks (0, 0), (0, 1), ... of this run's grid
- * (column 0's shape), as many as make >= CELLS cells (at least one), median of the
- * repetitions, which run for >= 0.3 s (at least 3, at most 50). */
+/* f on process 0 alone: the kernel on the blocks (0, 0), (0, 1), ... of this run's grid
+ * (column 0's shape), as many as make >= 3e8 (dp) or 2e10 (bitpar) cells (at least one),
+ * median of the repetitions, which run for >= 0.3 s (at least 3, at most 50). Not counted in
+ * W: the counts are those of the timed runs. */
 static double measure_f(state *st, char *note, size_t note_size) {
   const grid *g = &st->g;
   double budget = g->kernel == KERNEL_DP ? 3e8 : 2e10;
@@ -282,8 +283,8 @@ static void spmd(void) {
   st.max_units = (st.g.row_units + G - 1) / G;
   st.boundary_bytes = (size_t)st.max_units * (opt.kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t));
   if ((double)st.ncols * (double)st.boundary_bytes > 0x7fffffff)
-    bsp_abort("%s: %ld block columns of %zu bytes each exceed what one registration holds; use a larger alpha\n",
-              prog, st.ncols, st.boundary_bytes);
+    bsp_abort("%s: the boundaries of %ld block columns (%zu bytes each) exceed one registration (2^31 - 1"
+              " bytes): use more processes or shorter strings\n", prog, st.ncols, st.boundary_bytes);
   unsigned char *a = make_string(opt.common.seed, 0, opt.m, opt.sigma);
   unsigned char *b = make_string(opt.common.seed, 1, opt.n, opt.sigma);
   if (!a || !b) bsp_abort("%s: out of memory for the strings (m = %ld, n = %ld)\n", prog, opt.m, opt.n);
