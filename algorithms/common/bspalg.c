@@ -225,9 +225,10 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
 
 double bspalg_report(const bspalg_info *info, const double *times, int reps) {
   int p = acc.p, pid = acc.pid;
-  /* The open record counts too when work was done after the last sync (a final local step). */
+  /* Every process sends its records and the open one after the last sync (the same number
+   * everywhere); process 0 keeps the open one when some process did work in it. */
   int synced = acc.steps;
-  int total = synced + (acc.step[synced].work > 0 || acc.step[synced].requests > 0);
+  int total = synced + 1;
   int stride = 2 + 2 * p; /* per superstep: work, requests, out_to[p], in_from[p] */
   size_t mine = (size_t)total * (size_t)stride;
   double *pack = xrealloc(NULL, (mine + (size_t)reps) * sizeof *pack);
@@ -259,6 +260,12 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
     }
     median_time = bspalg_median(max_times, reps);
 
+    int open_used = 0;
+    for (int t = 0; t < p; t++) {
+      const double *row = all + (size_t)t * each + (size_t)synced * stride;
+      open_used |= row[0] > 0 || row[1] > 0;
+    }
+    if (!open_used) total = synced;
     step_cost *cost = xrealloc(NULL, (size_t)(total ? total : 1) * sizeof *cost);
     double *sent = xrealloc(NULL, (size_t)p * sizeof *sent), *recv = xrealloc(NULL, (size_t)p * sizeof *recv);
     double W = 0.0, H = 0.0;
