@@ -235,9 +235,15 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for m in MODELS:
         errs = [abs(r["rel_error"][m]) for r in long_rows if r["rel_error"].get(m) is not None]
         out[m] = sum(errs) / len(errs) if errs else None
-    vals = [(out[m], m) for m in MODELS if out[m] is not None]
+    # the best model is chosen on the runs every model could predict (a model that cannot
+    # predict the hard runs must not look better for it)
+    common = [r for r in long_rows if all(r["rel_error"].get(m) is not None for m in MODELS)]
+    vals = []
+    for m in MODELS:
+        if out[m] is not None and common:
+            vals.append((sum(abs(r["rel_error"][m]) for r in common) / len(common), m))
     out["best_model"] = min(vals)[1] if vals else None
-    out["best_error"] = min(vals)[0] if vals else None
+    out["best_error"] = out[out["best_model"]] if vals else None
     return out
 
 

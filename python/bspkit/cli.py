@@ -288,8 +288,9 @@ VALIDATE_DEFAULTS: dict[str, tuple[list[int], list[str]]] = {
 }
 
 
-def _tools(args: argparse.Namespace) -> tuple[Path, Path]:
-    """(bsprun, bindir) of the build, building it first when a driver is missing or old."""
+def _tools(args: argparse.Namespace, driver: str) -> tuple[Path, Path]:
+    """(bsprun, bindir) of the build, building it first when the driver is missing or older
+    than the sources."""
     from bspkit import probe as pr
 
     root = pr.repo_root()
@@ -298,7 +299,8 @@ def _tools(args: argparse.Namespace) -> tuple[Path, Path]:
     except pr.ProbeError as e:
         raise Failure(str(e)) from None
     bsprun = build_dir / "bin" / "bsprun"
-    if root is not None and (pr.needs_build(root, build_dir) or not (build_dir / "bin" / "bspalg-inprod").is_file()):
+    exe = build_dir / "bin" / driver
+    if root is not None and (not exe.is_file() or exe.stat().st_mtime < pr.newest_source(root)):
         progress(f"bspkit in {build_dir} is missing or older than the sources: building")
         try:
             pr.build(root, build_dir)
@@ -343,7 +345,7 @@ def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
     except al.AlgorithmError as e:
         raise UsageError(str(e)) from None
     nprocs = args.nprocs or pr.cores()
-    bsprun, bindir = _tools(args)
+    bsprun, bindir = _tools(args, alg.driver)
     params_path, params = _params_for(args, nprocs, required=False) if args.predict or args.params else (None, None)
     dargs = list(extra)
     if args.size is not None:
@@ -413,7 +415,7 @@ def cmd_validate(args: argparse.Namespace, extra: list[str]) -> int:
     assert params is not None and params_path is not None
     if params.get("p") not in (None, nprocs):
         progress(f"warning: the parameters were measured at p = {params.get('p')}, the runs use p = {nprocs}")
-    bsprun, bindir = _tools(args)
+    bsprun, bindir = _tools(args, alg.driver)
     outdir = Path(args.output_dir) if args.output_dir else (pr.repo_root() or Path.cwd()) / "results" / "validate" / (
         f"{alg.name}-{args.backend}-p{nprocs}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     )

@@ -279,8 +279,7 @@ def level_fits(points: list[GPoint]) -> list[dict[str, Any]]:
             a, b, resid = float(np.median(t)), 0.0, None
         if a <= 0:
             continue
-        out.append({"h": h, "points": len(sel), "A_s": a, "B_s": b, "g_h": a / h,
-                    "o_words": b / (a / h) if a > 0 else None, "residual_rel_rms": resid})
+        out.append({"h": h, "points": len(sel), "A_s": a, "B_s": b, "g_h": a / h, "residual_rel_rms": resid})
     return out
 
 
