@@ -119,13 +119,24 @@ def summary_lines(params: dict[str, Any]) -> list[str]:
         out.append("  f: " + ", ".join(f"{k} {v * 1e9:.3g} ns" if v else f"{k} -" for k, v in f.items()))
     val = params.get("validation", {})
     if val.get("used"):
+        gl = val.get("global") or {}
         out.append(
-            f"  validation: mean |error| {val['mean_abs_rel_error']:.1%}, max {val['max_abs_rel_error']:.1%} "
+            f"  validation (eq. 2.6 per h): mean |error| {val['mean_abs_rel_error']:.1%}, max {val['max_abs_rel_error']:.1%} "
             f"over {val['used']} points: {'PASS' if val.get('pass') else 'FAIL'}"
+            + (f" (one global fit: {gl['mean_abs_rel_error']:.1%})" if gl.get("mean_abs_rel_error") is not None else "")
         )
+        drift, st = val.get("drift") or {}, val.get("stable_state") or {}
+        if drift.get("share_off"):
+            out.append(
+                f"  warning: the machine changed speed during the run (up to {drift['max_factor']:.2f}x the fit, "
+                f"{drift['share_off']:.0%} of the run)"
+                + (f"; on the {st['points']} points measured in the fit's state: {st['mean_abs_rel_error']:.1%}"
+                   if st.get("mean_abs_rel_error") is not None else "")
+            )
     for chk in params.get("checks", {}).get("memcpy", []):
         if chk.get("ratio") is not None:
-            out.append(f"  {chk['key']} g_inf / memcpy per word = {chk['ratio']:.2f} ({'within' if chk['pass'] else 'NOT within'} 1.5x)")
+            out.append(f"  {chk['key']} time per word at h = {chk.get('h')} / memcpy's = {chk['ratio']:.2f} "
+                       f"({'at most' if chk['pass'] else 'MORE than'} 1.5x)")
     for w in params.get("noise", {}).get("warnings", []):
         out.append(f"  warning: {w}")
     return out
