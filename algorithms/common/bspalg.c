@@ -190,6 +190,9 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
   else fputs("null", f);
   fputs(", \"f_note\": ", f);
   json_string(f, info->f_note);
+  fputs(", \"f_all_s_per_unit\": ", f);
+  if (info->f_all_s_per_unit > 0) json_number(f, info->f_all_s_per_unit);
+  else fputs("null", f);
   fputs(", \"W\": ", f);
   json_number(f, W);
   fputs(", \"H\": ", f);
@@ -319,6 +322,22 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
   return median_time;
 }
 
+double bspalg_max_over_procs(double v) {
+  int p = bsp_nprocs();
+  double *all = calloc((size_t)p, sizeof *all);
+  if (!all) bsp_abort("bspalg: out of memory\n");
+  bsp_push_reg(all, p * (int)sizeof *all);
+  bsp_sync();
+  for (int t = 0; t < p; t++) bsp_put(t, &v, all, bsp_pid() * (int)sizeof v, sizeof v);
+  bsp_sync();
+  double m = all[0];
+  for (int t = 1; t < p; t++) m = fmax(m, all[t]);
+  bsp_pop_reg(all);
+  bsp_sync();
+  free(all);
+  return m;
+}
+
 /* ------------------------------------------------------------------- command line */
 
 const char bspalg_common_help[] =
@@ -326,7 +345,8 @@ const char bspalg_common_help[] =
     "  -r, --reps R      timed repetitions; the time reported is their median (default 3)\n"
     "      --json FILE   write the run as one JSON object to FILE ('-' = stdout)\n"
     "      --no-check    do not check the result against the sequential reference\n"
-    "      --measure-f   time the local kernel on process 0 alone after the runs (f, thesis 3.1)\n"
+    "      --measure-f   after the runs, time the local kernel on process 0 alone (f, thesis 3.1)\n"
+    "                    and on every process at once (f under the run's load)\n"
     "      --seed S      seed of the random inputs (default 1)\n"
     "  -h, --help        this help\n";
 

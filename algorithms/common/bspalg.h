@@ -67,7 +67,12 @@ typedef struct {
   double f_s_per_unit;      /* the kernel's time per work unit on one process (0: not measured) */
   const char *f_note;       /* how f was measured */
   FILE *json;               /* where process 0 writes the JSON object (NULL: nowhere) */
+  double f_all_s_per_unit;  /* the same kernel timed on every process at once, max over
+                               processes (0: not measured): f under the run's own load */
 } bspalg_info;
+
+/* Collective: the max over processes of v (on every process). */
+double bspalg_max_over_procs(double v);
 
 /* Collective. Gathers every process' counts of the last repetition on process 0, takes the
  * max over processes of each repetition's time, and (process 0) prints a one-line human
@@ -91,7 +96,8 @@ double bspalg_parse_double(const char *prog, const char *what, const char *text,
  *   -r R / --reps R      timed repetitions (default 3)
  *   --json FILE          write the JSON object to FILE ("-" = stdout)
  *   --no-check           skip the check against the sequential reference
- *   --measure-f          measure the kernel's f on process 0 after the timed runs
+ *   --measure-f          measure the kernel's f after the timed runs: on process 0 alone
+ *                        (thesis 3.1), then on every process at once
  *   --seed S             random inputs' seed (default 1) */
 typedef struct {
   int procs;

@@ -7,9 +7,13 @@ as in the thesis' Appendices D-G:
 
 - "g const": the BSP cost g h + l, with g and l from Bisseling's regression T = g h + l over
   the probe's h-relations (the classic model: one g);
-- "g(h)": eq. (2.5), T = g_inf (h + h_half): the bandwidth grows with the size of the
+- "g(h)": eq. (2.5), T = g_inf (h + h_half): the bandwidth depends on the size of the
   h-relation (h_half is fitted on whole supersteps, so it holds the synchronization);
 - "g(h,h*)": eq. (2.6), T = g_inf (h + h_half + o c): plus a per-message overhead o.
+
+Both are taken from the probe's fit at each value of h (`levels`, fit.level_fits: A(h) and
+A(h) + B(h) c, interpolated between the grid's h, growing in proportion to h beyond it); an
+older parameter file without levels falls back to the one global fit.
 
 A superstep without communication costs l (the probe's empty sync).
 """
@@ -26,6 +30,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
+
+from bspkit.fit import predict_time_levels
 
 MODELS = ("g const", "g(h)", "g(h,h*)")
 # Runs shorter than this are left out of the mean error (issue 5: "over runs longer than 0.1 s").
@@ -129,9 +135,16 @@ def run_driver(
 # --------------------------------------------------------------------------- prediction
 
 
-def _g_entry(params: dict[str, Any], primitive: str | None, pattern: str | None) -> tuple[str, dict[str, Any]] | None:
-    """The probe's fit for this primitive and pattern, else the nearest one measured:
-    the same primitive on another pattern, then put on all-to-all."""
+def _usable(e: dict[str, Any], model: str) -> bool:
+    if model == "g const":
+        g = _value((e.get("linreg") or {}).get("g"))
+        return g is not None and g > 0
+    return bool(e.get("levels") or e.get("predict"))
+
+
+def _g_entry(params: dict[str, Any], primitive: str | None, pattern: str | None, model: str) -> tuple[str, dict[str, Any]] | None:
+    """The probe's fit for this primitive and pattern usable by the model, else the nearest
+    one measured: the same primitive on another pattern, then put on all-to-all."""
     g = params.get("g") or {}
     prim = primitive or "put"
     tries = [f"{prim}/{pattern or 'alltoall'}"]
@@ -139,7 +152,7 @@ def _g_entry(params: dict[str, Any], primitive: str | None, pattern: str | None)
     tries += ["put/alltoall", "put/permutation", "put/shift"]
     for key in tries:
         e = g.get(key)
-        if e and (e.get("predict") or (e.get("linreg") or {}).get("g")):
+        if e and _usable(e, model):
             return key, e
     return None
 
@@ -166,34 +179,40 @@ def superstep_comm_s(params: dict[str, Any], step: dict[str, Any], model: str) -
     h = float(step.get("h") or 0.0)
     if h <= 0:
         return empty_sync_s(params)
-    found = _g_entry(params, step.get("primitive"), step.get("pattern"))
+    found = _g_entry(params, step.get("primitive"), step.get("pattern"), model)
     if found is None:
         return None
     _key, e = found
+    c = float(step.get("count") or 0.0)
     if model == "g const":
         lr = e.get("linreg") or {}
         g, l = _value(lr.get("g")), _value(lr.get("l"))
-        if g is None or g <= 0:
-            return None
+        assert g is not None
         return g * h + (l if l is not None and l > 0 else empty_sync_s(params))
-    pm = e.get("predict")
+    with_o = model == "g(h,h*)"
+    levels = e.get("levels")
+    if levels:  # eq. 2.5 / 2.6 fitted at each h of the grid, interpolated (fit.level_fits)
+        return predict_time_levels(levels, h, c, with_o=with_o)
+    pm = e.get("predict")  # only the one global fit: an older parameter file
     if not pm:
         return None
-    o = pm["o"] if model == "g(h,h*)" else 0.0
-    c = float(step.get("count") or 0.0)
-    if model == "g(h)" and pm.get("model", "").startswith("2.6"):
-        # eq. 2.5 proper: the fit without o, where the parameter file has it
+    if not with_o:
         lsq5 = e.get("lsq_2.5") or {}
         if lsq5.get("g_inf"):
             gi = lsq5["g_inf"][0]
             hh = lsq5["h_half"][0] if lsq5.get("h_half") else 0.0
             return gi * (h + hh)
-    return pm["g_inf"] * (h + pm["h_half"] + o * c)
+        return pm["g_inf"] * (h + pm["h_half"])
+    return pm["g_inf"] * (h + pm["h_half"] + pm["o"] * c)
 
 
 def predict(params: dict[str, Any], run: dict[str, Any], f_s_per_unit: float | None = None) -> dict[str, Any]:
-    """Predicted time of a driver run under each model, with its parts (work, comm)."""
-    f = f_s_per_unit if f_s_per_unit is not None else run.get("f_s_per_unit")
+    """Predicted time of a driver run under each model, with its parts (work, comm).
+
+    f: the argument, else the kernel timed on every process at once (`f_all_s_per_unit`: the
+    rate a process has while the others compute too, which is what the run sees: they share
+    caches and memory bandwidth), else on process 0 alone (`f_s_per_unit`, thesis 3.1)."""
+    f = f_s_per_unit if f_s_per_unit is not None else (run.get("f_all_s_per_unit") or run.get("f_s_per_unit"))
     if not f:
         raise AlgorithmError(f"no f for {run.get('algorithm')}: run the driver with --measure-f")
     steps = run.get("supersteps") or []

@@ -448,6 +448,7 @@ def cmd_validate(args: argparse.Namespace, extra: list[str]) -> int:
         d = res.data
         try:
             pred = al.predict(params, d)
+            pred_alone = al.predict(params, d, d.get("f_s_per_unit"))
         except al.AlgorithmError as e:
             raise Failure(str(e)) from None
         row = {
@@ -462,7 +463,11 @@ def cmd_validate(args: argparse.Namespace, extra: list[str]) -> int:
             "efficiency": al.efficiency(alg, d, d.get("f_s_per_unit")),
             "predicted_s": {m: pred[m] for m in al.MODELS},
             "work_s": pred["work_s"],
+            "f_used_s_per_unit": pred["f_s_per_unit"],
+            "f_all_s_per_unit": d.get("f_all_s_per_unit"),
             "rel_error": {m: al.relative_error(pred[m], d["time_s"]) for m in al.MODELS},
+            # the thesis' f (the kernel on one process alone), for comparison
+            "rel_error_f_alone": {m: al.relative_error(pred_alone[m], d["time_s"]) for m in al.MODELS},
             "command": res.command,
         }
         rows.append(row)
@@ -474,6 +479,8 @@ def cmd_validate(args: argparse.Namespace, extra: list[str]) -> int:
 
     def group_summary(rs: list[dict[str, Any]]) -> dict[str, Any]:
         out = al.summarize(rs)
+        alone = al.summarize([{**r, "rel_error": r["rel_error_f_alone"]} for r in rs])
+        out["f_alone"] = {m: alone[m] for m in al.MODELS}
         effs = [r["efficiency"] for r in rs if r["efficiency"] is not None and r["measured_s"] >= al.MIN_VALIDATED_TIME_S]
         out["efficiency"] = statistics.fmean(effs) if effs else None
         return out

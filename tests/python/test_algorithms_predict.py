@@ -5,8 +5,9 @@ end to end (when the drivers are built).
 The prediction is T = sum(w) f + sum over synchronized supersteps of comm, with comm per
 model (algorithms.superstep_comm_s):
   g const:  g h + l         (linreg's g and l; l empty where linreg has no l)
-  g(h):     g_inf (h + h_half) of eq. (2.5) (lsq_2.5's where the predict model is eq. 2.6)
-  g(h,h*):  g_inf (h + h_half + o c) of the `predict` entry
+  g(h):     A(h) of the per-h fit (`levels`: log-linear between the grid's h), else the
+            global g_inf (h + h_half) of eq. (2.5) (lsq_2.5's where the predict model is 2.6)
+  g(h,h*):  A(h) + B(h) c of the per-h fit, else g_inf (h + h_half + o c) of `predict`
 and l empty for a superstep without communication (h = 0)."""
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ PARAMS: dict[str, Any] = {
             "predict": {"model": "2.6 lsq", "g_inf": 1.0e-9, "h_half": 1500.0, "o": 20.0},
             "lsq_2.5": {"g_inf": [1.2e-9, 1.1e-9, 1.3e-9], "h_half": [3000.0, 2500.0, 3500.0]},
             "linreg": {"msg_words": 256, "g": [1.1e-9, 1.0e-9, 1.2e-9], "l": [5.0e-6, 4.0e-6, 6.0e-6]},
-            # the per-h fit of the probe's validation: not one of the three models here
+            # the per-h fit: what g(h) and g(h,h*) use where it exists
             "levels": [{"h": 1024, "A_s": 9.0e-6, "B_s": 3.0e-8, "g_h": 8.8e-9},
                        {"h": 8192, "A_s": 2.0e-5, "B_s": 3.0e-8, "g_h": 2.4e-9}],
         },
@@ -65,11 +66,13 @@ EMPTY = {"w": 5.0e5, "h": 0, "count": 0, "msg_words": 0, "primitive": None, "pat
 GET = {"w": 2.0e5, "h": 1000, "count": 250, "msg_words": 4, "primitive": "get", "pattern": "permutation", "sync": True}
 TAIL = {"w": 3.0e5, "h": 0, "count": 0, "msg_words": 0, "primitive": None, "pattern": None, "sync": False}
 
-# per superstep and model, by hand
+# per superstep and model, by hand: put/alltoall from its levels (h = 4096 is 2/3 of the way
+# from 1024 to 8192 in log h), get/permutation (no levels) from the global fits
+A_4096 = (9.0e-6 ** (1 / 3)) * (2.0e-5 ** (2 / 3))
 EXPECT = {
     "g const": {"put": 1.1e-9 * 4096 + 5.0e-6, "get": 2.5e-9 * 1000 + L_EMPTY},
-    "g(h)": {"put": 1.2e-9 * (4096 + 3000.0), "get": 3.0e-9 * (1000 + 800.0)},
-    "g(h,h*)": {"put": 1.0e-9 * (4096 + 1500.0 + 20.0 * 16), "get": 3.0e-9 * (1000 + 800.0 + 0.0 * 250)},
+    "g(h)": {"put": A_4096, "get": 3.0e-9 * (1000 + 800.0)},
+    "g(h,h*)": {"put": A_4096 + 3.0e-8 * 16, "get": 3.0e-9 * (1000 + 800.0 + 0.0 * 250)},
 }
 
 
@@ -150,7 +153,9 @@ def test_fallback_to_another_pattern_of_the_same_primitive() -> None:
 
 
 def test_g_of_h_without_lsq_2_5_uses_predict_without_o() -> None:
+    # an older parameter file: no per-h levels, only the global fits
     params = copy.deepcopy(PARAMS)
+    del params["g"]["put/alltoall"]["levels"]
     params["g"]["put/alltoall"]["lsq_2.5"] = {"g_inf": None, "h_half": None}
     assert superstep_comm_s(params, PUT, "g(h)") == pytest.approx(1.0e-9 * (4096 + 1500.0), rel=1e-12)
     # lsq_2.5 with a null h_half: h_half 0
