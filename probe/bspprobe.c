@@ -43,6 +43,7 @@
 #include <dlfcn.h>
 #include <sched.h>
 #endif
+#include <sys/mman.h>
 #include <sys/utsname.h>
 
 #include "probe.h"
@@ -110,6 +111,9 @@ static void usage(FILE *f)
 "  --reps N              exactly N repetitions per g/validation point, N samples per\n"
 "                        latency test, N per f kernel and memcpy (for tests; default:\n"
 "                        repeat until the point took long enough, see below).\n"
+"  --no-mlock            do not lock the memory into RAM (by default bspprobe calls\n"
+"                        mlockall, so that pages the kernel would reclaim while idle -\n"
+"                        DAMON, ballooning - do not turn into page faults in g).\n"
 "  --library-name NAME   the BSPlib implementation named in the header. Default:\n"
 "                        \"bspkit\" when built against bspkit, else \"unknown\".\n"
 "  -h, --help            print this help and exit.\n"
@@ -192,6 +196,7 @@ static void parse_args(int argc, char **argv)
   memset(o, 0, sizeof *o);
   o->seed = DEFAULT_SEED;
   o->sections = (1u << NSECTIONS) - 1;
+  o->mlock = 1;
   o->primitives = (1u << NPRIMS) - 1;
   o->patterns = (1u << NPATTERNS) - 1;
   o->max_words = 0;
@@ -246,6 +251,8 @@ static void parse_args(int argc, char **argv)
       o->patterns = parse_list("--patterns", VALUE(), pattern_names, NPATTERNS);
     } else if (!strcmp(a, "--max-words")) {
       o->max_words = (long)parse_int("--max-words", VALUE(), 1, MAX_MAX_WORDS);
+    } else if (!strcmp(a, "--no-mlock")) {
+      o->mlock = 0;
     } else if (!strcmp(a, "--reps")) {
       o->reps = (int)parse_int("--reps", VALUE(), 1, 1000);
     } else if (!strcmp(a, "--library-name")) {
@@ -430,6 +437,8 @@ static void describe_binding(probe_ctx *c, char *buf, size_t n)
   (void)c;
 }
 
+static int g_memory_locked = -1; /* 1 locked, 0 not asked (--no-mlock), -errno failed */
+
 static void write_header(probe_ctx *c, const char *date)
 {
   jbuf *j = &c->j;
@@ -457,6 +466,10 @@ static void write_header(probe_ctx *c, const char *date)
   j_int(j, "p", c->p);
   describe_binding(c, buf, sizeof buf);
   j_str(j, "binding", buf);
+  j_bool(j, "memory_locked", g_memory_locked == 1);
+  if (g_memory_locked < 0)
+    add_warning(c, "mlockall failed (%s): pages reclaimed while idle may turn into page faults "
+                   "in g (raise the memlock limit: ulimit -l unlimited)", strerror(-g_memory_locked));
   j_str(j, "blas", blas_name(buf, sizeof buf));
   j_str(j, "blas_coretype", getenv("OPENBLAS_CORETYPE"));
   j_str(j, "blas_config", blas_config());
@@ -550,6 +563,19 @@ static void write_header(probe_ctx *c, const char *date)
       add_warning(c, "p = %d > %d cores: processes share cores (oversubscribed)", c->p,
                   g_machine.cores);
   }
+}
+
+/* Lock the probe's memory (now and what it allocates later) into RAM. Some machines reclaim
+ * pages that went unused for a moment (Linux DAMON with a pageout scheme, memory ballooning in
+ * VMs): touching a reclaimed buffer again costs a page fault per page, which would show up as
+ * a slow, random g. A communication library pins its buffers for the same reason. */
+static void lock_memory(void)
+{
+  if (!g_opts.mlock) {
+    g_memory_locked = 0;
+    return;
+  }
+  g_memory_locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0 ? 1 : -errno;
 }
 
 static void write_footer(probe_ctx *c)
@@ -698,6 +724,7 @@ int main(int argc, char **argv)
 {
   parse_args(argc, argv);
   read_machine();
+  lock_memory();
   bsp_init(spmd, argc, argv);
   spmd();
   return g_exit_status;

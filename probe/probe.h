@@ -63,6 +63,7 @@ typedef struct {
   long max_words;           /* H_MAX: most words one process sends in one superstep */
   const char *library_name; /* header.library */
   int reps;                 /* > 0: exactly this many repetitions per point (no time rule) */
+  int mlock;                /* 1: lock the memory into RAM (mlockall); --no-mlock: 0 */
   int argc;
   char **argv;
 } probe_opts;
