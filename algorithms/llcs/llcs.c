@@ -231,10 +231,10 @@ static void run_wavefront(state *st) {
   bspalg_sync(owner != 0 ? "put" : NULL, owner != 0 ? "shift" : NULL);
 }
 
-/* f on the calling process (process 0 alone, or every process at once): the kernel on the blocks (0, 0), (0, 1), ... of this run's grid
- * (column 0's shape), as many as make >= 3e8 (dp) or 2e10 (bitpar) cells (at least one),
- * median of the repetitions, which run for >= 0.3 s (at least 3, at most 50). Not counted in
- * W: the counts are those of the timed runs. */
+/* f on the calling process (process 0 alone, or every process at once for f_all): the kernel
+ * on the blocks (0, 0), (0, 1), ... of this run's grid (column 0's shape), as many as make
+ * >= 3e8 (dp) or 2e10 (bitpar) cells (at least one), median of the repetitions, which run for
+ * >= 0.3 s (at least 3, at most 50). Not counted in W: the counts are those of the runs. */
 static double measure_f(state *st, char *note, size_t note_size) {
   const grid *g = &st->g;
   double budget = g->kernel == KERNEL_DP ? 3e8 : 2e10;
