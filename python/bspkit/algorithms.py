@@ -6,7 +6,9 @@ the communication cost of a superstep with h words, c messages per process of me
 as in the thesis' Appendices D-G:
 
 - "g const": the BSP cost g h + l, with g and l from Bisseling's regression T = g h + l over
-  the probe's h-relations (the classic model: one g);
+  the probe's h-relations (the classic model: one g); where that regression failed, g is
+  the time per word of the largest h-relations measured (g(h) at the grid's largest h) and
+  l the empty sync;
 - "g(h)": eq. (2.5), T = g_inf (h + h_half): the bandwidth depends on the size of the
   h-relation (h_half is fitted on whole supersteps, so it holds the synchronization);
 - "g(h,h*)": eq. (2.6), T = g_inf (h + h_half + o c): plus a per-message overhead o.
@@ -138,7 +140,7 @@ def run_driver(
 def _usable(e: dict[str, Any], model: str) -> bool:
     if model == "g const":
         g = _value((e.get("linreg") or {}).get("g"))
-        return g is not None and g > 0
+        return (g is not None and g > 0) or bool(e.get("levels"))
     return bool(e.get("levels") or e.get("predict"))
 
 
@@ -187,7 +189,9 @@ def superstep_comm_s(params: dict[str, Any], step: dict[str, Any], model: str) -
     if model == "g const":
         lr = e.get("linreg") or {}
         g, l = _value(lr.get("g")), _value(lr.get("l"))
-        assert g is not None
+        if g is None or g <= 0:
+            # no usable regression: the bandwidth of the largest h-relations measured
+            g, l = e["levels"][-1]["g_h"], None
         return g * h + (l if l is not None and l > 0 else empty_sync_s(params))
     with_o = model == "g(h,h*)"
     levels = e.get("levels")

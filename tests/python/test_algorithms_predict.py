@@ -174,12 +174,17 @@ def test_missing_parameters() -> None:
     pred = predict(params, run_of([EMPTY, EMPTY, TAIL]))
     for m in MODELS:
         assert pred[m] == pytest.approx((2 * 5.0e5 + 3.0e5) * F + 2 * L_EMPTY, rel=1e-12)
-    # linreg without g: g const has no prediction, the others do
+    # linreg without g: g const takes the time per word of the largest h measured (the last
+    # level's g(h)) and l empty; without levels either it has no prediction
     params = copy.deepcopy(PARAMS)
     params["g"]["put/alltoall"]["linreg"] = {"g": None, "l": None}
     pred = predict(params, run_of([PUT]))
-    assert pred["g const"] is None
+    assert pred["g const"] == pytest.approx(1.0e6 * F + 2.4e-9 * 4096 + L_EMPTY, rel=1e-12)
     assert pred["g(h,h*)"] == pytest.approx(1.0e6 * F + EXPECT["g(h,h*)"]["put"], rel=1e-12)
+    del params["g"]["put/alltoall"]["levels"]
+    pred = predict(params, run_of([PUT]))
+    assert pred["g const"] is None
+    assert pred["g(h,h*)"] == pytest.approx(1.0e6 * F + 1.0e-9 * (4096 + 1500.0 + 20.0 * 16), rel=1e-12)
     # an empty superstep without the probe's l: an error that says so
     with pytest.raises(AlgorithmError, match="empty sync"):
         predict({**PARAMS, "l": {}}, run_of([PUT, EMPTY]))
