@@ -265,6 +265,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for m in MODELS:
         if out[m] is not None and common:
             vals.append((sum(abs(r["rel_error"][m]) for r in common) / len(common), m))
+    if not vals:  # no run that every model predicts: compare each model's own mean
+        vals = [(out[m], m) for m in MODELS if out[m] is not None]
     out["best_model"] = min(vals)[1] if vals else None
     out["best_error"] = out[out["best_model"]] if vals else None
     return out
