@@ -289,11 +289,11 @@ def cmd_probe(args: argparse.Namespace, extra: list[str]) -> int:
 # Default sweeps of `bspkit validate` (sizes n, and the second parameter where there is one);
 # --quick takes the first entries only. Runs under 0.1 s are measured but not scored.
 VALIDATE_DEFAULTS: dict[str, tuple[list[int], list[str]]] = {
-    "inprod": ([10**6, 4 * 10**6, 16 * 10**6, 64 * 10**6], []),
+    "inprod": ([64 * 10**6, 160 * 10**6, 320 * 10**6], []),  # 320e6: 5 GiB of vectors, 0.14 s at p = 2
     "matmul-blockcyclic": ([1000, 1500, 2000, 3000], ["1", "8", "27", "64"]),
     "matmul-static2d": ([1000, 1500, 2000, 3000], ["1", "8", "27", "64"]),
-    "cannon-put": ([1000, 1500, 2000, 3000], []),
-    "cannon-get": ([1000, 1500, 2000, 3000], []),
+    "cannon-put": ([1000, 1500, 2000, 3000, 4000], []),
+    "cannon-get": ([1000, 1500, 2000, 3000, 4000], []),
     "llcs-dp": ([20000, 40000, 80000], ["1", "4", "16"]),
     "llcs-bitpar": ([100000, 200000, 400000], ["1", "4", "16"]),
 }

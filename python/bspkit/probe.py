@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 SOURCE_DIRS = ("probe", "src", "include", "tools", "cmake", "algorithms")
+BUILD_INPUT_SUFFIXES = (".c", ".h", ".txt", ".cmake", ".in", ".sh")
 
 
 class ProbeError(Exception):
@@ -60,6 +61,8 @@ def newest_source(root: Path) -> float:
             continue
         for dirpath, _dirs, files in os.walk(base):
             for fn in files:
+                if not fn.endswith(BUILD_INPUT_SUFFIXES):
+                    continue  # a README or a Python test changes no binary
                 try:
                     newest = max(newest, (Path(dirpath) / fn).stat().st_mtime)
                 except OSError:
