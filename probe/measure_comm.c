@@ -338,6 +338,7 @@ static int is_pow2(long v)
   return v > 0 && (v & (v - 1)) == 0;
 }
 
+enum { VALIDATION_VISITS = 3 };
 static long draw_validation_points(probe_ctx *c, point *pts);
 
 void measure_g(probe_ctx *c)
@@ -346,7 +347,8 @@ void measure_g(probe_ctx *c)
   int nm, nk;
   plan_grid_axes(c, m, &nm, k, &nk);
   int with_validation = c->opt->sections >> SEC_VALIDATION & 1;
-  long cap = (long)NPRIMS * NPATTERNS * nm * nk + (with_validation ? 3 * c->prm.validation_per_combo : 0), n = 0;
+  long cap = (long)NPRIMS * NPATTERNS * nm * nk +
+             (with_validation ? 3L * c->prm.validation_per_combo * VALIDATION_VISITS : 0), n = 0;
   point *pts = xmalloc((size_t)(cap ? cap : 1) * sizeof *pts);
   for (int pr = 0; pr < NPRIMS; pr++) {
     if (!(c->opt->primitives >> pr & 1))
@@ -368,7 +370,7 @@ void measure_g(probe_ctx *c)
 
 /* Random (msg_words, count) off the grid: neither a power of two, h = c*h* between
  * min(4096, H_MAX/2) and H_MAX, drawn log-uniformly. Appends them to pts (room for
- * 3 * validation_per_combo) and returns how many. */
+ * 3 * validation_per_combo * VALIDATION_VISITS) and returns how many. */
 static long draw_validation_points(probe_ctx *c, point *pts)
 {
   static const int combos[][2] = {
@@ -405,7 +407,13 @@ static long draw_validation_points(probe_ctx *c, point *pts)
   if (n == 0 && c->s == 0)
     add_warning(c, "validation skipped: it needs put/alltoall, put/permutation or send/alltoall, "
                    "and --primitives/--patterns left none of them");
-  return n;
+  /* Each point is visited VALIDATION_VISITS times at random places in the order, and its
+   * records are merged by the reader: its median then spans several moments of the run, as
+   * the fit over many grid points does. */
+  for (int v = 1; v < VALIDATION_VISITS; v++)
+    for (long i = 0; i < n; i++)
+      pts[v * n + i] = pts[i];
+  return n * VALIDATION_VISITS;
 }
 
 /* With the g section, the validation points were measured among the grid's points (one
@@ -414,7 +422,7 @@ void measure_validation(probe_ctx *c)
 {
   if (c->opt->sections >> SEC_G & 1)
     return;
-  point *pts = xmalloc((size_t)(3 * c->prm.validation_per_combo + 1) * sizeof *pts);
+  point *pts = xmalloc((size_t)(3 * c->prm.validation_per_combo * VALIDATION_VISITS + 1) * sizeof *pts);
   long n = draw_validation_points(c, pts);
   measure_points(c, "validation", "validation", pts, n, 0x76 /* 'v' */);
   free(pts);

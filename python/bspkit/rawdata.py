@@ -262,7 +262,7 @@ def load_raw(path: str | Path) -> RawRun:
             elif rtype == "as":
                 run.as_tests.append(rec)
     run.g = _merge_points(g_points)
-    run.validation = v_points
+    run.validation = _merge_points(v_points)
     return run
 
 
