@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shlex
 import subprocess
-import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -96,7 +94,6 @@ class RunResult:
     command: list[str]
     data: dict[str, Any]  # the driver's JSON object
     stdout: str = ""
-    predictions: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def time_s(self) -> float:
@@ -270,15 +267,3 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out["best_model"] = min(vals)[1] if vals else None
     out["best_error"] = out[out["best_model"]] if vals else None
     return out
-
-
-def progress(msg: str) -> None:
-    print(f"bspkit: {msg}", file=sys.stderr, flush=True)
-
-
-def default_bindir(build_dir: Path) -> Path:
-    return build_dir / "bin"
-
-
-def env_blas_coretype() -> str | None:
-    return os.environ.get("OPENBLAS_CORETYPE")

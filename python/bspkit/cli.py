@@ -636,12 +636,14 @@ def build_parser() -> argparse.ArgumentParser:
         "parameter file under three models (g const, g(h), g(h,h*)), and writes validate.json and validate.html "
         "(efficiency and mean relative error per model, the layout of thesis Tables D-G; prediction-versus-"
         "measurement plots). Options after `--` go to every driver run.",
+        epilog="Default sweeps (sizes; values): "
+        + "; ".join(f"{k}: {','.join(map(str, v[0]))}" + (f" x {','.join(v[1])}" if v[1] else "") for k, v in VALIDATE_DEFAULTS.items()),
     )
     va.add_argument("algorithm", metavar="ALG", help=algs)
     va.add_argument("-n", "--nprocs", type=int, metavar="P", help="processes (default: the cores available)")
     va.add_argument("-b", "--backend", default="threads", metavar="BACKEND", help="threads (default), mpi, mpi-rma")
     va.add_argument("--params", metavar="FILE", help="a probe's params.json (default: the newest probe of this back end and p under results/probe/)")
-    va.add_argument("--sizes", metavar="N,N,...", help="problem sizes (default: per algorithm, see `bspkit validate --help` in the README)")
+    va.add_argument("--sizes", metavar="N,N,...", help="problem sizes (default: per algorithm, listed below)")
     va.add_argument("--values", metavar="V,V,...", help="values of the second parameter: q for matmul, alpha for llcs")
     va.add_argument("-r", "--reps", type=int, default=3, metavar="R", help="repetitions per run; the median is used (default 3)")
     va.add_argument("--quick", action="store_true", help="the first two sizes and values only")

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from bspkit.algorithms import MIN_VALIDATED_TIME_S, MODELS  # noqa: E402
-from bspkit.report import CSS, esc, page  # noqa: E402
+from bspkit.report import esc, page  # noqa: E402
 
 MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
 
@@ -172,4 +172,4 @@ def write(result: dict[str, Any], outdir: Path) -> tuple[Path, Path, int]:
     return js, page_path, nimg
 
 
-__all__ = ["html_report", "write", "CSS"]
+__all__ = ["html_report", "write"]
