@@ -555,6 +555,13 @@ Output: OUTDIR/raw.jsonl (bspprobe's samples), params.json (bspkit fit), report.
 """
 
 
+def add_launch_args(p: argparse.ArgumentParser) -> None:
+    """-n, -b and --build-dir: how probe, run and validate start BSP programs."""
+    p.add_argument("-n", "--nprocs", type=int, metavar="P", help="number of BSP processes (default: the cores available)")
+    p.add_argument("-b", "--backend", default="threads", metavar="BACKEND", help="bspkit back end for bsprun: threads (default), mpi, mpi-rma")
+    p.add_argument("--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="bspkit",
@@ -572,9 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--quick", action="store_true", help="bspprobe's quick mode: a smaller grid and fewer repetitions")
-    p.add_argument("-n", "--nprocs", type=int, metavar="P", help="number of BSP processes (default: the cores available)")
-    p.add_argument("-b", "--backend", default="threads", metavar="BACKEND", help="bspkit back end for bsprun: threads (default), mpi, mpi-rma")
-    p.add_argument("--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)")
+    add_launch_args(p)
     p.add_argument("--bspcc", metavar="PATH", help="build bspprobe against another BSPlib with this compiler wrapper")
     p.add_argument("--bspcc-flags", metavar="FLAGS", help="extra compiler flags for --bspcc, e.g. '-DBSPPROBE_INT_API'")
     p.add_argument("--launcher", metavar="CMD", help="run bspprobe through this command ({p} is replaced by P)")
@@ -620,12 +625,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(see `<build>/bin/bspalg-NAME --help`), e.g. bspkit run matmul-blockcyclic -n 2 --size 2000 -- --q 8",
     )
     ru.add_argument("algorithm", metavar="ALG", help=algs)
-    ru.add_argument("-n", "--nprocs", type=int, metavar="P", help="processes (default: the cores available)")
-    ru.add_argument("-b", "--backend", default="threads", metavar="BACKEND", help="threads (default), mpi, mpi-rma")
+    add_launch_args(ru)
     ru.add_argument("--size", type=int, metavar="N", help="problem size (the driver's --size)")
     ru.add_argument("--params", metavar="FILE", help="a probe's params.json: predict the run from it")
     ru.add_argument("--predict", action="store_true", help="predict from the newest probe of this back end and p under results/probe/")
-    ru.add_argument("--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)")
     ru.add_argument("--json", metavar="FILE", help="also write the driver's JSON object here")
 
     va = sub.add_parser(
@@ -640,8 +643,7 @@ def build_parser() -> argparse.ArgumentParser:
         + "; ".join(f"{k}: {','.join(map(str, v[0]))}" + (f" x {','.join(v[1])}" if v[1] else "") for k, v in VALIDATE_DEFAULTS.items()),
     )
     va.add_argument("algorithm", metavar="ALG", help=algs)
-    va.add_argument("-n", "--nprocs", type=int, metavar="P", help="processes (default: the cores available)")
-    va.add_argument("-b", "--backend", default="threads", metavar="BACKEND", help="threads (default), mpi, mpi-rma")
+    add_launch_args(va)
     va.add_argument("--params", metavar="FILE", help="a probe's params.json (default: the newest probe of this back end and p under results/probe/)")
     va.add_argument("--sizes", metavar="N,N,...", help="problem sizes (default: per algorithm, listed below)")
     va.add_argument("--values", metavar="V,V,...", help="values of the second parameter: q for matmul, alpha for llcs")
@@ -650,7 +652,6 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up a run after S seconds (default 600)")
     va.add_argument("--keep-going", action="store_true", help="skip a run that fails instead of stopping")
     va.add_argument("--output-dir", metavar="DIR", help="where validate.json and validate.html go (default: results/validate/ALG-...)")
-    va.add_argument("--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)")
     return ap
 
 

@@ -21,7 +21,7 @@ from bspkit.rawdata import GPoint  # noqa: E402
 DPI = 96
 
 
-def _png(fig: Any) -> bytes:
+def png_bytes(fig: Any) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight")
     plt.close(fig)
@@ -114,7 +114,7 @@ def g_surface(points: list[GPoint], entry: dict[str, Any], title: str) -> bytes:
     ax2.legend(fontsize=7, ncol=2)
     ax2.set_title("g~ against h; lines: fitted model per c", fontsize=10)
     fig.suptitle(title)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def latency(l_detail: dict[str, Any], as_tests: dict[str, Any], title: str) -> bytes:
@@ -147,7 +147,7 @@ def latency(l_detail: dict[str, Any], as_tests: dict[str, Any], title: str) -> b
     ax.set_xlim(0, max(m + up for m, up in zip(med, hi)) * 1.15 if med else 1)
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def compute_speed(f_detail: dict[str, Any], title: str) -> bytes:
@@ -169,7 +169,7 @@ def compute_speed(f_detail: dict[str, Any], title: str) -> bytes:
         ax.text(r, yi, f" {r:,.0f} M" if r >= 100 else f" {r:.3g} M", va="center", fontsize=8)
     ax.set_title(title)
     ax.grid(True, axis="x", which="both", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def total_exchange(series: Sequence[tuple[str, list[dict[str, Any]]]], title: str, model: tuple[str, Any] | None = None) -> bytes:
@@ -198,7 +198,7 @@ def total_exchange(series: Sequence[tuple[str, list[dict[str, Any]]]], title: st
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(title)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def validation(rows: list[dict[str, Any]], threshold: float, title: str) -> bytes:
@@ -225,7 +225,7 @@ def validation(rows: list[dict[str, Any]], threshold: float, title: str) -> byte
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(title)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def drift(curve: list[tuple[int, float]], bound: float, val_errors: list[tuple[int | None, float]], title: str) -> bytes:
@@ -246,7 +246,7 @@ def drift(curve: list[tuple[int, float]], bound: float, val_errors: list[tuple[i
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(title)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, factor: float, title: str) -> bytes:
@@ -271,7 +271,7 @@ def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, fact
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, axis="x", which="both", alpha=0.3)
     ax.set_title(title)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def grouped_bars(categories: list[str], series: list[tuple[str, list[float | None]]], ylabel: str, title: str, log: bool = True) -> bytes:
@@ -294,7 +294,7 @@ def grouped_bars(categories: list[str], series: list[tuple[str, list[float | Non
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.set_title(title)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def model_total_exchange(pm: dict[str, Any], p: int) -> Any:

@@ -5,8 +5,6 @@ prediction-versus-measurement plots as one self-contained HTML page."""
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -17,20 +15,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from bspkit.algorithms import MIN_VALIDATED_TIME_S, MODELS  # noqa: E402
-from bspkit.report import esc, page  # noqa: E402
+from bspkit.plots import png_bytes  # noqa: E402
+from bspkit.report import esc, img, page, table  # noqa: E402
 
 MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
-
-
-def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=96, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def _img(png: bytes, alt: str) -> str:
-    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
 
 def plot_pred_vs_measured(rows: Sequence[dict[str, Any]], title: str) -> bytes:
@@ -54,7 +42,7 @@ def plot_pred_vs_measured(rows: Sequence[dict[str, Any]], title: str) -> bytes:
     ax.set_title(title)
     ax.legend(fontsize=8)
     ax.grid(True, which="both", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def plot_time_vs_size(rows: Sequence[dict[str, Any]], sweep: str | None, title: str) -> bytes:
@@ -78,7 +66,7 @@ def plot_time_vs_size(rows: Sequence[dict[str, Any]], sweep: str | None, title: 
     ax.set_title(title)
     ax.legend(fontsize=7)
     ax.grid(True, which="both", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def _pct(v: float | None) -> str:
@@ -129,7 +117,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     s = summary["all"]
     body.append(["all"] + cells(s))
     parts.append("<h2>Efficiency and mean relative prediction error (layout of Tables D-G)</h2>")
-    parts.append(_table(head, body))
+    parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
     best = s.get("best_model")
     if best:
         verdict = "meets" if s["best_error"] <= 0.10 else "misses"
@@ -146,20 +134,14 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
             + [_pct(r["rel_error"].get(mm)) for mm in MODELS]
         )
     parts.append("<h2>Every run</h2>")
-    parts.append(_table(head, body))
+    parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
     nimg = 0
     parts.append("<h2>Prediction against measurement</h2>")
-    parts.append(_img(plot_pred_vs_measured(rows, f"{alg}, p = {result['p']}"), "predicted vs measured"))
-    parts.append(_img(plot_time_vs_size(rows, sweep, f"{alg}: time over n"), "time over n"))
+    parts.append(img(plot_pred_vs_measured(rows, f"{alg}, p = {result['p']}"), "predicted vs measured"))
+    parts.append(img(plot_time_vs_size(rows, sweep, f"{alg}: time over n"), "time over n"))
     nimg += 2
     parts.append(f"<p class=\"note\">command: {esc(result.get('command', ''))}</p>")
     return page(f"bspkit validate: {alg}, {result['backend']}, p = {result['p']}", "\n".join(parts)), nimg
-
-
-def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    h = "".join(f"<th>{esc(x)}</th>" for x in head)
-    b = "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
 
 
 def write(result: dict[str, Any], outdir: Path) -> tuple[Path, Path, int]:
