@@ -113,6 +113,20 @@ int bspalg_parse_common(const char *prog, bspalg_common_opts *o, int argc, char 
 /* Help text for the common options (for a driver's --help). */
 extern const char bspalg_common_help[];
 
+/* A driver's own options: returns 1 when argv[*i] was one of them, with *i advanced past
+ * its value (exit(2) with a message on a bad value); 0 when it was not (or has no value). */
+typedef int (*bspalg_option_fn)(int argc, char **argv, int *i);
+
+/* The whole command line of a driver: the common options into *o, -h/--help (usage on
+ * stdout, exit 0), the driver's own through `own`; anything else: "<prog>: unknown option or
+ * missing value: '<arg>'" and the usage on stderr, exit 2. Call it before bsp_init. */
+void bspalg_parse_args(const char *prog, bspalg_common_opts *o, int argc, char **argv, bspalg_option_fn own,
+                       void (*usage)(FILE *to));
+
+/* The index of `text` among names[0..n-1], else exit(2) with "<prog>: <what> must be a or b,
+ * not 'text'" (for n > 2: "a, b or c"). */
+int bspalg_parse_choice(const char *prog, const char *what, const char *text, const char *const *names, int n);
+
 /* Open o->json_path for writing on process 0 ("-" = stdout; NULL path = NULL). Exits with a
  * message when it cannot. */
 FILE *bspalg_open_json(const char *prog, const char *path);

@@ -164,23 +164,15 @@ static void usage(FILE *to) {
           prog, bspalg_common_help);
 }
 
+static int own_option(int argc, char **argv, int *i) {
+  if (strcmp(argv[*i], "--size") || *i + 1 >= argc) return 0;
+  size = bspalg_parse_long(prog, "--size", argv[++*i], 1, 1L << 40);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  bspalg_common_defaults(&opt);
-  for (int i = 1; i < argc; i++) {
-    if (bspalg_parse_common(prog, &opt, argc, argv, &i)) continue;
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-      size = bspalg_parse_long(prog, "--size", argv[++i], 1, 1L << 40);
-      continue;
-    }
-    fprintf(stderr, "%s: unknown option or missing value: '%s'\n", prog, argv[i]);
-    usage(stderr);
-    return 2;
-  }
+  bspalg_parse_args(prog, &opt, argc, argv, own_option, usage);
   bsp_init(spmd, argc, argv);
   spmd();
   return 0;

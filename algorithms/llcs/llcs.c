@@ -389,53 +389,39 @@ static void usage(FILE *to) {
 
 #define MAX_LENGTH (1L << 30)
 
+static int own_option(int argc, char **argv, int *i) {
+  static const char *const kernels[] = {"dp", "bitpar"}; /* indexed by enum kernel */
+  const char *arg = argv[*i], *value = *i + 1 < argc ? argv[*i + 1] : NULL;
+  if (!value) return 0;
+  if (!strcmp(arg, "--size")) {
+    opt.m = opt.n = bspalg_parse_long(prog, "--size", value, 1, MAX_LENGTH);
+  } else if (!strcmp(arg, "--sizes")) {
+    const char *comma = strchr(value, ',');
+    if (!comma) {
+      fprintf(stderr, "%s: --sizes must be M,N (two lengths), not '%s'\n", prog, value);
+      exit(2);
+    }
+    char first[32];
+    size_t len = (size_t)(comma - value);
+    snprintf(first, sizeof first, "%.*s", (int)(len < sizeof first ? len : sizeof first - 1), value);
+    opt.m = bspalg_parse_long(prog, "--sizes M", first, 1, MAX_LENGTH);
+    opt.n = bspalg_parse_long(prog, "--sizes N", comma + 1, 1, MAX_LENGTH);
+  } else if (!strcmp(arg, "--alpha")) {
+    opt.alpha = bspalg_parse_long(prog, "--alpha", value, 1, 1000000);
+  } else if (!strcmp(arg, "--alphabet")) {
+    opt.sigma = (int)bspalg_parse_long(prog, "--alphabet", value, 1, 256);
+  } else if (!strcmp(arg, "--kernel")) {
+    opt.kernel = (enum kernel)bspalg_parse_choice(prog, "--kernel", value, kernels, 2);
+  } else {
+    return 0;
+  }
+  ++*i;
+  return 1;
+}
+
 int main(int argc, char **argv) {
   /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  bspalg_common_defaults(&opt.common);
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (bspalg_parse_common(prog, &opt.common, argc, argv, &i)) continue;
-    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!value) {
-      fprintf(stderr, "%s: unknown option or missing value: '%s'\n", prog, arg);
-      usage(stderr);
-      return 2;
-    }
-    if (!strcmp(arg, "--size")) {
-      opt.m = opt.n = bspalg_parse_long(prog, "--size", value, 1, MAX_LENGTH);
-    } else if (!strcmp(arg, "--sizes")) {
-      const char *comma = strchr(value, ',');
-      if (!comma) {
-        fprintf(stderr, "%s: --sizes must be M,N (two lengths), not '%s'\n", prog, value);
-        return 2;
-      }
-      char first[32];
-      size_t len = (size_t)(comma - value);
-      snprintf(first, sizeof first, "%.*s", (int)(len < sizeof first ? len : sizeof first - 1), value);
-      opt.m = bspalg_parse_long(prog, "--sizes M", first, 1, MAX_LENGTH);
-      opt.n = bspalg_parse_long(prog, "--sizes N", comma + 1, 1, MAX_LENGTH);
-    } else if (!strcmp(arg, "--alpha")) {
-      opt.alpha = bspalg_parse_long(prog, "--alpha", value, 1, 1000000);
-    } else if (!strcmp(arg, "--alphabet")) {
-      opt.sigma = (int)bspalg_parse_long(prog, "--alphabet", value, 1, 256);
-    } else if (!strcmp(arg, "--kernel")) {
-      if (!strcmp(value, "dp")) opt.kernel = KERNEL_DP;
-      else if (!strcmp(value, "bitpar")) opt.kernel = KERNEL_BITPAR;
-      else {
-        fprintf(stderr, "%s: --kernel must be dp or bitpar, not '%s'\n", prog, value);
-        return 2;
-      }
-    } else {
-      fprintf(stderr, "%s: unknown option or missing value: '%s'\n", prog, arg);
-      usage(stderr);
-      return 2;
-    }
-    i++;
-  }
+  bspalg_parse_args(prog, &opt.common, argc, argv, own_option, usage);
   bsp_init(spmd, argc, argv);
   spmd();
   return 0;

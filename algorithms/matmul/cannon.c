@@ -262,33 +262,21 @@ static void usage(FILE *to) {
           prog, bspalg_common_help);
 }
 
+static int own_option(int argc, char **argv, int *a) {
+  static const char *const variants[] = {"put", "get"}; /* in the order of VARIANT_PUT, VARIANT_GET */
+  if (*a + 1 >= argc) return 0;
+  if (!strcmp(argv[*a], "--size"))
+    opt_size = bspalg_parse_long(prog, "--size", argv[++*a], 1, 1000000);
+  else if (!strcmp(argv[*a], "--variant"))
+    opt_variant = bspalg_parse_choice(prog, "--variant", argv[++*a], variants, 2) == 0 ? VARIANT_PUT : VARIANT_GET;
+  else
+    return 0;
+  return 1;
+}
+
 int main(int argc, char **argv) {
   /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  bspalg_common_defaults(&opt);
-  for (int a = 1; a < argc; a++) {
-    if (bspalg_parse_common(prog, &opt, argc, argv, &a)) continue;
-    if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (!strcmp(argv[a], "--size") && a + 1 < argc) {
-      opt_size = bspalg_parse_long(prog, "--size", argv[++a], 1, 1000000);
-      continue;
-    }
-    if (!strcmp(argv[a], "--variant") && a + 1 < argc) {
-      a++;
-      if (!strcmp(argv[a], "put")) opt_variant = VARIANT_PUT;
-      else if (!strcmp(argv[a], "get")) opt_variant = VARIANT_GET;
-      else {
-        fprintf(stderr, "%s: --variant must be put or get, not '%s'\n", prog, argv[a]);
-        return 2;
-      }
-      continue;
-    }
-    fprintf(stderr, "%s: unknown option or missing value: '%s'\n", prog, argv[a]);
-    usage(stderr);
-    return 2;
-  }
+  bspalg_parse_args(prog, &opt, argc, argv, own_option, usage);
   mm_blas_single_threaded();
   bsp_init(spmd, argc, argv);
   spmd();

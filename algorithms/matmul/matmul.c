@@ -59,7 +59,7 @@
 typedef enum { DIST_BLOCKCYCLIC, DIST_STATIC2D } dist_kind;
 
 static const char *prog = "bspalg-matmul";
-static const char *dist_names[] = {"blockcyclic", "static2d"};
+static const char *const dist_names[] = {"blockcyclic", "static2d"}; /* indexed by dist_kind */
 static long opt_size = 1000;
 static long opt_q = 8;
 static dist_kind opt_dist = DIST_BLOCKCYCLIC;
@@ -604,41 +604,27 @@ static void usage(FILE *to) {
           prog, bspalg_common_help);
 }
 
+static int own_option(int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) return 0;
+  if (!strcmp(argv[*i], "--size")) {
+    opt_size = bspalg_parse_long(prog, "--size", argv[++*i], 1, 1000000);
+  } else if (!strcmp(argv[*i], "--q")) {
+    opt_q = bspalg_parse_long(prog, "--q", argv[++*i], 1, 1000000);
+    if (mm_cube_root(opt_q) < 0) {
+      fprintf(stderr, "%s: --q must be a perfect cube (1, 8, 27, 64, 125, ...), not %ld\n", prog, opt_q);
+      exit(2);
+    }
+  } else if (!strcmp(argv[*i], "--dist")) {
+    opt_dist = (dist_kind)bspalg_parse_choice(prog, "--dist", argv[++*i], dist_names, 2);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 int main(int argc, char **argv) {
   /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  bspalg_common_defaults(&opt);
-  for (int i = 1; i < argc; i++) {
-    if (bspalg_parse_common(prog, &opt, argc, argv, &i)) continue;
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-      opt_size = bspalg_parse_long(prog, "--size", argv[++i], 1, 1000000);
-      continue;
-    }
-    if (!strcmp(argv[i], "--q") && i + 1 < argc) {
-      opt_q = bspalg_parse_long(prog, "--q", argv[++i], 1, 1000000);
-      if (mm_cube_root(opt_q) < 0) {
-        fprintf(stderr, "%s: --q must be a perfect cube (1, 8, 27, 64, 125, ...), not %ld\n", prog, opt_q);
-        return 2;
-      }
-      continue;
-    }
-    if (!strcmp(argv[i], "--dist") && i + 1 < argc) {
-      i++;
-      if (!strcmp(argv[i], "blockcyclic")) opt_dist = DIST_BLOCKCYCLIC;
-      else if (!strcmp(argv[i], "static2d")) opt_dist = DIST_STATIC2D;
-      else {
-        fprintf(stderr, "%s: --dist must be blockcyclic or static2d, not '%s'\n", prog, argv[i]);
-        return 2;
-      }
-      continue;
-    }
-    fprintf(stderr, "%s: unknown option or missing value: '%s'\n", prog, argv[i]);
-    usage(stderr);
-    return 2;
-  }
+  bspalg_parse_args(prog, &opt, argc, argv, own_option, usage);
   mm_blas_single_threaded();
   bsp_init(spmd, argc, argv);
   spmd();
