@@ -307,18 +307,8 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
   }
   free(all);
   free(pack);
-  /* everyone returns the same median */
-  double *shared = calloc(1, sizeof *shared);
-  if (!shared) bsp_abort("bspalg: out of memory\n");
-  *shared = median_time;
-  bsp_push_reg(shared, (int)sizeof *shared);
-  bsp_sync();
-  if (pid != 0) bsp_get(0, shared, 0, shared, (int)sizeof *shared);
-  bsp_sync();
-  median_time = *shared;
-  bsp_pop_reg(shared);
-  bsp_sync();
-  free(shared);
+  /* everyone returns process 0's median (times are >= 0, so the max over processes is it) */
+  median_time = bspalg_max_over_procs(pid == 0 ? median_time : 0.0);
   return median_time;
 }
 
