@@ -12,6 +12,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 have_header() { [ -e "/usr/include/$1" ] || [ -e "/usr/include/x86_64-linux-gnu/$1" ] ||
                 [ -e "/usr/include/$(uname -m)-linux-gnu/$1" ]; }
 have cc || need_packages+=(build-essential)
+have make || need_packages+=(make)   # the tests build programs with make CC=bspcc
 have cmake || need_packages+=(cmake)
 have ninja || need_packages+=(ninja-build)
 have pkg-config || need_packages+=(pkg-config)

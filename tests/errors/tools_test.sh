@@ -80,7 +80,7 @@ for word in -- --nprocs --backend --dry-run --version threads mpi-rma BSPKIT_NPR
 done
 expect_output "bsprun --version" 0 '^bsprun \(bspkit\) [0-9]' "$bsprun" --version
 expect_output "bspcc --help" 0 '^Usage: bspcc ' "$bspcc" --help
-for word in --showme --showme:compile --showme:link --bsp-static --bsp-shared -std=c11 '\$CC'; do
+for word in --showme --showme:compile --showme:link --bsp-static --bsp-shared -std=c11 '\$BSPCC_CC' 'make CC=bspcc'; do
   grep -q -e "$word" "$out" || fail "bspcc --help does not mention $word"
 done
 
@@ -186,9 +186,15 @@ fi
 
 # ---- bspcc --------------------------------------------------------------------------------------
 expect_usage_error "bspcc without arguments" 'no input files' "$bspcc"
-expect_output "bspcc --showme" 0 '^cc -std=c11 -pthread -I[^ ]*include x\.c -o x [^ ]*libbsp\.a -pthread$' \
-  env -u CC "$bspcc" --showme x.c -o x
-expect_output "bspcc --showme honours CC" 0 '^my-cc --flag -std=c11 ' env CC="my-cc --flag" "$bspcc" --showme x.c
+expect_output "bspcc --showme" 0 '^[^ ]*cc -std=c11 -pthread -I[^ ]*include x\.c -o x [^ ]*libbsp\.a -pthread$' \
+  env -u BSPCC_CC "$bspcc" --showme x.c -o x
+expect_output "bspcc --showme honours BSPCC_CC" 0 '^my-cc --flag -std=c11 ' env BSPCC_CC="my-cc --flag" "$bspcc" --showme x.c
+# CC is make's variable, not bspcc's: `make CC=bspcc` exports CC=bspcc (a bspcc that took
+# its compiler from $CC ran itself forever), and BSPCC_CC naming bspcc falls back too.
+expect_output "bspcc ignores CC" 0 '^[^ ]*cc -std=c11 ' env CC="$bspcc" timeout 10 "$bspcc" --showme x.c
+expect_output "bspcc: BSPCC_CC=bspcc falls back" 0 '^[^ ]*cc -std=c11 ' \
+  env BSPCC_CC="$bspcc" timeout 10 "$bspcc" --showme x.c
+grep -q 'names bspcc itself' "$err" || fail "bspcc: BSPCC_CC=bspcc gives no warning: $(cat "$err")"
 expect_no_output "bspcc -c adds no link flags" 'libbsp|-lbsp' "$bspcc" --showme -c x.c
 expect_output "bspcc -c still adds -I" 0 ' -I[^ ]*include -c x\.c$' "$bspcc" --showme -c x.c
 expect_no_output "bspcc -std=gnu99 replaces -std=c11" 'std=c11' "$bspcc" --showme -std=gnu99 x.c
@@ -218,6 +224,28 @@ if "$bspcc" "$@" --bsp-shared -o hello3 "$hello" 2>"$err"; then
     "$bsprun" -n 2 ./hello3
 else
   fail "bspcc --bsp-shared: $(cat "$err")"
+fi
+
+# The way Makefiles (BSPedupack's among them) are pointed at a BSPlib: make CC=bspcc, and
+# CC=bspcc make -e. Both must build and finish (timeout: the old bspcc looped forever).
+if command -v make >/dev/null 2>&1; then
+  mkdir -p "$work/make" && cp "$hello" "$work/make/hello.c"
+  printf 'CC = cc\nCFLAGS = -O1\nhello: hello.o\n\t$(CC) $(CFLAGS) -o hello hello.o\n' >"$work/make/Makefile"
+  for how in "make CC=$bspcc" "make -e"; do
+    rm -f "$work/make/hello" "$work/make/hello.o"
+    case $how in
+      "make -e") (cd "$work/make" && CC="$bspcc" timeout 60 make -e CFLAGS="-O1 $*") >"$out" 2>"$err" ;;
+      *) (cd "$work/make" && timeout 60 make CC="$bspcc" CFLAGS="-O1 $*") >"$out" 2>"$err" ;;
+    esac
+    st=$?
+    if [ $st = 0 ] && [ -x "$work/make/hello" ]; then
+      expect_output "$how, then bsprun -n 2" 0 '^hello_bsp: ok on 2 processes' "$bsprun" -n 2 "$work/make/hello"
+    else
+      fail "$how: status $st (124: did not finish in 60 s), stderr: $(cat "$err")"
+    fi
+  done
+else
+  echo "skip: make is not installed (the make CC=bspcc checks)"
 fi
 
 if [ $failures -gt 0 ]; then

@@ -87,15 +87,15 @@ grep -q 'bsp_unchecked' "$(find "$prefix" -name 'bspkitTargets*.cmake' | head -n
 step "1. the installed bspcc"
 cd "$work" || exit 1
 # shellcheck disable=SC2086 # extra_flags: words on purpose
-if check "bspcc -o hello_bspcc" env CC="$cc" "$prefix/bin/bspcc" $extra_flags -O2 -Wall -Wextra -Werror \
+if check "bspcc -o hello_bspcc" env BSPCC_CC="$cc" "$prefix/bin/bspcc" $extra_flags -O2 -Wall -Wextra -Werror \
      -o hello_bspcc "$hello"; then
   run_hello "bspcc (shared libbsp)" ./hello_bspcc
 fi
-if check "bspcc --bsp-static -o hello_bspcc_static" env CC="$cc" "$prefix/bin/bspcc" $extra_flags \
+if check "bspcc --bsp-static -o hello_bspcc_static" env BSPCC_CC="$cc" "$prefix/bin/bspcc" $extra_flags \
      --bsp-static -O2 -o hello_bspcc_static "$hello"; then
   run_hello "bspcc --bsp-static" ./hello_bspcc_static
 fi
-showme=$(env CC="$cc" "$prefix/bin/bspcc" --showme x.c)
+showme=$(env BSPCC_CC="$cc" "$prefix/bin/bspcc" --showme x.c)
 case $showme in
   *"-I$prefix/include"*"-L$libdir"*"-lbsp -pthread") pass "bspcc --showme uses the installed paths: $showme" ;;
   *) fail "bspcc --showme: $showme" ;;
@@ -152,7 +152,7 @@ moved=$work/moved
 mv "$prefix" "$moved"
 prefix=$moved
 # shellcheck disable=SC2086
-if check "moved bspcc -o hello_moved" env CC="$cc" "$prefix/bin/bspcc" $extra_flags -o hello_moved "$hello"; then
+if check "moved bspcc -o hello_moved" env BSPCC_CC="$cc" "$prefix/bin/bspcc" $extra_flags -o hello_moved "$hello"; then
   run_hello "moved bspcc" ./hello_moved
 fi
 if command -v pkg-config >/dev/null 2>&1; then
