@@ -3,11 +3,11 @@
 
 static inline void queue_message(bspk_proc *self, const char *call, int pid, const void *tag,
                                  const void *payload, int nbytes) {
-  if (BSPK_CHECK(pid < 0 || pid >= self->nprocs))
-    bspk_fatal(call, "pid %d is out of range: there are %d processes (0..%d)", pid,
-               self->nprocs, self->nprocs - 1);
+  bspk_check_pid(self, call, pid);
   if (BSPK_CHECK(nbytes < 0)) bspk_fatal(call, "negative payload size %d", nbytes);
   size_t tagsize = (size_t)self->tagsize;
+  bspk_check_buffer(call, tag, "the tag", (long)tagsize);
+  bspk_check_buffer(call, payload, "the payload", nbytes);
   bspk_outbox *ob = bspk_current_outbox(self, pid);
   char *p = bspk_outbox_reserve(
       self, ob, sizeof(bspk_record) + bspk_pad8(tagsize) + bspk_pad8((size_t)nbytes), call);
@@ -82,6 +82,8 @@ BSPK_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {
 
 BSPK_API void bsp_get_tag(bsp_size_t *status, void *tag) {
   bspk_proc *self = bspk_enter("bsp_get_tag");
+  if (BSPK_CHECK(status == NULL)) bspk_fatal("bsp_get_tag", "the status argument is NULL");
+  bspk_check_buffer("bsp_get_tag", tag, "the tag buffer", self->queue_tagsize);
   if (self->queue_head == self->queue_len) {
     *status = -1;
     return;
@@ -97,6 +99,7 @@ BSPK_API void bsp_move(void *payload, bsp_size_t reception_nbytes) {
     bspk_fatal("bsp_move", "negative reception size %d", reception_nbytes);
   if (BSPK_CHECK(self->queue_head == self->queue_len))
     bspk_fatal("bsp_move", "the message queue is empty (check bsp_get_tag's status first)");
+  bspk_check_buffer("bsp_move", payload, "the payload buffer", reception_nbytes);
   const bspk_message *m = &self->queue[self->queue_head++];
   int n = m->nbytes < reception_nbytes ? m->nbytes : reception_nbytes;
   if (n) memcpy(payload, m->payload, (size_t)n);
@@ -105,6 +108,8 @@ BSPK_API void bsp_move(void *payload, bsp_size_t reception_nbytes) {
 
 BSPK_API bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr) {
   bspk_proc *self = bspk_enter("bsp_hpmove");
+  if (BSPK_CHECK(tag_ptr == NULL || payload_ptr == NULL))
+    bspk_fatal("bsp_hpmove", "the %s argument is NULL", tag_ptr == NULL ? "tag" : "payload");
   if (self->queue_head == self->queue_len) return -1;
   const bspk_message *m = &self->queue[self->queue_head++];
   *tag_ptr = (void *)m->tag;

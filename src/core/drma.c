@@ -22,6 +22,50 @@ int bspk_find_slot(const bspk_proc *self, const void *addr) {
   }
 }
 
+static int compare_spans(const void *a, const void *b) {
+  uintptr_t x = ((const bspk_span *)a)->lo, y = ((const bspk_span *)b)->lo;
+  return (x > y) - (x < y);
+}
+
+/* The union of this process' active areas as sorted, disjoint spans. */
+static void rebuild_own_spans(bspk_proc *self) {
+  if (self->own_spans_cap < self->nslots) {
+    self->own_spans_cap = self->nslots;
+    self->own_spans = bspk_xrealloc(self, self->own_spans,
+                                    (size_t)self->own_spans_cap * sizeof *self->own_spans,
+                                    "bsp_sync", "the registration index");
+  }
+  int n = 0;
+  for (int s = 0; s < self->nslots; s++) {
+    const bspk_slot *slot = &self->slots[s];
+    if (slot->active && slot->size > 0)
+      self->own_spans[n++] = (bspk_span){(uintptr_t)slot->addr,
+                                         (uintptr_t)slot->addr + (uintptr_t)slot->size};
+  }
+  qsort(self->own_spans, (size_t)n, sizeof *self->own_spans, compare_spans);
+  int merged = 0;
+  for (int i = 0; i < n; i++) {
+    if (merged > 0 && self->own_spans[i].lo <= self->own_spans[merged - 1].hi) {
+      if (self->own_spans[i].hi > self->own_spans[merged - 1].hi)
+        self->own_spans[merged - 1].hi = self->own_spans[i].hi;
+    } else {
+      self->own_spans[merged++] = self->own_spans[i];
+    }
+  }
+  self->nown_spans = merged;
+}
+
+/* Whether [p, p + n) touches memory this process registered. */
+static int in_own_area(const bspk_proc *self, const char *p, int n) {
+  uintptr_t lo = (uintptr_t)p, hi = lo + (uintptr_t)n;
+  int a = 0, b = self->nown_spans; /* the first span ending after lo */
+  while (a < b) {
+    int m = (a + b) / 2;
+    if (self->own_spans[m].hi <= lo) a = m + 1; else b = m;
+  }
+  return a < self->nown_spans && self->own_spans[a].lo < hi;
+}
+
 /* Rebuilds the index after registrations changed (only at syncs): each address maps to
  * its newest active registration. */
 static void rebuild_index(bspk_proc *self) {
@@ -51,24 +95,40 @@ static void rebuild_index(bspk_proc *self) {
   }
   self->cached_addr = (const void *)UINTPTR_MAX; /* no valid area starts there */
   self->cached_slot = -1;
+  rebuild_own_spans(self);
+}
+
+/* Appends one registration call to this superstep's log. */
+static void log_regop(bspk_proc *self, bspk_regop op, const char *call) {
+  if (self->nregops == self->regops_cap) {
+    self->regops_cap = self->regops_cap ? 2 * self->regops_cap : 16;
+    self->regops = bspk_xrealloc(self, self->regops, self->regops_cap * sizeof *self->regops,
+                                 call, "the registration log");
+  }
+  self->regops[self->nregops++] = op;
+  self->flags |= BSPK_HAS_REG;
 }
 
 BSPK_API void bsp_push_reg(const void *ident, bsp_size_t size) {
   bspk_proc *self = bspk_enter("bsp_push_reg");
   if (BSPK_CHECK(size < 0))
     bspk_fatal("bsp_push_reg", "negative size %d for the area at %p", size, ident);
-  if (self->nregops == self->regops_cap) {
-    self->regops_cap = self->regops_cap ? 2 * self->regops_cap : 16;
-    self->regops = bspk_xrealloc(self, self->regops, self->regops_cap * sizeof *self->regops,
-                                 "bsp_push_reg", "the registration log");
-  }
-  self->regops[self->nregops++] = (bspk_regop){1, -1, ident, size};
-  self->flags |= BSPK_HAS_REG;
+  log_regop(self, (bspk_regop){1, -1, ident, size, 0}, "bsp_push_reg");
 }
 
 BSPK_API void bsp_pop_reg(const void *ident) {
   bspk_proc *self = bspk_enter("bsp_pop_reg");
-  /* The newest active registration of ident not already popped in this superstep. */
+  /* Registration calls take effect at the sync in the order made, so the registration a
+   * pop removes is the newest one at that point: a push of ident earlier in this
+   * superstep (then neither takes effect), else the newest active one not popped yet. */
+  for (int i = self->nregops - 1; i >= 0; i--) {
+    bspk_regop *op = &self->regops[i];
+    if (op->is_push && !op->cancelled && op->addr == ident) {
+      op->cancelled = 1;
+      log_regop(self, (bspk_regop){0, BSPK_POP_PENDING(i), ident, 0, 0}, "bsp_pop_reg");
+      return;
+    }
+  }
   int best = -1;
   for (int s = 0; s < self->nslots; s++) {
     const bspk_slot *slot = &self->slots[s];
@@ -76,23 +136,9 @@ BSPK_API void bsp_pop_reg(const void *ident) {
         (best < 0 || slot->generation > self->slots[best].generation))
       best = s;
   }
-  if (best < 0) {
-    for (int i = 0; i < self->nregops; i++)
-      if (self->regops[i].is_push && self->regops[i].addr == ident)
-        bspk_fatal("bsp_pop_reg",
-                   "address %p is not registered yet: it was pushed in this superstep, and "
-                   "registrations take effect at the next bsp_sync",
-                   ident);
-    bspk_fatal("bsp_pop_reg", "address %p is not registered", ident);
-  }
+  if (best < 0) bspk_fatal("bsp_pop_reg", "address %p is not registered", ident);
   self->slots[best].popping = 1;
-  if (self->nregops == self->regops_cap) {
-    self->regops_cap = self->regops_cap ? 2 * self->regops_cap : 16;
-    self->regops = bspk_xrealloc(self, self->regops, self->regops_cap * sizeof *self->regops,
-                                 "bsp_pop_reg", "the registration log");
-  }
-  self->regops[self->nregops++] = (bspk_regop){0, best, ident, 0};
-  self->flags |= BSPK_HAS_REG;
+  log_regop(self, (bspk_regop){0, best, ident, 0, 0}, "bsp_pop_reg");
 }
 
 static void describe_regops(const bspk_post *post, char *buf, size_t n) {
@@ -101,6 +147,9 @@ static void describe_regops(const bspk_post *post, char *buf, size_t n) {
     const bspk_regop *op = &post->regops[i];
     if (op->is_push)
       used += (size_t)snprintf(buf + used, n - used, "%spush_reg", i ? ", " : "");
+    else if (op->slot < 0)
+      used += (size_t)snprintf(buf + used, n - used, "%spop_reg(of call %d)", i ? ", " : "",
+                               -2 - op->slot + 1);
     else
       used += (size_t)snprintf(buf + used, n - used, "%spop_reg(slot %d)", i ? ", " : "",
                                op->slot);
@@ -149,6 +198,7 @@ void bspk_registrations_apply(bspk_proc *self) {
   for (int q = 0; q < self->nprocs; q++) peer_posts[q] = self->ops->peer_post(self->engine, q);
   for (int i = 0; i < self->nregops; i++) {
     const bspk_regop *op = &self->regops[i];
+    if (op->cancelled || (!op->is_push && op->slot < 0)) continue; /* pushed, then popped */
     if (!op->is_push) {
       self->slots[op->slot].active = 0;
       self->slots[op->slot].popping = 0;
@@ -185,16 +235,10 @@ void bspk_registrations_free(bspk_proc *self) {
 
 /* ---- access checks -------------------------------------------------------------------- */
 
-static void check_pid(const char *call, const bspk_proc *self, int pid) {
-  if (BSPK_CHECK(pid < 0 || pid >= self->nprocs))
-    bspk_fatal(call, "pid %d is out of range: there are %d processes (0..%d)", pid,
-               self->nprocs, self->nprocs - 1);
-}
-
 /* Checks a remote access and returns the slot of the registered area `area`. */
 static inline int check_access(bspk_proc *self, const char *call, int pid, const void *area,
                                int offset, int nbytes) {
-  check_pid(call, self, pid);
+  bspk_check_pid(self, call, pid);
   int slot = bspk_lookup(self, area);
 #ifdef BSPKIT_UNCHECKED
   (void)offset;
@@ -346,6 +390,7 @@ BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offs
                       bsp_size_t nbytes) {
   bspk_proc *self = bspk_enter("bsp_put");
   int slot = check_access(self, "bsp_put", pid, dst, offset, nbytes);
+  bspk_check_buffer("bsp_put", src, "the source", nbytes);
   if (nbytes == 0) return;
   if (BSPK_UNLIKELY(wants_large_path(self, pid, nbytes)))
     queue_large_put(self, pid, slot, src, offset, nbytes, 0, "bsp_put");
@@ -357,6 +402,7 @@ BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t of
                         bsp_size_t nbytes) {
   bspk_proc *self = bspk_enter("bsp_hpput");
   int slot = check_access(self, "bsp_hpput", pid, dst, offset, nbytes);
+  bspk_check_buffer("bsp_hpput", src, "the source", nbytes);
   if (nbytes == 0) return;
   if (self->ops->direct_access) {
     memcpy(remote_address(self, slot, pid, offset), src, (size_t)nbytes);
@@ -378,7 +424,7 @@ static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst,
                                "the get requests");
   }
   int one_sided = self->ops->rma_get && nbytes >= self->rma_min_bytes;
-  self->gets[self->ngets++] = (bspk_get_request){dst, pid, slot, offset, nbytes, one_sided};
+  self->gets[self->ngets++] = (bspk_get_request){dst, pid, slot, offset, nbytes, one_sided, -1};
   self->flags |= BSPK_HAS_GET;
   if (self->ops->direct_access || one_sided) return;
   /* The owner reads its memory at the sync and answers in request order. */
@@ -393,6 +439,7 @@ BSPK_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *d
                       bsp_size_t nbytes) {
   bspk_proc *self = bspk_enter("bsp_get");
   int slot = check_access(self, "bsp_get", pid, src, offset, nbytes);
+  bspk_check_buffer("bsp_get", dst, "the destination", nbytes);
   if (nbytes == 0) return;
   queue_get(self, pid, slot, offset, dst, nbytes, "bsp_get");
 }
@@ -401,6 +448,7 @@ BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void 
                         bsp_size_t nbytes) {
   bspk_proc *self = bspk_enter("bsp_hpget");
   int slot = check_access(self, "bsp_hpget", pid, src, offset, nbytes);
+  bspk_check_buffer("bsp_hpget", dst, "the destination", nbytes);
   if (nbytes == 0) return;
   if (self->ops->direct_access) {
     memcpy(dst, remote_address(self, slot, pid, offset), (size_t)nbytes);
@@ -409,25 +457,6 @@ BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void 
     self->flags |= BSPK_HAS_GET; /* completed by the sync */
   } else {
     queue_get(self, pid, slot, offset, dst, nbytes, "bsp_hpget");
-  }
-}
-
-/* With direct access the requester reads the owner's memory once every process has ended
- * the superstep and before any put lands. */
-void bspk_serve_gets_direct(bspk_proc *self) {
-  for (int i = 0; i < self->ngets; i++) {
-    const bspk_get_request *g = &self->gets[i];
-    memcpy(g->dst, remote_address(self, g->slot, g->pid, g->offset), (size_t)g->nbytes);
-  }
-  self->ngets = 0;
-}
-
-/* One-sided engines: start every buffered get (the caller completes them). */
-void bspk_start_rma_gets(bspk_proc *self) {
-  for (int i = 0; i < self->ngets; i++) {
-    const bspk_get_request *g = &self->gets[i];
-    if (g->one_sided)
-      self->ops->rma_get(self->engine, g->pid, g->slot, g->offset, g->dst, g->nbytes);
   }
 }
 
@@ -451,9 +480,45 @@ void bspk_reset_rma_puts(bspk_proc *self) {
   }
 }
 
+/* ---- gets at the sync -------------------------------------------------------------------
+ * Every get of a superstep reads before any get writes (two processes may swap values with
+ * gets, or one get's source may be another's destination), and all before any put lands.
+ * A get whose destination lies outside this process' registered areas cannot be another
+ * get's source, so it is read straight into place; the others wait in get_stage until
+ * every process has read. */
+
+/* Decides where each get (only the one-sided ones, if asked) lands first. */
+static void plan_get_stage(bspk_proc *self, int only_one_sided) {
+  size_t need = 0;
+  for (int i = 0; i < self->ngets; i++) {
+    bspk_get_request *g = &self->gets[i];
+    g->stage_at = -1;
+    if ((only_one_sided && !g->one_sided) || !in_own_area(self, g->dst, g->nbytes)) continue;
+    g->stage_at = (ptrdiff_t)need;
+    need += (size_t)g->nbytes;
+  }
+  if (need > self->get_stage_cap) {
+    free(self->get_stage);
+    self->get_stage = bspk_xmalloc(self, need, "bsp_sync", "the data of gets");
+    self->get_stage_cap = need;
+  }
+}
+
+static inline char *get_landing(const bspk_proc *self, const bspk_get_request *g) {
+  return g->stage_at < 0 ? g->dst : self->get_stage + g->stage_at;
+}
+
+/* After every process has read: staged data to its destinations, in request order. */
+static void unstage_gets(const bspk_proc *self) {
+  for (int i = 0; i < self->ngets; i++) {
+    const bspk_get_request *g = &self->gets[i];
+    if (g->stage_at >= 0) memcpy(g->dst, self->get_stage + g->stage_at, (size_t)g->nbytes);
+  }
+}
+
 /* Without direct access: answer the get requests in src's block from this process' memory
  * (before any put of the superstep lands here), in request order. */
-void bspk_answer_gets(bspk_proc *self, int src, const bspk_outbox *block) {
+static void answer_gets(bspk_proc *self, int src, const bspk_outbox *block) {
   bspk_outbox *reply = &self->replies[src];
   const char *p = block->data, *end = block->data + block->len;
   while (p < end) {
@@ -469,12 +534,9 @@ void bspk_answer_gets(bspk_proc *self, int src, const bspk_outbox *block) {
 }
 
 /* Copies the answers to this process' get requests, which come back in request order. */
-void bspk_take_replies(bspk_proc *self) {
+static void take_replies(bspk_proc *self, const bspk_outbox *replies) {
   const char *cursor[self->nprocs];
-  for (int q = 0; q < self->nprocs; q++) {
-    const bspk_outbox *block = self->ops->incoming(self->engine, q);
-    cursor[q] = block->len ? block->data : NULL;
-  }
+  for (int q = 0; q < self->nprocs; q++) cursor[q] = replies[q].len ? replies[q].data : NULL;
   for (int i = 0; i < self->ngets; i++) {
     const bspk_get_request *g = &self->gets[i];
     if (g->one_sided) continue;
@@ -484,8 +546,43 @@ void bspk_take_replies(bspk_proc *self) {
     memcpy(g->dst, (const char *)rec + sizeof *rec, (size_t)g->nbytes);
     cursor[g->pid] += sizeof *rec + bspk_pad8((size_t)g->nbytes);
   }
-  self->ngets = 0;
   for (int q = 0; q < self->nprocs; q++) self->replies[q].len = 0;
+}
+
+/* The get phase of a sync (flags: ORed over all processes; every process takes part in
+ * the same collective steps). */
+void bspk_fetch_gets(bspk_proc *self, unsigned flags) {
+  const bspk_engine_ops *ops = self->ops;
+  if (ops->direct_access) {
+    plan_get_stage(self, 0);
+    for (int i = 0; i < self->ngets; i++) {
+      const bspk_get_request *g = &self->gets[i];
+      memcpy(get_landing(self, g), remote_address(self, g->slot, g->pid, g->offset),
+             (size_t)g->nbytes);
+    }
+    ops->barrier(self->engine); /* every process has read */
+    unstage_gets(self);
+  } else {
+    /* Owners answer requests from their memory into reply blocks (a copy, so the
+     * requester may write at once when they arrive). */
+    if (flags & BSPK_HAS_GET_RECORD)
+      for (int q = 0; q < self->nprocs; q++) {
+        const bspk_outbox *block = ops->incoming(self->engine, q);
+        if (block->n_get) answer_gets(self, q, block);
+      }
+    if (ops->rma_get) {
+      plan_get_stage(self, 1);
+      for (int i = 0; i < self->ngets; i++) {
+        const bspk_get_request *g = &self->gets[i];
+        if (g->one_sided)
+          ops->rma_get(self->engine, g->pid, g->slot, g->offset, get_landing(self, g), g->nbytes);
+      }
+      ops->rma_complete(self->engine); /* ends with a barrier: every process has read */
+      unstage_gets(self);
+    }
+    if (flags & BSPK_HAS_GET_RECORD) take_replies(self, ops->exchange(self->engine, self->replies));
+  }
+  self->ngets = 0;
 }
 
 void bspk_outbox_grow(bspk_proc *self, bspk_outbox *ob, size_t need, const char *call) {

@@ -11,8 +11,8 @@
  *   peer_post() after arrive(): src's post (kind, registration calls, tag size);
  *               both stay valid until the next arrive() or exchange();
  *   exchange()  one more round of blocks (one per destination), for get replies on
- *               engines without direct access; incoming() then gives its blocks
- *               (peer_post() stays that of the arrive());
+ *               engines without direct access; returns the blocks received ([nprocs],
+ *               valid until the next exchange()); incoming() still gives the arrive's;
  *   barrier()   a plain barrier (between the phases of a superstep's end, needed only
  *               where processes touch each other's memory directly).
  *
@@ -61,10 +61,13 @@ typedef struct bspk_outbox {
 /* One push_reg or pop_reg call, in call order. */
 typedef struct bspk_regop {
   int is_push;
-  int slot;          /* pop: the slot popped                                  */
+  int slot;          /* pop: the slot popped, or BSPK_POP_PENDING(i): the push    */
+                     /* made as call i of this superstep (it never takes effect)  */
   const void *addr;  /* push: the area                                        */
   int size;
+  int cancelled;     /* push: popped again in the same superstep              */
 } bspk_regop;
+#define BSPK_POP_PENDING(i) (-2 - (i))
 
 /* What one process hands the engine at the end of a superstep. */
 typedef struct bspk_post {
@@ -100,7 +103,7 @@ typedef struct bspk_engine_ops {
   void (*arrive)(bspk_engine *e, const bspk_post *mine, unsigned flags, bspk_arrival *all);
   const bspk_outbox *(*incoming)(bspk_engine *e, int src);
   const bspk_post *(*peer_post)(bspk_engine *e, int src);
-  void (*exchange)(bspk_engine *e, const bspk_outbox *out);
+  const bspk_outbox *(*exchange)(bspk_engine *e, const bspk_outbox *out);
   void (*barrier)(bspk_engine *e);
   /* Two-sided engines (may be NULL): large puts travel as their own messages, straight
    * from the sender's buffer into the destination area, so the receiver copies nothing.

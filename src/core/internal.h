@@ -67,8 +67,15 @@ typedef struct bspk_slot {
 typedef struct bspk_get_request {
   char *dst;
   int pid, slot, offset, nbytes;
-  int one_sided; /* done with rma_get, not answered by the owner */
+  int one_sided;   /* done with rma_get, not answered by the owner                  */
+  ptrdiff_t stage_at; /* where in get_stage the data waits for the end of all reads, */
+                      /* or -1: read straight into dst                              */
 } bspk_get_request;
+
+/* A stretch of this process' memory inside some registered area. */
+typedef struct bspk_span {
+  uintptr_t lo, hi; /* [lo, hi) */
+} bspk_span;
 
 typedef struct bspk_message {
   const char *tag;
@@ -96,12 +103,18 @@ typedef struct bspk_proc {
   int cached_slot;
   bspk_regop *regops;
   int nregops, regops_cap;
+  /* The union of this process' registered areas, sorted: other processes' gets may read
+   * there at a sync, so a get writing there waits until every get has read. */
+  bspk_span *own_spans;
+  int nown_spans, own_spans_cap;
 
   /* Outgoing blocks, one per destination, double-buffered by superstep parity: receivers
    * read the blocks of superstep s (their message queue points into them) during s + 1. */
   bspk_outbox *outbox[2];
   bspk_get_request *gets;
   int ngets, gets_cap;
+  char *get_stage; /* get data read before, written after, every process' reads */
+  size_t get_stage_cap;
   bspk_outbox *replies; /* [nprocs]: answers to get requests (engines without direct access) */
   bspk_outbox *rma_puts; /* [nprocs]: buffered puts for an engine with one-sided access */
   int rma_min_bytes;     /* smaller transfers go two-sided: one RMA call costs microseconds */
@@ -177,6 +190,21 @@ static inline bspk_outbox *bspk_current_outbox(bspk_proc *self, int pid) {
 void *bspk_xmalloc(bspk_proc *self, size_t n, const char *call, const char *what);
 void *bspk_xrealloc(bspk_proc *self, void *p, size_t n, const char *call, const char *what);
 
+/* The one check of a destination process id (put, get, send, collectives). */
+static inline void bspk_check_pid(const bspk_proc *self, const char *call, int pid) {
+  if (BSPK_CHECK(pid < 0 || pid >= self->nprocs))
+    bspk_fatal(call, "pid %d is out of range: there are %d processes (0..%d)", pid,
+               self->nprocs, self->nprocs - 1);
+}
+
+/* A pointer the library must write to (or read from) for a non-empty transfer. */
+static inline void bspk_check_buffer(const char *call, const void *ptr, const char *what,
+                                     long nbytes) {
+  (void)ptr; /* unused where checks are compiled out */
+  if (BSPK_CHECK(ptr == NULL && nbytes > 0))
+    bspk_fatal(call, "%s is NULL, but %ld byte(s) are to be copied there", what, nbytes);
+}
+
 /* ---- registrations (drma.c) ---- */
 int bspk_find_slot(const bspk_proc *self, const void *addr);
 static inline int bspk_lookup(bspk_proc *self, const void *addr) {
@@ -191,10 +219,7 @@ static inline int bspk_lookup(bspk_proc *self, const void *addr) {
 void bspk_registrations_check(bspk_proc *self, const char *call);
 void bspk_registrations_apply(bspk_proc *self);
 void bspk_registrations_free(bspk_proc *self);
-void bspk_serve_gets_direct(bspk_proc *self);
-void bspk_answer_gets(bspk_proc *self, int src, const bspk_outbox *block);
-void bspk_take_replies(bspk_proc *self);
-void bspk_start_rma_gets(bspk_proc *self);
+void bspk_fetch_gets(bspk_proc *self, unsigned flags);
 void bspk_start_rma_puts(bspk_proc *self);
 void bspk_reset_rma_puts(bspk_proc *self);
 void bspk_expect_large_put(bspk_proc *self, int src, const bspk_record *rec);

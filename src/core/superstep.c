@@ -59,63 +59,40 @@ static void report_end_mismatch(bspk_proc *self, const char *call) {
              at_end, at_sync, self->superstep);
 }
 
-void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
-  const bspk_engine_ops *ops = self->ops;
-  int parity = (int)(self->superstep & 1);
-  bspk_post *post = &self->post[parity];
+/* Hands this superstep's post to the engine; returns when every process has arrived. */
+static void arrive(bspk_proc *self, int kind, bspk_arrival *all) {
+  bspk_post *post = &self->post[self->superstep & 1];
   post->kind = kind;
-  post->outbox = self->outbox[parity];
+  post->outbox = self->outbox[self->superstep & 1];
   post->regops = self->regops;
   post->nregops = self->nregops;
   post->tagsize = (self->flags & BSPK_HAS_TAGSIZE) ? self->pending_tagsize : -1;
+  self->ops->arrive(self->engine, post, self->flags, all);
+}
 
-  bspk_arrival all;
-  ops->arrive(self->engine, post, self->flags, &all);
-  if (BSPK_UNLIKELY(all.n_at_end != 0 && all.n_at_end != self->nprocs))
-    report_end_mismatch(self, call);
-  if (kind == BSPK_AT_END) return;
-
-  /* Every process has ended superstep s, so nobody reads the blocks of s - 1 any more. */
-  bspk_outbox *old = self->outbox[parity ^ 1];
+/* Every process has ended superstep s, so nobody reads the blocks of s - 1 any more. */
+static void recycle_old_outboxes(bspk_proc *self) {
+  bspk_outbox *old = self->outbox[(self->superstep & 1) ^ 1];
   for (int q = 0; q < self->nprocs; q++) {
     old[q].len = 0;
     old[q].n_put = old[q].n_send = old[q].n_coll = old[q].n_get = 0;
     old[q].send_bytes = 0;
   }
+}
 
-  if (BSPK_UNLIKELY(all.flags & BSPK_HAS_REG)) bspk_registrations_check(self, call);
-  if (BSPK_UNLIKELY(all.flags & BSPK_HAS_TAGSIZE)) bspk_tagsize_check(self, call);
-
-  /* Gets read the owners' memory before any put of this superstep lands. */
-  int direct = ops->direct_access;
-  if (all.flags & BSPK_HAS_GET) {
-    if (direct) {
-      bspk_serve_gets_direct(self);
-      ops->barrier(self->engine);
-    } else {
-      if (all.flags & BSPK_HAS_GET_RECORD)
-        for (int q = 0; q < self->nprocs; q++) {
-          const bspk_outbox *block = ops->incoming(self->engine, q);
-          if (block->n_get) bspk_answer_gets(self, q, block);
-        }
-      if (ops->rma_get) {
-        bspk_start_rma_gets(self);
-        ops->rma_complete(self->engine);
-      }
-    }
-  }
-
-  /* The queue now holds exactly the messages of superstep s (unless a collective keeps
-   * the messages of the superstep before it: it sends none itself). */
+/* Puts and collective data land in issue order; the queue then holds exactly the messages
+ * of this superstep (unless a collective keeps the messages of the superstep before it:
+ * it sends none itself). */
+static void deliver_puts_and_messages(bspk_proc *self, unsigned flags) {
+  const bspk_engine_ops *ops = self->ops;
   if (!self->keep_queue) {
     size_t nmessages = 0;
-    if (all.flags & BSPK_HAS_SEND)
-      for (int q = 0; q < self->nprocs; q++)
-        nmessages += ops->incoming(self->engine, q)->n_send;
+    if (flags & BSPK_HAS_SEND)
+      for (int q = 0; q < self->nprocs; q++) nmessages += ops->incoming(self->engine, q)->n_send;
     self->queue_tagsize = self->tagsize;
     bspk_queue_reset(self, nmessages);
   }
-  if (all.flags & (BSPK_HAS_PUT | BSPK_HAS_SEND)) {
+  if (flags & (BSPK_HAS_PUT | BSPK_HAS_SEND))
     for (int q = 0; q < self->nprocs; q++) {
       const bspk_outbox *block = ops->incoming(self->engine, q);
       if (block->n_put + block->n_send + block->n_coll) {
@@ -123,29 +100,46 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
         self->queue_bytes += block->send_bytes;
       }
     }
-  }
-  if (all.flags & BSPK_HAS_LARGE_PUT) bspk_transfer_large_puts(self);
-  if (all.flags & BSPK_HAS_GET_RECORD) {
-    ops->exchange(self->engine, self->replies);
-    bspk_take_replies(self);
-  }
-  self->ngets = 0;
-  if (ops->rma_put && (all.flags & BSPK_HAS_PUT)) {
+  if (flags & BSPK_HAS_LARGE_PUT) bspk_transfer_large_puts(self);
+  if (ops->rma_put && (flags & BSPK_HAS_PUT)) {
     bspk_start_rma_puts(self);
     ops->rma_complete(self->engine);
     bspk_reset_rma_puts(self);
   }
+}
 
+/* Registrations and the tag size of this superstep take effect (after its puts landed:
+ * they used the old table). */
+static void apply_registrations_and_tagsize(bspk_proc *self) {
   if (BSPK_UNLIKELY(self->nregops)) bspk_registrations_apply(self);
   if (BSPK_UNLIKELY(self->flags & BSPK_HAS_TAGSIZE)) {
     self->tagsize = self->pending_tagsize;
     self->pending_tagsize = -1;
   }
+  self->nregops = 0;
+}
+
+/* The end of a superstep, in the order BSPlib defines: agree (same registrations, same
+ * tag size, same kind of arrival), then every get reads and writes, then puts and
+ * messages land, then registrations take effect. */
+void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
+  bspk_arrival all;
+  arrive(self, kind, &all);
+  if (BSPK_UNLIKELY(all.n_at_end != 0 && all.n_at_end != self->nprocs))
+    report_end_mismatch(self, call);
+  if (kind == BSPK_AT_END) return;
+  recycle_old_outboxes(self);
+
+  if (BSPK_UNLIKELY(all.flags & BSPK_HAS_REG)) bspk_registrations_check(self, call);
+  if (BSPK_UNLIKELY(all.flags & BSPK_HAS_TAGSIZE)) bspk_tagsize_check(self, call);
+  if (all.flags & BSPK_HAS_GET) bspk_fetch_gets(self, all.flags);
+  deliver_puts_and_messages(self, all.flags);
+  apply_registrations_and_tagsize(self);
 
   /* Puts wrote into memory that the next superstep's hpput/hpget may touch at once, and
    * the registration logs are read by all: wait until every process is done. */
-  if (direct && (all.flags & (BSPK_HAS_PUT | BSPK_HAS_REG))) ops->barrier(self->engine);
-  self->nregops = 0;
+  if (self->ops->direct_access && (all.flags & (BSPK_HAS_PUT | BSPK_HAS_REG)))
+    self->ops->barrier(self->engine);
   self->flags = 0;
   self->superstep++;
 }
@@ -217,6 +211,8 @@ void bspk_proc_free(bspk_proc *self) {
   free(self->large_recvs);
   bspk_registrations_free(self);
   free(self->gets);
+  free(self->get_stage);
+  free(self->own_spans);
   free(self->queue);
   free(self->kept_messages);
   free(self);

@@ -43,7 +43,6 @@ struct bspk_engine {
   block_header *header_out, *header_in; /* [nprocs] */
   bspk_outbox *blocks;                  /* [nprocs] received in the last arrive()   */
   bspk_outbox *replies;                 /* [nprocs] received in the last exchange() */
-  int replies_current;                  /* incoming() gives replies, not blocks     */
   const bspk_post *mine;
   bspk_post *posts;                     /* [nprocs] */
   char *regops;                         /* every process' registration calls        */
@@ -215,7 +214,6 @@ static void mpi_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
   MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in,
                sizeof(block_header), MPI_BYTE, e->comm);
   e->mine = mine;
-  e->replies_current = 0;
   arrival->flags = 0;
   arrival->n_at_end = 0;
   for (int q = 0; q < e->nprocs; q++) {
@@ -237,13 +235,12 @@ static void mpi_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
 }
 
 static const bspk_outbox *mpi_incoming(bspk_engine *e, int src) {
-  if (e->replies_current) return &e->replies[src];
   return src == e->pid ? &e->mine->outbox[src] : &e->blocks[src];
 }
 
 static const bspk_post *mpi_peer_post(bspk_engine *e, int src) { return &e->posts[src]; }
 
-static void mpi_exchange(bspk_engine *e, const bspk_outbox *out) {
+static const bspk_outbox *mpi_exchange(bspk_engine *e, const bspk_outbox *out) {
   for (int q = 0; q < e->nprocs; q++) e->header_out[q].len = out[q].len;
   MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in,
                sizeof(block_header), MPI_BYTE, e->comm);
@@ -257,7 +254,7 @@ static void mpi_exchange(bspk_engine *e, const bspk_outbox *out) {
   }
   memcpy(self->data, out[e->pid].data, out[e->pid].len);
   self->len = out[e->pid].len;
-  e->replies_current = 1;
+  return e->replies;
 }
 
 static void mpi_barrier(bspk_engine *e) { MPI_Barrier(e->comm); }
