@@ -11,6 +11,7 @@ _Thread_local bspk_proc *bspk_self __attribute__((tls_model("initial-exec")));
 static void (*spmd_function)(void);
 static const bspk_engine_ops *active_ops;
 static atomic_int exit_check_installed;
+static atomic_int sections_ended; /* SPMD sections process 0 has ended */
 
 int bspk_cores_available(void) {
   cpu_set_t set;
@@ -91,6 +92,12 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
     bspk_fatal("bsp_begin",
                "bsp_begin called twice: an SPMD section is already running on this process");
   if (!active_ops) active_ops = bspk_engine_select();
+  /* The other processes of a later section start in the function given to bsp_init; without
+   * one they could only start main again, from the top. */
+  if (atomic_load(&sections_ended) > 0 && !spmd_function)
+    bspk_fatal("bsp_begin",
+               "a second SPMD section needs bsp_init: call bsp_init(spmd, argc, argv) first "
+               "and put bsp_begin ... bsp_end in spmd, which main then calls once per section");
   if (atomic_exchange(&exit_check_installed, 1) == 0) atexit(check_exit_inside_spmd);
 
   int pid, nprocs;
@@ -117,6 +124,7 @@ BSPK_API void bsp_end(void) {
   int pid = self->pid;
   bspk_self = NULL;
   bspk_proc_free(self);
+  if (pid == 0) atomic_fetch_add(&sections_ended, 1);
   ops->finish(engine, pid);
 }
 

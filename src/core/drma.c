@@ -274,9 +274,8 @@ static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src
   /* One-sided engines move large buffered puts with RMA at the sync, small ones in the
    * block (delivered first). Once one put to pid went RMA in this superstep, the later ones
    * follow it, so that the puts to pid still land in issue order. */
-  bspk_outbox *ob = self->rma_puts && (self->rma_puts[pid].len || nbytes >= self->rma_min_bytes)
-                        ? &self->rma_puts[pid]
-                        : bspk_current_outbox(self, pid);
+  int one_sided = self->rma_puts && (self->rma_puts[pid].len || nbytes >= self->rma_min_bytes);
+  bspk_outbox *ob = one_sided ? &self->rma_puts[pid] : bspk_current_outbox(self, pid);
   char *p = bspk_outbox_reserve(self, ob, sizeof(bspk_record) + bspk_pad8((size_t)nbytes), call);
   bspk_record *rec = (bspk_record *)p;
   rec->kind = BSPK_REC_PUT;
@@ -285,7 +284,7 @@ static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src
   rec->nbytes = nbytes;
   memcpy(p + sizeof *rec, src, (size_t)nbytes);
   ob->n_put++;
-  self->flags |= BSPK_HAS_PUT;
+  self->flags |= one_sided ? BSPK_HAS_PUT | BSPK_HAS_RMA_PUT : BSPK_HAS_PUT;
 }
 
 /* Large puts on two-sided engines: a record without data in the block, the data as its own
@@ -408,7 +407,7 @@ BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t of
     memcpy(remote_address(self, slot, pid, offset), src, (size_t)nbytes);
   } else if (self->ops->rma_put && nbytes >= self->rma_min_bytes) {
     self->ops->rma_put(self->engine, pid, slot, offset, src, nbytes);
-    self->flags |= BSPK_HAS_PUT; /* completed by the sync */
+    self->flags |= BSPK_HAS_PUT | BSPK_HAS_RMA_PUT; /* completed by the sync */
   } else if (wants_large_path(self, pid, nbytes)) {
     queue_large_put(self, pid, slot, src, offset, nbytes, 1, "bsp_hpput");
   } else {

@@ -41,6 +41,7 @@ enum bspk_superstep_flags {
   BSPK_HAS_TAGSIZE = 1u << 4, /* set_tagsize calls to agree on               */
   BSPK_HAS_GET_RECORD = 1u << 5, /* get requests sent as records (answered two-sided) */
   BSPK_HAS_LARGE_PUT = 1u << 6,  /* puts moved as their own messages (transfer())        */
+  BSPK_HAS_RMA_PUT = 1u << 7,    /* puts written by their sender (rma_put)                */
 };
 
 /* One message of a transfer(): nbytes at data, to or from process pid. */

@@ -101,7 +101,7 @@ static void deliver_puts_and_messages(bspk_proc *self, unsigned flags) {
       }
     }
   if (flags & BSPK_HAS_LARGE_PUT) bspk_transfer_large_puts(self);
-  if (ops->rma_put && (flags & BSPK_HAS_PUT)) {
+  if (flags & BSPK_HAS_RMA_PUT) {
     bspk_start_rma_puts(self);
     ops->rma_complete(self->engine);
     bspk_reset_rma_puts(self);
@@ -132,7 +132,11 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
 
   if (BSPK_UNLIKELY(all.flags & BSPK_HAS_REG)) bspk_registrations_check(self, call);
   if (BSPK_UNLIKELY(all.flags & BSPK_HAS_TAGSIZE)) bspk_tagsize_check(self, call);
-  if (all.flags & BSPK_HAS_GET) bspk_fetch_gets(self, all.flags);
+  if (all.flags & BSPK_HAS_GET) {
+    bspk_fetch_gets(self, all.flags);
+    /* Puts written by their senders must not land before every get has landed. */
+    if (all.flags & BSPK_HAS_RMA_PUT) self->ops->barrier(self->engine);
+  }
   deliver_puts_and_messages(self, all.flags);
   apply_registrations_and_tagsize(self);
 

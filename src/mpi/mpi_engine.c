@@ -18,7 +18,18 @@
  * slice of it), which MPI_Win_attach does not allow, and because a put then needs no
  * address translation. Accesses to the process itself are plain copies, so with one
  * process no window is made at all (Open MPI 4.1's MPI_Win_create fails at p = 1).
+ *
+ * Sections. Rank 0 decides: at each bsp_begin it broadcasts a command with its own
+ * argument (the classic programs read P on process 0 only, after bsp_init) and which
+ * function the other ranks run (as an offset from the first bsp_init's function, which
+ * every rank knows); at exit it broadcasts the end. Between sections the other ranks wait
+ * for that command, polling gently (rank 0 may be reading stdin for minutes), and
+ * MPI_Finalize comes only at the end of the program, so that sections may follow each
+ * other and bsp_nprocs() still works after bsp_end.
  */
+#include <dlfcn.h>
+#include <setjmp.h>
+#include <time.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,13 +69,28 @@ struct bspk_engine {
 };
 
 static bspk_engine engine;
-static void (*spmd_entry)(void);
+static void (*spmd_entry)(void);  /* the function of the latest bsp_init            */
+static void (*first_spmd)(void);  /* that of the first: known to every rank         */
+static int in_section;            /* between attach and finish on this rank        */
+static int sections_run_from_init; /* ranks > 0: run_sections() holds next_section */
+static jmp_buf next_section;
+
+/* What rank 0 tells the others at each bsp_begin and at the end of the program. */
+enum { COMMAND_START = 1, COMMAND_EXIT = 2 };
+typedef struct section_command {
+  int32_t kind;
+  int32_t nprocs;       /* rank 0's argument of bsp_begin                */
+  int64_t entry_offset; /* the function to run, from first_spmd         */
+} section_command;
+static section_command received;
+static int received_valid; /* a START taken between sections, for the next attach */
 
 static void die(const char *format, const char *detail) {
   int rank = -1, initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  fprintf(stderr, "bspkit: error in bsp_begin on process %d: ", rank);
+  fprintf(stderr, "bspkit: error in %s on process %d: ", in_section ? "bsp_sync" : "bsp_begin",
+          rank);
   fprintf(stderr, format, detail);
   fprintf(stderr, "\n");
   fflush(stderr);
@@ -78,16 +104,46 @@ static void *xrealloc(void *p, size_t n) {
   return q;
 }
 
+/* Rank 0 broadcasts, the others receive, a section command. The others poll and sleep:
+ * they may wait while rank 0 reads its input or works between sections. */
+static void exchange_command(section_command *c) {
+  MPI_Request request;
+  MPI_Ibcast(c, sizeof *c, MPI_BYTE, 0, MPI_COMM_WORLD, &request);
+  int done = 0;
+  for (long polls = 0; !done; polls++) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (!done && polls > 1000)
+      nanosleep(&(struct timespec){0, polls > 100000 ? 2000000 : 50000}, NULL);
+  }
+}
+
+/* Rank 0, at exit: the other ranks end too (they wait for this in follow_rank0). A rank 0
+ * that exits inside its section is reported by the core instead. */
+static void end_program_on_rank0(void) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized || in_section) return;
+  section_command c = {COMMAND_EXIT, 0, 0};
+  exchange_command(&c);
+  MPI_Finalize();
+}
+
 static void ensure_initialized(void) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (!initialized) MPI_Init(NULL, NULL);
+  if (initialized) return;
+  MPI_Init(NULL, NULL);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) atexit(end_program_on_rank0);
 }
 
 static int mpi_available_procs(void) {
-  int initialized = 0;
+  int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
-  if (initialized) {
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) {
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     return size;
@@ -100,17 +156,14 @@ static int mpi_available_procs(void) {
   return 0;
 }
 
-/* bsp_init: every rank runs main up to here; ranks other than 0 go into the SPMD
- * function and end in bsp_end (which exits them). */
-static void mpi_init(void (*spmd)(void), int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  ensure_initialized();
-  spmd_entry = spmd;
+/* Ranks other than 0 that called bsp_init: run each section's function; finish() comes
+ * back here (longjmp) with the next one. Never returns. */
+static void run_sections(void) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0 || !spmd) return;
-  spmd();
+  sections_run_from_init = 1;
+  setjmp(next_section);
+  spmd_entry();
   fprintf(stderr,
           "bspkit: error in bsp_end on process %d: process %d returned from the SPMD function "
           "without calling bsp_end\n",
@@ -119,24 +172,82 @@ static void mpi_init(void (*spmd)(void), int argc, char **argv) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Ranks other than 0 between sections (or outside one they take no part in): wait for rank
+ * 0's next command. Never returns. */
+static void follow_rank0(void) {
+  section_command c;
+  exchange_command(&c);
+  if (c.kind == COMMAND_EXIT) {
+    MPI_Finalize();
+    exit(0);
+  }
+  if (!sections_run_from_init) {
+    /* Rank 0 reports a second section without bsp_init; wait to be ended with it. */
+    for (;;) pause();
+  }
+  received = c;
+  received_valid = 1;
+  spmd_entry = (void (*)(void))((char *)first_spmd + c.entry_offset);
+  longjmp(next_section, 1);
+}
+
+/* bsp_init: every rank runs main up to here; ranks other than 0 go into the SPMD
+ * function and follow rank 0 from section to section. */
+static void mpi_init(void (*spmd)(void), int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  ensure_initialized();
+  spmd_entry = spmd;
+  if (!first_spmd) first_spmd = spmd;
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 || !spmd) return;
+  run_sections();
+}
+
+/* Rank 0: the offset of this section's function from the first bsp_init's, which is how the
+ * other ranks find it (addresses differ between processes; offsets within one file do not). */
+static int64_t entry_offset(void) {
+  if (!spmd_entry || !first_spmd || spmd_entry == first_spmd) return 0;
+  Dl_info a, b;
+  if (!dladdr((void *)spmd_entry, &a) || !dladdr((void *)first_spmd, &b) ||
+      a.dli_fbase != b.dli_fbase)
+    die("%s", "the SPMD function of this section and that of the first bsp_init are in "
+              "different files (program and shared library); on the MPI back ends they "
+              "must be in the same one");
+  return (int64_t)((char *)spmd_entry - (char *)first_spmd);
+}
+
 static bspk_engine *mpi_attach(int maxprocs, int *pid, int *nprocs) {
   ensure_initialized();
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (maxprocs < 1) {
-    char text[64];
-    snprintf(text, sizeof text, "%d", maxprocs);
-    die("asked for %s processes; the number must be at least 1", text);
+  /* Rank 0's argument decides; the others' may be unset (read on process 0 only). */
+  section_command c;
+  if (rank == 0) {
+    if (maxprocs < 1) {
+      char text[64];
+      snprintf(text, sizeof text, "%d", maxprocs);
+      die("asked for %s processes; the number must be at least 1", text);
+    }
+    c = (section_command){COMMAND_START, maxprocs, entry_offset()};
+    exchange_command(&c);
+  } else if (received_valid) {
+    c = received;
+    received_valid = 0;
+  } else {
+    exchange_command(&c);
+    if (c.kind == COMMAND_EXIT) { /* rank 0 ended before its first section */
+      MPI_Finalize();
+      exit(0);
+    }
   }
-  int p = maxprocs < size ? maxprocs : size;
+  int p = c.nprocs < size ? c.nprocs : size;
   /* Ranks beyond the processes asked for take no part (BSPlib allows fewer). */
   MPI_Comm comm;
   MPI_Comm_split(MPI_COMM_WORLD, rank < p ? 0 : MPI_UNDEFINED, rank, &comm);
-  if (rank >= p) {
-    MPI_Finalize();
-    exit(0);
-  }
+  if (rank >= p) follow_rank0();
   bspk_engine *e = &engine;
   memset(e, 0, sizeof *e);
   e->comm = comm;
@@ -155,6 +266,7 @@ static bspk_engine *mpi_attach(int maxprocs, int *pid, int *nprocs) {
     die("out of memory: cannot allocate %s", "the MPI engine's tables");
   *pid = rank;
   *nprocs = p;
+  in_section = 1;
   return e;
 }
 
@@ -362,8 +474,8 @@ static void mpi_finish(bspk_engine *e, int pid) {
   free(e->displs);
   free(e->requests);
   MPI_Comm_free(&e->comm);
-  MPI_Finalize();
-  if (pid != 0) exit(0);
+  in_section = 0;
+  if (pid != 0) follow_rank0();
 }
 
 static void mpi_terminate(int status) {

@@ -337,6 +337,56 @@ static int c_oom_put(void) {
   return 0;
 }
 
+/* ---- NULL where the library writes a result ------------------------------------------------ */
+
+static int c_get_tag_null_status(void) {
+  int tag[1];
+  if (culprit()) bsp_get_tag(NULL, tag);
+  bsp_sync();
+  return 0;
+}
+
+static int c_get_tag_null_tag(void) {
+  bsp_size_t tagsize = sizeof(int), status;
+  bsp_set_tagsize(&tagsize);
+  bsp_sync(); /* the new size holds from here: the queue after the next sync has it */
+  bsp_sync();
+  if (culprit()) bsp_get_tag(&status, NULL);
+  bsp_sync();
+  return 0;
+}
+
+/* Every process sends itself one message, so the culprit's queue is not empty. */
+static int c_move_null(void) {
+  int v = 5;
+  bsp_send(bsp_pid(), NULL, &v, sizeof v);
+  bsp_sync();
+  if (culprit()) bsp_move(NULL, sizeof v);
+  bsp_sync();
+  return 0;
+}
+
+static int c_hpmove_null(void) {
+  int v = 5;
+  void *payload;
+  bsp_send(bsp_pid(), NULL, &v, sizeof v);
+  bsp_sync();
+  if (culprit()) bsp_hpmove(NULL, &payload);
+  bsp_sync();
+  return 0;
+}
+
+/* Pushed and popped in one superstep: legal, and nothing is registered afterwards. */
+static int c_push_pop_then_put(void) {
+  int x[4] = {0};
+  bsp_push_reg(x, sizeof x);
+  bsp_pop_reg(x);
+  bsp_sync();
+  if (culprit()) bsp_put(0, x, x, 0, sizeof(int));
+  bsp_sync();
+  return 0;
+}
+
 /* ---- bsp_abort --------------------------------------------------------------------------- */
 
 static int c_abort1(void) {
@@ -418,6 +468,11 @@ static const struct errcase cases[] = {
     {"neg_send", c_neg_send, NULL, NULL},
     {"neg_push_reg", c_neg_push_reg, NULL, NULL},
     {"oom_put", c_oom_put, oom_setup, NULL},
+    {"get_tag_null_status", c_get_tag_null_status, NULL, NULL},
+    {"get_tag_null_tag", c_get_tag_null_tag, NULL, NULL},
+    {"move_null", c_move_null, NULL, NULL},
+    {"hpmove_null", c_hpmove_null, NULL, NULL},
+    {"push_pop_then_put", c_push_pop_then_put, NULL, NULL},
     {"abort1", c_abort1, NULL, NULL},
     {"crash1", c_crash1, NULL, NULL},
     {"abort0", c_abort0, NULL, NULL},
