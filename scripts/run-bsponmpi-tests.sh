@@ -216,6 +216,7 @@ judge() {
     # Neither outcome: say what happened instead.
     line="$(first_line '^bspkit: ' "$err")"
     [ -n "$line" ] || line="$(first_line 'exited on signal|Segmentation|Aborted|core dumped' "$err")"
+    [ -n "$line" ] || line="$(first_line '[^[:space:]]' "$err")"
     if [ -z "$line" ] && [ "$rc" -gt 128 ]; then
         line="killed by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null || echo ?))"
     fi
@@ -287,8 +288,9 @@ report() {
     local -a order=()
     for t in "${tests[@]}"; do for b in $backends; do for p in $procs; do
         [ "${cell[$t,$b,$p]}" = "$kind" ] || continue
+        r="${why[$t,$b,$p]}"
         # Addresses and process numbers differ between runs of one failure.
-        r="$(sed -E 's/0x[0-9a-f]+/0x.../g; s/on process [0-9]+/on process N/g' <<< "${why[$t,$b,$p]}")"
+        [ "$kind" = FAIL ] && r="$(sed -E 's/0x[0-9a-f]+/0x.../g; s/on process [0-9]+/on process N/g' <<< "$r")"
         key="$t: $r"
         [ -n "${cells[$key]:-}" ] || order+=("$key")
         cells[$key]="${cells[$key]:-}${cells[$key]:+, }$b p=$p"

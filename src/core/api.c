@@ -13,6 +13,8 @@ static const bspk_engine_ops *active_ops;
 static atomic_int exit_check_installed;
 static atomic_int sections_ended; /* SPMD sections process 0 has ended */
 
+const bspk_engine_ops *bspk_active_engine(void) { return active_ops; }
+
 int bspk_cores_available(void) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);

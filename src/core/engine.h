@@ -125,6 +125,10 @@ typedef struct bspk_engine_ops {
   void (*finish)(bspk_engine *e, int pid);
   /* Ends every process of the program now with the given exit status. */
   void (*terminate)(int status);
+  /* May be NULL. Called before a process prints a fatal message: returns in the one process
+   * of the program that reports (so several processes failing at once print one message
+   * and end the program once); in the others it waits to be ended, and never returns. */
+  void (*claim_report)(void);
 } bspk_engine_ops;
 
 extern const bspk_engine_ops bspk_threads_engine;

@@ -8,16 +8,20 @@
 static atomic_int dying;
 
 int bspk_claim_dying(void) {
-  if (atomic_exchange(&dying, 1) == 0) return 1;
-  /* Another process is already reporting and ending the program: wait to be ended. */
-  for (;;) pause();
+  /* Another thread of this process is already reporting and ending the program: wait. */
+  if (atomic_exchange(&dying, 1) != 0)
+    for (;;) pause();
+  /* Likewise another process of the program (process-based back ends). */
+  const bspk_engine_ops *ops = bspk_active_engine();
+  if (ops && ops->claim_report) ops->claim_report();
+  return 1;
 }
 
 void bspk_terminate(int status) {
   fflush(stdout);
   fflush(stderr);
-  bspk_proc *self = bspk_self;
-  if (self && self->ops && self->ops->terminate) self->ops->terminate(status);
+  const bspk_engine_ops *ops = bspk_active_engine();
+  if (ops && ops->terminate) ops->terminate(status);
   _exit(status);
 }
 

@@ -235,6 +235,8 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
 void bspk_proc_free(bspk_proc *self);
 
 /* ---- misc ---- */
+/* The back end of this program once chosen (bsp_init, bsp_begin, bsp_nprocs), else NULL. */
+const bspk_engine_ops *bspk_active_engine(void);
 double bspk_now(void);
 int bspk_cores_available(void);
 

@@ -26,8 +26,20 @@
  * for that command, polling gently (rank 0 may be reading stdin for minutes), and
  * MPI_Finalize comes only at the end of the program, so that sections may follow each
  * other and bsp_nprocs() still works after bsp_end.
+ *
+ * Failing. Several ranks may fail at once (an error every process detects at a sync, the
+ * same bad argument on every process), and Open MPI 4.1 may crash when two ranks call
+ * MPI_Abort together. So the ranks of a job first claim the report: the first to create
+ * the file bspkit-failed in the job's directory ($BSPKIT_JOB_DIR, set by bsprun, else
+ * Open MPI's session directory of the job) prints the one message and calls MPI_Abort; the
+ * others wait to be killed by it. Neither waits forever: a rank still alive some seconds
+ * later exits with status 1 by itself, and mpirun then ends the rest. bsprun turns any end
+ * of a job that left bspkit-failed behind into exit status 1.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <time.h>
 #include <mpi.h>
@@ -85,7 +97,40 @@ typedef struct section_command {
 static section_command received;
 static int received_valid; /* a START taken between sections, for the next attach */
 
+/* Ends this process with status 1 after `seconds`, whatever it is doing then. */
+static void *exit_later(void *seconds) {
+  sleep((unsigned)(uintptr_t)seconds);
+  _exit(1);
+  return NULL;
+}
+static void exit_after(unsigned seconds) {
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, exit_later, (void *)(uintptr_t)seconds) == 0)
+    pthread_detach(thread);
+}
+
+/* Seconds a rank that lost the claim waits to be killed, and the reporter waits for
+ * MPI_Abort to end the job, before each ends itself. */
+enum { LOSER_GRACE_S = 10, ABORT_GRACE_S = 5 };
+
+static void mpi_claim_report(void) {
+  const char *dir = getenv("BSPKIT_JOB_DIR");
+  if (!dir || !*dir) dir = getenv("OMPI_MCA_orte_jobfam_session_dir");
+  if (!dir || !*dir) return; /* nowhere to agree: every failing rank reports */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/bspkit-failed", dir);
+  int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+  if (fd >= 0) {
+    close(fd);
+    return;
+  }
+  if (errno != EEXIST) return;
+  exit_after(LOSER_GRACE_S);
+  for (;;) pause();
+}
+
 static void die(const char *format, const char *detail) {
+  mpi_claim_report();
   int rank = -1, initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -94,7 +139,10 @@ static void die(const char *format, const char *detail) {
   fprintf(stderr, format, detail);
   fprintf(stderr, "\n");
   fflush(stderr);
-  if (initialized) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (initialized) {
+    exit_after(ABORT_GRACE_S);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   _exit(1);
 }
 
@@ -164,11 +212,13 @@ static void run_sections(void) {
   sections_run_from_init = 1;
   setjmp(next_section);
   spmd_entry();
+  mpi_claim_report();
   fprintf(stderr,
           "bspkit: error in bsp_end on process %d: process %d returned from the SPMD function "
           "without calling bsp_end\n",
           rank, rank);
   fflush(stderr);
+  exit_after(ABORT_GRACE_S);
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -482,7 +532,10 @@ static void mpi_terminate(int status) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, status);
+  if (initialized && !finalized) {
+    exit_after(ABORT_GRACE_S);
+    MPI_Abort(MPI_COMM_WORLD, status);
+  }
   _exit(status);
 }
 
@@ -498,7 +551,8 @@ static void mpi_terminate(int status) {
   .exchange = mpi_exchange,                  \
   .barrier = mpi_barrier,                    \
   .finish = mpi_finish,                      \
-  .terminate = mpi_terminate
+  .terminate = mpi_terminate,                \
+  .claim_report = mpi_claim_report
 
 BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
     .name = "mpi",

@@ -150,7 +150,7 @@ exit 5
 EOF
 chmod +x "$fake"
 expect_output "mpi: Open MPI command" 5 \
-  "^args: -n 2 --bind-to core -x BSPKIT_BACKEND=mpi -x BSPKIT_NPROCS=2 $show x y\$" \
+  "^args: -n 2 --bind-to core -x BSPKIT_BACKEND=mpi -x BSPKIT_NPROCS=2 -x BSPKIT_JOB_DIR=[^ ]*/bsprun\.[A-Za-z0-9]+ $show x y\$" \
   env MPIRUN="$fake" "$bsprun" -b mpi -n 2 "$show" x y
 grep -q '^env: BSPKIT_BACKEND=mpi BSPKIT_NPROCS=2 ' "$out" || fail "mpi: environment: $(cat "$out")"
 if [ "$(id -u)" = 0 ]; then
@@ -162,21 +162,42 @@ else
 fi
 over=$((cores + 1))
 expect_output "mpi-rma: oversubscribed" 5 \
-  "^args: -n $over --oversubscribe --bind-to none -x BSPKIT_BACKEND=mpi-rma -x BSPKIT_NPROCS=$over $show\$" \
+  "^args: -n $over --oversubscribe --bind-to none -x BSPKIT_BACKEND=mpi-rma -x BSPKIT_NPROCS=$over -x BSPKIT_JOB_DIR=[^ ]*/bsprun\.[A-Za-z0-9]+ $show\$" \
   env MPIRUN="$fake" "$bsprun" -b mpi-rma -n $over "$show"
 echo "localhost slots=64" >"$work/hosts"
 expect_output "mpi: --hostfile" 5 \
-  "^args: -n 3 --bind-to core -x BSPKIT_BACKEND=mpi -x BSPKIT_NPROCS=3 --hostfile $work/hosts $show\$" \
+  "^args: -n 3 --bind-to core -x BSPKIT_BACKEND=mpi -x BSPKIT_NPROCS=3 -x BSPKIT_JOB_DIR=[^ ]*/bsprun\.[A-Za-z0-9]+ --hostfile $work/hosts $show\$" \
   env MPIRUN="$fake" "$bsprun" -b mpi --hostfile "$work/hosts" -n 3 "$show"
 expect_output "mpi: BSPRUN_MPIRUN_ARGS" 5 "^args: -n 2 .* --mca btl self $show\$" \
   env MPIRUN="$fake" BSPRUN_MPIRUN_ARGS="--mca btl self" "$bsprun" -b mpi -n 2 "$show"
 expect_output "mpi: MPICH command" 5 \
-  "^args: -n 2 -bind-to core -genv BSPKIT_BACKEND mpi -genv BSPKIT_NPROCS 2 $show\$" \
+  "^args: -n 2 -bind-to core -genv BSPKIT_BACKEND mpi -genv BSPKIT_NPROCS 2 -genv BSPKIT_JOB_DIR [^ ]*/bsprun\.[A-Za-z0-9]+ $show\$" \
   env MPIRUN="$fake" FAKE_MPI_VERSION="HYDRA build details:" "$bsprun" -b mpi -n 2 "$show"
 expect_output "mpi: BSPKIT_BACKEND=mpi selects mpi" 5 "BSPKIT_BACKEND=mpi " \
   env MPIRUN="$fake" BSPKIT_BACKEND=mpi "$bsprun" -n 2 "$show"
 expect_output "mpi: --dry-run" 0 "BSPKIT_BACKEND=mpi BSPKIT_NPROCS=2 .*$fake -n 2 --bind-to core" \
   env MPIRUN="$fake" "$bsprun" --dry-run -b mpi -n 2 "$show"
+# A job in which bspkit reported a failure (a rank created bspkit-failed in the job
+# directory) ends with status 1, however the launcher ended (here: as if by SIGSEGV); the
+# job directory is removed afterwards.
+crashing=$work/bin/crashing-mpirun
+cat >"$crashing" <<'EOF'
+#!/bin/sh
+if [ "${1:-}" = --version ]; then echo "mpirun (Open MPI) 4.1.4"; exit 0; fi
+echo "$BSPKIT_JOB_DIR" >"$(dirname "$0")/../last-job-dir"
+[ -z "${FAKE_FAIL:-}" ] || : >"$BSPKIT_JOB_DIR/bspkit-failed"
+exit 139
+EOF
+chmod +x "$crashing"
+run env MPIRUN="$crashing" FAKE_FAIL=1 "$bsprun" -b mpi -n 2 "$show"
+[ $st = 1 ] && pass "mpi: a reported failure is status 1 (launcher ended with 139)" ||
+  fail "mpi: a reported failure: status $st, expected 1"
+[ ! -e "$(cat "$work/last-job-dir")" ] && pass "mpi: the job directory is removed" ||
+  fail "mpi: the job directory $(cat "$work/last-job-dir") is left behind"
+run env MPIRUN="$crashing" "$bsprun" -b mpi -n 2 "$show"
+[ $st = 139 ] && pass "mpi: without a reported failure, the launcher's status (139) passes" ||
+  fail "mpi: without a reported failure: status $st, expected 139"
+
 run env MPIRUN="$work/bin/no-mpirun" "$bsprun" -b mpi -n 2 "$show"
 if [ $st = 127 ] && grep -q 'not found' "$err" && grep -q 'apt-get install openmpi-bin libopenmpi-dev' "$err"; then
   pass "mpi: missing mpirun: status 127 and how to install it"
