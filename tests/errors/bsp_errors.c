@@ -387,6 +387,24 @@ static int c_push_pop_then_put(void) {
   return 0;
 }
 
+/* ---- every process at once (one message, one end: two ranks aborting together once
+ * crashed Open MPI's launcher) ---------------------------------------------------------------- */
+
+static int c_neg_put_all(void) {
+  int x[4] = {0};
+  bsp_push_reg(x, sizeof x);
+  bsp_sync();
+  bsp_put(0, x, x, 0, -4);
+  bsp_sync();
+  return 0;
+}
+
+static int c_abort_all(void) {
+  bsp_sync();
+  bsp_abort("deliberate abort from every process");
+  return 0;
+}
+
 /* ---- bsp_abort --------------------------------------------------------------------------- */
 
 static int c_abort1(void) {
@@ -473,6 +491,8 @@ static const struct errcase cases[] = {
     {"move_null", c_move_null, NULL, NULL},
     {"hpmove_null", c_hpmove_null, NULL, NULL},
     {"push_pop_then_put", c_push_pop_then_put, NULL, NULL},
+    {"neg_put_all", c_neg_put_all, NULL, NULL},
+    {"abort_all", c_abort_all, NULL, NULL},
     {"abort1", c_abort1, NULL, NULL},
     {"crash1", c_crash1, NULL, NULL},
     {"abort0", c_abort0, NULL, NULL},
