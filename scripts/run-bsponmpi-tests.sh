@@ -225,6 +225,10 @@ judge() {
 
 # ---- Build and run ----------------------------------------------------------------------
 declare -A cell=() why=() expected=()
+fail_all() {
+    local b p
+    for b in $backends; do for p in $procs; do cell[$1,$b,$p]=FAIL; why[$1,$b,$p]="$2"; done; done
+}
 nfail=0
 echo "BSPonMPI: $src"
 echo "bspcc: $bspcc (BSPCC_CC=${BSPCC_CC:-default})   bsprun: $bsprun   timeout: ${timeout_s}s"
@@ -234,13 +238,15 @@ for t in "${tests[@]}"; do
     # include/ (its bsp.h) is deliberately not on the path: bsp.h must be bspkit's.
     if ! "$bspcc" -O2 -g -I"$work/shim" "$src/test/$t.c" "$work/shim/harness.o" \
             -o "$work/bin/$t" > "$work/log/$t.build" 2>&1; then
-        for b in $backends; do for p in $procs; do
-            cell[$t,$b,$p]=FAIL; why[$t,$b,$p]="does not compile: $(grep -m1 'error' "$work/log/$t.build" | cut -c1-160)"
-        done; done
+        fail_all "$t" "does not compile: $(grep -m1 'error' "$work/log/$t.build" | cut -c1-160)"
         continue
     fi
     expect="$(BSPONMPI_TESTS_QUERY=1 "$work/bin/$t" 2>/dev/null | head -n1)"
     expected[$t]="$expect"
+    case "$expect" in
+        success|"abort "*) ;;
+        *) fail_all "$t" "cannot read its expectation (the query run printed '$expect')"; continue ;;
+    esac
     for b in $backends; do
         for p in $procs; do
             if [ "$p" -lt 2 ] && [ -n "${needs_p2[$t]:-}" ]; then
@@ -283,14 +289,15 @@ echo " want: ok = must succeed, error = must end with a detected error)"
 
 # Reasons, one line per test and reason, with the cells it applies to.
 report() {
-    local kind="$1" title="$2" t b p key r shown=0
+    local kind="$1" title="$2" t b p key r
     declare -A cells=()
     local -a order=()
     for t in "${tests[@]}"; do for b in $backends; do for p in $procs; do
         [ "${cell[$t,$b,$p]}" = "$kind" ] || continue
         r="${why[$t,$b,$p]}"
-        # Addresses and process numbers differ between runs of one failure.
-        [ "$kind" = FAIL ] && r="$(sed -E 's/0x[0-9a-f]+/0x.../g; s/on process [0-9]+/on process N/g' <<< "$r")"
+        # Addresses, process numbers and Open MPI's [host:pid] differ between runs of one failure.
+        [ "$kind" = FAIL ] && r="$(sed -E 's/0x[0-9a-f]+/0x.../g; s/on process [0-9]+/on process N/g;
+                                          s/\[[^]:]+:[0-9]+\] //g' <<< "$r")"
         key="$t: $r"
         [ -n "${cells[$key]:-}" ] || order+=("$key")
         cells[$key]="${cells[$key]:-}${cells[$key]:+, }$b p=$p"
