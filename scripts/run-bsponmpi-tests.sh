@@ -214,7 +214,7 @@ judge() {
         fi
     fi
     # Neither outcome: say what happened instead.
-    line="$(first_line '^bspkit: ' "$err")"
+    line="$(first_line '^(bspkit|bsprun): ' "$err")"
     [ -n "$line" ] || line="$(first_line 'exited on signal|Segmentation|Aborted|core dumped' "$err")"
     [ -n "$line" ] || line="$(first_line '[^[:space:]]' "$err")"
     if [ -z "$line" ] && [ "$rc" -gt 128 ]; then

@@ -125,10 +125,9 @@ typedef struct bspk_engine_ops {
   void (*finish)(bspk_engine *e, int pid);
   /* Ends every process of the program now with the given exit status. */
   void (*terminate)(int status);
-  /* May be NULL. Called before a process prints a fatal message: returns in the one process
-   * of the program that reports (so several processes failing at once print one message
-   * and end the program once); in the others it waits to be ended, and never returns. */
-  void (*claim_report)(void);
+  /* May be NULL: a directory every process of this run can see, where they agree which of
+   * them reports a fatal error (used when bsprun gave none in BSPKIT_JOB_DIR). */
+  const char *(*job_dir)(void);
 } bspk_engine_ops;
 
 extern const bspk_engine_ops bspk_threads_engine;

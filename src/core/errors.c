@@ -1,4 +1,7 @@
 /* errors.c - one clear message, then the whole program ends with a non-zero status. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -7,13 +10,42 @@
 
 static atomic_int dying;
 
+/* Seconds a process that lost the claim waits to be ended before it ends itself. */
+enum { BSPK_LOSER_GRACE_S = 10 };
+
+static void *exit_later(void *seconds) {
+  sleep((unsigned)(uintptr_t)seconds);
+  _exit(1);
+  return NULL;
+}
+
+/* Several processes of a process-based run may fail at once (the same bad argument on
+ * every process, an error all of them see at a sync): the first to create bspkit-failed in
+ * the run's directory reports and ends the run; the others wait to be ended, and end
+ * themselves if that does not come. bsprun reads the file to give the run status 1. */
+static void claim_report_in_job(void) {
+  const char *dir = getenv("BSPKIT_JOB_DIR");
+  const bspk_engine_ops *ops = bspk_active_engine();
+  if ((!dir || !*dir) && ops && ops->job_dir) dir = ops->job_dir();
+  if (!dir || !*dir) return; /* nowhere to agree: every failing process reports */
+  char path[4096];
+  snprintf(path, sizeof path, "%s/bspkit-failed", dir);
+  int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
+  if (fd >= 0 || errno != EEXIST) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, exit_later, (void *)(uintptr_t)BSPK_LOSER_GRACE_S) == 0)
+    pthread_detach(thread);
+  for (;;) pause();
+}
+
 int bspk_claim_dying(void) {
   /* Another thread of this process is already reporting and ending the program: wait. */
   if (atomic_exchange(&dying, 1) != 0)
     for (;;) pause();
-  /* Likewise another process of the program (process-based back ends). */
-  const bspk_engine_ops *ops = bspk_active_engine();
-  if (ops && ops->claim_report) ops->claim_report();
+  claim_report_in_job();
   return 1;
 }
 

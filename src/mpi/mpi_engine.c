@@ -27,14 +27,11 @@
  * MPI_Finalize comes only at the end of the program, so that sections may follow each
  * other and bsp_nprocs() still works after bsp_end.
  *
- * Failing. Several ranks may fail at once (an error every process detects at a sync, the
- * same bad argument on every process), and Open MPI 4.1 may crash when two ranks call
- * MPI_Abort together. So the ranks of a job first claim the report: the first to create
- * the file bspkit-failed in the job's directory ($BSPKIT_JOB_DIR, set by bsprun, else
- * Open MPI's session directory of the job) prints the one message and calls MPI_Abort; the
- * others wait to be killed by it. Neither waits forever: a rank still alive some seconds
- * later exits with status 1 by itself, and mpirun then ends the rest. bsprun turns any end
- * of a job that left bspkit-failed behind into exit status 1.
+ * Failing. Several ranks may fail at once, and Open MPI 4.1 may crash when two ranks call
+ * MPI_Abort together; the core lets one rank report (see claim_report_in_job in
+ * core/errors.c; job_dir below names where, when bsprun did not), and that rank calls
+ * MPI_Abort. It does not wait for it forever: still alive some seconds later, it exits
+ * with status 1 by itself, and mpirun then ends the rest.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -109,28 +106,14 @@ static void exit_after(unsigned seconds) {
     pthread_detach(thread);
 }
 
-/* Seconds a rank that lost the claim waits to be killed, and the reporter waits for
- * MPI_Abort to end the job, before each ends itself. */
-enum { LOSER_GRACE_S = 10, ABORT_GRACE_S = 5 };
+/* Seconds the reporter waits for MPI_Abort to end the job before it ends itself. */
+enum { ABORT_GRACE_S = 5 };
 
-static void mpi_claim_report(void) {
-  const char *dir = getenv("BSPKIT_JOB_DIR");
-  if (!dir || !*dir) dir = getenv("OMPI_MCA_orte_jobfam_session_dir");
-  if (!dir || !*dir) return; /* nowhere to agree: every failing rank reports */
-  char path[4096];
-  snprintf(path, sizeof path, "%s/bspkit-failed", dir);
-  int fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0600);
-  if (fd >= 0) {
-    close(fd);
-    return;
-  }
-  if (errno != EEXIST) return;
-  exit_after(LOSER_GRACE_S);
-  for (;;) pause();
-}
+/* Where the ranks agree which one reports a failure when bsprun gave no directory: Open
+ * MPI's session directory of the job (removed by Open MPI at the end). */
+static const char *mpi_job_dir(void) { return getenv("OMPI_MCA_orte_jobfam_session_dir"); }
 
 static void die(const char *format, const char *detail) {
-  mpi_claim_report();
   int rank = -1, initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -212,7 +195,6 @@ static void run_sections(void) {
   sections_run_from_init = 1;
   setjmp(next_section);
   spmd_entry();
-  mpi_claim_report();
   fprintf(stderr,
           "bspkit: error in bsp_end on process %d: process %d returned from the SPMD function "
           "without calling bsp_end\n",
@@ -552,7 +534,7 @@ static void mpi_terminate(int status) {
   .barrier = mpi_barrier,                    \
   .finish = mpi_finish,                      \
   .terminate = mpi_terminate,                \
-  .claim_report = mpi_claim_report
+  .job_dir = mpi_job_dir
 
 BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
     .name = "mpi",
