@@ -158,7 +158,7 @@ while read -r name p kind; do
     if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then continue; fi
     case "$kind" in
         bsc) notrun+=("$name: uses BSPonMPI's collectives library bsc.h, not BSPlib"); continue ;;
-        conditional) notrun+=("$name: BSPonMPI runs it only with ENABLE_LARGE_TESTS=ON"); continue ;;
+        conditional) notrun+=("$name: registered only inside an if() (ENABLE_LARGE_TESTS, off by default)"); continue ;;
     esac
     [ -f "$src/test/$name.c" ] || { notrun+=("$name: registered, but test/$name.c is missing"); continue; }
     other="$(grep -ohE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"][^>"]+' "$src/test/$name.c" \
