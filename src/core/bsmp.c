@@ -76,8 +76,11 @@ void bspk_queue_reset(bspk_proc *self, size_t nmessages) {
 
 BSPK_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {
   bspk_proc *self = bspk_enter("bsp_qsize");
-  if (nmessages) *nmessages = self->queue_len - self->queue_head;
-  if (accum_nbytes) *accum_nbytes = (bsp_size_t)self->queue_bytes;
+  if (BSPK_CHECK(nmessages == NULL || accum_nbytes == NULL))
+    bspk_fatal("bsp_qsize", "the %s argument is NULL (bsp_qsize writes both)",
+               nmessages == NULL ? "first" : "second");
+  *nmessages = self->queue_len - self->queue_head;
+  *accum_nbytes = (bsp_size_t)self->queue_bytes;
 }
 
 BSPK_API void bsp_get_tag(bsp_size_t *status, void *tag) {

@@ -158,24 +158,74 @@ static void describe_regops(const bspk_post *post, char *buf, size_t n) {
 
 /* Every process must have made the same push/pop calls in the same order (sizes may
  * differ). Every process checks, so each reaches the same verdict. */
+static void registrations_differ(bspk_proc *self, const char *call, const bspk_post *first,
+                                 const bspk_post *other, int q) {
+  char a[256], b[256];
+  describe_regops(first, a, sizeof a);
+  describe_regops(other, b, sizeof b);
+  bspk_fatal(call,
+             "registrations differ between processes in superstep %ld: process 0 made %s; "
+             "process %d made %s. bsp_push_reg and bsp_pop_reg are collective: every process "
+             "makes the same calls in the same order",
+             self->superstep, a, q, b);
+}
+
+/* A pop whose choice of registration differs between processes: an address registered
+ * more than once on some of them (NULL for several empty arrays, say), so that "the newest
+ * registration of ident" names different slots. The registration meant is then the newest
+ * active one whose area on every process is the address that process popped, not popped
+ * by an earlier call of this superstep. Every process computes the same answer from the
+ * same posts; -1 if there is none. */
+static const bspk_post *post_of(const bspk_proc *self, int q) {
+  return self->ops->peer_post(self->engine, q);
+}
+
+static int resolve_pop(const bspk_proc *self, int i, const int *targets) {
+  int best = -1;
+  for (int s = 0; s < self->nslots; s++) {
+    const bspk_slot *slot = &self->slots[s];
+    if (!slot->active || (best >= 0 && slot->generation < self->slots[best].generation))
+      continue;
+    int fits = 1;
+    for (int q = 0; fits && q < self->nprocs; q++)
+      fits = slot->peer[q].addr == (const char *)post_of(self, q)->regops[i].addr;
+    for (int j = 0; fits && j < i; j++) fits = targets[j] != s;
+    if (fits) best = s;
+  }
+  return best;
+}
+
+/* Every process must have made the same push/pop calls in the same order (sizes may
+ * differ). Every process checks, so each reaches the same verdict; pops are resolved into
+ * pop_targets, the slot each pop removes. */
 void bspk_registrations_check(bspk_proc *self, const char *call) {
-  const bspk_post *first = self->ops->peer_post(self->engine, 0);
+  const bspk_post *first = post_of(self, 0);
+  if (self->pop_targets_cap < self->nregops) {
+    self->pop_targets_cap = self->nregops;
+    self->pop_targets = bspk_xrealloc(self, self->pop_targets,
+                                      (size_t)self->nregops * sizeof *self->pop_targets, call,
+                                      "the registration log");
+  }
   for (int q = 1; q < self->nprocs; q++) {
-    const bspk_post *other = self->ops->peer_post(self->engine, q);
+    const bspk_post *other = post_of(self, q);
     int same = other->nregops == first->nregops;
     for (int i = 0; same && i < first->nregops; i++)
-      same = other->regops[i].is_push == first->regops[i].is_push &&
-             (first->regops[i].is_push || other->regops[i].slot == first->regops[i].slot);
-    if (!same) {
-      char a[256], b[256];
-      describe_regops(first, a, sizeof a);
-      describe_regops(other, b, sizeof b);
-      bspk_fatal(call,
-                 "registrations differ between processes in superstep %ld: process 0 made "
-                 "%s; process %d made %s. bsp_push_reg and bsp_pop_reg are collective: every "
-                 "process makes the same calls in the same order",
-                 self->superstep, a, q, b);
+      same = other->regops[i].is_push == first->regops[i].is_push;
+    if (!same) registrations_differ(self, call, first, other, q);
+  }
+  for (int i = 0; i < first->nregops; i++) {
+    if (first->regops[i].is_push) continue;
+    int target = first->regops[i].slot, differs = -1, pending = 0;
+    for (int q = 0; q < self->nprocs; q++) {
+      int slot = post_of(self, q)->regops[i].slot;
+      if (slot != target) differs = q;
+      if (slot < 0) pending = 1; /* cancels a push of this superstep */
     }
+    if (differs >= 0) {
+      target = pending ? -1 : resolve_pop(self, i, self->pop_targets);
+      if (target < 0) registrations_differ(self, call, first, post_of(self, differs), differs);
+    }
+    self->pop_targets[i] = target;
   }
 }
 
@@ -194,15 +244,16 @@ static int free_slot(bspk_proc *self) {
 
 /* Applies this superstep's push/pop calls (after its puts landed: they used the old table). */
 void bspk_registrations_apply(bspk_proc *self) {
-  const bspk_post *peer_posts[self->nprocs];
-  for (int q = 0; q < self->nprocs; q++) peer_posts[q] = self->ops->peer_post(self->engine, q);
   for (int i = 0; i < self->nregops; i++) {
     const bspk_regop *op = &self->regops[i];
-    if (op->cancelled || (!op->is_push && op->slot < 0)) continue; /* pushed, then popped */
+    if (op->cancelled) continue; /* pushed, then popped in this superstep */
     if (!op->is_push) {
-      self->slots[op->slot].active = 0;
-      self->slots[op->slot].popping = 0;
-      if (self->ops->rma_deregister) self->ops->rma_deregister(self->engine, op->slot);
+      int popped = self->pop_targets[i]; /* as agreed by all processes */
+      if (op->slot >= 0) self->slots[op->slot].popping = 0;
+      if (popped < 0) continue; /* the push it cancels never took effect */
+      self->slots[popped].active = 0;
+      self->slots[popped].popping = 0;
+      if (self->ops->rma_deregister) self->ops->rma_deregister(self->engine, popped);
       continue;
     }
     int s = free_slot(self);
@@ -211,7 +262,7 @@ void bspk_registrations_apply(bspk_proc *self) {
       slot->peer = bspk_xmalloc(self, self->nprocs * sizeof *slot->peer, "bsp_sync",
                                 "the registration table");
     for (int q = 0; q < self->nprocs; q++) {
-      const bspk_regop *theirs = &peer_posts[q]->regops[i];
+      const bspk_regop *theirs = &post_of(self, q)->regops[i];
       slot->peer[q].addr = (char *)theirs->addr;
       slot->peer[q].size = theirs->size;
     }
@@ -231,6 +282,7 @@ void bspk_registrations_free(bspk_proc *self) {
   free(self->index_key);
   free(self->index_slot);
   free(self->regops);
+  free(self->pop_targets);
 }
 
 /* ---- access checks -------------------------------------------------------------------- */

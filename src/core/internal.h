@@ -103,6 +103,8 @@ typedef struct bspk_proc {
   int cached_slot;
   bspk_regop *regops;
   int nregops, regops_cap;
+  int *pop_targets;     /* [nregops]: the slot each pop removes, as all processes agree */
+  int pop_targets_cap;
   /* The union of this process' registered areas, sorted: other processes' gets may read
    * there at a sync, so a get writing there waits until every get has read. */
   bspk_span *own_spans;

@@ -376,6 +376,13 @@ static int c_hpmove_null(void) {
   return 0;
 }
 
+static int c_qsize_null(void) {
+  int n;
+  if (culprit()) bsp_qsize(&n, NULL);
+  bsp_sync();
+  return 0;
+}
+
 /* Pushed and popped in one superstep: legal, and nothing is registered afterwards. */
 static int c_push_pop_then_put(void) {
   int x[4] = {0};
@@ -490,6 +497,7 @@ static const struct errcase cases[] = {
     {"get_tag_null_tag", c_get_tag_null_tag, NULL, NULL},
     {"move_null", c_move_null, NULL, NULL},
     {"hpmove_null", c_hpmove_null, NULL, NULL},
+    {"qsize_null", c_qsize_null, NULL, NULL},
     {"push_pop_then_put", c_push_pop_then_put, NULL, NULL},
     {"neg_put_all", c_neg_put_all, NULL, NULL},
     {"abort_all", c_abort_all, NULL, NULL},

@@ -10,7 +10,9 @@
  *  - a get reading an area that the same process' other get writes (self-gets);
  *  - push_reg and pop_reg of the same address in one superstep: legal, and the older
  *    registration of that address is the one left (the pop removes the newer push);
- *    pop then push in one superstep leaves the new one.
+ *    pop then push in one superstep leaves the new one;
+ *  - an address registered twice on some processes only (NULL for empty arrays): a pop is
+ *    the registration whose area on every process is the one popped there.
  * Each case runs at several sizes, so that every path of every back end is taken: records
  * in the combined block, puts sent as their own messages (mpi, >= 64 KiB) and one-sided
  * transfers (mpi-rma, >= 8 KiB).
@@ -155,6 +157,28 @@ static void push_and_pop_in_one_superstep(void) {
     bsp_sync();
 }
 
+static void pop_of_an_address_registered_twice(void) {
+    int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p, left = (s + p - 1) % p;
+    int x[2] = {0, 0};
+    /* Process 0 registers NULL twice, the others NULL and then x. */
+    bsp_push_reg(NULL, 0);
+    bsp_push_reg(s == 0 ? NULL : x, s == 0 ? 0 : (int)sizeof x);
+    bsp_sync();
+    /* The newest registration of NULL is the second on process 0 and the first elsewhere;
+     * the pop means the first (NULL on every process). The second stays registered. */
+    bsp_pop_reg(NULL);
+    bsp_sync();
+    if (p > 1) {
+        int v = 50 + s;
+        /* Process 0 names the area by its own address of that registration, NULL. */
+        if (right != 0) bsp_put(right, &v, s == 0 ? NULL : x, sizeof(int), sizeof v);
+        bsp_sync();
+        if (s != 0) TU_EQ("x[1] after a put through the second registration", 50 + left, x[1]);
+    }
+    bsp_pop_reg(s == 0 ? NULL : x);
+    bsp_sync();
+}
+
 int main(void) {
     bsp_begin(bsp_nprocs());
     /* 1 int: records; 4096 ints (16 KiB): one-sided on mpi-rma; 32768 ints (128 KiB): own
@@ -165,6 +189,7 @@ int main(void) {
         gets_read_before_gets_write(sizes[i]);
     }
     push_and_pop_in_one_superstep();
+    pop_of_an_address_registered_twice();
     bsp_end();
     return 0;
 }
