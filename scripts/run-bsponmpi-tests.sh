@@ -33,7 +33,9 @@ end and every number of processes given, judging them as BSPonMPI's harness does
 Not run: bsc_* (BSPonMPI's collectives library bsc.h, not BSPlib), tests that
 include other headers (init_2 calls MPI itself), and tests that BSPonMPI's
 CMakeLists.txt does not run by default. A cell is "skip" when the test means
-nothing at that p or on that back end; the reason is printed below the table.
+nothing at that p or on that back end, and "open" when the test expects BSPonMPI's
+answer to a question the BSPlib standard leaves open and bspkit answers otherwise;
+the reasons are printed below the table.
 
 Options:
   --bspcc PATH       bspcc to compile with (default: $root/build/bin/bspcc).
@@ -151,6 +153,13 @@ declare -A needs_processes=(
     [init_1]="processes write the static s_some_int (shared by threads)"
 )
 
+# Where BSPonMPI's test expects what the BSPlib standard leaves open and bspkit decides
+# otherwise (README, "Semantics and compatibility"): a failure there is "open", not FAIL.
+declare -A open_behaviour=(
+    [send_various_tags_1]="expects the message queue in descending order of sender; BSPlib leaves the order open, bspkit delivers by ascending sender pid"
+    [push_reg_16]="the program makes two errors (process 0 pops NULL it never registered, and the registration counts differ); bspkit reports the first, at bsp_pop_reg, BSPonMPI the second, at the sync"
+)
+
 declare -a tests=() notrun=()
 declare -A cmake_p=()
 while read -r name p kind; do
@@ -263,6 +272,9 @@ for t in "${tests[@]}"; do
             verdict="$(judge "$expect" "$rc" "$base")"
             cell[$t,$b,$p]="${verdict%% *}"
             [ "$verdict" = pass ] || why[$t,$b,$p]="${verdict#FAIL }"
+            if [ "$verdict" != pass ] && [ -n "${open_behaviour[$t]:-}" ]; then
+                cell[$t,$b,$p]=open; why[$t,$b,$p]="${open_behaviour[$t]} (saw: ${verdict#FAIL })"
+            fi
         done
     done
     printf '.'
@@ -307,6 +319,7 @@ report() {
     for key in "${order[@]}"; do echo "  ${key%%: *} [${cells[$key]}]: ${key#*: }"; done
 }
 report skip "Skipped cells:"
+report open "Open (the standard leaves this open; bspkit's choice is documented):"
 report FAIL "FAILs:"
 if [ ${#notrun[@]} -gt 0 ]; then
     echo; echo "Not run:"
