@@ -475,8 +475,10 @@ static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst,
                                "the get requests");
   }
   int one_sided = self->ops->rma_get && nbytes >= self->rma_min_bytes;
-  self->gets[self->ngets++] = (bspk_get_request){dst, pid, slot, offset, nbytes, one_sided, -1};
-  self->flags |= BSPK_HAS_GET;
+  int into_registered = in_own_area(self, dst, nbytes);
+  self->gets[self->ngets++] =
+      (bspk_get_request){dst, pid, slot, offset, nbytes, one_sided, into_registered, -1};
+  self->flags |= into_registered ? BSPK_HAS_GET | BSPK_HAS_GET_INTO_REG : BSPK_HAS_GET;
   if (self->ops->direct_access || one_sided) return;
   /* The owner reads its memory at the sync and answers in request order. */
   self->flags |= BSPK_HAS_GET_RECORD;
@@ -535,8 +537,9 @@ void bspk_reset_rma_puts(bspk_proc *self) {
  * Every get of a superstep reads before any get writes (two processes may swap values with
  * gets, or one get's source may be another's destination), and all before any put lands.
  * A get whose destination lies outside this process' registered areas cannot be another
- * get's source, so it is read straight into place; the others wait in get_stage until
- * every process has read. */
+ * get's source (nor a put's or the next superstep's hpput/hpget's target), so it is read
+ * straight into place; the others (BSPK_HAS_GET_INTO_REG) wait in get_stage until every
+ * process has read. */
 
 /* Decides where each get (only the one-sided ones, if asked) lands first. */
 static void plan_get_stage(bspk_proc *self, int only_one_sided) {
@@ -544,7 +547,7 @@ static void plan_get_stage(bspk_proc *self, int only_one_sided) {
   for (int i = 0; i < self->ngets; i++) {
     bspk_get_request *g = &self->gets[i];
     g->stage_at = -1;
-    if ((only_one_sided && !g->one_sided) || !in_own_area(self, g->dst, g->nbytes)) continue;
+    if ((only_one_sided && !g->one_sided) || !g->into_registered) continue;
     g->stage_at = (ptrdiff_t)need;
     need += (size_t)g->nbytes;
   }

@@ -42,6 +42,9 @@ enum bspk_superstep_flags {
   BSPK_HAS_GET_RECORD = 1u << 5, /* get requests sent as records (answered two-sided) */
   BSPK_HAS_LARGE_PUT = 1u << 6,  /* puts moved as their own messages (transfer())        */
   BSPK_HAS_RMA_PUT = 1u << 7,    /* puts written by their sender (rma_put)                */
+  BSPK_HAS_GET_INTO_REG = 1u << 8, /* a get writes into a registered area of its process,
+                                    * which other processes may access: its data lands
+                                    * after every read, and nobody goes on before it has */
 };
 
 /* One message of a transfer(): nbytes at data, to or from process pid. */

@@ -68,6 +68,7 @@ typedef struct bspk_get_request {
   char *dst;
   int pid, slot, offset, nbytes;
   int one_sided;   /* done with rma_get, not answered by the owner                  */
+  int into_registered; /* dst lies in a registered area of this process              */
   ptrdiff_t stage_at; /* where in get_stage the data waits for the end of all reads, */
                       /* or -1: read straight into dst                              */
 } bspk_get_request;

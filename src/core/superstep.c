@@ -119,6 +119,19 @@ static void apply_registrations_and_tagsize(bspk_proc *self) {
   self->nregops = 0;
 }
 
+/* Whether this sync's writes (puts, gets into registered memory; on threads also the
+ * registration logs, which all processes read) may meet what other processes do at once
+ * in the next superstep: hpput/hpget straight into this process' memory (threads), or an
+ * hpput written by its sender (mpi-rma). Then every process must be done first. */
+static int writes_may_meet_next_superstep(const bspk_proc *self, unsigned flags) {
+  if (self->ops->direct_access)
+    return (flags & (BSPK_HAS_PUT | BSPK_HAS_REG | BSPK_HAS_GET_INTO_REG)) != 0;
+  /* One-sided puts of this sync ended with rma_complete's barrier, after every write. */
+  if (self->ops->rma_put)
+    return (flags & (BSPK_HAS_PUT | BSPK_HAS_GET_INTO_REG)) && !(flags & BSPK_HAS_RMA_PUT);
+  return 0;
+}
+
 /* The end of a superstep, in the order BSPlib defines: agree (same registrations, same
  * tag size, same kind of arrival), then every get reads and writes, then puts and
  * messages land, then registrations take effect. */
@@ -134,16 +147,14 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
   if (BSPK_UNLIKELY(all.flags & BSPK_HAS_TAGSIZE)) bspk_tagsize_check(self, call);
   if (all.flags & BSPK_HAS_GET) {
     bspk_fetch_gets(self, all.flags);
-    /* Puts written by their senders must not land before every get has landed. */
-    if (all.flags & BSPK_HAS_RMA_PUT) self->ops->barrier(self->engine);
+    /* Puts written by their senders must not land before a get into the same memory. */
+    if ((all.flags & BSPK_HAS_RMA_PUT) && (all.flags & BSPK_HAS_GET_INTO_REG))
+      self->ops->barrier(self->engine);
   }
   deliver_puts_and_messages(self, all.flags);
   apply_registrations_and_tagsize(self);
 
-  /* Puts wrote into memory that the next superstep's hpput/hpget may touch at once, and
-   * the registration logs are read by all: wait until every process is done. */
-  if (self->ops->direct_access && (all.flags & (BSPK_HAS_PUT | BSPK_HAS_REG)))
-    self->ops->barrier(self->engine);
+  if (writes_may_meet_next_superstep(self, all.flags)) self->ops->barrier(self->engine);
   self->flags = 0;
   self->superstep++;
 }
