@@ -42,7 +42,7 @@ static void rebuild_own_spans(bspk_proc *self) {
       self->own_spans[n++] = (bspk_span){(uintptr_t)slot->addr,
                                          (uintptr_t)slot->addr + (uintptr_t)slot->size};
   }
-  qsort(self->own_spans, (size_t)n, sizeof *self->own_spans, compare_spans);
+  if (n > 1) qsort(self->own_spans, (size_t)n, sizeof *self->own_spans, compare_spans);
   int merged = 0;
   for (int i = 0; i < n; i++) {
     if (merged > 0 && self->own_spans[i].lo <= self->own_spans[merged - 1].hi) {
