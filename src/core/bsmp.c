@@ -65,13 +65,7 @@ void bspk_tagsize_check(bspk_proc *self, const char *call) {
 void bspk_queue_reset(bspk_proc *self, size_t nmessages) {
   self->queue_len = self->queue_head = 0;
   self->queue_bytes = 0;
-  if (nmessages > (size_t)self->queue_cap) {
-    size_t cap = self->queue_cap ? (size_t)self->queue_cap : 64;
-    while (cap < nmessages) cap *= 2;
-    free(self->queue);
-    self->queue = bspk_xmalloc(self, cap * sizeof *self->queue, "bsp_sync", "the message queue");
-    self->queue_cap = (int)cap;
-  }
+  BSPK_GROW(self, self->queue, self->queue_cap, nmessages, 64, "bsp_sync", "the message queue");
 }
 
 BSPK_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {

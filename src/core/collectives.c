@@ -46,11 +46,8 @@ static void keep_message_queue(bspk_proc *self, const char *call) {
   size_t need = 0, tagpad = bspk_pad8((size_t)self->queue_tagsize);
   for (int i = self->queue_head; i < self->queue_len; i++)
     need += tagpad + bspk_pad8((size_t)self->queue[i].nbytes);
-  if (need > self->kept_messages_cap) {
-    free(self->kept_messages);
-    self->kept_messages = bspk_xmalloc(self, need, call, "the message queue");
-    self->kept_messages_cap = need;
-  }
+  BSPK_GROW(self, self->kept_messages, self->kept_messages_cap, need, 4096, call,
+            "the message queue");
   char *p = self->kept_messages;
   for (int i = self->queue_head; i < self->queue_len; i++) {
     bspk_message *m = &self->queue[i];

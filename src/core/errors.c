@@ -101,21 +101,3 @@ BSPK_API void bsp_abort(const char *format, ...) {
     fprintf(stderr, "bspkit: bsp_abort: %s\n", text);
   bspk_terminate(1);
 }
-
-void *bspk_xmalloc(bspk_proc *self, size_t n, const char *call, const char *what) {
-  void *p = malloc(n ? n : 1);
-  if (!p) {
-    (void)self;
-    bspk_fatal(call, "out of memory: cannot allocate %zu bytes for %s", n, what);
-  }
-  return p;
-}
-
-void *bspk_xrealloc(bspk_proc *self, void *old, size_t n, const char *call, const char *what) {
-  void *p = realloc(old, n ? n : 1);
-  if (!p) {
-    (void)self;
-    bspk_fatal(call, "out of memory: cannot grow %s to %zu bytes", what, n);
-  }
-  return p;
-}

@@ -95,7 +95,8 @@ typedef struct bspk_proc {
 
   /* Registrations: slots, and an open-addressing index from address to newest slot. */
   bspk_slot *slots;
-  int nslots, slots_cap;
+  int nslots;
+  size_t slots_cap;
   uint64_t next_generation;
   const void **index_key;
   int *index_slot;    /* slot + 1; 0 marks an empty bucket */
@@ -103,19 +104,22 @@ typedef struct bspk_proc {
   const void *cached_addr;
   int cached_slot;
   bspk_regop *regops;
-  int nregops, regops_cap;
+  int nregops;
+  size_t regops_cap;
   int *pop_targets;     /* [nregops]: the slot each pop removes, as all processes agree */
-  int pop_targets_cap;
+  size_t pop_targets_cap;
   /* The union of this process' registered areas, sorted: other processes' gets may read
    * there at a sync, so a get writing there waits until every get has read. */
   bspk_span *own_spans;
-  int nown_spans, own_spans_cap;
+  int nown_spans;
+  size_t own_spans_cap;
 
   /* Outgoing blocks, one per destination, double-buffered by superstep parity: receivers
    * read the blocks of superstep s (their message queue points into them) during s + 1. */
   bspk_outbox *outbox[2];
   bspk_get_request *gets;
-  int ngets, gets_cap;
+  int ngets;
+  size_t gets_cap;
   char *get_stage; /* get data read before, written after, every process' reads */
   size_t get_stage_cap;
   bspk_outbox *replies; /* [nprocs]: answers to get requests (engines without direct access) */
@@ -127,16 +131,19 @@ typedef struct bspk_proc {
   int large_put_bytes;
   unsigned char *large_started; /* [nprocs]: a large put to pid in this superstep */
   struct bspk_large_send { int pid; int nbytes; const char *ref; size_t copy_at; } *large_sends;
-  int nlarge_sends, large_sends_cap;
+  int nlarge_sends;
+  size_t large_sends_cap;
   char *large_copies;
   size_t large_copies_len, large_copies_cap;
   bspk_transfer *large_recvs;
-  int nlarge_recvs, large_recvs_cap;
+  int nlarge_recvs;
+  size_t large_recvs_cap;
 
   /* BSMP */
   int tagsize, pending_tagsize, queue_tagsize;
   bspk_message *queue;
-  int queue_len, queue_head, queue_cap;
+  int queue_len, queue_head;
+  size_t queue_cap;
   size_t queue_bytes;
 
   /* Collectives: where COLL records land in this superstep; whether the sync leaves the
@@ -178,7 +185,7 @@ static inline bspk_proc *bspk_enter(const char *call) {
 #define BSPK_CHECK(cond) BSPK_UNLIKELY(cond)
 #endif
 
-/* ---- buffers ---- */
+/* ---- buffers (buffers.c) ---- */
 void bspk_outbox_grow(bspk_proc *self, bspk_outbox *ob, size_t need, const char *call);
 static inline char *bspk_outbox_reserve(bspk_proc *self, bspk_outbox *ob, size_t n,
                                         const char *call) {
@@ -192,6 +199,12 @@ static inline bspk_outbox *bspk_current_outbox(bspk_proc *self, int pid) {
 }
 void *bspk_xmalloc(bspk_proc *self, size_t n, const char *call, const char *what);
 void *bspk_xrealloc(bspk_proc *self, void *p, size_t n, const char *call, const char *what);
+/* Room for `need` elements in a growable array (capacity *cap, doubled, from `first`). */
+void *bspk_grow(bspk_proc *self, void *array, size_t *cap, size_t need, size_t elem_size,
+                size_t first, const char *call, const char *what);
+#define BSPK_GROW(self, array, cap, need, first, call, what)                               \
+  ((array) = bspk_grow((self), (array), &(cap), (size_t)(need), sizeof *(array), (first),   \
+                       (call), (what)))
 
 /* The one check of a destination process id (put, get, send, collectives). */
 static inline void bspk_check_pid(const bspk_proc *self, const char *call, int pid) {
@@ -208,7 +221,7 @@ static inline void bspk_check_buffer(const char *call, const void *ptr, const ch
     bspk_fatal(call, "%s is NULL, but %ld byte(s) are to be copied there", what, nbytes);
 }
 
-/* ---- registrations (drma.c) ---- */
+/* ---- registrations (registrations.c) ---- */
 int bspk_find_slot(const bspk_proc *self, const void *addr);
 static inline int bspk_lookup(bspk_proc *self, const void *addr) {
   if (BSPK_LIKELY(addr == self->cached_addr)) return self->cached_slot;
@@ -219,9 +232,16 @@ static inline int bspk_lookup(bspk_proc *self, const void *addr) {
   }
   return slot;
 }
+/* Whether [p, p + n) touches memory this process registered (active registrations). */
+int bspk_in_own_area(const bspk_proc *self, const char *p, int n);
+/* Where process pid's area of a slot is, as this process sees it (direct access). */
+static inline char *bspk_remote_address(const bspk_proc *self, int slot, int pid, int offset) {
+  return self->slots[slot].peer[pid].addr + offset;
+}
 void bspk_registrations_check(bspk_proc *self, const char *call);
 void bspk_registrations_apply(bspk_proc *self);
 void bspk_registrations_free(bspk_proc *self);
+/* ---- DRMA at the sync (drma_sync.c) ---- */
 void bspk_fetch_gets(bspk_proc *self, unsigned flags);
 void bspk_start_rma_puts(bspk_proc *self);
 void bspk_reset_rma_puts(bspk_proc *self);

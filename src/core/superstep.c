@@ -1,17 +1,9 @@
 /* superstep.c - the end of a superstep: agree, serve gets, deliver puts and messages,
  * apply registrations. */
 #include <stdio.h>
-#include <time.h>
 
 #include "core/internal.h"
 
-/* Below this size a one-sided engine moves puts and gets two-sided: measured on Open MPI
- * 4.1 over shared memory, one MPI_Put costs about 1 us (a system call), a record in the
- * combined block about 17 ns plus the bytes. BSPKIT_RMA_MIN_BYTES overrides. */
-#define BSPK_RMA_MIN_BYTES 8192
-/* From this size a two-sided engine sends a put as its own message, received in place:
- * the receiver's copy costs more than one more message (measured: 8 MiB, 0.67 ms). */
-#define BSPK_LARGE_PUT_BYTES 65536
 
 /* Writes the puts and collective data of one incoming block and indexes its messages. */
 static void deliver_block(bspk_proc *self, int src, const bspk_outbox *block) {
@@ -162,73 +154,4 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
 BSPK_API void bsp_sync(void) {
   bspk_proc *self = bspk_enter("bsp_sync");
   bspk_end_superstep(self, BSPK_AT_SYNC, "bsp_sync");
-}
-
-double bspk_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int pid,
-                            int nprocs) {
-  bspk_proc *self = calloc(1, sizeof *self);
-  if (!self) {
-    bspk_claim_dying();
-    fprintf(stderr, "bspkit: error in bsp_begin on process %d: out of memory\n", pid);
-    bspk_terminate(1);
-  }
-  self->pid = pid;
-  self->nprocs = nprocs;
-  self->ops = ops;
-  self->engine = engine;
-  self->pending_tagsize = -1;
-  self->cached_addr = (const void *)UINTPTR_MAX;
-  self->cached_slot = -1;
-  self->replies = calloc((size_t)nprocs, sizeof(bspk_outbox));
-  if (ops->transfer && !ops->rma_put) {
-    self->large_started = calloc((size_t)nprocs, 1);
-    const char *env = getenv("BSPKIT_LARGE_PUT_BYTES");
-    self->large_put_bytes = env && *env ? atoi(env) : BSPK_LARGE_PUT_BYTES;
-  }
-  if (ops->rma_put) {
-    self->rma_puts = calloc((size_t)nprocs, sizeof(bspk_outbox));
-    const char *env = getenv("BSPKIT_RMA_MIN_BYTES");
-    self->rma_min_bytes = env && *env ? atoi(env) : BSPK_RMA_MIN_BYTES;
-  }
-  for (int i = 0; i < 2; i++) {
-    self->outbox[i] = calloc((size_t)nprocs, sizeof(bspk_outbox));
-    if (!self->outbox[i] || !self->replies || (ops->rma_put && !self->rma_puts)) {
-      bspk_claim_dying();
-      fprintf(stderr, "bspkit: error in bsp_begin on process %d: out of memory\n", pid);
-      bspk_terminate(1);
-    }
-  }
-  self->start_time = bspk_now();
-  return self;
-}
-
-void bspk_proc_free(bspk_proc *self) {
-  if (!self) return;
-  for (int i = 0; i < 2; i++) {
-    for (int q = 0; q < self->nprocs; q++) free(self->outbox[i][q].data);
-    free(self->outbox[i]);
-  }
-  for (int q = 0; q < self->nprocs; q++) {
-    free(self->replies[q].data);
-    if (self->rma_puts) free(self->rma_puts[q].data);
-  }
-  free(self->replies);
-  free(self->rma_puts);
-  free(self->large_started);
-  free(self->large_sends);
-  free(self->large_copies);
-  free(self->large_recvs);
-  bspk_registrations_free(self);
-  free(self->gets);
-  free(self->get_stage);
-  free(self->own_spans);
-  free(self->queue);
-  free(self->kept_messages);
-  free(self);
 }

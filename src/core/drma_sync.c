@@ -1,0 +1,180 @@
+/* drma_sync.c - direct remote memory access at the sync: gets (all read, then all write),
+ * large puts as their own messages, one-sided puts. */
+#include "core/internal.h"
+
+/* ---- gets at the sync -------------------------------------------------------------------
+ * Every get of a superstep reads before any get writes (two processes may swap values with
+ * gets, or one get's source may be another's destination), and all before any put lands.
+ * A get whose destination lies outside this process' registered areas cannot be another
+ * get's source (nor a put's or the next superstep's hpput/hpget's target), so it is read
+ * straight into place; the others (BSPK_HAS_GET_INTO_REG) wait in get_stage until every
+ * process has read. */
+
+/* Decides where each get (only the one-sided ones, if asked) lands first. */
+static void plan_get_stage(bspk_proc *self, int only_one_sided) {
+  size_t need = 0;
+  for (int i = 0; i < self->ngets; i++) {
+    bspk_get_request *g = &self->gets[i];
+    g->stage_at = -1;
+    if ((only_one_sided && !g->one_sided) || !g->into_registered) continue;
+    g->stage_at = (ptrdiff_t)need;
+    need += (size_t)g->nbytes;
+  }
+  BSPK_GROW(self, self->get_stage, self->get_stage_cap, need, 4096, "bsp_sync",
+            "the data of gets");
+}
+
+static inline char *get_landing(const bspk_proc *self, const bspk_get_request *g) {
+  return g->stage_at < 0 ? g->dst : self->get_stage + g->stage_at;
+}
+
+/* After every process has read: staged data to its destinations, in request order. */
+static void unstage_gets(const bspk_proc *self) {
+  for (int i = 0; i < self->ngets; i++) {
+    const bspk_get_request *g = &self->gets[i];
+    if (g->stage_at >= 0) memcpy(g->dst, self->get_stage + g->stage_at, (size_t)g->nbytes);
+  }
+}
+
+/* Without direct access: answer the get requests in src's block from this process' memory
+ * (before any put of the superstep lands here), in request order. */
+static void answer_gets(bspk_proc *self, int src, const bspk_outbox *block) {
+  bspk_outbox *reply = &self->replies[src];
+  const char *p = block->data, *end = block->data + block->len;
+  while (p < end) {
+    const bspk_record *rec = (const bspk_record *)p;
+    if (rec->kind == BSPK_REC_GET) {
+      char *q = bspk_outbox_reserve(self, reply, sizeof *rec + bspk_pad8((size_t)rec->nbytes),
+                                    "bsp_sync");
+      *(bspk_record *)q = (bspk_record){BSPK_REC_REPLY, rec->slot, rec->offset, rec->nbytes};
+      memcpy(q + sizeof *rec, self->slots[rec->slot].addr + rec->offset, (size_t)rec->nbytes);
+    }
+    p += bspk_record_size(rec);
+  }
+}
+
+/* Copies the answers to this process' get requests, which come back in request order. */
+static void take_replies(bspk_proc *self, const bspk_outbox *replies) {
+  const char *cursor[self->nprocs];
+  for (int q = 0; q < self->nprocs; q++) cursor[q] = replies[q].len ? replies[q].data : NULL;
+  for (int i = 0; i < self->ngets; i++) {
+    const bspk_get_request *g = &self->gets[i];
+    if (g->one_sided) continue;
+    const bspk_record *rec = (const bspk_record *)cursor[g->pid];
+    if (!rec || rec->kind != BSPK_REC_REPLY || rec->nbytes != g->nbytes)
+      bspk_fatal("bsp_sync", "internal error: get reply from process %d does not match", g->pid);
+    memcpy(g->dst, (const char *)rec + sizeof *rec, (size_t)g->nbytes);
+    cursor[g->pid] += sizeof *rec + bspk_pad8((size_t)g->nbytes);
+  }
+  for (int q = 0; q < self->nprocs; q++) self->replies[q].len = 0;
+}
+
+/* The get phase of a sync (flags: ORed over all processes; every process takes part in
+ * the same collective steps). */
+void bspk_fetch_gets(bspk_proc *self, unsigned flags) {
+  const bspk_engine_ops *ops = self->ops;
+  if (ops->direct_access) {
+    plan_get_stage(self, 0);
+    for (int i = 0; i < self->ngets; i++) {
+      const bspk_get_request *g = &self->gets[i];
+      memcpy(get_landing(self, g), bspk_remote_address(self, g->slot, g->pid, g->offset),
+             (size_t)g->nbytes);
+    }
+    ops->barrier(self->engine); /* every process has read */
+    unstage_gets(self);
+  } else {
+    /* Owners answer requests from their memory into reply blocks (a copy, so the
+     * requester may write at once when they arrive). */
+    if (flags & BSPK_HAS_GET_RECORD)
+      for (int q = 0; q < self->nprocs; q++) {
+        const bspk_outbox *block = ops->incoming(self->engine, q);
+        if (block->n_get) answer_gets(self, q, block);
+      }
+    if (ops->rma_get) {
+      plan_get_stage(self, 1);
+      for (int i = 0; i < self->ngets; i++) {
+        const bspk_get_request *g = &self->gets[i];
+        if (g->one_sided)
+          ops->rma_get(self->engine, g->pid, g->slot, g->offset, get_landing(self, g), g->nbytes);
+      }
+      ops->rma_complete(self->engine); /* ends with a barrier: every process has read */
+      unstage_gets(self);
+    }
+    if (flags & BSPK_HAS_GET_RECORD) take_replies(self, ops->exchange(self->engine, self->replies));
+  }
+  self->ngets = 0;
+}
+
+/* Receiver: the data of a large put from src lands straight in the area. */
+void bspk_expect_large_put(bspk_proc *self, int src, const bspk_record *rec) {
+  BSPK_GROW(self, self->large_recvs, self->large_recvs_cap, self->nlarge_recvs + 1, 16,
+            "bsp_sync", "the list of large puts");
+  self->large_recvs[self->nlarge_recvs++] =
+      (bspk_transfer){src, self->slots[rec->slot].addr + rec->offset, (size_t)rec->nbytes};
+}
+
+static int overlaps(const bspk_transfer *a, const bspk_transfer *b) {
+  return a->data < b->data + b->nbytes && b->data < a->data + a->nbytes;
+}
+
+/* Moves this superstep's large puts. MPI forbids pending receives into overlapping memory,
+ * so receives that overlap another go through a scratch buffer and are copied afterwards,
+ * in issue order. */
+void bspk_transfer_large_puts(bspk_proc *self) {
+  int ns = self->nlarge_sends, nr = self->nlarge_recvs;
+  bspk_transfer *sends = bspk_xmalloc(self, (size_t)(ns + 1) * sizeof *sends, "bsp_sync",
+                                      "the list of large puts");
+  for (int i = 0; i < ns; i++) {
+    const struct bspk_large_send *ls = &self->large_sends[i];
+    sends[i] = (bspk_transfer){ls->pid,
+                               ls->ref ? (char *)ls->ref : self->large_copies + ls->copy_at,
+                               (size_t)ls->nbytes};
+  }
+  bspk_transfer *recvs = self->large_recvs;
+  char **final = NULL;
+  for (int i = 0; i < nr; i++)
+    for (int j = 0; j < nr; j++)
+      if (i != j && overlaps(&recvs[i], &recvs[j])) {
+        if (!final) {
+          final = bspk_xmalloc(self, (size_t)nr * sizeof *final, "bsp_sync", "large puts");
+          memset(final, 0, (size_t)nr * sizeof *final);
+        }
+        final[i] = recvs[i].data; /* decided on the areas before any is redirected */
+        break;
+      }
+  if (final)
+    for (int i = 0; i < nr; i++)
+      if (final[i]) recvs[i].data = bspk_xmalloc(self, recvs[i].nbytes, "bsp_sync", "a large put");
+  self->ops->transfer(self->engine, sends, ns, recvs, nr);
+  if (final)
+    for (int i = 0; i < nr; i++)
+      if (final[i]) {
+        memcpy(final[i], recvs[i].data, recvs[i].nbytes);
+        free(recvs[i].data);
+      }
+  free(final);
+  free(sends);
+  self->nlarge_sends = self->nlarge_recvs = 0;
+  self->large_copies_len = 0;
+  memset(self->large_started, 0, (size_t)self->nprocs);
+}
+
+/* One-sided engines: start every buffered put, in issue order per destination. */
+void bspk_start_rma_puts(bspk_proc *self) {
+  for (int q = 0; q < self->nprocs; q++) {
+    bspk_outbox *ob = &self->rma_puts[q];
+    for (const char *p = ob->data, *end = ob->data + ob->len; p < end;) {
+      const bspk_record *rec = (const bspk_record *)p;
+      self->ops->rma_put(self->engine, q, rec->slot, rec->offset, p + sizeof *rec, rec->nbytes);
+      p += bspk_record_size(rec);
+    }
+  }
+}
+
+/* After rma_complete: the buffers may be reused. */
+void bspk_reset_rma_puts(bspk_proc *self) {
+  for (int q = 0; q < self->nprocs; q++) {
+    self->rma_puts[q].len = 0;
+    self->rma_puts[q].n_put = 0;
+  }
+}
