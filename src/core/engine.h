@@ -135,6 +135,25 @@ typedef struct bspk_engine_ops {
 
 extern const bspk_engine_ops bspk_threads_engine;
 
+/* ---- Services of the core for engines ----------------------------------------------------
+ * Engines include nothing of the core but this header; what they need of it comes through
+ * this table. The built-in engine uses bspk_engine_services; a plugin exports a pointer
+ * named BSPK_SERVICES_SYMBOL, which the core sets to the same table when it loads it. */
+typedef struct bspk_services {
+  /* Prints "bspkit: error in CALL on process PID: ..." (PID < 0: the calling BSP process,
+   * or none) once for the whole program, which then ends with status 1. */
+  void (*fatal)(const char *call, int pid, const char *format, ...)
+      __attribute__((noreturn, format(printf, 3, 4)));
+  /* realloc(p, n), reporting a failure through fatal ("out of memory ... for WHAT"). */
+  void *(*realloc)(void *p, size_t n, const char *call, const char *what);
+  /* Ends this process with status 1 after `seconds`, whatever it is doing then (a process
+   * that waits to be ended by another must not wait forever). */
+  void (*exit_after)(unsigned seconds);
+} bspk_services;
+
+extern const bspk_services bspk_engine_services;
+#define BSPK_SERVICES_SYMBOL "bspk_engine_plugin_services"
+
 /* A back end built as a plugin (libbspkit_<name>.so) exports its ops under this name. */
 #define BSPK_ENGINE_SYMBOL "bspk_engine_plugin_ops"
 

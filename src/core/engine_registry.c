@@ -39,6 +39,9 @@ static const bspk_engine_ops *load_plugin(const char *backend) {
          "(%s); build bspkit with MPI (Debian: apt-get install libopenmpi-dev) or set "
          "BSPKIT_PLUGIN_DIR",
          backend, last_error);
+  const bspk_services **services = dlsym(handle, BSPK_SERVICES_SYMBOL);
+  if (!services) fail("back end '%s': the MPI plugin lacks %s", backend, BSPK_SERVICES_SYMBOL);
+  *services = &bspk_engine_services;
   char symbol[128];
   snprintf(symbol, sizeof symbol, "%s_%s", BSPK_ENGINE_SYMBOL,
            strcmp(backend, "mpi") == 0 ? "mpi" : "mpi_rma");

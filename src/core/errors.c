@@ -19,6 +19,12 @@ static void *exit_later(void *seconds) {
   return NULL;
 }
 
+static void exit_after(unsigned seconds) {
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, exit_later, (void *)(uintptr_t)seconds) == 0)
+    pthread_detach(thread);
+}
+
 /* Several processes of a process-based run may fail at once (the same bad argument on
  * every process, an error all of them see at a sync): the first to create bspkit-failed in
  * the run's directory reports and ends the run; the others wait to be ended, and end
@@ -35,9 +41,7 @@ static void claim_report_in_job(void) {
     if (fd >= 0) close(fd);
     return;
   }
-  pthread_t thread;
-  if (pthread_create(&thread, NULL, exit_later, (void *)(uintptr_t)BSPK_LOSER_GRACE_S) == 0)
-    pthread_detach(thread);
+  exit_after(BSPK_LOSER_GRACE_S);
   for (;;) pause();
 }
 
@@ -101,3 +105,23 @@ BSPK_API void bsp_abort(const char *format, ...) {
     fprintf(stderr, "bspkit: bsp_abort: %s\n", text);
   bspk_terminate(1);
 }
+
+/* ---- services for engines (engine.h) ---- */
+
+static void engine_fatal(const char *call, int pid, const char *format, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+static void engine_fatal(const char *call, int pid, const char *format, ...) {
+  bspk_claim_dying();
+  if (pid < 0 && bspk_self) pid = bspk_self->pid;
+  va_list ap;
+  va_start(ap, format);
+  vreport(call, pid, format, ap);
+  va_end(ap);
+  bspk_terminate(1);
+}
+
+static void *engine_realloc(void *p, size_t n, const char *call, const char *what) {
+  return bspk_xrealloc(NULL, p, n, call, what);
+}
+
+const bspk_services bspk_engine_services = {engine_fatal, engine_realloc, exit_after};

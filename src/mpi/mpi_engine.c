@@ -34,9 +34,6 @@
  * with status 1 by itself, and mpirun then ends the rest.
  */
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <time.h>
 #include <mpi.h>
@@ -94,18 +91,6 @@ typedef struct section_command {
 static section_command received;
 static int received_valid; /* a START taken between sections, for the next attach */
 
-/* Ends this process with status 1 after `seconds`, whatever it is doing then. */
-static void *exit_later(void *seconds) {
-  sleep((unsigned)(uintptr_t)seconds);
-  _exit(1);
-  return NULL;
-}
-static void exit_after(unsigned seconds) {
-  pthread_t thread;
-  if (pthread_create(&thread, NULL, exit_later, (void *)(uintptr_t)seconds) == 0)
-    pthread_detach(thread);
-}
-
 /* Seconds the reporter waits for MPI_Abort to end the job before it ends itself. */
 enum { ABORT_GRACE_S = 5 };
 
@@ -113,26 +98,12 @@ enum { ABORT_GRACE_S = 5 };
  * MPI's session directory of the job (removed by Open MPI at the end). */
 static const char *mpi_job_dir(void) { return getenv("OMPI_MCA_orte_jobfam_session_dir"); }
 
-static void die(const char *format, const char *detail) {
-  int rank = -1, initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  fprintf(stderr, "bspkit: error in %s on process %d: ", in_section ? "bsp_sync" : "bsp_begin",
-          rank);
-  fprintf(stderr, format, detail);
-  fprintf(stderr, "\n");
-  fflush(stderr);
-  if (initialized) {
-    exit_after(ABORT_GRACE_S);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  }
-  _exit(1);
-}
+/* The core's services (engine.h), set by the core when it loads this plugin. */
+BSPK_PLUGIN_API const bspk_services *bspk_engine_plugin_services;
+#define services bspk_engine_plugin_services
 
-static void *xrealloc(void *p, size_t n) {
-  void *q = realloc(p, n ? n : 1);
-  if (!q) die("out of memory: cannot allocate %s", "an MPI receive buffer");
-  return q;
+static void *xrealloc(void *p, size_t n, const char *call, const char *what) {
+  return services->realloc(p, n, call, what);
 }
 
 /* Rank 0 broadcasts, the others receive, a section command. The others poll and sleep:
@@ -195,13 +166,8 @@ static void run_sections(void) {
   sections_run_from_init = 1;
   setjmp(next_section);
   spmd_entry();
-  fprintf(stderr,
-          "bspkit: error in bsp_end on process %d: process %d returned from the SPMD function "
-          "without calling bsp_end\n",
-          rank, rank);
-  fflush(stderr);
-  exit_after(ABORT_GRACE_S);
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  services->fatal("bsp_end", rank,
+                  "process %d returned from the SPMD function without calling bsp_end", rank);
 }
 
 /* Ranks other than 0 between sections (or outside one they take no part in): wait for rank
@@ -244,9 +210,10 @@ static int64_t entry_offset(void) {
   Dl_info a, b;
   if (!dladdr((void *)spmd_entry, &a) || !dladdr((void *)first_spmd, &b) ||
       a.dli_fbase != b.dli_fbase)
-    die("%s", "the SPMD function of this section and that of the first bsp_init are in "
-              "different files (program and shared library); on the MPI back ends they "
-              "must be in the same one");
+    services->fatal("bsp_begin", 0,
+                    "the SPMD function of this section and that of the first bsp_init are in "
+                    "different files (program and shared library); on the MPI back ends they "
+                    "must be in the same one");
   return (int64_t)((char *)spmd_entry - (char *)first_spmd);
 }
 
@@ -258,11 +225,9 @@ static bspk_engine *mpi_attach(int maxprocs, int *pid, int *nprocs) {
   /* Rank 0's argument decides; the others' may be unset (read on process 0 only). */
   section_command c;
   if (rank == 0) {
-    if (maxprocs < 1) {
-      char text[64];
-      snprintf(text, sizeof text, "%d", maxprocs);
-      die("asked for %s processes; the number must be at least 1", text);
-    }
+    if (maxprocs < 1)
+      services->fatal("bsp_begin", 0, "asked for %d processes; the number must be at least 1",
+                      maxprocs);
     c = (section_command){COMMAND_START, maxprocs, entry_offset()};
     exchange_command(&c);
   } else if (received_valid) {
@@ -295,7 +260,7 @@ static bspk_engine *mpi_attach(int maxprocs, int *pid, int *nprocs) {
   e->requests = calloc(2 * (size_t)p, sizeof *e->requests);
   if (!e->header_out || !e->header_in || !e->blocks || !e->replies || !e->posts ||
       !e->counts || !e->displs || !e->requests)
-    die("out of memory: cannot allocate %s", "the MPI engine's tables");
+    services->fatal("bsp_begin", rank, "out of memory: cannot allocate the MPI engine's tables");
   *pid = rank;
   *nprocs = p;
   in_section = 1;
@@ -312,7 +277,7 @@ static void move_blocks(bspk_engine *e, const bspk_outbox *out, bspk_outbox *in,
     if (len) {
       if (len > in[q].cap) {
         free(in[q].data);
-        in[q].data = xrealloc(NULL, len);
+        in[q].data = xrealloc(NULL, len, "bsp_sync", "an MPI receive buffer");
         in[q].cap = len;
       }
       MPI_Irecv(in[q].data, (int)len, MPI_BYTE, q, tag, e->comm, &e->requests[n++]);
@@ -326,7 +291,8 @@ static void move_blocks(bspk_engine *e, const bspk_outbox *out, bspk_outbox *in,
 
 static void gather_registrations(bspk_engine *e, const bspk_post *mine) {
   int me[2] = {mine->nregops, mine->tagsize}, *all = malloc(2 * sizeof(int) * (size_t)e->nprocs);
-  if (!all) die("out of memory: cannot allocate %s", "the registration exchange");
+  if (!all)
+    services->fatal("bsp_sync", e->pid, "out of memory: cannot allocate the registration exchange");
   MPI_Allgather(me, 2, MPI_INT, all, 2, MPI_INT, e->comm);
   size_t total = 0;
   for (int q = 0; q < e->nprocs; q++) {
@@ -335,7 +301,7 @@ static void gather_registrations(bspk_engine *e, const bspk_post *mine) {
     total += (size_t)e->counts[q];
   }
   if (total > e->regops_cap) {
-    e->regops = xrealloc(e->regops, total);
+    e->regops = xrealloc(e->regops, total, "bsp_sync", "the registration exchange");
     e->regops_cap = total;
   }
   MPI_Allgatherv(mine->regops, me[0] * (int)sizeof(bspk_regop), MPI_BYTE, e->regops, e->counts,
@@ -393,7 +359,7 @@ static const bspk_outbox *mpi_exchange(bspk_engine *e, const bspk_outbox *out) {
   bspk_outbox *self = &e->replies[e->pid];
   if (out[e->pid].len > self->cap) {
     free(self->data);
-    self->data = xrealloc(NULL, out[e->pid].len);
+    self->data = xrealloc(NULL, out[e->pid].len, "bsp_sync", "an MPI receive buffer");
     self->cap = out[e->pid].len;
   }
   memcpy(self->data, out[e->pid].data, out[e->pid].len);
@@ -406,7 +372,8 @@ static void mpi_barrier(bspk_engine *e) { MPI_Barrier(e->comm); }
 static void mpi_transfer(bspk_engine *e, const bspk_transfer *sends, int nsends,
                          const bspk_transfer *recvs, int nrecvs) {
   MPI_Request *requests = malloc((size_t)(nsends + nrecvs + 1) * sizeof *requests);
-  if (!requests) die("out of memory: cannot allocate %s", "the requests of large puts");
+  if (!requests)
+    services->fatal("bsp_sync", e->pid, "out of memory: cannot allocate the requests of large puts");
   int n = 0;
   for (int i = 0; i < nrecvs; i++)
     MPI_Irecv(recvs[i].data, (int)recvs[i].nbytes, MPI_BYTE, recvs[i].pid, 2, e->comm,
@@ -422,9 +389,10 @@ static void grow_windows(bspk_engine *e, int slot) {
   if (slot < e->nwindows) return;
   int n = e->nwindows ? e->nwindows : 16;
   while (n <= slot) n *= 2;
-  e->windows = xrealloc(e->windows, (size_t)n * sizeof *e->windows);
-  e->window_base = xrealloc(e->window_base, (size_t)n * sizeof *e->window_base);
-  e->window_used = xrealloc(e->window_used, (size_t)n);
+  e->windows = xrealloc(e->windows, (size_t)n * sizeof *e->windows, "bsp_sync", "MPI windows");
+  e->window_base = xrealloc(e->window_base, (size_t)n * sizeof *e->window_base, "bsp_sync",
+                            "MPI windows");
+  e->window_used = xrealloc(e->window_used, (size_t)n, "bsp_sync", "MPI windows");
   for (int i = e->nwindows; i < n; i++) {
     e->windows[i] = MPI_WIN_NULL;
     e->window_base[i] = NULL;
@@ -515,7 +483,7 @@ static void mpi_terminate(int status) {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (initialized && !finalized) {
-    exit_after(ABORT_GRACE_S);
+    services->exit_after(ABORT_GRACE_S);
     MPI_Abort(MPI_COMM_WORLD, status);
   }
   _exit(status);

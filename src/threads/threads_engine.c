@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/engine.h"
 #include "threads/barrier.h"
 
 typedef struct threads_run threads_run;
@@ -55,12 +55,11 @@ static void *process_thread(void *arg) {
   started_engine = e;
   e->run->entry();
   /* bsp_end never returns on these processes, so the SPMD function ended without it. */
-  bspk_claim_dying();
-  fprintf(stderr,
-          "bspkit: error in bsp_end on process %d: process %d returned from the SPMD "
-          "function without calling bsp_end\n",
-          e->pid, e->pid);
-  bspk_terminate(1);
+  bspk_engine_services.fatal("bsp_end", e->pid,
+                             "process %d returned from the SPMD function without calling "
+                             "bsp_end",
+                             e->pid);
+  return NULL;
 }
 
 /* Spin long when every process has a core; when oversubscribed, give the core away soon:
@@ -88,7 +87,7 @@ static bspk_engine *threads_start(int nprocs, void (*entry)(void)) {
   struct published_post *published =
       aligned_alloc(64, sizeof(struct published_post) * (size_t)nprocs);
   if (!run || !engines || !published)
-    bspk_fatal("bsp_begin", "out of memory starting %d processes", nprocs);
+    bspk_engine_services.fatal("bsp_begin", 0, "out of memory starting %d processes", nprocs);
   memset(engines, 0, sizeof(bspk_engine) * (size_t)nprocs);
   memset(published, 0, sizeof(struct published_post) * (size_t)nprocs);
   run->nprocs = nprocs;
@@ -113,8 +112,8 @@ static bspk_engine *threads_start(int nprocs, void (*entry)(void)) {
   for (int pid = 1; pid < nprocs; pid++) {
     int err = pthread_create(&engines[pid].thread, &attr, process_thread, &engines[pid]);
     if (err)
-      bspk_fatal("bsp_begin", "cannot start process %d of %d as a thread: %s", pid, nprocs,
-                 strerror(err));
+      bspk_engine_services.fatal("bsp_begin", 0, "cannot start process %d of %d as a thread: %s",
+                                 pid, nprocs, strerror(err));
   }
   pthread_attr_destroy(&attr);
   return &engines[0];
