@@ -53,12 +53,9 @@ static void run_main_again(void) { main(main_argc, main_argv); }
 static void check_exit_inside_spmd(void) {
   bspk_proc *self = bspk_self;
   if (!self || !self->begun) return;
-  bspk_claim_dying();
-  fprintf(stderr,
-          "bspkit: error in bsp_end on process %d: the process exited (exit() or a return "
-          "from main) inside the SPMD section without calling bsp_end\n",
-          self->pid);
-  bspk_terminate(1);
+  bspk_fatal_on("bsp_end", self->pid,
+                "the process exited (exit() or a return from main) inside the SPMD section "
+                "without calling bsp_end");
 }
 
 BSPK_API void bsp_init(void (*spmd_part)(void), int argc, char *argv[]) {
@@ -78,10 +75,7 @@ static int requested_nprocs(void) {
     char *end;
     long n = strtol(env, &end, 10);
     if (*end != '\0' || n < 1 || n > 1 << 20) {
-      bspk_claim_dying();
-      fprintf(stderr, "bspkit: error in bsp_nprocs: BSPKIT_NPROCS='%s' is not a positive number\n",
-              env);
-      bspk_terminate(1);
+      bspk_fatal_on("bsp_nprocs", -1, "BSPKIT_NPROCS='%s' is not a positive number", env);
     }
     return (int)n;
   }

@@ -14,14 +14,6 @@
 #define BSPKIT_PLUGIN_INSTALL_DIR ""
 #endif
 
-static void fail(const char *format, const char *name, const char *detail) {
-  bspk_claim_dying();
-  fprintf(stderr, "bspkit: error in bsp_begin: ");
-  fprintf(stderr, format, name, detail);
-  fprintf(stderr, "\n");
-  bspk_terminate(1);
-}
-
 /* The MPI engines live in one plugin; each exports its ops as <symbol>_<variant>. */
 static const bspk_engine_ops *load_plugin(const char *backend) {
   const char *dirs[] = {getenv("BSPKIT_PLUGIN_DIR"), BSPKIT_PLUGIN_BUILD_DIR,
@@ -35,18 +27,22 @@ static const bspk_engine_ops *load_plugin(const char *backend) {
     if (!handle) snprintf(last_error, sizeof last_error, "%s", dlerror());
   }
   if (!handle)
-    fail("back end '%s' needs the MPI plugin libbspkit_mpi.so, which could not be loaded "
-         "(%s); build bspkit with MPI (Debian: apt-get install libopenmpi-dev) or set "
-         "BSPKIT_PLUGIN_DIR",
-         backend, last_error);
+    bspk_fatal_on("bsp_begin", -1,
+                  "back end '%s' needs the MPI plugin libbspkit_mpi.so, which could not be "
+                  "loaded (%s); build bspkit with MPI (Debian: apt-get install "
+                  "libopenmpi-dev) or set BSPKIT_PLUGIN_DIR",
+                  backend, last_error);
   const bspk_services **services = dlsym(handle, BSPK_SERVICES_SYMBOL);
-  if (!services) fail("back end '%s': the MPI plugin lacks %s", backend, BSPK_SERVICES_SYMBOL);
+  if (!services)
+    bspk_fatal_on("bsp_begin", -1, "back end '%s': the MPI plugin lacks %s", backend,
+                  BSPK_SERVICES_SYMBOL);
   *services = &bspk_engine_services;
   char symbol[128];
   snprintf(symbol, sizeof symbol, "%s_%s", BSPK_ENGINE_SYMBOL,
            strcmp(backend, "mpi") == 0 ? "mpi" : "mpi_rma");
   const bspk_engine_ops *ops = dlsym(handle, symbol);
-  if (!ops) fail("back end '%s': the MPI plugin lacks %s", backend, symbol);
+  if (!ops)
+    bspk_fatal_on("bsp_begin", -1, "back end '%s': the MPI plugin lacks %s", backend, symbol);
   return ops;
 }
 
@@ -54,6 +50,7 @@ const bspk_engine_ops *bspk_engine_select(void) {
   const char *name = getenv("BSPKIT_BACKEND");
   if (!name || !*name || strcmp(name, "threads") == 0) return &bspk_threads_engine;
   if (strcmp(name, "mpi") == 0 || strcmp(name, "mpi-rma") == 0) return load_plugin(name);
-  fail("unknown back end '%s' (BSPKIT_BACKEND)%s; available: threads, mpi, mpi-rma", name, "");
-  return NULL;
+  bspk_fatal_on("bsp_begin", -1,
+                "unknown back end '%s' (BSPKIT_BACKEND); available: threads, mpi, mpi-rma",
+                name);
 }

@@ -70,14 +70,25 @@ static void vreport(const char *call, int pid, const char *format, va_list ap) {
     fprintf(stderr, "bspkit: error in %s: %s\n", call, text);
 }
 
-void bspk_fatal(const char *call, const char *format, ...) {
+static void vfatal(const char *call, int pid, const char *format, va_list ap)
+    __attribute__((noreturn));
+static void vfatal(const char *call, int pid, const char *format, va_list ap) {
   bspk_claim_dying();
-  bspk_proc *self = bspk_self;
+  if (pid < 0 && bspk_self) pid = bspk_self->pid;
+  vreport(call, pid, format, ap);
+  bspk_terminate(1);
+}
+
+void bspk_fatal(const char *call, const char *format, ...) {
   va_list ap;
   va_start(ap, format);
-  vreport(call, self ? self->pid : -1, format, ap);
-  va_end(ap);
-  bspk_terminate(1);
+  vfatal(call, -1, format, ap);
+}
+
+void bspk_fatal_on(const char *call, int pid, const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  vfatal(call, pid, format, ap);
 }
 
 void bspk_fatal_outside(const char *call) {
@@ -108,20 +119,8 @@ BSPK_API void bsp_abort(const char *format, ...) {
 
 /* ---- services for engines (engine.h) ---- */
 
-static void engine_fatal(const char *call, int pid, const char *format, ...)
-    __attribute__((noreturn, format(printf, 3, 4)));
-static void engine_fatal(const char *call, int pid, const char *format, ...) {
-  bspk_claim_dying();
-  if (pid < 0 && bspk_self) pid = bspk_self->pid;
-  va_list ap;
-  va_start(ap, format);
-  vreport(call, pid, format, ap);
-  va_end(ap);
-  bspk_terminate(1);
-}
-
 static void *engine_realloc(void *p, size_t n, const char *call, const char *what) {
   return bspk_xrealloc(NULL, p, n, call, what);
 }
 
-const bspk_services bspk_engine_services = {engine_fatal, engine_realloc, exit_after};
+const bspk_services bspk_engine_services = {bspk_fatal_on, engine_realloc, exit_after};

@@ -165,6 +165,9 @@ extern _Thread_local bspk_proc *bspk_self __attribute__((tls_model("initial-exec
 /* ---- errors (errors.c) ---- */
 void bspk_fatal(const char *call, const char *format, ...)
     __attribute__((noreturn, format(printf, 2, 3), cold));
+/* The same with the process named explicitly (pid < 0: the calling process, or none). */
+void bspk_fatal_on(const char *call, int pid, const char *format, ...)
+    __attribute__((noreturn, format(printf, 3, 4), cold));
 void bspk_fatal_outside(const char *call) __attribute__((noreturn, cold));
 /* Ends the whole program with status after a message was printed. */
 void bspk_terminate(int status) __attribute__((noreturn));

@@ -22,9 +22,7 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
                             int nprocs) {
   bspk_proc *self = calloc(1, sizeof *self);
   if (!self) {
-    bspk_claim_dying();
-    fprintf(stderr, "bspkit: error in bsp_begin on process %d: out of memory\n", pid);
-    bspk_terminate(1);
+    bspk_fatal_on("bsp_begin", pid, "out of memory");
   }
   self->pid = pid;
   self->nprocs = nprocs;
@@ -47,9 +45,7 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
   for (int i = 0; i < 2; i++) {
     self->outbox[i] = calloc((size_t)nprocs, sizeof(bspk_outbox));
     if (!self->outbox[i] || !self->replies || (ops->rma_put && !self->rma_puts)) {
-      bspk_claim_dying();
-      fprintf(stderr, "bspkit: error in bsp_begin on process %d: out of memory\n", pid);
-      bspk_terminate(1);
+      bspk_fatal_on("bsp_begin", pid, "out of memory");
     }
   }
   self->start_time = bspk_now();
@@ -75,7 +71,6 @@ void bspk_proc_free(bspk_proc *self) {
   bspk_registrations_free(self);
   free(self->gets);
   free(self->get_stage);
-  free(self->own_spans);
   free(self->queue);
   free(self->kept_messages);
   free(self);

@@ -270,4 +270,5 @@ void bspk_registrations_free(bspk_proc *self) {
   free(self->index_slot);
   free(self->regops);
   free(self->pop_targets);
+  free(self->own_spans);
 }
