@@ -16,7 +16,8 @@ extern "C" {
 
 /* ---- Run-time queries ----------------------------------------------------------------- */
 
-/* The back end this program runs on: "threads", "mpi" or "mpi-rma". Valid at any time. */
+/* The name of the back end this program runs on (as given to bsprun -b, e.g. "threads").
+ * Valid at any time. */
 const char *bspk_backend(void);
 /* Number of cores this program may use (the affinity mask), independent of bsprun -n. */
 int bspk_cores(void);

@@ -30,6 +30,10 @@ void *bspk_grow(bspk_proc *self, void *array, size_t *cap, size_t need, size_t e
   return array;
 }
 
+void bspk_free_each(void *const *pointers, size_t n) {
+  for (size_t i = 0; i < n; i++) free(pointers[i]);
+}
+
 void bspk_outbox_grow(bspk_proc *self, bspk_outbox *ob, size_t need, const char *call) {
   BSPK_GROW(self, ob->data, ob->cap, ob->len + need, 4096, call, "the communication buffer");
 }

@@ -32,6 +32,16 @@ static inline int check_access(bspk_proc *self, const char *call, int pid, const
   return slot;
 }
 
+/* What every put and get does first: enter the call, check the remote access and the local
+ * buffer. Returns the slot of the remote area, or -1 when there is nothing to move. */
+static inline int begin_access(bspk_proc **self, const char *call, int pid, const void *area,
+                               int offset, int nbytes, const void *buffer, const char *role) {
+  *self = bspk_enter(call);
+  int slot = check_access(*self, call, pid, area, offset, nbytes);
+  bspk_check_buffer(call, buffer, role, nbytes);
+  return nbytes == 0 ? -1 : slot;
+}
+
 /* ---- put and get ---------------------------------------------------------------------- */
 
 static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src, int offset,
@@ -85,10 +95,9 @@ static void queue_large_put(bspk_proc *self, int pid, int slot, const void *src,
 
 BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
                       bsp_size_t nbytes) {
-  bspk_proc *self = bspk_enter("bsp_put");
-  int slot = check_access(self, "bsp_put", pid, dst, offset, nbytes);
-  bspk_check_buffer("bsp_put", src, "the source", nbytes);
-  if (nbytes == 0) return;
+  bspk_proc *self;
+  int slot = begin_access(&self, "bsp_put", pid, dst, offset, nbytes, src, "the source");
+  if (slot < 0) return;
   if (BSPK_UNLIKELY(wants_large_path(self, pid, nbytes)))
     queue_large_put(self, pid, slot, src, offset, nbytes, 0, "bsp_put");
   else
@@ -97,10 +106,9 @@ BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offs
 
 BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
                         bsp_size_t nbytes) {
-  bspk_proc *self = bspk_enter("bsp_hpput");
-  int slot = check_access(self, "bsp_hpput", pid, dst, offset, nbytes);
-  bspk_check_buffer("bsp_hpput", src, "the source", nbytes);
-  if (nbytes == 0) return;
+  bspk_proc *self;
+  int slot = begin_access(&self, "bsp_hpput", pid, dst, offset, nbytes, src, "the source");
+  if (slot < 0) return;
   if (self->ops->direct_access) {
     memcpy(bspk_remote_address(self, slot, pid, offset), src, (size_t)nbytes);
   } else if (self->ops->rma_put && nbytes >= self->rma_min_bytes) {
@@ -132,19 +140,17 @@ static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst,
 
 BSPK_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
                       bsp_size_t nbytes) {
-  bspk_proc *self = bspk_enter("bsp_get");
-  int slot = check_access(self, "bsp_get", pid, src, offset, nbytes);
-  bspk_check_buffer("bsp_get", dst, "the destination", nbytes);
-  if (nbytes == 0) return;
+  bspk_proc *self;
+  int slot = begin_access(&self, "bsp_get", pid, src, offset, nbytes, dst, "the destination");
+  if (slot < 0) return;
   queue_get(self, pid, slot, offset, dst, nbytes, "bsp_get");
 }
 
 BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
                         bsp_size_t nbytes) {
-  bspk_proc *self = bspk_enter("bsp_hpget");
-  int slot = check_access(self, "bsp_hpget", pid, src, offset, nbytes);
-  bspk_check_buffer("bsp_hpget", dst, "the destination", nbytes);
-  if (nbytes == 0) return;
+  bspk_proc *self;
+  int slot = begin_access(&self, "bsp_hpget", pid, src, offset, nbytes, dst, "the destination");
+  if (slot < 0) return;
   if (self->ops->direct_access) {
     memcpy(dst, bspk_remote_address(self, slot, pid, offset), (size_t)nbytes);
   } else if (self->ops->rma_get && nbytes >= self->rma_min_bytes) {

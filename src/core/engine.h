@@ -154,10 +154,12 @@ typedef struct bspk_services {
 extern const bspk_services bspk_engine_services;
 #define BSPK_SERVICES_SYMBOL "bspk_engine_plugin_services"
 
-/* A back end built as a plugin (libbspkit_<name>.so) exports its ops under this name. */
+/* The plugin (libbspkit_mpi.so) exports each of its back ends' ops as
+ * BSPK_ENGINE_SYMBOL "_" name, with '-' in the name as '_' (bspk_engine_plugin_ops_mpi_rma). */
 #define BSPK_ENGINE_SYMBOL "bspk_engine_plugin_ops"
 
-/* The engine named by BSPKIT_BACKEND (default: threads); an unknown name is an error. */
+/* The engine named by BSPKIT_BACKEND (default: the built-in one); an unknown name is an
+ * error. */
 const bspk_engine_ops *bspk_engine_select(void);
 
 #endif

@@ -1,7 +1,8 @@
 /* engine_registry.c - choosing the back end at run time (BSPKIT_BACKEND).
  *
  * The threads engine is built in. The MPI engines are plugins (libbspkit_mpi.so), loaded
- * only when asked for, so that programs on the default back end need no MPI installed. */
+ * only when asked for, so that programs on the default back end need no MPI installed.
+ * Which names exist is set in src/CMakeLists.txt (BSPKIT_PLUGIN_BACKENDS, BSPKIT_ALL_BACKENDS). */
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -13,8 +14,25 @@
 #ifndef BSPKIT_PLUGIN_INSTALL_DIR
 #define BSPKIT_PLUGIN_INSTALL_DIR ""
 #endif
+/* The back ends' names come from src/CMakeLists.txt, where they are listed once. */
+#ifndef BSPKIT_PLUGIN_BACKENDS
+#error "BSPKIT_PLUGIN_BACKENDS (the plugin back ends' names) is set by src/CMakeLists.txt"
+#endif
 
-/* The MPI engines live in one plugin; each exports its ops as <symbol>_<variant>. */
+/* Is `name` one of the space-separated words of `list`? */
+static int is_listed(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *w = list; *w;) {
+    size_t len = strcspn(w, " ");
+    if (len == n && strncmp(w, name, n) == 0) return 1;
+    w += len;
+    w += strspn(w, " ");
+  }
+  return 0;
+}
+
+/* The plugin engines live in one library; each exports its ops as
+ * <BSPK_ENGINE_SYMBOL>_<its name with '-' as '_'>. */
 static const bspk_engine_ops *load_plugin(const char *backend) {
   const char *dirs[] = {getenv("BSPKIT_PLUGIN_DIR"), BSPKIT_PLUGIN_BUILD_DIR,
                         BSPKIT_PLUGIN_INSTALL_DIR};
@@ -38,8 +56,9 @@ static const bspk_engine_ops *load_plugin(const char *backend) {
                   BSPK_SERVICES_SYMBOL);
   *services = &bspk_engine_services;
   char symbol[128];
-  snprintf(symbol, sizeof symbol, "%s_%s", BSPK_ENGINE_SYMBOL,
-           strcmp(backend, "mpi") == 0 ? "mpi" : "mpi_rma");
+  int len = snprintf(symbol, sizeof symbol, "%s_%s", BSPK_ENGINE_SYMBOL, backend);
+  for (int i = len - (int)strlen(backend); i < len; i++)
+    if (symbol[i] == '-') symbol[i] = '_';
   const bspk_engine_ops *ops = dlsym(handle, symbol);
   if (!ops)
     bspk_fatal_on("bsp_begin", -1, "back end '%s': the MPI plugin lacks %s", backend, symbol);
@@ -48,9 +67,8 @@ static const bspk_engine_ops *load_plugin(const char *backend) {
 
 const bspk_engine_ops *bspk_engine_select(void) {
   const char *name = getenv("BSPKIT_BACKEND");
-  if (!name || !*name || strcmp(name, "threads") == 0) return &bspk_threads_engine;
-  if (strcmp(name, "mpi") == 0 || strcmp(name, "mpi-rma") == 0) return load_plugin(name);
-  bspk_fatal_on("bsp_begin", -1,
-                "unknown back end '%s' (BSPKIT_BACKEND); available: threads, mpi, mpi-rma",
-                name);
+  if (!name || !*name || strcmp(name, bspk_threads_engine.name) == 0) return &bspk_threads_engine;
+  if (is_listed(BSPKIT_PLUGIN_BACKENDS, name)) return load_plugin(name);
+  bspk_fatal_on("bsp_begin", -1, "unknown back end '%s' (BSPKIT_BACKEND); available: %s", name,
+                BSPKIT_ALL_BACKENDS);
 }

@@ -208,6 +208,10 @@ void *bspk_grow(bspk_proc *self, void *array, size_t *cap, size_t need, size_t e
 #define BSPK_GROW(self, array, cap, need, first, call, what)                               \
   ((array) = bspk_grow((self), (array), &(cap), (size_t)(need), sizeof *(array), (first),   \
                        (call), (what)))
+/* free() each of a list of pointers: BSPK_FREE_ALL(self->a, self->b, ...). */
+void bspk_free_each(void *const *pointers, size_t n);
+#define BSPK_FREE_ALL(...)                                                                 \
+  bspk_free_each((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* The one check of a destination process id (put, get, send, collectives). */
 static inline void bspk_check_pid(const bspk_proc *self, const char *call, int pid) {

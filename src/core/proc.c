@@ -62,16 +62,8 @@ void bspk_proc_free(bspk_proc *self) {
     free(self->replies[q].data);
     if (self->rma_puts) free(self->rma_puts[q].data);
   }
-  free(self->replies);
-  free(self->rma_puts);
-  free(self->large_started);
-  free(self->large_sends);
-  free(self->large_copies);
-  free(self->large_recvs);
   bspk_registrations_free(self);
-  free(self->gets);
-  free(self->get_stage);
-  free(self->queue);
-  free(self->kept_messages);
-  free(self);
+  BSPK_FREE_ALL(self->replies, self->rma_puts, self->large_started, self->large_sends,
+                self->large_copies, self->large_recvs, self->gets, self->get_stage, self->queue,
+                self->kept_messages, self);
 }

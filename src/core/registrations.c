@@ -265,10 +265,6 @@ void bspk_registrations_apply(bspk_proc *self) {
 
 void bspk_registrations_free(bspk_proc *self) {
   for (size_t s = 0; s < self->slots_cap; s++) free(self->slots[s].peer);
-  free(self->slots);
-  free(self->index_key);
-  free(self->index_slot);
-  free(self->regops);
-  free(self->pop_targets);
-  free(self->own_spans);
+  BSPK_FREE_ALL(self->slots, self->index_key, self->index_slot, self->regops, self->pop_targets,
+                self->own_spans);
 }
