@@ -19,6 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bspk_alloc.h"
+#include "bspk_clock.h"
+#include "bspk_json.h"
+#include "bspk_spmd.h"
+#include "bspk_stats.h"
+
 /* One superstep's counts on this process. The words this process moved are kept per peer
  * (out_to: its puts and sends; in_from: its gets), so that process 0 can rebuild the whole
  * p x p traffic matrix and take h = max(sent, received) for every process (eq. 2.1). */
@@ -37,14 +43,7 @@ static _Thread_local struct {
   double *in_from;     /* (capacity + 1) x p words */
 } acc;
 
-static void *xrealloc(void *ptr, size_t bytes) {
-  void *q = realloc(ptr, bytes ? bytes : 1);
-  if (!q) {
-    bsp_abort("bspalg: out of memory for the cost counters (%zu bytes)\n", bytes);
-    exit(1); /* not reached */
-  }
-  return q;
-}
+static void *xrealloc(void *ptr, size_t bytes) { return bspk_xrealloc("bspalg", ptr, bytes); }
 
 static void clear_step(int k) {
   acc.step[k] = (step_counts){0.0, 0.0, NULL, NULL};
@@ -113,45 +112,19 @@ void bspalg_sync(const char *primitive, const char *pattern) {
 /* ------------------------------------------------------------------------- report */
 
 double bspalg_median(const double *v, int n) {
-  double *s = malloc((size_t)n * sizeof *s);
-  if (!s) return v[0];
+  double *s = xrealloc(NULL, (size_t)n * sizeof *s);
   memcpy(s, v, (size_t)n * sizeof *s);
-  for (int i = 1; i < n; i++) { /* insertion sort: n is a handful of repetitions */
-    double x = s[i];
-    int j = i - 1;
-    for (; j >= 0 && s[j] > x; j--) s[j + 1] = s[j];
-    s[j + 1] = x;
-  }
-  double m = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  bspk_sort_doubles(s, n);
+  double m = bspk_median_of_sorted(s, n);
   free(s);
   return m;
 }
 
-double bspalg_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double bspalg_now(void) { return bspk_monotonic_seconds(); }
 
-static void json_string(FILE *f, const char *s) {
-  if (!s) {
-    fputs("null", f);
-    return;
-  }
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-    else fputc(ch, f);
-  }
-  fputc('"', f);
-}
+static void json_string(FILE *f, const char *s) { bspk_json_write_string(f, s); }
 
-static void json_number(FILE *f, double x) {
-  if (isfinite(x)) fprintf(f, "%.10g", x);
-  else fputs("null", f);
-}
+static void json_number(FILE *f, double x) { bspk_json_write_number(f, "%.10g", x); }
 
 /* What one superstep cost, over all processes (process 0, after the gather). */
 typedef struct {
@@ -314,14 +287,10 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
 
 double bspalg_max_over_procs(double v) {
   int p = bsp_nprocs();
-  double *all = calloc((size_t)p, sizeof *all);
-  if (!all) bsp_abort("bspalg: out of memory\n");
+  double *all = xrealloc(NULL, (size_t)p * sizeof *all);
   bsp_push_reg(all, p * (int)sizeof *all);
   bsp_sync();
-  for (int t = 0; t < p; t++) bsp_put(t, &v, all, bsp_pid() * (int)sizeof v, sizeof v);
-  bsp_sync();
-  double m = all[0];
-  for (int t = 1; t < p; t++) m = fmax(m, all[t]);
+  double m = bspk_max_over_processes(v, all);
   bsp_pop_reg(all);
   bsp_sync();
   free(all);

@@ -1,0 +1,21 @@
+/*
+ * bspk_clock.h - the clock every bspkit program times with (part of common/, see README.md).
+ *
+ * CLOCK_MONOTONIC: never steps back when the date is set, so differences are durations.
+ * clock_gettime is POSIX: build with _GNU_SOURCE or _POSIX_C_SOURCE >= 199309L (as the
+ * programs here do); a header cannot set that for the file that includes it.
+ */
+#ifndef BSPK_CLOCK_H
+#define BSPK_CLOCK_H
+
+#include <time.h>
+
+/* Seconds since an arbitrary fixed point; only differences mean anything. */
+static inline double bspk_monotonic_seconds(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#endif /* BSPK_CLOCK_H */
