@@ -1,4 +1,5 @@
-"""The `bspkit` command: probe, fit, report, compare, run, validate.
+"""The `bspkit` command: parses the arguments and dispatches to the command modules
+(bspkit.commands: probe, fit, report, compare, run; bspkit.validate: validate).
 
 Exit status: 0 on success, 1 when something fails (a raw file that cannot be read, a build or
 a bspprobe run that fails), 2 for a usage error (argparse's convention).
@@ -7,525 +8,18 @@ a bspprobe run that fails), 2 for a usage error (argparse's convention).
 from __future__ import annotations
 
 import argparse
-import json
-import shlex
-import shutil
 import sys
-from pathlib import Path
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 from bspkit import __version__
+from bspkit.algorithms import REGISTRY
+from bspkit.console import Failure, UsageError, print_error
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2
 
-
-class Failure(Exception):
-    """A failure (exit status 1) with a message for the user."""
-
-
-def _err(msg: str) -> None:
-    print(f"bspkit: error: {msg}", file=sys.stderr)
-
-
-def progress(msg: str) -> None:
-    print(f"bspkit: {msg}", file=sys.stderr, flush=True)
-
-
-# ------------------------------------------------------------------------- inputs
-
-
-def resolve_input(arg: str) -> tuple[str, Path]:
-    """A run directory, a raw .jsonl file or a params .json file -> (kind, path)."""
-    p = Path(arg)
-    if p.is_dir():
-        if (p / "raw.jsonl").is_file():
-            return "raw", p / "raw.jsonl"
-        if (p / "params.json").is_file():
-            return "params", p / "params.json"
-        raise Failure(f"{arg}: no raw.jsonl (or params.json) in this directory")
-    if not p.exists():
-        raise Failure(f"{arg}: no such file or directory")
-    if p.suffix == ".json":
-        return "params", p
-    return "raw", p
-
-
-def load_fit(raw: Path) -> tuple[Any, dict[str, Any]]:
-    from bspkit.fit import fit_run
-    from bspkit.rawdata import RawDataError, load_raw
-
-    progress(f"reading {raw}")
-    try:
-        run = load_raw(raw)
-    except RawDataError as e:
-        raise Failure(str(e)) from None
-    progress(f"fitting {len(run.g_keys())} g surfaces ({len(run.g)} grid points), f, l, As, validation")
-    return run, fit_run(run)
-
-
-def load_params(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise Failure(f"cannot read {path}: {e.strerror or e}") from None
-    except json.JSONDecodeError as e:
-        raise Failure(f"{path}: not JSON: {e.msg} (line {e.lineno})") from None
-    if not isinstance(data, dict) or data.get("format") != 1 or "g" not in data:
-        raise Failure(f"{path}: not a bspkit parameter file (format 1)")
-    return data
-
-
-def write_text(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise Failure(f"cannot write {path}: {e.strerror or e}") from None
-
-
-def params_json(params: dict[str, Any]) -> str:
-    return json.dumps(params, indent=1, allow_nan=False) + "\n"
-
-
-def default_beside(raw: Path, name: str, suffix: str) -> Path:
-    """run/raw.jsonl -> run/<name>; other.jsonl -> other<suffix>."""
-    if raw.name == "raw.jsonl":
-        return raw.with_name(name)
-    return raw.with_name(raw.stem + suffix)
-
-
-def summary_lines(params: dict[str, Any]) -> list[str]:
-    """A short text summary of a parameter file for the terminal."""
-    out = []
-    m = params.get("machine", {})
-    out.append(f"{m.get('library')}/{m.get('backend')} on {m.get('host')}, p = {params.get('p')}")
-    out.append(f"  {'primitive/pattern':<22} {'g_inf ns/w':>11} {'h_half w':>9} {'o w':>8}   model     (LSQ eq. 2.6; '-' = failed fit, see flags)")
-    for key, e in params.get("g", {}).items():
-        q = e.get("lsq") or {}
-
-        def v(name: str, scale: float, fmt: str) -> str:
-            t = q.get(name)
-            width = int(fmt.split(".")[0])
-            return format(t[0] * scale, fmt) if t else "-".rjust(width)
-
-        pm = (e.get("predict") or {}).get("model", "none")
-        out.append(f"  {key:<22} {v('g_inf', 1e9, '11.4g')} {v('h_half', 1, '9.0f')} {v('o', 1, '8.1f')}   {pm}")
-    l = params.get("l", {})
-    if l:
-        out.append("  l: " + ", ".join(f"{k} {v * 1e6:.3g} us" if v else f"{k} -" for k, v in l.items()))
-    f = params.get("f", {})
-    if f:
-        out.append("  f: " + ", ".join(f"{k} {v * 1e9:.3g} ns" if v else f"{k} -" for k, v in f.items()))
-    val = params.get("validation", {})
-    if val.get("used"):
-        gl = val.get("global") or {}
-        out.append(
-            f"  validation (eq. 2.6 per h): mean |error| {val['mean_abs_rel_error']:.1%}, max {val['max_abs_rel_error']:.1%} "
-            f"over {val['used']} points: {'PASS' if val.get('pass') else 'FAIL'}"
-            + (f" (one global fit: {gl['mean_abs_rel_error']:.1%})" if gl.get("mean_abs_rel_error") is not None else "")
-        )
-        drift, st = val.get("drift") or {}, val.get("stable_state") or {}
-        if drift.get("share_off"):
-            out.append(
-                f"  warning: the machine changed speed during the run (up to {drift['max_factor']:.2f}x the fit, "
-                f"{drift['share_off']:.0%} of the run)"
-                + (f"; on the {st['points']} points measured in the fit's state: {st['mean_abs_rel_error']:.1%}"
-                   if st.get("mean_abs_rel_error") is not None else "")
-            )
-    for chk in params.get("checks", {}).get("memcpy", []):
-        if chk.get("ratio") is not None:
-            out.append(f"  {chk['key']} time per word at h = {chk.get('h')} / memcpy's = {chk['ratio']:.2f} "
-                       f"({'at most' if chk['pass'] else 'MORE than'} 1.5x)")
-    for w in params.get("noise", {}).get("warnings", []):
-        out.append(f"  warning: {w}")
-    return out
-
-
-# ----------------------------------------------------------------------- commands
-
-
-def cmd_fit(args: argparse.Namespace) -> int:
-    kind, raw = resolve_input(args.raw)
-    if kind != "raw":
-        raise Failure(f"{args.raw}: fit needs a raw .jsonl file (or a run directory with raw.jsonl)")
-    _run, params = load_fit(raw)
-    text = params_json(params)
-    if args.output == "-":
-        sys.stdout.write(text)
-        return 0
-    out = Path(args.output) if args.output else default_beside(raw, "params.json", ".params.json")
-    write_text(out, text)
-    print("\n".join(summary_lines(params)))
-    print(f"parameters written to {out}")
-    return 0
-
-
-def write_report(items: list[tuple[Any, dict[str, Any]]], out: Path) -> int:
-    from bspkit.report import run_report
-
-    html, nimg = run_report(items)
-    write_text(out, html)
-    print(f"report written to {out} ({nimg} plots)")
-    return nimg
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    items: list[tuple[Any, dict[str, Any], Path]] = []
-    for arg in args.inputs:
-        kind, path = resolve_input(arg)
-        if kind != "raw":
-            raise Failure(f"{arg}: report needs the raw samples (raw.jsonl); it refits them")
-        run, params = load_fit(path)
-        items.append((run, params, path))
-        if args.write_params:
-            out = default_beside(path, "params.json", ".params.json")
-            write_text(out, params_json(params))
-            print(f"parameters written to {out}")
-    if args.output:
-        write_report([(r, p) for r, p, _ in items], Path(args.output))
-    else:
-        for run, params, path in items:
-            write_report([(run, params)], default_beside(path, "report.html", ".report.html"))
-    return 0
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from bspkit.report import bullets, compare_report, ranking_rows
-
-    entries: list[tuple[str, dict[str, Any]]] = []
-    for arg in args.runs:
-        kind, path = resolve_input(arg)
-        if kind == "raw":
-            _run, params = load_fit(path)
-        else:
-            params = load_params(path)
-        m = params.get("machine", {})
-        label = f"{m.get('library', '?')}/{m.get('backend', '?')} {m.get('host', '?')} p={params.get('p', '?')} ({arg})"
-        entries.append((label, params))
-    html, nimg = compare_report(entries)
-    out = Path(args.output)
-    write_text(out, html)
-    for i, (lab, _p) in enumerate(entries):
-        print(f"R{i + 1}: {lab}")
-    rk = ranking_rows([p for _l, p in entries])
-    width = max(len(n) for n, _s, _w in rk)
-    print(f"{'':<{width}}  " + "  ".join(f"{'R' + str(i + 1):<5}" for i in range(len(entries))))
-    for name, scores, _what in rk:
-        print(f"{name:<{width}}  " + "  ".join(f"{b:<5}" for b in bullets(scores)))
-    print(f"comparison written to {out} ({nimg} plots)")
-    return 0
-
-
-def cmd_probe(args: argparse.Namespace, extra: list[str]) -> int:
-    from bspkit import probe as pr
-
-    if args.nprocs is not None and args.nprocs < 1:
-        raise UsageError("-n must be a positive integer")
-    if args.bspcc and args.probe_binary:
-        raise UsageError("--bspcc and --probe-binary exclude each other")
-    if args.launcher is not None and not args.launcher.strip():
-        raise UsageError("--launcher needs a command")
-    nprocs = args.nprocs or pr.cores()
-    root = pr.repo_root()
-    try:
-        bsprun: Path | None = None
-        if args.bspcc:
-            backend = args.library_name or Path(args.bspcc).name
-            if root is None:
-                raise Failure("cannot find the bspprobe sources: set BSPKIT_SOURCE_DIR")
-        else:
-            backend = args.backend
-        outdir = Path(args.output_dir) if args.output_dir else pr.default_output_dir(root, backend.replace("/", "_"), nprocs)
-        outdir.mkdir(parents=True, exist_ok=True)
-        if args.bspcc:
-            assert root is not None
-            binary = pr.build_other(root, args.bspcc, outdir, shlex.split(args.bspcc_flags or ""))
-        elif args.probe_binary:
-            binary = Path(args.probe_binary)
-            if not binary.is_file():
-                raise Failure(f"--probe-binary {binary}: no such file")
-        else:
-            if root is None:
-                raise Failure("cannot find the bspkit sources: set BSPKIT_SOURCE_DIR")
-            build_dir = Path(args.build_dir) if args.build_dir else pr.default_build_dir(root)
-            if pr.needs_build(root, build_dir):
-                progress(f"bspprobe in {build_dir} is missing or older than the sources: building")
-                pr.build(root, build_dir)
-            binary = build_dir / "probe" / "bspprobe"
-        if not args.bspcc and args.launcher is None:
-            # bspkit's own bspprobe runs through bsprun (it knows the back ends).
-            cands = []
-            if args.build_dir:
-                cands.append(Path(args.build_dir) / "bin" / "bsprun")
-            try:
-                cands.append(pr.default_build_dir(root) / "bin" / "bsprun")
-            except pr.ProbeError:
-                pass
-            bsprun = next((c for c in cands if c.is_file()), None)
-            if bsprun is None:
-                found = shutil.which("bsprun")
-                if found is None:
-                    raise Failure("cannot find bsprun (build bspkit, or give --build-dir or --launcher)")
-                bsprun = Path(found)
-        raw = outdir / "raw.jsonl"
-        run = pr.probe_command(binary, raw, nprocs, backend, bsprun, args.launcher, args.quick, args.library_name, extra)
-        run.run()
-    except pr.ProbeError as e:
-        raise Failure(str(e)) from None
-    if not raw.is_file():
-        raise Failure(f"bspprobe finished but wrote no {raw}")
-    run_, params = load_fit(raw)
-    write_text(outdir / "params.json", params_json(params))
-    progress("writing the report")
-    write_report([(run_, params)], outdir / "report.html")
-    print("\n".join(summary_lines(params)))
-    print(f"raw samples: {raw}\nparameters:  {outdir / 'params.json'}\nreport:      {outdir / 'report.html'}")
-    return 0
-
-
-# ------------------------------------------------------------------- run / validate
-
-# Default sweeps of `bspkit validate` (sizes n, and the second parameter where there is one);
-# --quick takes the first entries only. Runs under 0.1 s are measured but not scored.
-VALIDATE_DEFAULTS: dict[str, tuple[list[int], list[str]]] = {
-    "inprod": ([64 * 10**6, 160 * 10**6, 320 * 10**6], []),  # 320e6: 5 GiB of vectors, 0.14 s at p = 2
-    "matmul-blockcyclic": ([1000, 1500, 2000, 3000], ["1", "8", "27", "64"]),
-    "matmul-static2d": ([1000, 1500, 2000, 3000], ["1", "8", "27", "64"]),
-    "cannon-put": ([1000, 1500, 2000, 3000, 4000], []),
-    "cannon-get": ([1000, 1500, 2000, 3000, 4000], []),
-    "llcs-dp": ([20000, 40000, 80000], ["1", "4", "16"]),
-    "llcs-bitpar": ([100000, 200000, 400000], ["1", "4", "16"]),
-}
-
-
-def _tools(args: argparse.Namespace, driver: str) -> tuple[Path, Path]:
-    """(bsprun, bindir) of the build, building it first when the driver is missing or older
-    than the sources."""
-    from bspkit import probe as pr
-
-    root = pr.repo_root()
-    try:
-        build_dir = Path(args.build_dir) if args.build_dir else pr.default_build_dir(root)
-    except pr.ProbeError as e:
-        raise Failure(str(e)) from None
-    bsprun = build_dir / "bin" / "bsprun"
-    exe = build_dir / "bin" / driver
-    if root is not None and (not exe.is_file() or exe.stat().st_mtime < pr.newest_source(root)):
-        progress(f"bspkit in {build_dir} is missing or older than the sources: building")
-        try:
-            pr.build(root, build_dir)
-        except pr.ProbeError as e:
-            raise Failure(str(e)) from None
-    if not bsprun.is_file():
-        raise Failure(f"{bsprun} does not exist: build bspkit or give --build-dir")
-    return bsprun, build_dir / "bin"
-
-
-def _newest_params(backend: str, nprocs: int) -> Path | None:
-    from bspkit import probe as pr
-
-    root = pr.repo_root()
-    base = (root if root is not None else Path.cwd()) / "results" / "probe"
-    cands = sorted(base.glob(f"*-{backend}-p{nprocs}-*/params.json"), key=lambda q: q.stat().st_mtime)
-    return cands[-1] if cands else None
-
-
-def _params_for(args: argparse.Namespace, nprocs: int, required: bool) -> tuple[Path | None, dict[str, Any] | None]:
-    if args.params:
-        path = Path(args.params)
-        return path, load_params(path)
-    found = _newest_params(args.backend, nprocs)
-    if found is None:
-        if required:
-            raise Failure(
-                f"no parameter file: give --params FILE, or run `bspkit probe -b {args.backend} -n {nprocs}` first "
-                "(its params.json under results/probe/ is found by itself)"
-            )
-        return None, None
-    progress(f"parameters: {found} (the newest probe for {args.backend}, p = {nprocs})")
-    return found, load_params(found)
-
-
-def cmd_run(args: argparse.Namespace, extra: list[str]) -> int:
-    from bspkit import algorithms as al
-    from bspkit import probe as pr
-
-    try:
-        alg = al.find_algorithm(args.algorithm)
-    except al.AlgorithmError as e:
-        raise UsageError(str(e)) from None
-    nprocs = args.nprocs or pr.cores()
-    bsprun, bindir = _tools(args, alg.driver)
-    params_path, params = _params_for(args, nprocs, required=False) if args.predict or args.params else (None, None)
-    dargs = list(extra)
-    if args.size is not None:
-        dargs += ["--size", str(args.size)]
-    if params is not None and "--measure-f" not in dargs:
-        dargs.append("--measure-f")
-    try:
-        res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs)
-    except al.AlgorithmError as e:
-        raise Failure(str(e)) from None
-    sys.stdout.write(res.stdout)
-    d = res.data
-    f = d.get("f_s_per_unit")
-    eff = al.efficiency(alg, d, f)
-    if eff is not None:
-        print(f"efficiency (one-process kernel time of the whole problem / p T): {eff:.1%}")
-    if params is not None:
-        try:
-            pred = al.predict(params, d)
-        except al.AlgorithmError as e:
-            raise Failure(str(e)) from None
-        print(f"predicted from {params_path} (work {pred['work_s']:.4g} s at f = {pred['f_s_per_unit']:.3g} s/{d.get('work_unit')}):")
-        for m in al.MODELS:
-            v = pred[m]
-            err = al.relative_error(v, d["time_s"])
-            print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -")
-    if args.json:
-        write_text(Path(args.json), json.dumps(d) + "\n")
-        print(f"run written to {args.json}")
-    return 0
-
-
-def _split_list(text: str | None, what: str) -> list[str]:
-    if text is None:
-        return []
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise UsageError(f"{what} needs a comma-separated list")
-    return items
-
-
-def cmd_validate(args: argparse.Namespace, extra: list[str]) -> int:
-    import datetime as dt
-    import os
-    import statistics
-
-    from bspkit import algorithms as al
-    from bspkit import probe as pr
-    from bspkit import validate_report as vr
-
-    try:
-        alg = al.find_algorithm(args.algorithm)
-    except al.AlgorithmError as e:
-        raise UsageError(str(e)) from None
-    nprocs = args.nprocs or pr.cores()
-    default_sizes, default_sweep = VALIDATE_DEFAULTS.get(alg.name, ([], []))
-    try:
-        sizes = [int(v) for v in _split_list(args.sizes, "--sizes")] or default_sizes
-    except ValueError:
-        raise UsageError(f"--sizes must be integers, not '{args.sizes}'") from None
-    sweep_vals = _split_list(args.values, "--values") or default_sweep
-    if args.values and not alg.sweep_option:
-        raise UsageError(f"{alg.name} has no second parameter to sweep")
-    if args.quick:
-        sizes, sweep_vals = sizes[:2], sweep_vals[:2]
-    params_path, params = _params_for(args, nprocs, required=True)
-    assert params is not None and params_path is not None
-    if params.get("p") not in (None, nprocs):
-        progress(f"warning: the parameters were measured at p = {params.get('p')}, the runs use p = {nprocs}")
-    bsprun, bindir = _tools(args, alg.driver)
-    outdir = Path(args.output_dir) if args.output_dir else (pr.repo_root() or Path.cwd()) / "results" / "validate" / (
-        f"{alg.name}-{args.backend}-p{nprocs}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    )
-    configs = [(n, v) for v in (sweep_vals or [None]) for n in sizes]
-    rows: list[dict[str, Any]] = []
-    load0 = os.getloadavg()
-    for i, (n, v) in enumerate(configs):
-        dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", "--no-check", *extra]
-        if v is not None and alg.sweep_option:
-            dargs += [alg.sweep_option, v]
-        progress(f"[{i + 1}/{len(configs)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else ""))
-        try:
-            res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout)
-        except al.AlgorithmError as e:
-            if args.keep_going:
-                progress(f"skipped: {e}")
-                continue
-            raise Failure(str(e)) from None
-        d = res.data
-        try:
-            pred = al.predict(params, d)
-            pred_alone = al.predict(params, d, d.get("f_s_per_unit"))
-        except al.AlgorithmError as e:
-            raise Failure(str(e)) from None
-        row = {
-            "params": d.get("params", {}),
-            "sweep_value": v,
-            "measured_s": d["time_s"],
-            "times_s": d.get("times_s"),
-            "W": d.get("W"),
-            "H": d.get("H"),
-            "S": d.get("S"),
-            "f_s_per_unit": d.get("f_s_per_unit"),
-            "efficiency": al.efficiency(alg, d, d.get("f_s_per_unit")),
-            "predicted_s": {m: pred[m] for m in al.MODELS},
-            "work_s": pred["work_s"],
-            "f_used_s_per_unit": pred["f_s_per_unit"],
-            "f_all_s_per_unit": d.get("f_all_s_per_unit"),
-            "rel_error": {m: al.relative_error(pred[m], d["time_s"]) for m in al.MODELS},
-            # the thesis' f (the kernel on one process alone), for comparison
-            "rel_error_f_alone": {m: al.relative_error(pred_alone[m], d["time_s"]) for m in al.MODELS},
-            "command": res.command,
-        }
-        rows.append(row)
-        errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in al.MODELS if row["rel_error"][m] is not None)
-        eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
-        progress(f"    measured {d['time_s']:.4g} s{eff}; predicted: {errs}")
-    if not rows:
-        raise Failure("no run finished")
-
-    def group_summary(rs: list[dict[str, Any]]) -> dict[str, Any]:
-        out = al.summarize(rs)
-        alone = al.summarize([{**r, "rel_error": r["rel_error_f_alone"]} for r in rs])
-        out["f_alone"] = {m: alone[m] for m in al.MODELS}
-        effs = [r["efficiency"] for r in rs if r["efficiency"] is not None and r["measured_s"] >= al.MIN_VALIDATED_TIME_S]
-        out["efficiency"] = statistics.fmean(effs) if effs else None
-        return out
-
-    overall = group_summary(rows)
-    for r in rows:
-        r["best_model"] = overall.get("best_model")
-    by_sweep = []
-    for v in sweep_vals or [None]:
-        rs = [r for r in rows if r["sweep_value"] == v]
-        if rs:
-            by_sweep.append((v if v is not None else "all sizes", group_summary(rs)))
-    sweep_key = alg.sweep_option.lstrip("-") if alg.sweep_option else None
-    result = {
-        "format": 1,
-        "algorithm": alg.name,
-        "description": alg.description,
-        "backend": args.backend,
-        "p": nprocs,
-        "sweep": sweep_key,
-        "params_file": str(params_path),
-        "params_p": params.get("p"),
-        "machine": params.get("machine", {}),
-        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-        "loadavg_start": [round(x, 2) for x in load0],
-        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
-        "command": "bspkit " + " ".join(sys.argv[1:]),
-        "rows": rows,
-        "summary": {"all": overall, "by_sweep": by_sweep},
-    }
-    js, page_path, nimg = vr.write(result, outdir)
-    print(f"{alg.name} on {args.backend}, p = {nprocs}: {overall['runs']} runs, {overall['runs_used']} of >= {al.MIN_VALIDATED_TIME_S} s")
-    print(f"  {'':<14} {'efficiency':>10} " + " ".join(f"{m:>9}" for m in al.MODELS) + "   (mean |relative error|)")
-    for v, sm in by_sweep + [("all", overall)]:
-        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in al.MODELS)
-        eff = f"{sm['efficiency']:>10.1%}" if sm.get("efficiency") is not None else f"{'-':>10}"
-        print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
-    if overall.get("best_model"):
-        print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
-    print(f"results: {js}\nreport:  {page_path} ({nimg} plots)")
-    return 0
-
-
-class UsageError(Exception):
-    pass
+# the commands that pass what follows `--` on to the program they run
+PASS_THROUGH = ("probe", "run", "validate")
 
 
 # -------------------------------------------------------------------------- parser
@@ -616,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("runs", nargs="+", metavar="RUN", help="run directories, raw .jsonl files or params .json files (two or more)")
     c.add_argument("-o", "--output", default="compare.html", metavar="FILE", help="the page to write (default: compare.html)")
 
-    algs = "inprod, matmul-blockcyclic, matmul-static2d, cannon-put, cannon-get, llcs-dp, llcs-bitpar"
+    algs = ", ".join(a.name for a in REGISTRY)
     ru = sub.add_parser(
         "run",
         help="run one BSP algorithm (its driver) on a back end and p, optionally with predictions",
@@ -640,7 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(efficiency and mean relative error per model, the layout of thesis Tables D-G; prediction-versus-"
         "measurement plots). Options after `--` go to every driver run.",
         epilog="Default sweeps (sizes; values): "
-        + "; ".join(f"{k}: {','.join(map(str, v[0]))}" + (f" x {','.join(v[1])}" if v[1] else "") for k, v in VALIDATE_DEFAULTS.items()),
+        + "; ".join(
+            f"{a.name}: {','.join(map(str, a.sizes))}" + (f" x {','.join(a.sweep_values)}" if a.sweep_values else "")
+            for a in REGISTRY
+        ),
     )
     va.add_argument("algorithm", metavar="ALG", help=algs)
     add_launch_args(va)
@@ -658,40 +155,39 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
-    if argv and argv[0] in ("probe", "run", "validate") and "--" in argv:
+    if argv and argv[0] in PASS_THROUGH and "--" in argv:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1 :]
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        _err("a command is needed: probe, fit, report, compare, run or validate (bspkit --help)")
+        print_error("a command is needed: probe, fit, report, compare, run or validate (bspkit --help)")
         return EXIT_USAGE
     try:
+        # imported here: `bspkit --help` and usage errors need no numpy, scipy or matplotlib
+        from bspkit import commands, validate
+
         if args.command == "probe":
-            return cmd_probe(args, extra)
+            return commands.probe_command(args, extra)
         if args.command == "fit":
-            return cmd_fit(args)
+            return commands.fit_command(args)
         if args.command == "report":
-            return cmd_report(args)
+            return commands.report_command(args)
         if args.command == "run":
-            return cmd_run(args, extra)
+            return commands.run_command(args, extra)
         if args.command == "validate":
-            if args.reps < 1:
-                raise UsageError("--reps must be at least 1")
-            return cmd_validate(args, extra)
+            return validate.validate_command(args, extra)
         if args.command == "compare":
-            if len(args.runs) < 2:
-                raise UsageError("compare needs at least two runs")
-            return cmd_compare(args)
+            return commands.compare_command(args)
     except UsageError as e:
         print(f"usage: bspkit {args.command} ... (bspkit {args.command} --help)", file=sys.stderr)
-        _err(str(e))
+        print_error(str(e))
         return EXIT_USAGE
     except Failure as e:
-        _err(str(e))
+        print_error(str(e))
         return EXIT_FAIL
     except KeyboardInterrupt:
-        _err("interrupted")
+        print_error("interrupted")
         return 130
     return EXIT_FAIL

@@ -35,12 +35,17 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any, Iterable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from scipy import optimize, stats as sstats
+from scipy import optimize
+from scipy import stats as sstats
 
-from bspkit.rawdata import GPoint, RawRun, finite_or_none, stats as _stats
+from bspkit.params import JsonObject, Level, Params, PredictModel, Surface, json_safe
+from bspkit.predict import model_g, predict_time, predict_time_levels
+from bspkit.rawdata import GPoint, RawRun
+from bspkit.rawdata import stats as _stats
 
 CONFIDENCE = 0.95
 LOSS = "soft_l1"
@@ -102,16 +107,6 @@ def _arrays(points: list[GPoint]) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
     h = np.array([p.h for p in points], dtype=float)
     t = np.array([p.stats.median for p in points], dtype=float)
     return hs, c, h, t
-
-
-def model_t(h: Any, c: Any, g_inf: float, h_half: float, o: float = 0.0) -> Any:
-    """Eq. (2.6) times h: T = g_inf (h + h_half + o c)."""
-    return g_inf * (np.asarray(h, dtype=float) + h_half + o * np.asarray(c, dtype=float))
-
-
-def model_g(h: Any, hstar: Any, g_inf: float, h_half: float, o: float = 0.0) -> Any:
-    """Eq. (2.6): g(h, h*) = (h_half/h + o/h* + 1) g_inf (o = 0: eq. 2.5)."""
-    return (h_half / np.asarray(h, dtype=float) + o / np.asarray(hstar, dtype=float) + 1.0) * g_inf
 
 
 # --------------------------------------------------------------- weighted estimators
@@ -247,7 +242,7 @@ def linreg(points: list[GPoint]) -> dict[str, Any]:
 # ------------------------------------------------------------ per value of h
 
 
-def level_fits(points: list[GPoint]) -> list[dict[str, Any]]:
+def level_fits(points: list[GPoint]) -> list[Level]:
     """Eq. (2.6) per grid value of h: at fixed h it reads T(c) = A + B c, with
     A = g_inf (h + h_half) (the time of the h-relation, its sync included: A/h = g(h) of
     eq. 2.5) and B = g_inf o (the cost of one more message). A and B are fitted on each
@@ -262,7 +257,7 @@ def level_fits(points: list[GPoint]) -> list[dict[str, Any]]:
     by_h: dict[int, list[GPoint]] = {}
     for p in points:
         by_h.setdefault(int(p.h), []).append(p)
-    out: list[dict[str, Any]] = []
+    out: list[Level] = []
     for h, sel in sorted(by_h.items()):
         c = np.array([p.count for p in sel], dtype=float)
         t = np.array([p.stats.median for p in sel], dtype=float)
@@ -279,29 +274,8 @@ def level_fits(points: list[GPoint]) -> list[dict[str, Any]]:
             a, b, resid = float(np.median(t)), 0.0, None
         if a <= 0:
             continue
-        out.append({"h": h, "points": len(sel), "A_s": a, "B_s": b, "g_h": a / h, "residual_rel_rms": resid})
+        out.append(Level(h=h, A_s=a, B_s=b, g_h=a / h, points=len(sel), residual_rel_rms=resid))
     return out
-
-
-def predict_time_levels(levels: list[dict[str, Any]], h: float, c: float, with_o: bool = True) -> float | None:
-    """T(h, c) = A(h) + B(h) c between the grid's values of h (log-linear in A, linear in B);
-    beyond the largest h, A grows in proportion to h (the bandwidth of the largest
-    h-relations measured); below the smallest, A and B of the smallest."""
-    if not levels or h <= 0:
-        return None
-    lo = max((v for v in levels if v["h"] <= h), key=lambda v: v["h"], default=None)
-    hi = min((v for v in levels if v["h"] >= h), key=lambda v: v["h"], default=None)
-    if lo is None:
-        a, b = levels[0]["A_s"], levels[0]["B_s"]
-    elif hi is None:
-        a, b = lo["A_s"] * h / lo["h"], lo["B_s"]
-    elif hi["h"] == lo["h"]:
-        a, b = lo["A_s"], lo["B_s"]
-    else:
-        w = math.log(h / lo["h"]) / math.log(hi["h"] / lo["h"])
-        a = math.exp((1 - w) * math.log(lo["A_s"]) + w * math.log(hi["A_s"]))
-        b = (1 - w) * lo["B_s"] + w * hi["B_s"]
-    return a + (b * c if with_o else 0.0)
 
 
 # --------------------------------------------------------------------- per surface
@@ -322,10 +296,10 @@ def _triplet(
     return [float(val), float(lo), float(hi)]
 
 
-def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = None) -> dict[str, Any]:
+def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = None) -> Surface:
     """Every fit of one g surface, with the null rule applied."""
     flags: list[str] = []
-    entry: dict[str, Any] = {"points": len(points)}
+    entry: JsonObject = {"points": len(points)}
     hs, c, h, t = _arrays(points)
     entry["msg_words"] = sorted({int(v) for v in hs})
     entry["count"] = sorted({int(v) for v in c})
@@ -382,44 +356,41 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     lin["g"] = _triplet("linreg g", lr, "g", flags, "s/word")
     lin["l"] = _triplet("linreg l", lr, "l", flags, "s")
     entry["linreg"] = lin
-    entry["predict"] = prediction_model(entry)
-    entry["levels"] = level_fits(points)
+    pm = prediction_model(entry)
+    entry["predict"] = pm.to_json() if pm is not None else None
+    entry["levels"] = [lv.to_json() for lv in level_fits(points)]
     entry["flags"] = flags
-    return entry
+    return Surface.from_json(json_safe(entry))
 
 
-def prediction_model(entry: dict[str, Any]) -> dict[str, Any] | None:
+def prediction_model(entry: JsonObject) -> PredictModel | None:
     """The parameters used to predict times: the LSQ fit of eq. (2.6) when o is significant,
     else the LSQ fit of eq. (2.5), else the weighted estimators; a null h_half or o counts as 0."""
     lsq, lsq5 = entry.get("lsq") or {}, entry.get("lsq_2.5") or {}
     if lsq.get("g_inf") and lsq.get("o"):
-        return {
-            "model": "2.6 lsq",
-            "g_inf": lsq["g_inf"][0],
-            "h_half": lsq["h_half"][0] if lsq.get("h_half") else 0.0,
-            "o": lsq["o"][0],
-        }
+        return PredictModel(
+            model="2.6 lsq",
+            g_inf=lsq["g_inf"][0],
+            h_half=lsq["h_half"][0] if lsq.get("h_half") else 0.0,
+            o=lsq["o"][0],
+        )
     if lsq5.get("g_inf"):
-        return {
-            "model": "2.5 lsq",
-            "g_inf": lsq5["g_inf"][0],
-            "h_half": lsq5["h_half"][0] if lsq5.get("h_half") else 0.0,
-            "o": 0.0,
-        }
+        return PredictModel(
+            model="2.5 lsq",
+            g_inf=lsq5["g_inf"][0],
+            h_half=lsq5["h_half"][0] if lsq5.get("h_half") else 0.0,
+            o=0.0,
+        )
     if entry.get("g_inf") and lsq.get("error") and lsq5.get("error", lsq.get("error")):
         # only where no least-squares fit could be made (too few points); a least-squares
         # g_inf that came out negative or insignificant says the data have no usable g
-        return {
-            "model": "2.6 eq. 3.2-3.6",
-            "g_inf": entry["g_inf"],
-            "h_half": entry.get("h_half") or 0.0,
-            "o": entry.get("o") or 0.0,
-        }
+        return PredictModel(
+            model="2.6 eq. 3.2-3.6",
+            g_inf=entry["g_inf"],
+            h_half=entry.get("h_half") or 0.0,
+            o=entry.get("o") or 0.0,
+        )
     return None
-
-
-def predict_time(pm: dict[str, Any], h: float, c: float) -> float:
-    return float(model_t(h, c, pm["g_inf"], pm["h_half"], pm["o"]))
 
 
 # ------------------------------------------------------------------- other records
@@ -550,7 +521,9 @@ DRIFT_WINDOW = 40  # grid points on either side (in the probe's order) that date
 DRIFT_STABLE = 1.25  # a local speed factor outside [1/1.25, 1.25] marks a changed machine state
 
 
-def machine_drift(run: RawRun, g: dict[str, Any]) -> tuple[list[tuple[int, float]], Any]:
+def machine_drift(
+    run: RawRun, g: dict[str, Surface]
+) -> tuple[list[tuple[int, float]], Callable[[int | None], float | None]]:
     """How the machine's speed moved during the run, from the grid itself: for every grid
     point, log(measured / model) with the per-h model of its surface, in the probe's order;
     returns the (seq, factor) curve (a running median over DRIFT_WINDOW points either side)
@@ -559,7 +532,7 @@ def machine_drift(run: RawRun, g: dict[str, Any]) -> tuple[list[tuple[int, float
     whose cores were moved, another job, frequency scaling)."""
     pts = []
     for key in run.g_keys():
-        levels = (g.get(key) or {}).get("levels")
+        levels = g[key].levels if key in g else []
         if not levels:
             continue
         for pt in run.g_points(key):
@@ -586,7 +559,7 @@ def machine_drift(run: RawRun, g: dict[str, Any]) -> tuple[list[tuple[int, float
     return curve, factor_at
 
 
-def validate(run: RawRun, g: dict[str, Any]) -> dict[str, Any]:
+def validate(run: RawRun, g: dict[str, Surface]) -> JsonObject:
     """Eq. (2.6) with the fitted parameters against the off-grid validation points: fitted
     per value of h of the grid and interpolated (`level_fits`; the prediction the check is
     about, `predicted_s`) and, for comparison, one fit over the whole grid
@@ -603,13 +576,13 @@ def validate(run: RawRun, g: dict[str, Any]) -> dict[str, Any]:
             "seq": pt.seq,
             "drift_factor": factor_at(pt.seq),
         }
-        entry = g.get(pt.key)
-        pm = entry.get("predict") if entry else None
-        levels = entry.get("levels") if entry else None
+        surface = g.get(pt.key)
+        pm = surface.predict if surface else None
+        levels = surface.levels if surface else None
         if pm is None or not levels:
             row["skipped"] = "no fitted parameters for " + pt.key
-        elif pt.h < pm["h_half"]:
-            row["skipped"] = f"h = {pt.h} < h_half = {pm['h_half']:.0f}"
+        elif pt.h < pm.h_half:
+            row["skipped"] = f"h = {pt.h} < h_half = {pm.h_half:.0f}"
         else:
             pred = predict_time_levels(levels, pt.h, pt.count)
             assert pred is not None
@@ -623,7 +596,7 @@ def validate(run: RawRun, g: dict[str, Any]) -> dict[str, Any]:
                     "pass": bool(abs(err) <= VALIDATION_THRESHOLD),
                     "predicted_global_s": pred_global,
                     "rel_error_global": (pred_global - pt.stats.median) / pt.stats.median,
-                    "model_global": pm["model"],
+                    "model_global": pm.model,
                 }
             )
         rows.append(row)
@@ -647,7 +620,7 @@ def validate(run: RawRun, g: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def memcpy_check(g: dict[str, Any], memcpy_s_per_word: float | None) -> list[dict[str, Any]]:
+def memcpy_check(g: dict[str, Surface], memcpy_s_per_word: float | None) -> list[JsonObject]:
     """put's (and hpput's) time per word against memcpy's: at most 1.5x? (Less than memcpy's
     is no overhead of the library: the h-relation may have stayed in a cache.)
 
@@ -660,13 +633,15 @@ def memcpy_check(g: dict[str, Any], memcpy_s_per_word: float | None) -> list[dic
     for key, e in g.items():
         if not key.startswith(("put/", "hpput/")):
             continue
-        pm = e.get("predict")
-        levels = e.get("levels") or []
-        top = levels[-1] if levels else None
-        gi = top["g_h"] if top else None
-        row: dict[str, Any] = {"key": key, "g_inf": gi, "memcpy_s_per_word": memcpy_s_per_word,
-                               "g_inf_global": pm["g_inf"] if pm else None,
-                               "h": top["h"] if top else None}
+        top = e.levels[-1] if e.levels else None
+        gi = top.g_h if top else None
+        row: JsonObject = {
+            "key": key,
+            "g_inf": gi,
+            "memcpy_s_per_word": memcpy_s_per_word,
+            "g_inf_global": e.predict.g_inf if e.predict else None,
+            "h": top.h if top else None,
+        }
         if gi:
             ratio = gi / memcpy_s_per_word
             row["ratio"] = ratio
@@ -744,7 +719,7 @@ MACHINE_KEYS = (
 )
 
 
-def fit_run(run: RawRun) -> dict[str, Any]:
+def fit_run(run: RawRun) -> Params:
     """The whole parameter file for one raw run."""
     h = run.header
     machine = {k: h.get(k) for k in MACHINE_KEYS if k in h}
@@ -752,62 +727,38 @@ def fit_run(run: RawRun) -> dict[str, Any]:
         machine["loadavg_end"] = run.footer.get("loadavg_end")
         machine["elapsed_s"] = run.footer.get("elapsed_s")
     f, f_detail, f_flags = fit_f(run)
-    l, l_detail, l_flags = fit_l(run)
+    l_s, l_detail, l_flags = fit_l(run)
     l0 = None
-    if "empty" in l_detail and l.get("empty"):
+    if "empty" in l_detail and l_s.get("empty"):
         lo, hi = l_detail["empty"]["ci"]
-        l0 = (l["empty"], lo, hi)
+        l0 = (l_s["empty"], lo, hi)
     memcpy_spw, memcpy_rows = fit_memcpy(run)
-    g: dict[str, Any] = {}
-    for key in run.g_keys():
-        g[key] = fit_surface(run.g_points(key), l0)
-    params: dict[str, Any] = {
-        "format": 1,
-        "source": str(run.path),
-        "fitted": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "machine": machine,
-        "p": run.p,
-        "f": f,
-        "f_average": f_averages(f),
-        "f_detail": f_detail,
-        "l": l,
-        "l_detail": l_detail,
-        "memcpy_s_per_word": memcpy_spw,
-        "memcpy_detail": memcpy_rows,
-        "g": g,
-        "as": fit_as(run),
-        "validation": validate(run, g),
-        "checks": {"memcpy": memcpy_check(g, memcpy_spw), "memcpy_factor": MEMCPY_FACTOR},
-        "noise": noise_summary(run),
-        "flags": f_flags + l_flags,
-        "fit_settings": {
+    g = {key: fit_surface(run.g_points(key), l0) for key in run.g_keys()}
+    params = Params(
+        source=str(run.path),
+        fitted=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        machine=machine,
+        p=run.p,
+        f=f,
+        f_average=f_averages(f),
+        f_detail=f_detail,
+        l=l_s,
+        l_detail=l_detail,
+        memcpy_s_per_word=memcpy_spw,
+        memcpy_detail=memcpy_rows,
+        g=g,
+        as_suite=fit_as(run),
+        validation=validate(run, g),
+        checks={"memcpy": memcpy_check(g, memcpy_spw), "memcpy_factor": MEMCPY_FACTOR},
+        noise=noise_summary(run),
+        flags=f_flags + l_flags,
+        fit_settings={
             "confidence": CONFIDENCE,
             "loss": LOSS,
             "loss_scale": LOSS_SCALE,
             "validation_threshold": VALIDATION_THRESHOLD,
             "units": "seconds; words of 8 bytes; error_bsp(star) in s^2/word^2",
         },
-    }
-    return sanitize(params)
-
-
-def sanitize(obj: Any) -> Any:
-    """JSON-safe copy: tuples to lists, numpy scalars to Python, NaN/inf to None."""
-    if isinstance(obj, dict):
-        return {str(k): sanitize(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [sanitize(v) for v in obj]
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return finite_or_none(obj)
-    return obj
-
-
-def all_flags(params: dict[str, Any]) -> Iterable[str]:
-    yield from params.get("flags", [])
-    for key, e in params.get("g", {}).items():
-        for fl in e.get("flags", []):
-            yield f"{key}: {fl}"
+    )
+    # what a reader of the file gets: plain JSON values, NaN and infinities as null
+    return Params.from_json(params.to_json())

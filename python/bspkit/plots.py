@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import matplotlib
 
@@ -15,7 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-from bspkit.fit import model_g, model_t  # noqa: E402
+from bspkit.params import PredictModel, Surface  # noqa: E402
+from bspkit.predict import model_g, model_t  # noqa: E402
 from bspkit.rawdata import GPoint  # noqa: E402
 
 DPI = 96
@@ -50,14 +52,24 @@ def _pow10_formatter(unit: str = "") -> FuncFormatter:
     return FuncFormatter(f)
 
 
-def g_surface(points: list[GPoint], entry: dict[str, Any], title: str) -> bytes:
+def _per_word_axes(ax: Any, xlabel: str, ylabel: str) -> None:
+    """Time per word against h: log axes, h in words (powers of two as 1K, 1M)."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _words(v) if v >= 1 else f"{v:g}"))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def g_surface(points: list[GPoint], surface: Surface, title: str) -> bytes:
     """Left: g~ over (h*, c) in 3D on log axes (thesis Fig. 3.3) with the fitted model surface.
     Right: g~ against h, one colour per message count c, with the model's lines."""
     hs = np.array([p.msg_words for p in points], float)
     c = np.array([p.count for p in points], float)
     h = hs * c
     g_ns = np.array([p.g_tilde for p in points]) * 1e9
-    pm = entry.get("predict")
+    pm = surface.predict
     fig = plt.figure(figsize=(12.5, 5.2))
     ax = fig.add_subplot(1, 2, 1, projection="3d")
     X, Y, Z = np.log2(hs), np.log2(c), np.log10(g_ns)
@@ -67,8 +79,8 @@ def g_surface(points: list[GPoint], entry: dict[str, Any], title: str) -> bytes:
         ys = np.linspace(Y.min(), Y.max(), 24)
         XX, YY = np.meshgrid(xs, ys)
         hstar, cc = 2.0**XX, 2.0**YY
-        ZZ = np.log10(model_g(hstar * cc, hstar, pm["g_inf"], pm["h_half"], pm["o"]) * 1e9)
-        ax.plot_wireframe(XX, YY, ZZ, color="tab:red", linewidth=0.6, alpha=0.7, label=f"model eq. {pm['model']}")
+        ZZ = np.log10(model_g(hstar * cc, hstar, pm.g_inf, pm.h_half, pm.o) * 1e9)
+        ax.plot_wireframe(XX, YY, ZZ, color="tab:red", linewidth=0.6, alpha=0.7, label=f"model eq. {pm.model}")
     ax.set_xlabel("message size h* [words]")
     ax.set_ylabel("message count c")
     ax.set_zlabel("g~ [ns/word]")
@@ -94,7 +106,7 @@ def g_surface(points: list[GPoint], entry: dict[str, Any], title: str) -> bytes:
             if lo_h == hi_h:
                 lo_h, hi_h = lo_h / 1.5, hi_h * 1.5
             hh = np.geomspace(lo_h, hi_h, 50)
-            ax2.plot(hh, model_g(hh, hh / cv, pm["g_inf"], pm["h_half"], pm["o"]) * 1e9, "-", color=col, lw=1)
+            ax2.plot(hh, model_g(hh, hh / cv, pm.g_inf, pm.h_half, pm.o) * 1e9, "-", color=col, lw=1)
     if many:
         sm = matplotlib.cm.ScalarMappable(cmap=cmap, norm=matplotlib.colors.Normalize(lc.min(), lc.max()))
         cb = fig.colorbar(sm, ax=ax2, pad=0.02, fraction=0.05)
@@ -103,14 +115,9 @@ def g_surface(points: list[GPoint], entry: dict[str, Any], title: str) -> bytes:
         cb.update_ticks()
     if pm:
         hh = np.geomspace(h.min(), h.max(), 100)
-        ax2.plot(hh, model_g(hh, np.inf, pm["g_inf"], pm["h_half"]) * 1e9, "k--", lw=1, label="eq. 2.5 (o = 0)")
-        ax2.axhline(pm["g_inf"] * 1e9, color="gray", lw=0.8, ls=":", label=f"g_inf = {pm['g_inf'] * 1e9:.3g} ns")
-    ax2.set_xscale("log", base=2)
-    ax2.set_yscale("log")
-    ax2.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _words(v) if v >= 1 else f"{v:g}"))
-    ax2.set_xlabel("h = c h* [words per process]")
-    ax2.set_ylabel("g~ = T / h [ns/word]")
-    ax2.grid(True, which="both", alpha=0.3)
+        ax2.plot(hh, model_g(hh, np.inf, pm.g_inf, pm.h_half) * 1e9, "k--", lw=1, label="eq. 2.5 (o = 0)")
+        ax2.axhline(pm.g_inf * 1e9, color="gray", lw=0.8, ls=":", label=f"g_inf = {pm.g_inf * 1e9:.3g} ns")
+    _per_word_axes(ax2, "h = c h* [words per process]", "g~ = T / h [ns/word]")
     ax2.legend(fontsize=7, ncol=2)
     ax2.set_title("g~ against h; lines: fitted model per c", fontsize=10)
     fig.suptitle(title)
@@ -190,12 +197,7 @@ def total_exchange(series: Sequence[tuple[str, list[dict[str, Any]]]], title: st
         hmax = max(r["h"] for _l, rows in series for r in rows)
         hh = np.geomspace(hmin, hmax, 60)
         ax.plot(hh, fn(hh) / hh * 1e9, "k--", lw=1, label=label)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _words(v) if v >= 1 else f"{v:g}"))
-    ax.set_xlabel("h [words to every process]")
-    ax.set_ylabel("t / h [ns/word]")
-    ax.grid(True, which="both", alpha=0.3)
+    _per_word_axes(ax, "h [words to every process]", "t / h [ns/word]")
     ax.legend(fontsize=8)
     ax.set_title(title)
     return png_bytes(fig)
@@ -297,6 +299,6 @@ def grouped_bars(categories: list[str], series: list[tuple[str, list[float | Non
     return png_bytes(fig)
 
 
-def model_total_exchange(pm: dict[str, Any], p: int) -> Any:
+def model_total_exchange(pm: PredictModel, p: int) -> Callable[[Any], Any]:
     """Time of a put total exchange of h words to each of p processes under eq. (2.6)."""
-    return lambda hh: model_t(p * np.asarray(hh, float), p, pm["g_inf"], pm["h_half"], pm["o"])
+    return lambda hh: model_t(p * np.asarray(hh, float), p, pm.g_inf, pm.h_half, pm.o)

@@ -12,16 +12,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bspkit.console import progress
+
 SOURCE_DIRS = ("probe", "src", "include", "tools", "cmake", "algorithms")
 BUILD_INPUT_SUFFIXES = (".c", ".h", ".txt", ".cmake", ".in", ".sh")
 
 
 class ProbeError(Exception):
     """Building or running bspprobe failed."""
-
-
-def progress(msg: str) -> None:
-    print(f"bspkit: {msg}", file=sys.stderr, flush=True)
 
 
 def repo_root() -> Path | None:

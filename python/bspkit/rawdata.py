@@ -9,14 +9,16 @@ with a warning, so that what was measured before it can still be fitted.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
 FORMAT_VERSION = 1
+
+T = TypeVar("T")
 
 # Keys each record type must have for the analysis (the rest is optional).
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -166,6 +168,14 @@ def _gpoint(rec: dict[str, Any], where: str) -> GPoint:
                   int(seq) if isinstance(seq, (int, float)) else None)
 
 
+def _converted(rec: dict[str, Any], key: str, to: Callable[[Any], T], error: str) -> T:
+    """rec[key] as a number of the type `to` makes, or RawDataError(error)."""
+    try:
+        return to(rec[key])
+    except (TypeError, ValueError):
+        raise RawDataError(error) from None
+
+
 def _merge_points(points: list[GPoint]) -> list[GPoint]:
     """Points measured more than once (same key, h*, c) are merged into one."""
     merged: dict[tuple[str, int, int], GPoint] = {}
@@ -246,16 +256,10 @@ def load_raw(path: str | Path) -> RawRun:
             rec["_samples"] = _samples(rec, where)
             rec["_stats"] = stats(rec["_samples"])
             if rtype == "f":
-                try:
-                    rec["ops"] = float(rec["ops"])
-                except (TypeError, ValueError):
-                    raise RawDataError(f"{where}: ops must be a number") from None
+                rec["ops"] = _converted(rec, "ops", float, f"{where}: ops must be a number")
                 run.f.append(rec)
             elif rtype == "memcpy":
-                try:
-                    rec["bytes"] = int(rec["bytes"])
-                except (TypeError, ValueError):
-                    raise RawDataError(f"{where}: bytes must be an integer") from None
+                rec["bytes"] = _converted(rec, "bytes", int, f"{where}: bytes must be an integer")
                 run.memcpy.append(rec)
             elif rtype == "l":
                 run.l.append(rec)
@@ -265,13 +269,3 @@ def load_raw(path: str | Path) -> RawRun:
     run.validation = _merge_points(v_points)
     return run
 
-
-def finite_or_none(v: Any) -> float | None:
-    """A float for JSON, or None for NaN/inf/None."""
-    if v is None:
-        return None
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None

@@ -7,13 +7,16 @@ import base64
 import datetime as _dt
 import html
 import math
-import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from bspkit import __version__, plots
+from bspkit.console import progress
 from bspkit.fit import CONFIDENCE, LOSS, LOSS_SCALE, MEMCPY_FACTOR, VALIDATION_THRESHOLD
+from bspkit.params import Params, Surface
 from bspkit.rawdata import RawRun
 
 PRIM_NAMES = {"put": "Put", "hpput": "HpPut", "get": "Get", "hpget": "HpGet", "send": "Send"}
@@ -126,23 +129,43 @@ def sorted_keys(keys: Sequence[str]) -> list[str]:
     return sorted(keys, key=k)
 
 
-def progress(msg: str) -> None:
-    print(f"bspkit: {msg}", file=sys.stderr, flush=True)
-
-
 # ------------------------------------------------------------------------ one run
 
 
-def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple[str, int]:
-    """The body of one run's report; returns (html, number of images)."""
-    nimg = 0
-    parts: list[str] = []
-    p = params.get("p")
-    m = params.get("machine", {})
-    A = anchor
+@dataclass
+class Section:
+    """HTML of one report section and the number of images in it."""
 
-    # Machine and build.
-    parts.append(f'<h2 id="{A}machine">Machine and build</h2>')
+    parts: list[str] = field(default_factory=list)
+    images: int = 0
+
+    def add(self, *html: str) -> None:
+        self.parts.extend(html)
+
+    def image(self, png: bytes, alt: str, caption: str = "") -> None:
+        self.parts.append(img(png, alt, caption))
+        self.images += 1
+
+
+def _rows_by_pattern(
+    g: Mapping[str, Surface], keys: Sequence[str], row: Callable[[str, Surface], list[str]]
+) -> list[Any]:
+    """Table rows per primitive/pattern, with a group row before each pattern; row(primitive, surface)."""
+    rows: list[Any] = []
+    cur = None
+    for key in keys:
+        prim, pat = split_key(key)
+        if pat != cur:
+            rows.append(esc(PATTERN_NAMES.get(pat, pat)))
+            cur = pat
+        rows.append(row(prim, g[key]))
+    return rows
+
+
+def machine_section(run: RawRun, params: Params, anchor: str) -> Section:
+    s = Section()
+    m = params.machine
+    s.add(f'<h2 id="{anchor}machine">Machine and build</h2>')
     timer = m.get("timer") or {}
     rows = [
         ("host", m.get("host")),
@@ -152,7 +175,7 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
         ("compiler", m.get("compiler")),
         ("BSPlib library", m.get("library")),
         ("back end", m.get("backend")),
-        ("p (BSP processes)", p),
+        ("p (BSP processes)", params.p),
         ("binding", m.get("binding")),
         ("BLAS", m.get("blas")),
         ("BLAS core type (OPENBLAS_CORETYPE)", m.get("blas_coretype") or "not set"),
@@ -160,83 +183,100 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
         ("MPI", m.get("mpi") or "none"),
         ("bspprobe version / mode / seed", f"{m.get('version')} / {m.get('mode')} / {m.get('seed')}"),
         ("date (UTC)", m.get("date")),
-        ("timer resolution / overhead", f"{num(timer.get('resolution_s'))} s / {num(timer.get('overhead_s'))} s" if isinstance(timer, dict) else timer),
+        (
+            "timer resolution / overhead",
+            f"{num(timer.get('resolution_s'))} s / {num(timer.get('overhead_s'))} s"
+            if isinstance(timer, dict)
+            else timer,
+        ),
         ("load average start / end", f"{m.get('loadavg_start')} / {m.get('loadavg_end')}"),
         ("elapsed", f"{num(m.get('elapsed_s'))} s"),
         ("command", m.get("command")),
-        ("raw samples", params.get("source")),
+        ("raw samples", params.source),
     ]
-    parts.append(table(["field", "value"], [[esc(a), f'<span style="text-align:left">{esc(b)}</span>'] for a, b in rows], left=2))
+    s.add(table(["field", "value"], [[esc(a), f'<span style="text-align:left">{esc(b)}</span>'] for a, b in rows], left=2))
+    return s
 
-    # Noise.
-    parts.append(f'<h2 id="{A}noise">Measurement quality</h2>')
-    nz = params.get("noise", {})
+
+def noise_section(run: RawRun, params: Params, anchor: str) -> Section:
+    s = Section()
+    s.add(f'<h2 id="{anchor}noise">Measurement quality</h2>')
+    nz = params.noise
     warns = nz.get("warnings", [])
     if warns:
-        parts.append("".join(f'<div class="warn">{esc(w)}</div>' for w in warns))
+        s.add("".join(f'<div class="warn">{esc(w)}</div>' for w in warns))
     else:
-        parts.append('<div class="ok">no warnings: load below the core count, few outliers, small spread</div>')
-    parts.append(
+        s.add('<div class="ok">no warnings: load below the core count, few outliers, small spread</div>')
+    s.add(
         f"<p>{nz.get('outliers', 0)} of {nz.get('samples', 0)} samples lie more than 1.5 IQR from the median of "
         f"their point (g grid: {nz.get('g_outliers', 0)} of {nz.get('g_samples', 0)}); "
         f"{nz.get('noisy_point_count', 0)} of {nz.get('points', 0)} g/validation points have a spread "
         "(IQR/median) above 10 %. All fits use medians, which these outliers do not move much.</p>"
     )
     if nz.get("noisy_points"):
-        parts.append(
+        s.add(
             table(
                 ["primitive/pattern", "h*", "c", "spread (IQR/median)", "outliers"],
-                [[esc(r["key"]), str(r["msg_words"]), str(r["count"]), f"{r['spread']:.1%}", str(r["outliers"])] for r in nz["noisy_points"][:10]],
+                [
+                    [esc(r["key"]), str(r["msg_words"]), str(r["count"]), f"{r['spread']:.1%}", str(r["outliers"])]
+                    for r in nz["noisy_points"][:10]
+                ],
             )
         )
-    flags_all = list(params.get("flags", []))
-    for key in sorted_keys(list(params.get("g", {}))):
-        flags_all += [f"{key}: {fl}" for fl in params["g"][key].get("flags", [])]
+    flags_all = list(params.flags)
+    for key in sorted_keys(list(params.g)):
+        flags_all += [f"{key}: {fl}" for fl in params.g[key].flags]
     if flags_all:
-        parts.append("<h3>Parameters not reported (null in params.json)</h3><ul>")
-        parts.append("".join(f'<li class="fail">failed fit: {esc(fl)}</li>' for fl in flags_all))
-        parts.append("</ul>")
+        s.add("<h3>Parameters not reported (null in params.json)</h3><ul>")
+        s.add("".join(f'<li class="fail">failed fit: {esc(fl)}</li>' for fl in flags_all))
+        s.add("</ul>")
+    return s
 
-    # Computation speed (Table C.1).
-    f_detail = params.get("f_detail", {})
-    parts.append(f'<h2 id="{A}f">Computation speed f (thesis Table C.1)</h2>')
-    if f_detail:
-        rows2 = []
-        for k, d in f_detail.items():
-            rows2.append(
-                [
-                    esc(k),
-                    val_or_fail(d.get("s_per_op"), lambda v: f"{v * 1e6:.4g} µs", params.get("flags", []), f"f {k}"),
-                    "–" if not d.get("ops_per_s") else f"{d['ops_per_s'] / 1e6:.4g} M",
-                    esc(d.get("n")),
-                    num(d.get("ops")),
-                    f"{d.get('spread', 0):.1%}",
-                    esc(d.get("note")),
-                ]
-            )
-        for kind, v in params.get("f_average", {}).items():
-            rows2.append([f"Average ({kind})", f"{v * 1e6:.4g} µs", f"{1 / v / 1e6:.4g} M", "", "", "", "mean of the rates"])
-        parts.append(table(["kernel", "time per op f", "'flops' 1/f", "n", "ops", "spread", "note"], rows2))
-        if any(d.get("s_per_op") for d in f_detail.values()):
-            parts.append(img(plots.compute_speed(f_detail, f"Computation speed, {run.label()}"), "f per kernel"))
-            nimg += 1
-    else:
-        parts.append("<p>not measured in this run</p>")
 
-    # Latency (Table C.2).
-    l = params.get("l", {})
-    l_detail = params.get("l_detail", {})
-    as_tests = params.get("as", {}).get("tests", {})
-    parts.append(f'<h2 id="{A}l">Latency l (thesis Table C.2)</h2>')
+def compute_speed_section(run: RawRun, params: Params, anchor: str) -> Section:
+    """Computation speed f (thesis Table C.1)."""
+    s = Section()
+    f_detail = params.f_detail
+    s.add(f'<h2 id="{anchor}f">Computation speed f (thesis Table C.1)</h2>')
+    if not f_detail:
+        s.add("<p>not measured in this run</p>")
+        return s
+    rows = []
+    for k, d in f_detail.items():
+        rows.append(
+            [
+                esc(k),
+                val_or_fail(d.get("s_per_op"), lambda v: f"{v * 1e6:.4g} µs", params.flags, f"f {k}"),
+                "–" if not d.get("ops_per_s") else f"{d['ops_per_s'] / 1e6:.4g} M",
+                esc(d.get("n")),
+                num(d.get("ops")),
+                f"{d.get('spread', 0):.1%}",
+                esc(d.get("note")),
+            ]
+        )
+    for kind, v in params.f_average.items():
+        rows.append([f"Average ({kind})", f"{v * 1e6:.4g} µs", f"{1 / v / 1e6:.4g} M", "", "", "", "mean of the rates"])
+    s.add(table(["kernel", "time per op f", "'flops' 1/f", "n", "ops", "spread", "note"], rows))
+    if any(d.get("s_per_op") for d in f_detail.values()):
+        s.image(plots.compute_speed(f_detail, f"Computation speed, {run.label()}"), "f per kernel")
+    return s
+
+
+def latency_section(run: RawRun, params: Params, anchor: str) -> Section:
+    """Latency l (thesis Table C.2), with the As suite's latency tests in the plot."""
+    s = Section()
+    l_detail = params.l_detail
+    as_tests = params.as_suite.get("tests", {})
+    s.add(f'<h2 id="{anchor}l">Latency l (thesis Table C.2)</h2>')
     if l_detail:
         variants = [v for v in L_NAMES if v in l_detail] + [v for v in l_detail if v not in L_NAMES]
-        parts.append(
+        s.add(
             table(
                 ["p"] + [esc(L_NAMES.get(v, v)) for v in variants],
-                [[esc(p)] + [val_or_fail(l.get(v), us, params.get("flags", []), f"l {v}") for v in variants]],
+                [[esc(params.p)] + [val_or_fail(params.l.get(v), us, params.flags, f"l {v}") for v in variants]],
             )
         )
-        parts.append(
+        s.add(
             table(
                 ["variant", "median", "95% CI of median", "quartiles", "min", "samples", "outliers"],
                 [
@@ -253,273 +293,360 @@ def run_sections(run: RawRun, params: dict[str, Any], anchor: str = "") -> tuple
                 ],
             )
         )
-        parts.append(
+        s.add(
             '<p class="note">l is the median over repetitions of the superstep time (max over processes). '
             "With g(h) or g(h, h*) (eq. 2.5/2.6) the empty-sync value is l0 of eq. (2.4); with a constant g "
             "use the value measured with communication (thesis 3.3).</p>"
         )
     else:
-        parts.append("<p>not measured in this run</p>")
+        s.add("<p>not measured in this run</p>")
     if l_detail or as_tests:
-        parts.append(img(plots.latency(l_detail, {k: as_tests[k] for k in sorted(as_tests, key=lambda t: AS_ORDER.index(t) if t in AS_ORDER else 99)}, f"Latency, {run.label()}"), "latency"))
-        nimg += 1
+        as_in_order = {k: as_tests[k] for k in _as_test_order(as_tests)}
+        s.image(plots.latency(l_detail, as_in_order, f"Latency, {run.label()}"), "latency")
+    return s
 
-    # Bandwidth gap (Table C.3).
-    g = params.get("g", {})
-    parts.append(f'<h2 id="{A}g">Bandwidth gap g (thesis Table C.3)</h2>')
-    if g:
-        keys = sorted_keys(list(g))
-        parts.append(
-            "<h3>Weighted estimators (eq. 3.2–3.6) and squared errors (App. B.1)</h3>"
-            '<p class="note">g_inf in ns per 8-byte word; h_half and o in words; ε in s²/word² (mean squared '
-            "error of g~ against eq. 2.6 (ε_BSP*) and eq. 2.5 (ε_BSP)), as in the thesis' tables.</p>"
-        )
-        rows3: list[Any] = []
-        cur = None
-        for key in keys:
-            prim, pat = split_key(key)
-            if pat != cur:
-                rows3.append(esc(PATTERN_NAMES.get(pat, pat)))
-                cur = pat
-            e = g[key]
-            fl = e.get("flags", [])
-            rows3.append(
-                [
-                    esc(p),
-                    esc(PRIM_NAMES.get(prim, prim)),
-                    val_or_fail(e.get("g_inf"), lambda v: f"{v * 1e9:.4g} ns", fl, "g_inf (eq. 3.2)"),
-                    val_or_fail(e.get("h_half"), words, fl, "h_half (eq. 3.4)", "g_inf (eq. 3.2)"),
-                    val_or_fail(e.get("o"), words, fl, "o (eq. 3.6)", "g_inf (eq. 3.2)"),
-                    num(e.get("error_bspstar"), 2),
-                    num(e.get("error_bsp"), 2),
-                    val_or_fail(e.get("o_eq31"), words, fl, "o (eq. 3.1)"),
-                    f"{e.get('points')} ({len(e.get('msg_words', []))} h* × {len(e.get('count', []))} c)",
-                ]
-            )
-        parts.append(table(["p", "Fn", "g_inf", "h_half", "o", "ε_BSP*", "ε_BSP", "o (eq. 3.1)", "grid points"], rows3, left=2))
 
-        parts.append(
-            f"<h3>Robust least squares, eq. (2.6): T = g_inf (h + h_half + o·c)</h3>"
-            f'<p class="note">Relative residuals (T_model − T)/T, loss {esc(LOSS)} (scale {LOSS_SCALE:.0%}); '
-            f"{CONFIDENCE:.0%} confidence intervals in brackets (Jacobian with the loss weights, Student t; h_half and o by the delta method). The constant g_inf·h_half holds "
-            "the synchronisation: l0 is the empty-sync latency measured on its own, h_half_net = h_half − l0/g_inf "
-            "the start-up cost beyond it (the same fit written T = l0 + g_inf (h + h_half_net + o·c)).</p>"
+def _as_test_order(as_tests: Mapping[str, Any]) -> list[str]:
+    return sorted(as_tests, key=lambda t: AS_ORDER.index(t) if t in AS_ORDER else 99)
+
+
+def _estimator_row(p: int | None, prim: str, e: Surface) -> list[str]:
+    fl = e.flags
+    return [
+        esc(p),
+        esc(PRIM_NAMES.get(prim, prim)),
+        val_or_fail(e.g_inf, lambda v: f"{v * 1e9:.4g} ns", fl, "g_inf (eq. 3.2)"),
+        val_or_fail(e.h_half, words, fl, "h_half (eq. 3.4)", "g_inf (eq. 3.2)"),
+        val_or_fail(e.o, words, fl, "o (eq. 3.6)", "g_inf (eq. 3.2)"),
+        num(e.error_bspstar, 2),
+        num(e.error_bsp, 2),
+        val_or_fail(e.o_eq31, words, fl, "o (eq. 3.1)"),
+        f"{e.points} ({len(e.msg_words)} h* × {len(e.count)} c)",
+    ]
+
+
+def _lsq26_row(prim: str, e: Surface) -> list[str]:
+    fl = e.flags
+    q = e.lsq
+    pm = e.predict
+    return [
+        esc(PRIM_NAMES.get(prim, prim)),
+        ci_cell(q.get("g_inf"), lambda v: f"{v * 1e9:.4g}", fl, "lsq (2.6)"),
+        ci_cell(q.get("h_half"), words, fl, "lsq (2.6) h_half", "lsq (2.6)"),
+        ci_cell(q.get("o"), words, fl, "lsq (2.6) o", "lsq (2.6)"),
+        "–" if q.get("residual_rel_rms") is None else f"{q['residual_rel_rms']:.2%}",
+        num(q.get("error_bspstar"), 2),
+        us(q["l0"][0]) if q.get("l0") else "–",
+        words(q.get("h_half_net")),
+        esc(pm.model) if pm else '<span class="fail">no model</span>',
+    ]
+
+
+def _lsq25_linreg_row(prim: str, e: Surface) -> list[str]:
+    fl = e.flags
+    q5 = e.lsq_25
+    lr = e.linreg
+    return [
+        esc(PRIM_NAMES.get(prim, prim)),
+        ci_cell(q5.get("g_inf"), lambda v: f"{v * 1e9:.4g}", fl, "lsq (2.5)"),
+        ci_cell(q5.get("h_half"), words, fl, "lsq (2.5) h_half", "lsq (2.5)"),
+        "–" if q5.get("residual_rel_rms") is None else f"{q5['residual_rel_rms']:.2%}",
+        num(q5.get("error_bsp"), 2),
+        ci_cell(lr.get("g"), lambda v: f"{v * 1e9:.4g}", fl, "linreg g", "linreg"),
+        ci_cell(lr.get("l"), lambda v: f"{v * 1e6:.4g}", fl, "linreg l", "linreg"),
+        esc(lr.get("msg_words")),
+    ]
+
+
+def bandwidth_section(run: RawRun, params: Params, anchor: str) -> Section:
+    """Bandwidth gap g (thesis Table C.3): the fits' tables and the g surfaces (Fig. 3.3)."""
+    s = Section()
+    g = params.g
+    s.add(f'<h2 id="{anchor}g">Bandwidth gap g (thesis Table C.3)</h2>')
+    if not g:
+        s.add("<p>not measured in this run</p>")
+        return s
+    keys = sorted_keys(list(g))
+    s.add(
+        "<h3>Weighted estimators (eq. 3.2–3.6) and squared errors (App. B.1)</h3>"
+        '<p class="note">g_inf in ns per 8-byte word; h_half and o in words; ε in s²/word² (mean squared '
+        "error of g~ against eq. 2.6 (ε_BSP*) and eq. 2.5 (ε_BSP)), as in the thesis' tables.</p>"
+    )
+    rows = _rows_by_pattern(g, keys, lambda prim, e: _estimator_row(params.p, prim, e))
+    s.add(table(["p", "Fn", "g_inf", "h_half", "o", "ε_BSP*", "ε_BSP", "o (eq. 3.1)", "grid points"], rows, left=2))
+    s.add(
+        "<h3>Robust least squares, eq. (2.6): T = g_inf (h + h_half + o·c)</h3>"
+        f'<p class="note">Relative residuals (T_model − T)/T, loss {esc(LOSS)} (scale {LOSS_SCALE:.0%}); '
+        f"{CONFIDENCE:.0%} confidence intervals in brackets (Jacobian with the loss weights, Student t; h_half and "
+        "o by the delta method). The constant g_inf·h_half holds "
+        "the synchronisation: l0 is the empty-sync latency measured on its own, h_half_net = h_half − l0/g_inf "
+        "the start-up cost beyond it (the same fit written T = l0 + g_inf (h + h_half_net + o·c)).</p>"
+    )
+    head = ["Fn", "g_inf [ns/word]", "h_half [words]", "o [words]", "residual rel. RMS", "ε_BSP*", "l0", "h_half_net"]
+    s.add(table([*head, "prediction model"], _rows_by_pattern(g, keys, _lsq26_row)))
+    s.add(
+        "<h3>Robust least squares, eq. (2.5): T = g_inf (h + h_half); linear regression T = g h + l (Bisseling)</h3>"
+    )
+    s.add(
+        table(
+            [
+                "Fn",
+                "g_inf [ns/word]",
+                "h_half [words]",
+                "residual rel. RMS",
+                "ε_BSP",
+                "linreg g [ns/word]",
+                "linreg l [µs]",
+                "linreg at h*",
+            ],
+            _rows_by_pattern(g, keys, _lsq25_linreg_row),
         )
-        rows4: list[Any] = []
-        cur = None
-        for key in keys:
-            prim, pat = split_key(key)
-            if pat != cur:
-                rows4.append(esc(PATTERN_NAMES.get(pat, pat)))
-                cur = pat
-            e = g[key]
-            fl = e.get("flags", [])
-            q = e.get("lsq", {})
-            pm = e.get("predict")
-            rows4.append(
-                [
-                    esc(PRIM_NAMES.get(prim, prim)),
-                    ci_cell(q.get("g_inf"), lambda v: f"{v * 1e9:.4g}", fl, "lsq (2.6)"),
-                    ci_cell(q.get("h_half"), words, fl, "lsq (2.6) h_half", "lsq (2.6)"),
-                    ci_cell(q.get("o"), words, fl, "lsq (2.6) o", "lsq (2.6)"),
-                    "–" if q.get("residual_rel_rms") is None else f"{q['residual_rel_rms']:.2%}",
-                    num(q.get("error_bspstar"), 2),
-                    us(q["l0"][0]) if q.get("l0") else "–",
-                    words(q.get("h_half_net")),
-                    esc(pm["model"]) if pm else '<span class="fail">no model</span>',
-                ]
-            )
-        parts.append(
+    )
+    s.add(f'<h2 id="{anchor}surfaces">g surfaces (thesis Fig. 3.3)</h2>')
+    for key in keys:
+        prim, pat = split_key(key)
+        title = f"{PRIM_NAMES.get(prim, prim)}, {PATTERN_NAMES.get(pat, pat)} — {run.label()}"
+        progress(f"plotting the g surface of {key}")
+        model = g[key].predict.model if g[key].predict else "none"
+        s.image(
+            plots.g_surface(run.g_points(key), g[key], title),
+            f"g surface {key}",
+            "Points: measured g~ = median T / h. Red wire / lines: the prediction model "
+            f"({model}); dashed: eq. (2.5) with the same g_inf and h_half.",
+        )
+    return s
+
+
+def as_suite_section(run: RawRun, params: Params, anchor: str) -> Section:
+    """The As suite of Gerbessiotis & Lee: latency tests and the total exchange."""
+    s = Section()
+    as_tests = params.as_suite.get("tests", {})
+    te = params.as_suite.get("total_exchange", [])
+    s.add(f'<h2 id="{anchor}as">As suite (Gerbessiotis &amp; Lee, section 3)</h2>')
+    if not (as_tests or te):
+        s.add("<p>not measured in this run</p>")
+        return s
+    if as_tests:
+        s.add(
             table(
-                ["Fn", "g_inf [ns/word]", "h_half [words]", "o [words]", "residual rel. RMS", "ε_BSP*", "l0", "h_half_net", "prediction model"],
-                rows4,
-            )
-        )
-        parts.append("<h3>Robust least squares, eq. (2.5): T = g_inf (h + h_half); linear regression T = g h + l (Bisseling)</h3>")
-        rows5: list[Any] = []
-        cur = None
-        for key in keys:
-            prim, pat = split_key(key)
-            if pat != cur:
-                rows5.append(esc(PATTERN_NAMES.get(pat, pat)))
-                cur = pat
-            e = g[key]
-            fl = e.get("flags", [])
-            q5 = e.get("lsq_2.5", {})
-            lr = e.get("linreg", {})
-            rows5.append(
+                ["test", "median", "quartiles", "samples", "outliers", "what was timed"],
                 [
-                    esc(PRIM_NAMES.get(prim, prim)),
-                    ci_cell(q5.get("g_inf"), lambda v: f"{v * 1e9:.4g}", fl, "lsq (2.5)"),
-                    ci_cell(q5.get("h_half"), words, fl, "lsq (2.5) h_half", "lsq (2.5)"),
-                    "–" if q5.get("residual_rel_rms") is None else f"{q5['residual_rel_rms']:.2%}",
-                    num(q5.get("error_bsp"), 2),
-                    ci_cell(lr.get("g"), lambda v: f"{v * 1e9:.4g}", fl, "linreg g", "linreg"),
-                    ci_cell(lr.get("l"), lambda v: f"{v * 1e6:.4g}", fl, "linreg l", "linreg"),
-                    esc(lr.get("msg_words")),
-                ]
-            )
-        parts.append(
-            table(
-                ["Fn", "g_inf [ns/word]", "h_half [words]", "residual rel. RMS", "ε_BSP", "linreg g [ns/word]", "linreg l [µs]", "linreg at h*"],
-                rows5,
-            )
-        )
-        parts.append(f'<h2 id="{A}surfaces">g surfaces (thesis Fig. 3.3)</h2>')
-        for key in keys:
-            pts = run.g_points(key)
-            prim, pat = split_key(key)
-            title = f"{PRIM_NAMES.get(prim, prim)}, {PATTERN_NAMES.get(pat, pat)} — {run.label()}"
-            progress(f"plotting the g surface of {key}")
-            parts.append(
-                img(
-                    plots.g_surface(pts, g[key], title),
-                    f"g surface {key}",
-                    "Points: measured g~ = median T / h. Red wire / lines: the prediction model "
-                    f"({(g[key].get('predict') or {}).get('model', 'none')}); dashed: eq. (2.5) with the same g_inf and h_half.",
-                )
-            )
-            nimg += 1
-    else:
-        parts.append("<p>not measured in this run</p>")
-
-    # As suite.
-    asr = params.get("as", {})
-    te = asr.get("total_exchange", [])
-    parts.append(f'<h2 id="{A}as">As suite (Gerbessiotis &amp; Lee, section 3)</h2>')
-    if as_tests or te:
-        if as_tests:
-            names = sorted(as_tests, key=lambda t: AS_ORDER.index(t) if t in AS_ORDER else 99)
-            parts.append(
-                table(
-                    ["test", "median", "quartiles", "samples", "outliers", "what was timed"],
                     [
-                        [esc(t), us(as_tests[t]["median"]), f"{us(as_tests[t]['q1'])} – {us(as_tests[t]['q3'])}", str(as_tests[t]["n"]), str(as_tests[t]["outliers"]), esc(as_tests[t].get("note"))]
-                        for t in names
-                    ],
-                )
-            )
-        if te:
-            parts.append(
-                "<h3>Total exchange: t/h against h</h3><p class='note'>Every process puts h words to every process, "
-                "itself included (h-relation p·h); the paper takes t/h as the cost of communication.</p>"
-            )
-            parts.append(
-                table(
-                    ["h [words per pair]", "t", "t / h", "quartiles of t", "samples"],
-                    [[str(r["h"]), us(r["t_s"]), ns(r["t_per_h_s"]), f"{us(r['q1'])} – {us(r['q3'])}", str(r["samples"])] for r in te],
-                )
-            )
-            model = None
-            pm = (g.get("put/alltoall") or {}).get("predict")
-            if pm and p:
-                model = (f"eq. (2.6) put/alltoall, h-relation p·h, c = p = {p}", plots.model_total_exchange(pm, int(p)))
-            parts.append(img(plots.total_exchange([(run.label(), te)], f"Total exchange t/h, {run.label()}", model), "total exchange"))
-            nimg += 1
-    else:
-        parts.append("<p>not measured in this run</p>")
-
-    # Validation.
-    val = params.get("validation", {})
-    parts.append(f'<h2 id="{A}validation">Validation: eq. (2.6) against off-grid h-relations</h2>')
-    vpts = val.get("points", [])
-    if vpts:
-        if val.get("used"):
-            verdict = "pass" if val.get("pass") else "bad"
-            parts.append(
-                f'<p>Eq. (2.6), T(h, c) = A + B c with A = g_inf (h + h_half) and B = g_inf o fitted at each h of the grid '
-                f'and interpolated between (one fit cannot span the memory hierarchy: see the table of g(h) per h below). '
-                f'{val["used"]} points with h ≥ h_half used ({val["skipped"]} skipped); mean |relative error| '
-                f'<b>{val["mean_abs_rel_error"]:.2%}</b>, max {val["max_abs_rel_error"]:.2%}; '
-                f'{val["within_threshold"]} of {val["used"]} within {VALIDATION_THRESHOLD:.0%}: '
-                f'<span class="{verdict}">{"PASS" if val.get("pass") else "FAIL"}</span> '
-                f"(the mean must be within {VALIDATION_THRESHOLD:.0%}).</p>"
-            )
-            gl = val.get("global") or {}
-            if gl.get("mean_abs_rel_error") is not None:
-                parts.append(f'<p>With one fit of eq. (2.6) over the whole grid (the parameter table above): mean |relative error| '
-                             f'{gl["mean_abs_rel_error"]:.2%}, max {gl["max_abs_rel_error"]:.2%}.</p>')
-            drift, st = val.get("drift") or {}, val.get("stable_state") or {}
-            if drift.get("curve"):
-                parts.append(
-                    f'<p>Machine state during the run (running median of measured / model over the grid points, in the '
-                    f'probe\'s order): between {drift["min_factor"]:.2f}x and {drift["max_factor"]:.2f}x; '
-                    f'{drift["share_off"]:.0%} of the run outside [1/{st.get("factor_bound")}, {st.get("factor_bound")}]'
-                    + (f' (<span class="bad">the machine changed speed during the run</span>)' if drift["share_off"] else "")
-                    + ". "
-                    + (f'On the {st["points"]} validation points measured while the machine ran as the fit says: mean '
-                       f'|relative error| {st["mean_abs_rel_error"]:.2%}.' if st.get("mean_abs_rel_error") is not None else "")
-                    + "</p>"
-                )
-                parts.append(img(plots.drift(drift["curve"], st.get("factor_bound") or 1.25, [(r.get("seq"), r.get("rel_error")) for r in vpts if "rel_error" in r], f"Machine state, {run.label()}"), "machine state"))
-                nimg += 1
-        else:
-            parts.append("<p>no validation point could be predicted (see the table).</p>")
-        rows6 = []
-        for r in vpts:
-            if "rel_error" in r:
-                rows6.append(
-                    [esc(r["key"]), str(r["msg_words"]), str(r["count"]), str(r["h"]), us(r["measured_s"]), us(r["predicted_s"]), f"{r['rel_error']:+.2%}",
-                     '<span class="pass">pass</span>' if r["pass"] else '<span class="bad">fail</span>',
-                     us(r.get("predicted_global_s")), f"{r['rel_error_global']:+.2%}" if r.get("rel_error_global") is not None else "–",
-                     num(r.get("drift_factor"), 3)]
-                )
-            else:
-                rows6.append([esc(r["key"]), str(r["msg_words"]), str(r["count"]), str(r["h"]), us(r["measured_s"]), "–", "–", "skipped " + esc(r.get("skipped")), "–", "–", "–"])
-        parts.append(table(["primitive/pattern", "h*", "c", "h", "measured", "predicted (per h)", "rel. error", "",
-                            "predicted (one fit)", "rel. error", "machine factor"], rows6))
-        if val.get("used"):
-            parts.append(img(plots.validation(vpts, VALIDATION_THRESHOLD, f"Validation, {run.label()}"), "validation"))
-            nimg += 1
-        # g(h) per value of h: what the per-h model holds.
-        lev_keys = [k for k in sorted_keys(list(g)) if g[k].get("levels")]
-        if lev_keys:
-            hs = sorted({lv["h"] for k in lev_keys for lv in g[k]["levels"]})
-            rows8 = []
-            for hv in hs:
-                row = [str(hv)]
-                for k in lev_keys:
-                    lv = next((x for x in g[k]["levels"] if x["h"] == hv), None)
-                    row.append(f'{ns(lv["g_h"])} / {lv["B_s"] * 1e9:.3g}' if lv else "–")
-                rows8.append(row)
-            parts.append("<p>The per-h model: g(h) = A/h (time per word of the whole superstep, sync included) / B "
-                         "(ns per extra message), per primitive/pattern.</p>")
-            parts.append(table(["h (words)"] + [esc(k) for k in lev_keys], rows8))
-    else:
-        parts.append("<p>no validation records in this run</p>")
-
-    # memcpy.
-    parts.append(f'<h2 id="{A}memcpy">memcpy and g</h2>')
-    md = params.get("memcpy_detail", [])
-    if md:
-        parts.append(
-            table(
-                ["bytes", "processes copying", "median", "time per 8-byte word", "spread", "reference for g", "note"],
-                [[str(r["bytes"]), str(r.get("procs", 1)), us(r["median_s"]), ns(r["s_per_word"]), f"{r['spread']:.1%}",
-                  "yes" if r.get("reference") else "", f'<span class="note">{esc(r.get("note"))}</span>'] for r in md],
+                        esc(t),
+                        us(as_tests[t]["median"]),
+                        f"{us(as_tests[t]['q1'])} – {us(as_tests[t]['q3'])}",
+                        str(as_tests[t]["n"]),
+                        str(as_tests[t]["outliers"]),
+                        esc(as_tests[t].get("note")),
+                    ]
+                    for t in _as_test_order(as_tests)
+                ],
             )
         )
-        chk = params.get("checks", {}).get("memcpy", [])
-        if chk:
-            rows7 = []
-            for r in chk:
-                verdict = "–" if r["pass"] is None else ('<span class="pass">yes</span>' if r["pass"] else '<span class="bad">no</span>')
-                rows7.append([esc(r["key"]), str(r.get("h")), ns(r["g_inf"]), ns(r.get("g_inf_global")), ns(r["memcpy_s_per_word"]), num(r["ratio"], 3), verdict])
-            parts.append(
-                f"<p>Is put's time per word at most {MEMCPY_FACTOR}x memcpy's? memcpy is measured on buffers beyond the "
-                "caches, by all p processes at once (the memory traffic of a g superstep), so it is compared with g(h) at "
-                "the largest h of the grid (out of the caches too); the g_inf of the one fit over the whole grid, which "
-                "the in-cache points pull down, is shown beside it. bsp_put copies twice (into the buffer when called, to "
-                "the destination at the sync, as BSPlib's semantics require), bsp_hpput once.</p>"
+    if te:
+        s.add(
+            "<h3>Total exchange: t/h against h</h3><p class='note'>Every process puts h words to every process, "
+            "itself included (h-relation p·h); the paper takes t/h as the cost of communication.</p>"
+        )
+        s.add(
+            table(
+                ["h [words per pair]", "t", "t / h", "quartiles of t", "samples"],
+                [
+                    [str(r["h"]), us(r["t_s"]), ns(r["t_per_h_s"]), f"{us(r['q1'])} – {us(r['q3'])}", str(r["samples"])]
+                    for r in te
+                ],
             )
-            parts.append(table(["primitive/pattern", "at h", "g(h)", "g_inf (one fit)", "memcpy per word", "ratio", f"at most {MEMCPY_FACTOR}x"], rows7))
-        bars = [(k, e["predict"]["g_inf"]) for k, e in ((k, g[k]) for k in sorted_keys(list(g))) if e.get("predict")]
-        if bars and params.get("memcpy_s_per_word"):
-            parts.append(img(plots.memcpy_compare(bars, params["memcpy_s_per_word"], MEMCPY_FACTOR, f"g_inf against memcpy, {run.label()}"), "memcpy comparison"))
-            nimg += 1
+        )
+        model = None
+        put = params.g.get("put/alltoall")
+        pm = put.predict if put else None
+        if pm and params.p:
+            p = int(params.p)
+            model = (f"eq. (2.6) put/alltoall, h-relation p·h, c = p = {params.p}", plots.model_total_exchange(pm, p))
+        s.image(plots.total_exchange([(run.label(), te)], f"Total exchange t/h, {run.label()}", model), "total exchange")
+    return s
+
+
+def _validation_verdict(val: Mapping[str, Any]) -> str:
+    verdict = "pass" if val.get("pass") else "bad"
+    return (
+        "<p>Eq. (2.6), T(h, c) = A + B c with A = g_inf (h + h_half) and B = g_inf o fitted at each h of the grid "
+        "and interpolated between (one fit cannot span the memory hierarchy: see the table of g(h) per h below). "
+        f"{val['used']} points with h ≥ h_half used ({val['skipped']} skipped); mean |relative error| "
+        f"<b>{val['mean_abs_rel_error']:.2%}</b>, max {val['max_abs_rel_error']:.2%}; "
+        f"{val['within_threshold']} of {val['used']} within {VALIDATION_THRESHOLD:.0%}: "
+        f'<span class="{verdict}">{"PASS" if val.get("pass") else "FAIL"}</span> '
+        f"(the mean must be within {VALIDATION_THRESHOLD:.0%}).</p>"
+    )
+
+
+def _machine_state(run: RawRun, val: Mapping[str, Any], s: Section) -> None:
+    """How the machine's speed moved during the run (fit.machine_drift), where it was dated."""
+    drift, st = val.get("drift") or {}, val.get("stable_state") or {}
+    if not drift.get("curve"):
+        return
+    s.add(
+        "<p>Machine state during the run (running median of measured / model over the grid points, in the "
+        f"probe's order): between {drift['min_factor']:.2f}x and {drift['max_factor']:.2f}x; "
+        f"{drift['share_off']:.0%} of the run outside [1/{st.get('factor_bound')}, {st.get('factor_bound')}]"
+        + (' (<span class="bad">the machine changed speed during the run</span>)' if drift["share_off"] else "")
+        + ". "
+        + (
+            f"On the {st['points']} validation points measured while the machine ran as the fit says: mean "
+            f"|relative error| {st['mean_abs_rel_error']:.2%}."
+            if st.get("mean_abs_rel_error") is not None
+            else ""
+        )
+        + "</p>"
+    )
+    errors = [(r.get("seq"), r.get("rel_error")) for r in val.get("points", []) if "rel_error" in r]
+    bound = st.get("factor_bound") or 1.25
+    s.image(plots.drift(drift["curve"], bound, errors, f"Machine state, {run.label()}"), "machine state")
+
+
+def _validation_point_row(r: Mapping[str, Any]) -> list[str]:
+    where = [esc(r["key"]), str(r["msg_words"]), str(r["count"]), str(r["h"]), us(r["measured_s"])]
+    if "rel_error" not in r:
+        return [*where, "–", "–", "skipped " + esc(r.get("skipped")), "–", "–", "–"]
+    return [
+        *where,
+        us(r["predicted_s"]),
+        f"{r['rel_error']:+.2%}",
+        '<span class="pass">pass</span>' if r["pass"] else '<span class="bad">fail</span>',
+        us(r.get("predicted_global_s")),
+        f"{r['rel_error_global']:+.2%}" if r.get("rel_error_global") is not None else "–",
+        num(r.get("drift_factor"), 3),
+    ]
+
+
+def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
+    """Eq. (2.6) against the off-grid validation points, the machine's drift, g(h) per h."""
+    s = Section()
+    val = params.validation
+    g = params.g
+    s.add(f'<h2 id="{anchor}validation">Validation: eq. (2.6) against off-grid h-relations</h2>')
+    vpts = val.get("points", [])
+    if not vpts:
+        s.add("<p>no validation records in this run</p>")
+        return s
+    if val.get("used"):
+        s.add(_validation_verdict(val))
+        gl = val.get("global") or {}
+        if gl.get("mean_abs_rel_error") is not None:
+            s.add(
+                "<p>With one fit of eq. (2.6) over the whole grid (the parameter table above): mean |relative error| "
+                f"{gl['mean_abs_rel_error']:.2%}, max {gl['max_abs_rel_error']:.2%}.</p>"
+            )
+        _machine_state(run, val, s)
     else:
-        parts.append("<p>memcpy not measured in this run</p>")
-    return "\n".join(parts), nimg
+        s.add("<p>no validation point could be predicted (see the table).</p>")
+    head = ["primitive/pattern", "h*", "c", "h", "measured", "predicted (per h)", "rel. error", ""]
+    head += ["predicted (one fit)", "rel. error", "machine factor"]
+    s.add(table(head, [_validation_point_row(r) for r in vpts]))
+    if val.get("used"):
+        s.image(plots.validation(vpts, VALIDATION_THRESHOLD, f"Validation, {run.label()}"), "validation")
+    # g(h) per value of h: what the per-h model holds.
+    lev_keys = [k for k in sorted_keys(list(g)) if g[k].levels]
+    if lev_keys:
+        hs = sorted({lv.h for k in lev_keys for lv in g[k].levels})
+        rows = []
+        for hv in hs:
+            row = [str(hv)]
+            for k in lev_keys:
+                lv = next((x for x in g[k].levels if x.h == hv), None)
+                row.append(f"{ns(lv.g_h)} / {lv.B_s * 1e9:.3g}" if lv else "–")
+            rows.append(row)
+        s.add(
+            "<p>The per-h model: g(h) = A/h (time per word of the whole superstep, sync included) / B "
+            "(ns per extra message), per primitive/pattern.</p>"
+        )
+        s.add(table(["h (words)"] + [esc(k) for k in lev_keys], rows))
+    return s
+
+
+def memcpy_section(run: RawRun, params: Params, anchor: str) -> Section:
+    """memcpy's time per word, and put's against it (fit.memcpy_check)."""
+    s = Section()
+    g = params.g
+    s.add(f'<h2 id="{anchor}memcpy">memcpy and g</h2>')
+    md = params.memcpy_detail
+    if not md:
+        s.add("<p>memcpy not measured in this run</p>")
+        return s
+    s.add(
+        table(
+            ["bytes", "processes copying", "median", "time per 8-byte word", "spread", "reference for g", "note"],
+            [
+                [
+                    str(r["bytes"]),
+                    str(r.get("procs", 1)),
+                    us(r["median_s"]),
+                    ns(r["s_per_word"]),
+                    f"{r['spread']:.1%}",
+                    "yes" if r.get("reference") else "",
+                    f'<span class="note">{esc(r.get("note"))}</span>',
+                ]
+                for r in md
+            ],
+        )
+    )
+    chk = params.checks.get("memcpy", [])
+    if chk:
+        rows = []
+        for r in chk:
+            if r["pass"] is None:
+                verdict = "–"
+            else:
+                verdict = '<span class="pass">yes</span>' if r["pass"] else '<span class="bad">no</span>'
+            rows.append(
+                [
+                    esc(r["key"]),
+                    str(r.get("h")),
+                    ns(r["g_inf"]),
+                    ns(r.get("g_inf_global")),
+                    ns(r["memcpy_s_per_word"]),
+                    num(r["ratio"], 3),
+                    verdict,
+                ]
+            )
+        s.add(
+            f"<p>Is put's time per word at most {MEMCPY_FACTOR}x memcpy's? memcpy is measured on buffers beyond the "
+            "caches, by all p processes at once (the memory traffic of a g superstep), so it is compared with g(h) at "
+            "the largest h of the grid (out of the caches too); the g_inf of the one fit over the whole grid, which "
+            "the in-cache points pull down, is shown beside it. bsp_put copies twice (into the buffer when called, to "
+            "the destination at the sync, as BSPlib's semantics require), bsp_hpput once.</p>"
+        )
+        head = ["primitive/pattern", "at h", "g(h)", "g_inf (one fit)", "memcpy per word", "ratio"]
+        s.add(table([*head, f"at most {MEMCPY_FACTOR}x"], rows))
+    bars = [(k, pm.g_inf) for k in sorted_keys(list(g)) if (pm := g[k].predict)]
+    if bars and params.memcpy_s_per_word:
+        title = f"g_inf against memcpy, {run.label()}"
+        s.image(plots.memcpy_compare(bars, params.memcpy_s_per_word, MEMCPY_FACTOR, title), "memcpy comparison")
+    return s
+
+
+# The sections of one run's report, in page order.
+RUN_SECTIONS: tuple[Callable[[RawRun, Params, str], Section], ...] = (
+    machine_section,
+    noise_section,
+    compute_speed_section,
+    latency_section,
+    bandwidth_section,
+    as_suite_section,
+    validation_section,
+    memcpy_section,
+)
+
+
+def run_sections(run: RawRun, params: Params, anchor: str = "") -> tuple[str, int]:
+    """The body of one run's report; returns (html, number of images)."""
+    parts: list[str] = []
+    images = 0
+    for section in RUN_SECTIONS:
+        s = section(run, params, anchor)
+        parts += s.parts
+        images += s.images
+    return "\n".join(parts), images
 
 
 METHOD_NOTES = f"""
@@ -551,7 +678,7 @@ def page(title: str, body: str) -> str:
     )
 
 
-def run_report(runs: Sequence[tuple[RawRun, dict[str, Any]]]) -> tuple[str, int]:
+def run_report(runs: Sequence[tuple[RawRun, Params]]) -> tuple[str, int]:
     """The report page of one or several runs; returns (html, number of images)."""
     bodies = []
     total = 0
@@ -600,41 +727,68 @@ def bullets(scores: Sequence[float | None], close: float = 0.10) -> list[str]:
     return out
 
 
-def _g_value(e: dict[str, Any], name: str) -> float | None:
+NOT_MEASURED = Surface()  # a surface one run of a comparison lacks
+
+
+def _g_value(e: Surface, name: str) -> float | None:
     """A parameter of one surface for comparison: the LSQ (2.6) value, else the estimator's."""
-    q = e.get("lsq") or {}
-    if q.get(name):
-        return q[name][0]
-    return e.get(name)
+    if e.lsq.get(name):
+        return e.lsq[name][0]
+    return getattr(e, name)
 
 
-def ranking_rows(params: Sequence[dict[str, Any]]) -> list[tuple[str, list[float | None], str]]:
+def _predict_g_inf(e: Surface) -> float | None:
+    return e.predict.g_inf if e.predict else None
+
+
+def _start_up_s(e: Surface) -> float | None:
+    """g_inf (h_half + o) of the prediction model: the time of a one-message superstep beyond its data."""
+    return (e.predict.g_inf * (e.predict.h_half + e.predict.o) if e.predict else 0) or None
+
+
+def ranking_rows(params: Sequence[Params]) -> list[tuple[str, list[float | None], str]]:
     """Per category, one score per run (lower is better): geometric mean over what all runs have."""
     rows: list[tuple[str, list[float | None], str]] = []
 
-    def common(getter: Callable[[dict[str, Any]], dict[str, float | None]]) -> list[float | None]:
+    def common(getter: Callable[[Params], Mapping[str, float | None]]) -> list[float | None]:
         maps = [getter(pr) for pr in params]
         keys = set.intersection(*[{k for k, v in m.items() if v} for m in maps]) if maps else set()
         if not keys:
             return [None] * len(params)
         return [_geomean([m[k] for k in sorted(keys)]) for m in maps]  # type: ignore[misc]
 
-    def gmap(prims: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[str, float | None]]:
-        return lambda pr: {k: (e.get("predict") or {}).get("g_inf") for k, e in pr.get("g", {}).items() if split_key(k)[0] in prims}
+    def gmap(prims: tuple[str, ...]) -> Callable[[Params], dict[str, float | None]]:
+        return lambda pr: {k: _predict_g_inf(e) for k, e in pr.g.items() if split_key(k)[0] in prims}
 
     rows.append(("Communication gap (put/get)", common(gmap(("put", "hpput", "get", "hpget"))), "g_inf of the prediction model, geometric mean over the primitive/patterns all runs have"))
     rows.append(("Communication gap (send)", common(gmap(("send",))), "g_inf of send"))
-    rows.append(("Per-message overhead (o, h_half)", common(
-        lambda pr: {k: (e.get("predict") or {}).get("g_inf", 0) * ((e.get("predict") or {}).get("h_half", 0) + (e.get("predict") or {}).get("o", 0)) or None for k, e in pr.get("g", {}).items()}
-    ), "g_inf·(h_half + o): the start-up time of one one-message superstep beyond the data"))
-    rows.append(("Latency", common(lambda pr: dict(pr.get("l", {}))), "l per variant, geometric mean"))
-    rows.append(("Computation speed (f)", common(lambda pr: dict(pr.get("f", {}))), "f per kernel, geometric mean"))
-    rows.append(("Total exchange (As suite)", common(lambda pr: {str(r["h"]): r["t_per_h_s"] for r in pr.get("as", {}).get("total_exchange", [])}), "t/h, geometric mean over the common h"))
-    rows.append(("Predictability (validation)", [pr.get("validation", {}).get("mean_abs_rel_error") for pr in params], "mean |relative error| of eq. (2.6) on the validation points"))
+    rows.append(
+        (
+            "Per-message overhead (o, h_half)",
+            common(lambda pr: {k: _start_up_s(e) for k, e in pr.g.items()}),
+            "g_inf·(h_half + o): the start-up time of one one-message superstep beyond the data",
+        )
+    )
+    rows.append(("Latency", common(lambda pr: dict(pr.l)), "l per variant, geometric mean"))
+    rows.append(("Computation speed (f)", common(lambda pr: dict(pr.f)), "f per kernel, geometric mean"))
+    rows.append(
+        (
+            "Total exchange (As suite)",
+            common(lambda pr: {str(r["h"]): r["t_per_h_s"] for r in pr.as_suite.get("total_exchange", [])}),
+            "t/h, geometric mean over the common h",
+        )
+    )
+    rows.append(
+        (
+            "Predictability (validation)",
+            [pr.validation.get("mean_abs_rel_error") for pr in params],
+            "mean |relative error| of eq. (2.6) on the validation points",
+        )
+    )
     return rows
 
 
-def compare_report(entries: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str, int]:
+def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
     """The comparison page of several runs (label, params); returns (html, number of images)."""
     params = [pr for _, pr in entries]
     nimg = 0
@@ -642,10 +796,12 @@ def compare_report(entries: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str, 
     parts.append("<h2>Runs</h2>")
     rows = []
     for i, (lab, pr) in enumerate(entries):
-        m = pr.get("machine", {})
-        rows.append([f"R{i + 1}", esc(lab), esc(m.get("library")), esc(m.get("backend")), esc(m.get("host")), esc(m.get("cpu")), esc(pr.get("p")), esc(m.get("mode")), esc(m.get("date")), esc(m.get("blas_coretype")), esc(pr.get("source"))])
+        m = pr.machine
+        machine_cells = [esc(m.get(k)) for k in ("library", "backend", "host", "cpu")]
+        rows.append([f"R{i + 1}", esc(lab), *machine_cells, esc(pr.p), esc(m.get("mode")), esc(m.get("date")),
+                     esc(m.get("blas_coretype")), esc(pr.source)])
     parts.append(table(["", "run", "library", "back end", "host", "CPU", "p", "mode", "date", "BLAS core", "raw file"], rows, left=11))
-    warn_rows = [f"R{i + 1}: {w}" for i, pr in enumerate(params) for w in pr.get("noise", {}).get("warnings", [])]
+    warn_rows = [f"R{i + 1}: {w}" for i, pr in enumerate(params) for w in pr.noise.get("warnings", [])]
     if warn_rows:
         parts.append("".join(f'<div class="warn">{esc(w)}</div>' for w in warn_rows))
 
@@ -663,9 +819,9 @@ def compare_report(entries: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str, 
     parts.append(table(["experiment"] + [f"R{i + 1}" for i in range(len(entries))] + ["score"], rows))
 
     # Per-parameter tables.
-    gkeys = sorted_keys(sorted({k for pr in params for k in pr.get("g", {})}))
+    gkeys = sorted_keys(sorted({k for pr in params for k in pr.g}))
 
-    def param_table(title: str, items: Sequence[str], getter: Callable[[dict[str, Any], str], float | None], fmt: Callable[[Any], str], lower_better: bool = True, note: str = "") -> None:
+    def param_table(title: str, items: Sequence[str], getter: Callable[[Params, str], float | None], fmt: Callable[[Any], str], lower_better: bool = True, note: str = "") -> None:
         if not items:
             return
         parts.append(f"<h3>{esc(title)}</h3>")
@@ -683,39 +839,39 @@ def compare_report(entries: Sequence[tuple[str, dict[str, Any]]]) -> tuple[str, 
         parts.append(table([""] + [f"R{i + 1}" for i in range(len(entries))], trs))
 
     parts.append("<h2>Parameters side by side</h2><p class='note'>Best value per row in bold. g values: least squares eq. (2.6) where reported, else the weighted estimator.</p>")
-    param_table("g_inf [ns/word]", gkeys, lambda pr, k: _g_value(pr.get("g", {}).get(k, {}), "g_inf"), lambda v: f"{v * 1e9:.4g}")
-    param_table("h_half [words]", gkeys, lambda pr, k: _g_value(pr.get("g", {}).get(k, {}), "h_half"), words)
-    param_table("o [words]", gkeys, lambda pr, k: _g_value(pr.get("g", {}).get(k, {}), "o"), words)
-    param_table("g_inf, weighted estimator eq. (3.2) [ns/word]", gkeys, lambda pr, k: pr.get("g", {}).get(k, {}).get("g_inf"), lambda v: f"{v * 1e9:.4g}")
-    lvars = [v for v in L_NAMES if any(v in pr.get("l", {}) for pr in params)] + sorted({v for pr in params for v in pr.get("l", {}) if v not in L_NAMES})
-    param_table("latency l [µs]", lvars, lambda pr, v: pr.get("l", {}).get(v), lambda v: f"{v * 1e6:.4g}")
-    kernels = sorted({k for pr in params for k in pr.get("f", {})})
-    param_table("f [ns per operation]", kernels, lambda pr, k: pr.get("f", {}).get(k), lambda v: f"{v * 1e9:.4g}")
-    tests = [t for t in AS_ORDER if any(t in pr.get("as", {}).get("tests", {}) for pr in params)]
-    param_table("As suite latency tests [µs]", tests, lambda pr, t: (pr.get("as", {}).get("tests", {}).get(t) or {}).get("median"), lambda v: f"{v * 1e6:.4g}")
-    hs = sorted({r["h"] for pr in params for r in pr.get("as", {}).get("total_exchange", [])})
+    param_table("g_inf [ns/word]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "g_inf"), lambda v: f"{v * 1e9:.4g}")
+    param_table("h_half [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "h_half"), words)
+    param_table("o [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "o"), words)
+    param_table("g_inf, weighted estimator eq. (3.2) [ns/word]", gkeys, lambda pr, k: pr.g.get(k, NOT_MEASURED).g_inf, lambda v: f"{v * 1e9:.4g}")
+    lvars = [v for v in L_NAMES if any(v in pr.l for pr in params)] + sorted({v for pr in params for v in pr.l if v not in L_NAMES})
+    param_table("latency l [µs]", lvars, lambda pr, v: pr.l.get(v), lambda v: f"{v * 1e6:.4g}")
+    kernels = sorted({k for pr in params for k in pr.f})
+    param_table("f [ns per operation]", kernels, lambda pr, k: pr.f.get(k), lambda v: f"{v * 1e9:.4g}")
+    tests = [t for t in AS_ORDER if any(t in pr.as_suite.get("tests", {}) for pr in params)]
+    param_table("As suite latency tests [µs]", tests, lambda pr, t: (pr.as_suite.get("tests", {}).get(t) or {}).get("median"), lambda v: f"{v * 1e6:.4g}")
+    hs = sorted({r["h"] for pr in params for r in pr.as_suite.get("total_exchange", [])})
 
-    def te_get(pr: dict[str, Any], h: str) -> float | None:
-        for r in pr.get("as", {}).get("total_exchange", []):
+    def te_get(pr: Params, h: str) -> float | None:
+        for r in pr.as_suite.get("total_exchange", []):
             if str(r["h"]) == h:
                 return r["t_per_h_s"]
         return None
 
     param_table("As total exchange t/h [ns/word] by h", [str(h) for h in hs], te_get, lambda v: f"{v * 1e9:.4g}")
-    param_table("memcpy [ns per word]", ["memcpy"], lambda pr, _k: pr.get("memcpy_s_per_word"), lambda v: f"{v * 1e9:.4g}")
-    param_table("validation mean |rel. error|", ["eq. (2.6)"], lambda pr, _k: pr.get("validation", {}).get("mean_abs_rel_error"), lambda v: f"{v:.2%}")
+    param_table("memcpy [ns per word]", ["memcpy"], lambda pr, _k: pr.memcpy_s_per_word, lambda v: f"{v * 1e9:.4g}")
+    param_table("validation mean |rel. error|", ["eq. (2.6)"], lambda pr, _k: pr.validation.get("mean_abs_rel_error"), lambda v: f"{v:.2%}")
 
     # Plots.
     if gkeys:
-        series = [(f"R{i + 1}", [(pr.get("g", {}).get(k, {}).get("predict") or {}).get("g_inf") for k in gkeys]) for i, pr in enumerate(params)]
+        series = [(f"R{i + 1}", [_predict_g_inf(pr.g.get(k, NOT_MEASURED)) for k in gkeys]) for i, pr in enumerate(params)]
         series = [(lab, [v * 1e9 if v else None for v in vals]) for lab, vals in series]
         parts.append(img(plots.grouped_bars(gkeys, series, "g_inf [ns/word]", "g_inf per primitive/pattern"), "g_inf comparison"))
         nimg += 1
-    if any(l for pr in params for l in pr.get("l", {}).values()):
-        series = [(f"R{i + 1}", [(pr.get("l", {}).get(v) or 0) * 1e6 or None for v in lvars]) for i, pr in enumerate(params)]
+    if any(v for pr in params for v in pr.l.values()):
+        series = [(f"R{i + 1}", [(pr.l.get(v) or 0) * 1e6 or None for v in lvars]) for i, pr in enumerate(params)]
         parts.append(img(plots.grouped_bars(lvars, series, "l [µs]", "latency per variant"), "latency comparison"))
         nimg += 1
-    te_series = [(f"R{i + 1}", pr.get("as", {}).get("total_exchange", [])) for i, pr in enumerate(params)]
+    te_series = [(f"R{i + 1}", pr.as_suite.get("total_exchange", [])) for i, pr in enumerate(params)]
     if any(rows for _l, rows in te_series):
         parts.append(img(plots.total_exchange(te_series, "As suite total exchange, all runs"), "total exchange comparison"))
         nimg += 1

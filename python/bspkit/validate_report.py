@@ -14,14 +14,24 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bspkit.algorithms import MIN_VALIDATED_TIME_S, MODELS  # noqa: E402
+from bspkit.predict import MODELS  # noqa: E402
 from bspkit.plots import png_bytes  # noqa: E402
 from bspkit.report import esc, img, page, table  # noqa: E402
 
 MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
 
 
-def plot_pred_vs_measured(rows: Sequence[dict[str, Any]], title: str) -> bytes:
+def _log_log_axes(ax: Any, xlabel: str, ylabel: str, title: str, legend_fontsize: int) -> None:
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=legend_fontsize)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def plot_pred_vs_measured(rows: Sequence[dict[str, Any]], title: str, min_time_s: float) -> bytes:
     fig, ax = plt.subplots(figsize=(6.0, 5.0))
     meas = [r["measured_s"] for r in rows]
     lo, hi = min(meas), max(meas)
@@ -34,14 +44,8 @@ def plot_pred_vs_measured(rows: Sequence[dict[str, Any]], title: str) -> bytes:
             lo, hi = min(lo, min(ys)), max(hi, max(ys))
     ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="predicted = measured")
     ax.fill_between([lo, hi], [lo * 0.9, hi * 0.9], [lo * 1.1, hi * 1.1], color="grey", alpha=0.2, label="±10 %")
-    ax.axvline(MIN_VALIDATED_TIME_S, color="red", lw=0.8, ls=":", label=f"{MIN_VALIDATED_TIME_S} s (shorter runs not scored)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("measured time (s, median)")
-    ax.set_ylabel("predicted time (s)")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
+    ax.axvline(min_time_s, color="red", lw=0.8, ls=":", label=f"{min_time_s} s (shorter runs not scored)")
+    _log_log_axes(ax, "measured time (s, median)", "predicted time (s)", title, 8)
     return png_bytes(fig)
 
 
@@ -59,13 +63,7 @@ def plot_time_vs_size(rows: Sequence[dict[str, Any]], sweep: str | None, title: 
         best = rs[0].get("best_model")  # the model with the least mean error over all runs
         if best:
             ax.plot(n, [r["predicted_s"].get(best) for r in rs], ls="--", color=color, label=f"{lab} (predicted, {best})")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("problem size n")
-    ax.set_ylabel("time (s)")
-    ax.set_title(title)
-    ax.legend(fontsize=7)
-    ax.grid(True, which="both", alpha=0.3)
+    _log_log_axes(ax, "problem size n", "time (s)", title, 7)
     return png_bytes(fig)
 
 
@@ -83,6 +81,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     rows = result["rows"]
     summary = result["summary"]
     sweep = result.get("sweep")
+    min_time_s = summary["all"]["min_time_s"]  # runs shorter than this are not scored
     parts: list[str] = []
     m = result.get("machine", {})
     parts.append(
@@ -102,7 +101,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
         "<b>g const</b>: Bisseling's g h + l; <b>g(h)</b>: eq. (2.5) g_inf (h + h_half), fitted per value of h and "
         "interpolated; <b>g(h,h*)</b>: eq. (2.6), plus the per-message overhead. Efficiency: the one-process kernel "
         "time of the whole problem over p T (eq. 4.12). Mean relative error over the runs of "
-        f"{MIN_VALIDATED_TIME_S} s or longer.</p>"
+        f"{min_time_s} s or longer.</p>"
     )
     # Thesis-style table: one row per value of the swept parameter.
     head = [sweep or "", "runs", "efficiency (%)"] + [f"rel. error (%) {mm}" for mm in MODELS] + [
@@ -137,7 +136,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
     nimg = 0
     parts.append("<h2>Prediction against measurement</h2>")
-    parts.append(img(plot_pred_vs_measured(rows, f"{alg}, p = {result['p']}"), "predicted vs measured"))
+    parts.append(img(plot_pred_vs_measured(rows, f"{alg}, p = {result['p']}", min_time_s), "predicted vs measured"))
     parts.append(img(plot_time_vs_size(rows, sweep, f"{alg}: time over n"), "time over n"))
     nimg += 2
     parts.append(f"<p class=\"note\">command: {esc(result.get('command', ''))}</p>")

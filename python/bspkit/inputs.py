@@ -1,0 +1,116 @@
+"""Finding and loading what the commands start from: run directories, raw-sample files,
+parameter files (given, or the newest probe's), and the build with bsprun and the drivers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bspkit import algorithms as al
+from bspkit import probe as pr
+from bspkit.console import Failure, UsageError, progress
+from bspkit.fit import fit_run
+from bspkit.params import Params, ParamsError
+from bspkit.rawdata import RawDataError, RawRun, load_raw
+
+
+def resolve_input(arg: str) -> tuple[str, Path]:
+    """A run directory, a raw .jsonl file or a params .json file -> (kind, path)."""
+    p = Path(arg)
+    if p.is_dir():
+        if (p / "raw.jsonl").is_file():
+            return "raw", p / "raw.jsonl"
+        if (p / "params.json").is_file():
+            return "params", p / "params.json"
+        raise Failure(f"{arg}: no raw.jsonl (or params.json) in this directory")
+    if not p.exists():
+        raise Failure(f"{arg}: no such file or directory")
+    if p.suffix == ".json":
+        return "params", p
+    return "raw", p
+
+
+def load_fit(raw: Path) -> tuple[RawRun, Params]:
+    """Reads a raw-sample file and fits it."""
+    progress(f"reading {raw}")
+    try:
+        run = load_raw(raw)
+    except RawDataError as e:
+        raise Failure(str(e)) from None
+    progress(f"fitting {len(run.g_keys())} g surfaces ({len(run.g)} grid points), f, l, As, validation")
+    return run, fit_run(run)
+
+
+def load_params(path: Path) -> Params:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise Failure(f"cannot read {path}: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise Failure(f"{path}: not JSON: {e.msg} (line {e.lineno})") from None
+    try:
+        return Params.from_json(data)
+    except ParamsError as e:
+        raise Failure(f"{path}: {e}") from None
+
+
+def default_beside(raw: Path, name: str, suffix: str) -> Path:
+    """run/raw.jsonl -> run/<name>; other.jsonl -> other<suffix>."""
+    if raw.name == "raw.jsonl":
+        return raw.with_name(name)
+    return raw.with_name(raw.stem + suffix)
+
+
+def newest_params(backend: str, nprocs: int) -> Path | None:
+    """params.json of the newest probe of this back end and p under <repo>/results/probe/."""
+    root = pr.repo_root()
+    base = (root if root is not None else Path.cwd()) / "results" / "probe"
+    cands = sorted(base.glob(f"*-{backend}-p{nprocs}-*/params.json"), key=lambda q: q.stat().st_mtime)
+    return cands[-1] if cands else None
+
+
+def params_for(params_arg: str | None, backend: str, nprocs: int, required: bool) -> tuple[Path | None, Params | None]:
+    """The parameter file given (--params), else the newest probe's; (None, None) if there is
+    none and none is required."""
+    if params_arg:
+        path = Path(params_arg)
+        return path, load_params(path)
+    found = newest_params(backend, nprocs)
+    if found is None:
+        if required:
+            raise Failure(
+                f"no parameter file: give --params FILE, or run `bspkit probe -b {backend} -n {nprocs}` first "
+                "(its params.json under results/probe/ is found by itself)"
+            )
+        return None, None
+    progress(f"parameters: {found} (the newest probe for {backend}, p = {nprocs})")
+    return found, load_params(found)
+
+
+def driver_tools(build_dir_arg: str | None, driver: str) -> tuple[Path, Path]:
+    """(bsprun, bindir) of the build, building it first when the driver is missing or older
+    than the sources."""
+    root = pr.repo_root()
+    try:
+        build_dir = Path(build_dir_arg) if build_dir_arg else pr.default_build_dir(root)
+    except pr.ProbeError as e:
+        raise Failure(str(e)) from None
+    bsprun = build_dir / "bin" / "bsprun"
+    exe = build_dir / "bin" / driver
+    if root is not None and (not exe.is_file() or exe.stat().st_mtime < pr.newest_source(root)):
+        progress(f"bspkit in {build_dir} is missing or older than the sources: building")
+        try:
+            pr.build(root, build_dir)
+        except pr.ProbeError as e:
+            raise Failure(str(e)) from None
+    if not bsprun.is_file():
+        raise Failure(f"{bsprun} does not exist: build bspkit or give --build-dir")
+    return bsprun, build_dir / "bin"
+
+
+def algorithm_arg(name: str) -> al.Algorithm:
+    """The algorithm named on the command line; an unknown name is a usage error."""
+    try:
+        return al.find_algorithm(name)
+    except al.AlgorithmError as e:
+        raise UsageError(str(e)) from None
