@@ -4,7 +4,8 @@
 #      and mpi and mpi-rma when MPI is there);
 #   2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/), threads;
 #   3. the suite under ThreadSanitizer (build-tsan/), threads;
-# and the Python tests (pytest tests/python) after step 1.
+# and the Python tests (pytest tests/python) after step 1, and the style check
+# (scripts/lint.sh: clang-format and ruff).
 # The sanitizer runs skip the tests labelled heavy (100 MiB h-relations) and nosan (memory
 # limits, which the sanitizers' shadow memory cannot live under).
 # Options: --fast  only step 1.
@@ -14,7 +15,7 @@ fast=0
 for arg in "$@"; do
   case "$arg" in
     --fast) fast=1 ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run-tests.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -29,6 +30,9 @@ run_suite() { # name build-dir ctest-args...
   echo "=== $name: ctest in $dir ==="
   (cd "$dir" && ctest --output-on-failure -j"$jobs" "$@") || failed+=("$name")
 }
+
+echo "=== lint: scripts/lint.sh ==="
+scripts/lint.sh || failed+=(lint)
 
 scripts/build.sh build -DCMAKE_BUILD_TYPE=Release || exit 1
 run_suite release build
