@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from bspkit import __version__
-from bspkit.algorithms import REGISTRY
+from bspkit.algorithms import ALGORITHMS
 from bspkit.console import Failure, UsageError, print_error
 
 EXIT_FAIL = 1
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("runs", nargs="+", metavar="RUN", help="run directories, raw .jsonl files or params .json files (two or more)")
     c.add_argument("-o", "--output", default="compare.html", metavar="FILE", help="the page to write (default: compare.html)")
 
-    algs = ", ".join(a.name for a in REGISTRY)
+    algs = ", ".join(ALGORITHMS)
     ru = sub.add_parser(
         "run",
         help="run one BSP algorithm (its driver) on a back end and p, optionally with predictions",
@@ -136,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Default sweeps (sizes; values): "
         + "; ".join(
             f"{a.name}: {','.join(map(str, a.sizes))}" + (f" x {','.join(a.sweep_values)}" if a.sweep_values else "")
-            for a in REGISTRY
+            for a in ALGORITHMS.values()
         ),
     )
     va.add_argument("algorithm", metavar="ALG", help=algs)

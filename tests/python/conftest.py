@@ -59,10 +59,29 @@ def assert_self_contained(html: str) -> None:
     assert "<script" not in html
 
 
+def expected_plots(params: dict) -> int:
+    """One g surface per primitive/pattern, plus latency, f, As total exchange, validation, memcpy."""
+    n = len(params["g"])
+    n += bool(params["l_detail"] or params["as"]["tests"])
+    n += any(d.get("s_per_op") for d in params["f_detail"].values())
+    n += bool(params["as"]["total_exchange"])
+    n += bool(params["validation"]["used"])
+    n += bool(params["memcpy_detail"] and params["memcpy_s_per_word"] and any(e.get("predict") for e in params["g"].values()))
+    return n
+
+
+def check_report(path: Path, params: dict) -> str:
+    html = path.read_text()
+    assert_self_contained(html)
+    pngs = report_pngs(html)
+    assert len(pngs) == expected_plots(params)
+    return html
+
+
 @pytest.fixture
 def synth_run(tmp_path: Path) -> Path:
     """A run directory with a synthetic raw.jsonl (default SynthSpec)."""
-    from bspkit.synth import write_synthetic
+    from synth import write_synthetic
 
     d = tmp_path / "run1"
     write_synthetic(d / "raw.jsonl")

@@ -2,17 +2,21 @@
 
 Used by the tests (the fit must recover what went in) and handy for trying the report
 without measuring. Times follow eq. (2.6) written as T(h, c) = g_inf * (h + h_half + o*c),
-each sample multiplied by lognormal noise exp(N(0, noise)).
+each sample multiplied by lognormal noise exp(N(0, noise)). Also grid points
+(rawdata.GPoint) made directly from a time function, for the fitting functions.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from bspkit.rawdata import GPoint, stats
 
 
 @dataclass
@@ -171,3 +175,80 @@ def write_synthetic(path: str | Path, spec: SynthSpec | None = None) -> Path:
     recs = synthetic_records(spec or SynthSpec())
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
     return path
+
+
+def grid_points(
+    fn: Callable[[float, float], float],
+    hs: list[int],
+    counts: list[int],
+    noise: float = 0.0,
+    seed: int = 0,
+    key: str = "put/alltoall",
+) -> list[GPoint]:
+    """Grid points at exactly the values h of `hs` (c divides h: h* = h / c), median time fn(h, c)
+    (9 samples with lognormal noise, or 3 equal samples without)."""
+    rng = np.random.default_rng(seed)
+    prim, pat = key.split("/")
+    pts = []
+    for h in hs:
+        for c in counts:
+            if c > h or h % c:
+                continue
+            t = fn(h, c)
+            x = t * np.exp(rng.normal(0.0, noise, 9)) if noise else np.full(3, t)
+            pts.append(GPoint(prim, pat, h // c, c, h, x, stats(x)))
+    return pts
+
+
+def points_from(
+    fn: Callable[[float, float], float], msg_words: list[int], counts: list[int], noise: float = 0.0, seed: int = 0
+) -> list[GPoint]:
+    """Grid points of put/alltoall at every (h*, c) whose median time is fn(h, c) (times lognormal noise)."""
+    rng = np.random.default_rng(seed)
+    pts = []
+    for hs in msg_words:
+        for c in counts:
+            t = fn(hs * c, c) * np.exp(rng.normal(0, noise, 9)) if noise else np.full(3, fn(hs * c, c))
+            pts.append(GPoint("put", "alltoall", hs, c, hs * c, t, stats(t)))
+    return pts
+
+
+H_GRID = [2**k for k in range(6, 21)]  # 64 .. 2^20 words
+C_GRID = [1, 2, 4, 8, 16, 32, 64]
+
+
+def cache_g(h: float) -> float:
+    """Two regimes: 0.2 ns/word while the h-relation fits a cache, 1.5 ns/word beyond."""
+    return 0.2e-9 if h <= 2**14 else 1.5e-9
+
+
+def cache_t(h: float, c: float) -> float:
+    return cache_g(h) * (h + 500.0 + 30.0 * c)
+
+
+# A parameter file as an older bspkit wrote it, by hand: put/alltoall with the per-h fit
+# (`levels`), get/permutation with the global fits only, get/shift measured but unusable.
+L_EMPTY = 2.0e-6
+
+PARAMS_JSON: dict[str, Any] = {
+    "format": 1,
+    "p": 2,
+    "l": {"empty": L_EMPTY, "shift": 3.0e-6, "alltoall": 4.0e-6},
+    "g": {
+        "put/alltoall": {
+            "predict": {"model": "2.6 lsq", "g_inf": 1.0e-9, "h_half": 1500.0, "o": 20.0},
+            "lsq_2.5": {"g_inf": [1.2e-9, 1.1e-9, 1.3e-9], "h_half": [3000.0, 2500.0, 3500.0]},
+            "linreg": {"msg_words": 256, "g": [1.1e-9, 1.0e-9, 1.2e-9], "l": [5.0e-6, 4.0e-6, 6.0e-6]},
+            # the per-h fit: what g(h) and g(h,h*) use where it exists
+            "levels": [{"h": 1024, "A_s": 9.0e-6, "B_s": 3.0e-8, "g_h": 8.8e-9},
+                       {"h": 8192, "A_s": 2.0e-5, "B_s": 3.0e-8, "g_h": 2.4e-9}],
+        },
+        "get/permutation": {
+            "predict": {"model": "2.5 lsq", "g_inf": 3.0e-9, "h_half": 800.0, "o": 0.0},
+            "lsq_2.5": {"g_inf": [3.0e-9, 2.9e-9, 3.1e-9], "h_half": [800.0, 700.0, 900.0]},
+            "linreg": {"msg_words": 64, "g": [2.5e-9, 2.4e-9, 2.6e-9], "l": None},  # no l: l empty
+        },
+        # measured but nothing usable: skipped by the fallback
+        "get/shift": {"predict": None, "linreg": {"g": None, "l": None}},
+    },
+}

@@ -1,18 +1,18 @@
-"""The bspkit command end to end: fit, report, compare on synthetic runs; probe on a tiny
-grid with the real bspprobe when the build has one; usage errors."""
+"""The bspkit command line end to end: fit's outputs, usage errors (exit 2) and failures
+(exit 1), every command's --help, and probe on a tiny grid with the real bspprobe when the
+build has one (the reports themselves: test_report.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from pathlib import Path
 
 import pytest
-from conftest import assert_self_contained, report_pngs, run_bspkit
+from conftest import check_report, run_bspkit
 
-from bspkit.synth import GTruth, SynthSpec, write_synthetic
+from synth import SynthSpec, write_synthetic
 
 BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
 PROBE = BUILD / "probe" / "bspprobe" if BUILD else None
@@ -27,56 +27,7 @@ NO_PROBE = (
 TINY = ["--primitives", "put,get", "--patterns", "alltoall,shift", "--max-words", "256", "--reps", "3", "--seed", "5"]
 
 
-def expected_plots(params: dict) -> int:
-    """One g surface per primitive/pattern, plus latency, f, As total exchange, validation, memcpy."""
-    n = len(params["g"])
-    n += bool(params["l_detail"] or params["as"]["tests"])
-    n += any(d.get("s_per_op") for d in params["f_detail"].values())
-    n += bool(params["as"]["total_exchange"])
-    n += bool(params["validation"]["used"])
-    n += bool(params["memcpy_detail"] and params["memcpy_s_per_word"] and any(e.get("predict") for e in params["g"].values()))
-    return n
-
-
-def check_report(path: Path, params: dict) -> str:
-    html = path.read_text()
-    assert_self_contained(html)
-    pngs = report_pngs(html)
-    assert len(pngs) == expected_plots(params)
-    return html
-
-
 # --------------------------------------------------------------- fit and report
-
-
-def test_fit_and_report_on_synthetic_run(synth_run: Path) -> None:
-    r = run_bspkit("fit", str(synth_run / "raw.jsonl"))
-    assert r.returncode == 0, r.stderr
-    assert "parameters written to" in r.stdout and "put/alltoall" in r.stdout
-    assert "bspkit: fitting" in r.stderr  # progress on stderr
-    params = json.loads((synth_run / "params.json").read_text())
-    assert params["format"] == 1 and params["p"] == 2
-    assert set(params) >= {"format", "source", "machine", "p", "f", "l", "memcpy_s_per_word", "g", "validation"}
-    assert params["machine"]["blas_coretype"] == "Haswell" and params["machine"]["backend"] == "threads"
-    assert set(params["l"]) == {"empty", "shift", "alltoall"}
-    assert set(params["g"]) == {"put/alltoall", "get/permutation"}
-    e = params["g"]["put/alltoall"]
-    for k in ("g_inf", "g_small", "h_half", "g_mm", "o", "lsq", "error_bsp", "error_bspstar", "flags"):
-        assert k in e
-    assert set(e["lsq"]) >= {"g_inf", "h_half", "o", "l0", "model", "residual_rel_rms"}
-    assert e["lsq"]["model"] == "2.6"
-    assert e["lsq"]["g_inf"][0] == pytest.approx(1e-9, rel=0.03)
-    assert e["lsq"]["h_half"][0] == pytest.approx(2000, rel=0.05)
-    assert e["lsq"]["o"][0] == pytest.approx(16, rel=0.1)
-    assert params["validation"]["pass"] is True
-
-    r = run_bspkit("report", str(synth_run))
-    assert r.returncode == 0, r.stderr
-    html = check_report(synth_run / "report.html", params)
-    assert len(report_pngs(html)) == 7
-    for text in ("Machine and build", "Haswell", "Table C.1", "Table C.2", "Table C.3", "As suite", "Total exchange: t/h",
-                 "Validation", "memcpy", "ε_BSP*", "Random Permutation", "All-to-all"):
-        assert text in html, text
 
 
 def test_fit_to_stdout_and_named_output(tmp_path: Path) -> None:
@@ -89,61 +40,6 @@ def test_fit_to_stdout_and_named_output(tmp_path: Path) -> None:
     r = run_bspkit("report", str(raw), "--write-params")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "probe-a.report.html").is_file()
-
-
-def test_report_of_failed_fit_shows_reason(tmp_path: Path) -> None:
-    spec = SynthSpec(g={"put/alltoall": GTruth(1e-9, 2000.0, 0.0)}, noise=0.05, seed=3, validation=4)
-    d = tmp_path / "run"
-    write_synthetic(d / "raw.jsonl", spec)
-    assert run_bspkit("fit", str(d)).returncode == 0
-    params = json.loads((d / "params.json").read_text())
-    assert params["g"]["put/alltoall"]["lsq"]["o"] is None
-    r = run_bspkit("report", str(d), "-o", str(tmp_path / "r.html"))
-    assert r.returncode == 0, r.stderr
-    html = check_report(tmp_path / "r.html", params)
-    assert "failed fit: lsq (2.6) o" in html
-
-
-def test_report_of_several_runs_in_one_file(tmp_path: Path) -> None:
-    a = write_synthetic(tmp_path / "a" / "raw.jsonl", SynthSpec(seed=1))
-    b = write_synthetic(tmp_path / "b" / "raw.jsonl", SynthSpec(seed=2, validation=0, as_suite=False))
-    out = tmp_path / "both.html"
-    r = run_bspkit("report", str(a.parent), str(b), "-o", str(out))
-    assert r.returncode == 0, r.stderr
-    html = out.read_text()
-    assert_self_contained(html)
-    assert len(report_pngs(html)) == 7 + 5  # b: no As total exchange, no validation
-    assert "Run 1:" in html and "Run 2:" in html
-
-
-# ---------------------------------------------------------------------- compare
-
-
-def test_compare_two_runs(tmp_path: Path) -> None:
-    fast = write_synthetic(tmp_path / "fast" / "raw.jsonl", SynthSpec(seed=1, library="bspkit"))
-    slow_spec = SynthSpec(
-        seed=2,
-        library="otherbsp",
-        backend="unknown",
-        g={"put/alltoall": GTruth(3e-9, 5000.0, 40.0), "get/permutation": GTruth(2.1e-9, 820.0, 118.0)},
-        l={"empty": 5e-6, "shift": 8e-6, "alltoall": 9e-6},
-    )
-    slow = write_synthetic(tmp_path / "slow" / "raw.jsonl", slow_spec)
-    assert run_bspkit("fit", str(slow)).returncode == 0
-    out = tmp_path / "cmp.html"
-    # one run given as a directory (refit), one as its params.json
-    r = run_bspkit("compare", str(fast.parent), str(slow.parent / "params.json"), "-o", str(out))
-    assert r.returncode == 0, r.stderr
-    assert "R1: bspkit/threads" in r.stdout and "R2: otherbsp/unknown" in r.stdout
-    lines = {ln.split("  ")[0].strip(): ln for ln in r.stdout.splitlines()}
-    assert re.search(r"Latency\s+●●●\s+●\s*$", lines["Latency"])
-    assert re.search(r"Communication gap \(put/get\)\s+●●●\s+●\s*$", lines["Communication gap (put/get)"])
-    assert re.search(r"Computation speed \(f\)\s+●●●\s+●●●", lines["Computation speed (f)"])  # same f: both best
-    html = out.read_text()
-    assert_self_contained(html)
-    assert len(report_pngs(html)) == 3
-    for text in ("Ranking", "Table 6.1", "g_inf [ns/word]", "h_half [words]", "o [words]", "latency l", "As total exchange"):
-        assert text in html, text
 
 
 # ------------------------------------------------------------------- usage errors
@@ -160,6 +56,7 @@ def test_compare_two_runs(tmp_path: Path) -> None:
         (["probe", "-n", "two"], "invalid int value"),
         (["probe", "--bspcc", "x", "--probe-binary", "y"], "exclude each other"),
         (["report"], "the following arguments are required"),
+        (["no-such-command"], "invalid choice"),
     ],
 )
 def test_usage_errors_exit_2(args: list[str], message: str) -> None:
@@ -172,6 +69,8 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
 def test_failures_exit_1(tmp_path: Path) -> None:
     r = run_bspkit("fit", str(tmp_path / "missing.jsonl"))
     assert r.returncode == 1 and "no such file or directory" in r.stderr
+    r = run_bspkit("fit", "/nonexistent/raw.jsonl")
+    assert r.returncode == 1 and "nonexistent" in r.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "g"}\n')
     r = run_bspkit("fit", str(bad))
@@ -255,3 +154,22 @@ def test_probe_against_another_library_with_bspcc(tmp_path: Path) -> None:
     assert params["p"] == 2 and params["machine"]["library"] == "stand-in"
     assert params["machine"]["backend"] == "unknown"  # built without bspkit's extensions
     check_report(out / "report.html", params)
+
+
+@pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+def test_probe_put_and_send_on_a_shift(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    r = run_bspkit(
+        "probe", "--quick", "-n", "2", "--build-dir", str(BUILD), "--probe-binary", str(PROBE), "--output-dir", str(out),
+        "--", "--only", "g,l,memcpy", "--primitives", "put,send", "--patterns", "shift", "--max-words", "256",
+        "--reps", "2",
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    params = json.loads((out / "params.json").read_text())
+    assert params["p"] == 2
+    assert {"put/shift", "send/shift"} <= set(params["g"])
+    assert params["l"]["empty"] is None or params["l"]["empty"] > 0
+    assert (out / "report.html").stat().st_size > 10_000
+    header = json.loads((out / "raw.jsonl").read_text().splitlines()[0])
+    assert header["type"] == "header" and header["backend"] == "threads"

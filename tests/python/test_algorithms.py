@@ -1,0 +1,113 @@
+"""bspkit.algorithms: the registry (one record per algorithm), the efficiency from each
+record's cost model, and `bspkit run` end to end (when the drivers are built)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from conftest import run_bspkit
+from synth import PARAMS_JSON
+
+from bspkit.algorithms import ALGORITHMS, REGISTRY, AlgorithmError, efficiency, find_algorithm
+from bspkit.params import Params
+from bspkit.predict import MODELS, predict
+
+
+def test_registry_records() -> None:
+    assert list(ALGORITHMS) == [a.name for a in REGISTRY]  # one record each, in the registry's order
+    assert list(ALGORITHMS) == [
+        "inprod",
+        "matmul-blockcyclic",
+        "matmul-static2d",
+        "cannon-put",
+        "cannon-get",
+        "llcs-dp",
+        "llcs-bitpar",
+    ]
+    for alg in REGISTRY:
+        assert alg.driver.startswith("bspalg-") and alg.sizes and alg.description
+        # a second parameter to sweep comes with its default values, and the other way round
+        assert bool(alg.sweep_option) == bool(alg.sweep_values), alg.name
+    assert ALGORITHMS["matmul-static2d"].sweep_param == "q" and ALGORITHMS["llcs-dp"].sweep_param == "alpha"
+    assert ALGORITHMS["inprod"].sweep_param is None
+
+
+def test_efficiency_is_one_process_work_over_p_T() -> None:
+    n, p, t, f = 1000, 4, 2.0, 1.0e-10
+    for name in ("matmul-blockcyclic", "matmul-static2d", "cannon-put", "cannon-get"):
+        run = {"params": {"n": n, "q": 8}, "p": p, "time_s": t}
+        assert efficiency(ALGORITHMS[name], run, f) == pytest.approx(2 * n**3 * f / (p * t), rel=1e-12)
+    assert efficiency(ALGORITHMS["inprod"], {"params": {"n": 10**6}, "p": 2, "time_s": 1e-3}, 4e-10) == pytest.approx(
+        2e6 * 4e-10 / (2 * 1e-3), rel=1e-12)
+    assert efficiency(ALGORITHMS["llcs-dp"], {"params": {"m": 300, "n": 500}, "p": 3, "time_s": 0.5}, 1e-9) == pytest.approx(
+        300 * 500 * 1e-9 / (3 * 0.5), rel=1e-12)
+    run = {"params": {"n": n}, "p": p, "time_s": t}
+    assert efficiency(ALGORITHMS["matmul-blockcyclic"], run, None) is None
+    assert efficiency(ALGORITHMS["matmul-blockcyclic"], {**run, "time_s": 0}, f) is None
+    assert efficiency(ALGORITHMS["matmul-blockcyclic"], {**run, "params": {}}, f) is None
+
+
+def test_unknown_algorithm() -> None:
+    assert find_algorithm("inprod").driver == "bspalg-inprod"
+    with pytest.raises(AlgorithmError) as e:
+        find_algorithm("nosuchalg")
+    assert "nosuchalg" in str(e.value)
+    for name in ALGORITHMS:
+        assert name in str(e.value)
+
+
+# ------------------------------------------------------------- end to end
+
+BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
+HAVE_INPROD = bool(BUILD and (BUILD / "bin" / "bspalg-inprod").is_file() and (BUILD / "bin" / "bsprun").is_file())
+needs_inprod = pytest.mark.skipif(not HAVE_INPROD, reason="$BSPKIT_BUILD_DIR/bin/bspalg-inprod (and bsprun) not built")
+
+
+@needs_inprod
+def test_run_inprod_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "run.json"
+    r = run_bspkit("run", "inprod", "-n", "2", "--size", "100000", "--json", str(out),
+                   env={"BSPKIT_BUILD_DIR": str(BUILD)}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "check: passed" in r.stdout
+    assert "inprod on 2 processes" in r.stdout
+    d = json.loads(out.read_text())
+    assert d["algorithm"] == "inprod" and d["p"] == 2 and d["params"]["n"] == 100000
+    assert d["verified"] is True
+    assert d["S"] == sum(1 for s in d["supersteps"] if s["sync"])
+    assert d["W"] == sum(s["w"] for s in d["supersteps"])
+    # cyclic distribution: each of the 2 processes multiplies and adds its n / 2 pairs
+    assert d["supersteps"][0]["w"] == 2 * 100000 // 2
+
+
+@needs_inprod
+def test_run_inprod_with_params_prints_the_predictions(tmp_path: Path) -> None:
+    pfile = tmp_path / "params.json"
+    pfile.write_text(json.dumps(PARAMS_JSON))
+    out = tmp_path / "run.json"
+    r = run_bspkit("run", "inprod", "-n", "2", "--size", "100000", "--params", str(pfile), "--json", str(out),
+                   env={"BSPKIT_BUILD_DIR": str(BUILD)}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "check: passed" in r.stdout
+    d = json.loads(out.read_text())
+    f = d["f_s_per_unit"]
+    assert f and f > 0  # --params makes the run measure f
+    m = re.search(r"efficiency .*: ([0-9.]+)%", r.stdout)
+    assert m and float(m.group(1)) / 100 == pytest.approx(2 * 100000 * f / (2 * d["time_s"]), abs=6e-4)
+    pred = predict(Params.from_json(PARAMS_JSON), d)
+    for model in MODELS:
+        m = re.search(rf"^  {re.escape(model)}\s+([0-9.eE+-]+) s \(", r.stdout, re.M)
+        assert m, f"no prediction line for {model}:\n{r.stdout}"
+        assert float(m.group(1)) == pytest.approx(pred[model], rel=1e-3)
+
+
+def test_run_unknown_algorithm_is_a_usage_error() -> None:
+    r = run_bspkit("run", "nosuchalg", timeout=60)
+    assert r.returncode == 2
+    assert "unknown algorithm 'nosuchalg'" in r.stderr
+    for name in ALGORITHMS:
+        assert name in r.stderr

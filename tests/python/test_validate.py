@@ -1,0 +1,152 @@
+"""bspkit.validate: the summary of a sweep (mean error per model over the runs long enough to
+score, the best model), and `bspkit validate` end to end with a stand-in for the drivers:
+the sweep each algorithm's record defines, the predictions, validate.json and the page. A
+toy algorithm shows that one record is all the Python side needs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import assert_self_contained, report_pngs
+from synth import PARAMS_JSON
+
+from bspkit import algorithms as al
+from bspkit import cli
+from bspkit import validate as va
+from bspkit.params import Params
+from bspkit.predict import MODELS, predict
+from bspkit.validate import MIN_VALIDATED_TIME_S, summarize
+
+def row(measured: float, **errs: float | None) -> dict[str, Any]:
+    names = {"const": "g const", "h": "g(h)", "hh": "g(h,h*)"}
+    return {"measured_s": measured, "rel_error": {names[k]: v for k, v in errs.items()}}
+
+
+def test_summarize_uses_long_runs_and_picks_least_error() -> None:
+    rows = [
+        row(1.0, const=0.30, h=-0.10, hh=0.05),
+        row(MIN_VALIDATED_TIME_S, const=-0.20, h=0.20, hh=-0.07),  # exactly the bound: counted
+        row(0.05, const=0.0, h=0.0, hh=5.0),  # too short: left out (else g(h) would be best)
+        row(2.0, const=0.10, h=None, hh=0.03),  # no g(h) prediction for this one
+    ]
+    s = summarize(rows)
+    assert s["min_time_s"] == MIN_VALIDATED_TIME_S == 0.1
+    assert s["runs"] == 4 and s["runs_used"] == 3
+    assert s["g const"] == pytest.approx(0.2, rel=1e-12)
+    assert s["g(h)"] == pytest.approx(0.15, rel=1e-12)
+    assert s["g(h,h*)"] == pytest.approx(0.05, rel=1e-12)
+    assert s["best_model"] == "g(h,h*)" and s["best_error"] == pytest.approx(0.05)
+    s2 = summarize([row(0.5, const=0.4, h=-0.02, hh=0.1), row(0.3, const=-0.1, h=0.04, hh=-0.1)])
+    assert s2["best_model"] == "g(h)" and s2["best_error"] == pytest.approx(0.03)
+    s3 = summarize([row(0.05, const=0.1, h=0.1, hh=0.1)])
+    assert s3["runs_used"] == 0 and s3["best_model"] is None and all(s3[m] is None for m in MODELS)
+
+
+# ------------------------------------------------------- the command, drivers stood in
+
+
+def fake_driver(alg: al.Algorithm, bsprun: Path, bindir: Path, backend: str, nprocs: int, args: list[str],
+                timeout_s: float | None = None) -> al.RunResult:
+    """A driver run whose cost and time follow from --size and the swept value."""
+    n = int(args[args.index("--size") + 1])
+    v = int(args[args.index(alg.sweep_option) + 1]) if alg.sweep_option and alg.sweep_option in args else 1
+    steps = [
+        {"w": 1e8 / v, "h": 4096, "count": 16 * v, "msg_words": 256 // v, "primitive": "put", "pattern": "alltoall",
+         "sync": True},
+        {"w": 1e7, "h": 0, "count": 0, "msg_words": 0, "primitive": None, "pattern": None, "sync": True},
+    ]
+    t = 0.2 * (1 + n / 1e6)
+    data = {"algorithm": alg.name, "p": nprocs, "params": {"n": n} | ({alg.sweep_param: v} if alg.sweep_param else {}),
+            "time_s": t, "times_s": [t], "W": 1e8 / v + 1e7, "H": 4096, "S": 2, "f_s_per_unit": 2e-9,
+            "f_all_s_per_unit": 2.2e-9, "supersteps": steps, "work_unit": "flop"}
+    return al.RunResult(alg.name, ["driver", *args], data, "")
+
+
+@pytest.fixture
+def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Drivers replaced by fake_driver, the build by nothing; returns the argument lists run."""
+    calls: list[list[str]] = []
+
+    def run(alg: al.Algorithm, *rest: Any, **kw: Any) -> al.RunResult:
+        calls.append(list(rest[4]))
+        return fake_driver(alg, *rest, **kw)
+
+    monkeypatch.setattr(al, "run_driver", run)
+    monkeypatch.setattr(va, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
+    return calls
+
+
+def validate_in_process(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps(PARAMS_JSON))
+    out = tmp_path / "out"
+    rc = cli.main(["validate", *args, "-n", "2", "--params", str(params), "--output-dir", str(out)])
+    return rc, json.loads((out / "validate.json").read_text()) if rc == 0 else {}
+
+
+def test_validate_sweeps_the_records_defaults(tmp_path: Path, stand_in_drivers: list[list[str]],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    alg = al.ALGORITHMS["matmul-static2d"]
+    rc, result = validate_in_process(tmp_path, alg.name, "--quick")
+    assert rc == 0
+    # --quick: the first two sizes and values of the record, every value with every size
+    expected = [(n, v) for v in alg.sweep_values[:2] for n in alg.sizes[:2]]
+    assert [(int(c[c.index("--size") + 1]), c[c.index("--q") + 1]) for c in stand_in_drivers] == expected
+    for c in stand_in_drivers:
+        assert {"--measure-f", "--no-check"} <= set(c) and c[c.index("--reps") + 1] == "3"
+    assert result["algorithm"] == alg.name and result["sweep"] == "q" and result["p"] == 2
+    assert result["description"] == alg.description
+    assert len(result["rows"]) == 4 and [v for v, _s in result["summary"]["by_sweep"]] == list(alg.sweep_values[:2])
+    params = Params.from_json(PARAMS_JSON)
+    for row in result["rows"]:
+        run = fake_driver(alg, Path(), Path(), "threads", 2, ["--size", str(row["params"]["n"]), "--q", row["sweep_value"]])
+        pred = predict(params, run.data)
+        for m in MODELS:
+            assert row["predicted_s"][m] == pytest.approx(pred[m], rel=1e-12)
+            assert row["rel_error"][m] == pytest.approx((pred[m] - row["measured_s"]) / row["measured_s"], rel=1e-12)
+        # efficiency from the record's cost model: 2 n^3 f / (p T)
+        assert row["efficiency"] == pytest.approx(2 * row["params"]["n"] ** 3 * 2e-9 / (2 * row["measured_s"]))
+    out = capsys.readouterr().out
+    assert "matmul-static2d on threads, p = 2: 4 runs, 4 of >= 0.1 s" in out and "q 1" in out and "q 8" in out
+    html = (tmp_path / "out" / "validate.html").read_text()
+    assert_self_contained(html)
+    assert len(report_pngs(html)) == 2
+
+
+def test_a_toy_algorithm_needs_one_record(tmp_path: Path, stand_in_drivers: list[list[str]],
+                                          monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    toy = al.Algorithm("toy-sum", "bspalg-toy", ("--variant", "x"), "a toy: n additions",
+                       lambda p: float(p["n"]) if "n" in p else None,
+                       sizes=(1000, 2000, 4000), sweep_option="--blocks", sweep_values=("2", "3"))
+    monkeypatch.setitem(al.ALGORITHMS, toy.name, toy)
+    with pytest.raises(SystemExit):
+        cli.main(["validate", "--help"])
+    help_text = capsys.readouterr().out
+    assert "toy-sum" in help_text and "toy-sum: 1000,2000,4000 x 2,3" in help_text.replace("\n", " ")
+    rc, result = validate_in_process(tmp_path, "toy-sum", "--sizes", "1000,3000")
+    assert rc == 0
+    assert [(c[c.index("--size") + 1], c[c.index("--blocks") + 1]) for c in stand_in_drivers] == [
+        ("1000", "2"), ("3000", "2"), ("1000", "3"), ("3000", "3")]
+    assert result["sweep"] == "blocks" and len(result["rows"]) == 4
+    row = result["rows"][0]
+    assert row["efficiency"] == pytest.approx(1000 * 2e-9 / (2 * row["measured_s"]))
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["inprod", "--values", "1,2"], "inprod has no second parameter to sweep"),
+        (["inprod", "--sizes", "a,b"], "--sizes must be integers"),
+        (["inprod", "--sizes", ","], "--sizes needs a comma-separated list"),
+        (["inprod", "--reps", "0"], "--reps must be at least 1"),
+        (["nosuchalg"], "unknown algorithm 'nosuchalg'"),
+    ],
+)
+def test_validate_usage_errors(tmp_path: Path, stand_in_drivers: list[list[str]], args: list[str], message: str,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _result = validate_in_process(tmp_path, *args)
+    assert rc == 2 and message in capsys.readouterr().err
+    assert stand_in_drivers == []
