@@ -35,7 +35,10 @@
 
 #include "bsp.h"
 #include "bspkit.h"
-#include "bench_stats.h"
+#include "bspk_clock.h"
+#include "bspk_machine.h"
+#include "bspk_spmd.h"
+#include "microbench_common.h"
 
 #ifndef BENCH_LIB
 #define BENCH_LIB "bsp"
@@ -52,17 +55,14 @@
 #define MAXP 512                  /* most processes this program supports */
 #define CACHELINE 64
 #define BLOCK_BYTES (1 << 20)     /* 1 MiB blocks */
-#define MAX_ROUNDS 1001
 #define MAX_COUNT 100000000L      /* most operations in one timed batch */
 
 /* ---- options (set in main before bsp_begin; read by every process) --------------------- */
 
-static const char *opt_json = NULL;
-static int opt_quick = 0;
-static int opt_rounds = 0;        /* 0: default */
-static double opt_batch_ms = 0;   /* 0: default */
-static long opt_words = 100000;
-static char opt_only[1024] = "";  /* comma-separated names, empty: all */
+static int known_bench(const char *name, size_t len);
+static mb_options opts = {.prog = "bsp_microbench", .words = 100000, .max_words = 10000000,
+                          .only_hint = " (see --list)", .only_size = 1024,
+                          .is_benchmark = known_bench};
 static int opt_raw_barrier = 0;   /* 0 auto, 1 spin, 2 pthread */
 static const char *prog_name = "bsp_microbench";
 
@@ -131,7 +131,7 @@ typedef struct {
     unsigned char *area_put;  /* registered: destination of puts and raw stores */
     unsigned char *area_get;  /* registered: source of gets, pattern of pid */
     uint64_t *wsrc;           /* local: words[i] = (pid << 32) | i */
-    double *gather;           /* registered: p doubles, for allmax */
+    double *gather;           /* registered: p doubles, for bspk_max_over_processes */
     int tagsize;              /* current BSMP tag size */
     long recv_count;          /* last drain: messages received */
     uint64_t recv_sum, tag_sum;
@@ -166,31 +166,11 @@ static inline uint64_t mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Max of x over all processes; every process gets the same value. One superstep. */
-static double allmax(ctx_t *c, double x)
-{
-    for (int q = 0; q < c->p; q++)
-        bsp_put(q, &x, c->gather, c->pid * (bsp_size_t)sizeof(double), (bsp_size_t)sizeof(double));
-    bsp_sync();
-    double m = c->gather[0];
-    for (int q = 1; q < c->p; q++)
-        if (c->gather[q] > m)
-            m = c->gather[q];
-    return m;
 }
 
 /* ---- the benchmarks -------------------------------------------------------------------- */
@@ -473,67 +453,17 @@ static const bench_t benches[] = {
 };
 #define NBENCH ((int)(sizeof benches / sizeof benches[0]))
 
-/* ---- statistics and results ------------------------------------------------------------ */
-
-typedef struct {
-    int ran, verified;
-    long count_ours, count_raw;   /* operations per timed batch */
-    long div;                     /* messages per operation (1 or W) */
-    int rounds;
-    double ours[MAX_ROUNDS], raw[MAX_ROUNDS]; /* seconds per operation (per message) */
-    stats_t so, sr;
-    double wall_s;
-} result_t;
-
-static result_t g_results[NBENCH]; /* written by process 0 only */
+static mb_result g_results[NBENCH]; /* written by process 0 only */
 
 /* ---- the measurement loop -------------------------------------------------------------- */
 
-static double timed_batch(ctx_t *c, const bench_t *b, int raw, long count)
+/* A round's time: the max over processes, all-gathered with bsp_put. */
+static inline double max_over_processes(ctx_t *c, double t)
 {
-    if (raw)
-        raw_barrier(c);
-    else
-        bsp_sync();
-    double t0 = now();
-    (raw ? b->raw : b->ours)(c, count);
-    double t = now() - t0;
-    return allmax(c, t);
+    return bspk_max_over_processes(t, c->gather);
 }
 
-/* The count whose batch takes about target seconds (the same on every process). Grows the
- * count until a batch takes half the target, then times that count twice more and scales
- * by the fastest of the three, so that a disturbance (another program taking a core) does
- * not shrink the batches below the target. */
-static long calibrate(ctx_t *c, const bench_t *b, int raw, double target)
-{
-    long count = 1;
-    for (int it = 0; it < 60; it++) {
-        double t = timed_batch(c, b, raw, count);
-        if (t >= 0.5 * target || count >= MAX_COUNT) {
-            for (int k = 0; k < 2; k++) {
-                double t2 = timed_batch(c, b, raw, count);
-                if (t2 < t)
-                    t = t2;
-            }
-            double n = t > 0 ? (double)count * target / t : (double)count;
-            if (n < 1)
-                n = 1;
-            if (n > MAX_COUNT)
-                n = MAX_COUNT;
-            return (long)(n + 0.5);
-        }
-        double f = t > 0 ? target / t : 16;
-        if (f > 16)
-            f = 16;
-        if (f < 2)
-            f = 2;
-        count = (long)((double)count * f);
-        if (count > MAX_COUNT)
-            count = MAX_COUNT;
-    }
-    return count;
-}
+MB_DEFINE_TIMED_BATCH(timed_batch, ctx_t, bench_t, ours, raw, raw_barrier, max_over_processes)
 
 static int is_tty_err;
 
@@ -550,19 +480,25 @@ static void progress(const ctx_t *c, const char *name, const char *what, int k, 
     fflush(stderr);
 }
 
+static void show_round(const void *c, const char *name, int k, int rounds)
+{
+    progress(c, name, "", k, rounds);
+}
+
 static void run_bench(ctx_t *c, int bi, int rounds, double target)
 {
     const bench_t *b = &benches[bi];
-    result_t *res = &g_results[bi];
-    double w0 = now();
+    mb_result *res = &g_results[bi];
+    const mb_bench_run run = {timed_batch, c, b, b->name, show_round};
+    double w0 = bspk_monotonic_seconds();
 
     if (b->setup)
         b->setup(c);
 
     /* warm-up: calibration runs, one untimed batch of each, and a correctness check */
     progress(c, b->name, "warm-up and calibration", 0, rounds);
-    long n_ours = calibrate(c, b, 0, target);
-    long n_raw = calibrate(c, b, 1, target);
+    long n_ours = mb_calibrate(&run, 0, target, MAX_COUNT);
+    long n_raw = mb_calibrate(&run, 1, target, MAX_COUNT);
     timed_batch(c, b, 0, n_ours);
     timed_batch(c, b, 1, n_raw);
     int verified = -1;
@@ -571,35 +507,22 @@ static void run_bench(ctx_t *c, int bi, int rounds, double target)
         bsp_sync();
         b->ours(c, 1);
         int ok = b->verify(c);
-        verified = allmax(c, ok ? 0.0 : 1.0) == 0.0;
+        verified = bspk_max_over_processes(ok ? 0.0 : 1.0, c->gather) == 0.0;
     }
 
-    long div = b->per_message ? c->words : 1;
-    for (int k = 0; k < rounds; k++) {
-        progress(c, b->name, "", k + 1, rounds);
-        for (int j = 0; j < 2; j++) {
-            int raw = (k & 1) ^ j; /* ours first in even rounds, raw first in odd ones */
-            long n = raw ? n_raw : n_ours;
-            double t = timed_batch(c, b, raw, n);
-            if (c->pid == 0)
-                (raw ? res->raw : res->ours)[k] = t / ((double)n * (double)div);
-        }
-    }
+    res->n_ours = n_ours;
+    res->n_raw = n_raw;
+    res->messages_per_op = b->per_message ? c->words : 1;
+    mb_alternate_rounds(&run, c->pid, rounds, res);
 
     if (b->teardown)
         b->teardown(c);
     bsp_sync();
 
     if (c->pid == 0) {
-        res->ran = 1;
         res->verified = verified;
-        res->count_ours = n_ours;
-        res->count_raw = n_raw;
-        res->div = div;
-        res->rounds = rounds;
-        res->so = stats_of(res->ours, rounds);
-        res->sr = stats_of(res->raw, rounds);
-        res->wall_s = now() - w0;
+        mb_summarize(res);
+        res->wall_s = bspk_monotonic_seconds() - w0;
         if (is_tty_err)
             fputc('\n', stderr);
         fprintf(stderr, "[p=%d] %-16s done in %.2f s%s\n", c->p, b->name, res->wall_s,
@@ -608,41 +531,6 @@ static void run_bench(ctx_t *c, int bi, int rounds, double target)
 }
 
 /* ---- machine description --------------------------------------------------------------- */
-
-static void read_loadavg(char *buf, size_t n)
-{
-    snprintf(buf, n, "unknown");
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (!f)
-        return;
-    if (fgets(buf, (int)n, f))
-        buf[strcspn(buf, "\n")] = 0;
-    fclose(f);
-}
-
-static void cpu_model(char *buf, size_t n)
-{
-    snprintf(buf, n, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0 || strncmp(line, "Hardware", 8) == 0 ||
-            strncmp(line, "cpu model", 9) == 0) {
-            char *v = strchr(line, ':');
-            if (v) {
-                v++;
-                while (*v == ' ' || *v == '\t')
-                    v++;
-                v[strcspn(v, "\n")] = 0;
-                snprintf(buf, n, "%s", v);
-                break;
-            }
-        }
-    }
-    fclose(f);
-}
 
 static int affinity_cores(void)
 {
@@ -653,34 +541,26 @@ static int affinity_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* Smallest positive difference between successive clock readings, and cost of a reading. */
-static void clock_resolution(double *res_s, double *call_s)
-{
-    int64_t best = INT64_MAX, prev = now_ns(), t0 = prev;
-    const int n = 200000;
-    for (int i = 0; i < n; i++) {
-        int64_t t = now_ns();
-        if (t > prev && t - prev < best)
-            best = t - prev;
-        prev = t;
+/* name(&res_s, &call_s): the smallest positive difference between successive readings of
+ * a clock, and the cost of a reading, in seconds. `none` is larger than any difference;
+ * `seconds` converts the clock's unit. A macro, so that each clock is read directly in the
+ * loop (an indirect call would add to the cost measured). */
+#define DEFINE_CLOCK_RESOLUTION(name, type, read_clock, none, seconds)                      \
+    static void name(double *res_s, double *call_s)                                         \
+    {                                                                                       \
+        type best = none, prev = read_clock(), t0 = prev;                                   \
+        const int n = 200000;                                                               \
+        for (int i = 0; i < n; i++) {                                                       \
+            type t = read_clock();                                                          \
+            if (t > prev && t - prev < best)                                                \
+                best = t - prev;                                                            \
+            prev = t;                                                                       \
+        }                                                                                   \
+        *res_s = best == none ? 0 : (double)best * seconds;                                 \
+        *call_s = (double)(prev - t0) * seconds / n;                                        \
     }
-    *res_s = best == INT64_MAX ? 0 : (double)best * 1e-9;
-    *call_s = (double)(prev - t0) * 1e-9 / n;
-}
-
-static void bsp_time_resolution(double *res_s, double *call_s)
-{
-    double best = 1e9, prev = bsp_time(), t0 = prev;
-    const int n = 200000;
-    for (int i = 0; i < n; i++) {
-        double t = bsp_time();
-        if (t > prev && t - prev < best)
-            best = t - prev;
-        prev = t;
-    }
-    *res_s = best == 1e9 ? 0 : best;
-    *call_s = (prev - t0) / n;
-}
+DEFINE_CLOCK_RESOLUTION(clock_resolution, int64_t, now_ns, INT64_MAX, 1e-9)
+DEFINE_CLOCK_RESOLUTION(bsp_time_resolution, double, bsp_time, 1e9, 1.0)
 
 /* ---- output ---------------------------------------------------------------------------- */
 
@@ -707,73 +587,54 @@ static void print_table(const header_t *h)
            raw_barrier_name(),
            g_use_spin ? " (sense-reversing centralized, C11 atomics)"
                       : " (pthread_barrier_t: spinning is useless when p > cores)",
-           h->rounds, h->target_s * 1e3, opt_words);
+           h->rounds, h->target_s * 1e3, opts.words);
     printf("# round time = max over processes; clock CLOCK_MONOTONIC resolution %.0f ns "
            "(%.0f ns/call), bsp_time resolution %.0f ns (%.0f ns/call)\n",
            h->clk_res * 1e9, h->clk_call * 1e9, h->bt_res * 1e9, h->bt_call * 1e9);
     printf("# %s  host=%s  cpu=%s  loadavg start: %s  end: %s\n", h->date, h->host, h->cpu,
            g_loadavg_start, g_loadavg_end);
-    printf("%-16s %3s %10s %10s %7s %10s %10s %10s %10s %10s %10s  %-10s %s\n", "benchmark", "p",
-           "ours_med", "raw_med", "ratio", "ours_min", "ours_q1", "ours_q3", "raw_min", "raw_q1",
-           "raw_q3", "unit", "notes");
+    mb_print_table_head(16, 10);
     for (int i = 0; i < NBENCH; i++) {
         const bench_t *b = &benches[i];
-        const result_t *r = &g_results[i];
+        const mb_result *r = &g_results[i];
         if (!r->ran)
             continue;
-        double sc = scale_of(b);
         char unit[32], notes[256] = "";
         snprintf(unit, sizeof unit, "%s/%s", unit_of(b), b->per);
         size_t k = 0;
-        if (b->bytes)
-            k += (size_t)snprintf(notes + k, sizeof notes - k, "GB/s per process: ours %.2f raw %.2f; ",
-                                  b->bytes / r->so.med * 1e-9, b->bytes / r->sr.med * 1e-9);
+        if (b->bytes) {
+            k += (size_t)mb_gbps_note(notes, sizeof notes, b->bytes, r);
+            k += (size_t)snprintf(notes + k, sizeof notes - k, "; ");
+        }
         if (r->verified == 0)
             k += (size_t)snprintf(notes + k, sizeof notes - k, "VERIFY FAILED; ");
         snprintf(notes + k, sizeof notes - k, "raw=%s", raw_barrier_name());
-        printf("%-16s %3d %10.3f %10.3f %7.2f %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f  %-10s %s\n",
-               b->name, h->p, r->so.med * sc, r->sr.med * sc, r->so.med / r->sr.med, r->so.min * sc,
-               r->so.q1 * sc, r->so.q3 * sc, r->sr.min * sc, r->sr.q1 * sc, r->sr.q3 * sc, unit,
-               notes);
+        mb_print_table_row(16, 10, b->name, h->p, r, scale_of(b), unit, notes);
     }
     fflush(stdout);
 }
 
 static int write_json(const char *path, const header_t *h)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", prog_name, path, strerror(errno));
+    FILE *f = mb_json_open(prog_name, path);
+    if (!f)
         return 0;
-    }
-    const char *ob = getenv("OPENBLAS_CORETYPE");
-    fprintf(f, "{\"record\":\"header\",\"program\":\"bsp_microbench\",\"library\":");
-    json_str(f, BENCH_LIB);
-    fprintf(f, ",\"build_type\":");
-    json_str(f, BENCH_BUILD_TYPE);
-    fprintf(f, ",\"backend\":");
-    json_str(f, bspk_backend());
-    fprintf(f, ",\"date\":");
-    json_str(f, h->date);
-    fprintf(f, ",\"host\":");
-    json_str(f, h->host);
-    fprintf(f, ",\"cpu_model\":");
-    json_str(f, h->cpu);
-    fprintf(f, ",\"kernel\":");
-    json_str(f, h->kernel);
-    fprintf(f, ",\"compiler\":");
-    json_str(f, BENCH_COMPILER);
-    fprintf(f, ",\"p\":%d,\"cores_available\":%d,\"bspk_cores\":%d,\"OPENBLAS_CORETYPE\":", h->p,
-            h->cores, h->bspk_cores);
-    json_str(f, ob);
-    fprintf(f, ",\"loadavg_start\":");
-    json_str(f, g_loadavg_start);
-    fprintf(f, ",\"loadavg_end\":");
-    json_str(f, g_loadavg_end);
-    fprintf(f, ",\"raw_barrier\":");
-    json_str(f, raw_barrier_name());
+    fprintf(f, "{\"record\":\"header\",\"program\":\"bsp_microbench\"");
+    mb_json_field(f, "library", BENCH_LIB);
+    mb_json_field(f, "build_type", BENCH_BUILD_TYPE);
+    mb_json_field(f, "backend", bspk_backend());
+    mb_json_field(f, "date", h->date);
+    mb_json_field(f, "host", h->host);
+    mb_json_field(f, "cpu_model", h->cpu);
+    mb_json_field(f, "kernel", h->kernel);
+    mb_json_field(f, "compiler", BENCH_COMPILER);
+    fprintf(f, ",\"p\":%d,\"cores_available\":%d,\"bspk_cores\":%d", h->p, h->cores, h->bspk_cores);
+    mb_json_field(f, "OPENBLAS_CORETYPE", getenv("OPENBLAS_CORETYPE"));
+    mb_json_field(f, "loadavg_start", g_loadavg_start);
+    mb_json_field(f, "loadavg_end", g_loadavg_end);
+    mb_json_field(f, "raw_barrier", raw_barrier_name());
     fprintf(f, ",\"rounds\":%d,\"batch_target_s\":%.6g,\"words_per_batch\":%ld,\"block_bytes\":%d",
-            h->rounds, h->target_s, opt_words, BLOCK_BYTES);
+            h->rounds, h->target_s, opts.words, BLOCK_BYTES);
     fprintf(f, ",\"clock\":\"CLOCK_MONOTONIC\",\"clock_resolution_s\":%.6g,\"clock_call_s\":%.6g"
             ",\"bsp_time_resolution_s\":%.6g,\"bsp_time_call_s\":%.6g",
             h->clk_res, h->clk_call, h->bt_res, h->bt_call);
@@ -782,85 +643,47 @@ static int write_json(const char *path, const header_t *h)
             "first in odd rounds\",\"wall_s\":%.3f}\n", h->wall_s);
     for (int i = 0; i < NBENCH; i++) {
         const bench_t *b = &benches[i];
-        const result_t *r = &g_results[i];
+        const mb_result *r = &g_results[i];
         if (!r->ran)
             continue;
-        fprintf(f, "{\"record\":\"benchmark\",\"name\":");
-        json_str(f, b->name);
-        fprintf(f, ",\"p\":%d,\"ours\":", h->p);
-        json_str(f, b->help);
-        fprintf(f, ",\"raw\":");
-        json_str(f, b->raw_help);
-        fprintf(f, ",\"raw_barrier\":");
-        json_str(f, raw_barrier_name());
-        fprintf(f, ",\"per\":");
-        json_str(f, b->per);
+        fprintf(f, "{\"record\":\"benchmark\"");
+        mb_json_field(f, "name", b->name);
+        fprintf(f, ",\"p\":%d", h->p);
+        mb_json_field(f, "ours", b->help);
+        mb_json_field(f, "raw", b->raw_help);
+        mb_json_field(f, "raw_barrier", raw_barrier_name());
+        mb_json_field(f, "per", b->per);
         fprintf(f, ",\"messages_per_op\":%ld,\"ops_per_batch_ours\":%ld,\"ops_per_batch_raw\":%ld"
                 ",\"rounds\":%d,\"verified\":%s",
-                r->div, r->count_ours, r->count_raw, r->rounds,
+                r->messages_per_op, r->n_ours, r->n_raw, r->rounds,
                 r->verified < 0 ? "null" : r->verified ? "true" : "false");
         fprintf(f, ",\"unit\":\"%s/%s\"", unit_of(b), b->per);
-        json_stats(f, "ours_stats", r->so, scale_of(b));
-        json_stats(f, "raw_stats", r->sr, scale_of(b));
-        fprintf(f, ",\"ratio_of_medians\":%.6g", r->so.med / r->sr.med);
+        mb_json_stats_and_ratio(f, r, scale_of(b));
         if (b->bytes)
-            fprintf(f, ",\"GBps_per_process_ours\":%.6g,\"GBps_per_process_raw\":%.6g",
-                    b->bytes / r->so.med * 1e-9, b->bytes / r->sr.med * 1e-9);
-        fprintf(f, ",\"samples_s_per_%s_ours\":[", b->per);
-        for (int k = 0; k < r->rounds; k++)
-            fprintf(f, "%s%.6g", k ? "," : "", r->ours[k]);
-        fprintf(f, "],\"samples_s_per_%s_raw\":[", b->per);
-        for (int k = 0; k < r->rounds; k++)
-            fprintf(f, "%s%.6g", k ? "," : "", r->raw[k]);
-        fprintf(f, "],\"wall_s\":%.3f}\n", r->wall_s);
+            mb_json_gbps(f, b->bytes, r);
+        char ours_key[64], raw_key[64]; /* the samples in seconds per operation */
+        snprintf(ours_key, sizeof ours_key, "samples_s_per_%s_ours", b->per);
+        snprintf(raw_key, sizeof raw_key, "samples_s_per_%s_raw", b->per);
+        mb_json_samples_and_end(f, ours_key, raw_key, r, 1.0);
     }
-    int ok = fclose(f) == 0;
-    if (!ok)
-        fprintf(stderr, "%s: error writing %s\n", prog_name, path);
-    return ok;
+    return mb_json_close(prog_name, path, f);
 }
 
 /* ---- the SPMD part --------------------------------------------------------------------- */
 
 static int g_exit_status;
 
-static int selected(const char *name)
-{
-    if (!opt_only[0])
-        return 1;
-    size_t n = strlen(name);
-    for (const char *s = opt_only; *s;) {
-        size_t len = strcspn(s, ",");
-        if (len == n && strncmp(s, name, n) == 0)
-            return 1;
-        s += len;
-        if (*s == ',')
-            s++;
-    }
-    return 0;
-}
-
-static void *xalloc(size_t bytes, int pid)
-{
-    size_t sz = (bytes + 4095) / 4096 * 4096;
-    void *q = aligned_alloc(4096, sz);
-    if (!q)
-        bsp_abort("%s: process %d: out of memory (%zu bytes)\n", prog_name, pid, sz);
-    memset(q, 0, sz); /* first touch by the owning thread */
-    return q;
-}
-
 static void spmd(void)
 {
     bsp_begin(bsp_nprocs());
-    double wall0 = now();
+    double wall0 = bspk_monotonic_seconds();
     ctx_t ctx, *c = &ctx;
     memset(c, 0, sizeof *c);
     c->pid = bsp_pid();
     c->p = bsp_nprocs();
     c->left = (c->pid + c->p - 1) % c->p;
     c->right = (c->pid + 1) % c->p;
-    c->words = opt_words;
+    c->words = opts.words;
 
     if (strcmp(bspk_backend(), "threads") != 0) {
         if (c->pid == 0)
@@ -878,12 +701,12 @@ static void spmd(void)
     if ((size_t)c->words * 16 > c->area_bytes)
         c->area_bytes = (size_t)c->words * 16;
     c->area_bytes = (c->area_bytes + 4095) / 4096 * 4096;
-    c->src = xalloc(BLOCK_BYTES, c->pid);
-    c->dst = xalloc(BLOCK_BYTES, c->pid);
-    c->area_put = xalloc(c->area_bytes, c->pid);
-    c->area_get = xalloc(c->area_bytes, c->pid);
-    c->wsrc = xalloc((size_t)c->words * sizeof(uint64_t), c->pid);
-    c->gather = xalloc((size_t)c->p * sizeof(double), c->pid);
+    c->src = mb_alloc_pages(prog_name, BLOCK_BYTES);
+    c->dst = mb_alloc_pages(prog_name, BLOCK_BYTES);
+    c->area_put = mb_alloc_pages(prog_name, c->area_bytes);
+    c->area_get = mb_alloc_pages(prog_name, c->area_bytes);
+    c->wsrc = mb_alloc_pages(prog_name, (size_t)c->words * sizeof(uint64_t));
+    c->gather = mb_alloc_pages(prog_name, (size_t)c->p * sizeof(double));
     for (size_t i = 0; i < BLOCK_BYTES; i++) {
         c->src[i] = pattern(c->pid, i);
         c->area_get[i] = pattern(c->pid, i);
@@ -906,14 +729,8 @@ static void spmd(void)
         if (e)
             bsp_abort("%s: pthread_barrier_init: %s\n", prog_name, strerror(e));
         /* machine description and clock resolution (the others wait in the sync below) */
-        time_t t = time(NULL);
-        struct tm tm;
-        localtime_r(&t, &tm);
-        strftime(h.date, sizeof h.date, "%Y-%m-%dT%H:%M:%S%z", &tm);
-        if (gethostname(h.host, sizeof h.host) != 0)
-            snprintf(h.host, sizeof h.host, "unknown");
-        h.host[sizeof h.host - 1] = 0;
-        cpu_model(h.cpu, sizeof h.cpu);
+        mb_date_and_host(h.date, sizeof h.date, h.host, sizeof h.host);
+        bspk_cpu_model(h.cpu, sizeof h.cpu);
         struct utsname u;
         if (uname(&u) == 0)
             snprintf(h.kernel, sizeof h.kernel, "%s %s %s %s", u.sysname, u.release, u.version,
@@ -929,17 +746,17 @@ static void spmd(void)
     }
     bsp_sync(); /* registrations take effect; shared globals visible */
 
-    int rounds = opt_rounds ? opt_rounds : opt_quick ? 7 : 21;
-    if (!opt_rounds && c->p > g_cores)
-        rounds = opt_quick ? 5 : 11; /* oversubscribed: keep the whole run short */
-    double target = (opt_batch_ms > 0 ? opt_batch_ms : opt_quick ? 2.0 : 5.0) * 1e-3;
+    int rounds = opts.rounds ? opts.rounds : opts.quick ? 7 : 21;
+    if (!opts.rounds && c->p > g_cores)
+        rounds = opts.quick ? 5 : 11; /* oversubscribed: keep the whole run short */
+    double target = (opts.batch_ms > 0 ? opts.batch_ms : opts.quick ? 2.0 : 5.0) * 1e-3;
     if (c->pid == 0)
         fprintf(stderr, "%s: library %s, p=%d, cores=%d, raw barrier %s, %d rounds, batch %.1f ms\n",
                 prog_name, BENCH_LIB, c->p, g_cores, raw_barrier_name(), rounds, target * 1e3);
 
     int failed = 0;
     for (int i = 0; i < NBENCH; i++)
-        if (selected(benches[i].name)) {
+        if (mb_selected(&opts, benches[i].name)) {
             run_bench(c, i, rounds, target);
             if (c->pid == 0 && g_results[i].verified == 0)
                 failed = 1;
@@ -951,27 +768,31 @@ static void spmd(void)
     bsp_sync();
 
     if (c->pid == 0) {
-        read_loadavg(g_loadavg_end, sizeof g_loadavg_end);
+        mb_read_loadavg(g_loadavg_end, sizeof g_loadavg_end);
         h.rounds = rounds;
         h.target_s = target;
-        h.wall_s = now() - wall0;
+        h.wall_s = bspk_monotonic_seconds() - wall0;
         print_table(&h);
-        if (opt_json && !write_json(opt_json, &h))
+        if (opts.json && !write_json(opts.json, &h))
             failed = 1;
         fprintf(stderr, "%s: p=%d finished in %.1f s\n", prog_name, c->p, h.wall_s);
         g_exit_status = failed ? 1 : 0;
     }
     bsp_sync();
-    free(c->src);
-    free(c->dst);
-    free(c->area_put);
-    free(c->area_get);
-    free(c->wsrc);
-    free(c->gather);
+    void *const buffers[] = {c->src, c->dst, c->area_put, c->area_get, c->wsrc, c->gather};
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
+        free(buffers[i]);
     bsp_end();
 }
 
 /* ---- main ------------------------------------------------------------------------------ */
+
+static void describe(int i, const char **name, const char **ours, const char **raw)
+{
+    *name = benches[i].name;
+    *ours = benches[i].help;
+    *raw = benches[i].raw_help;
+}
 
 static void usage(FILE *f)
 {
@@ -1001,12 +822,8 @@ static void usage(FILE *f)
         "\n"
         "Benchmarks (W = --words, default 100000; a process's right neighbour is pid+1 mod P):\n",
         prog_name, BENCH_LIB);
-    for (int i = 0; i < NBENCH; i++)
-        fprintf(f, "  %-16s ours: %s\n  %-16s raw:  %s\n", benches[i].name, benches[i].help, "",
-                benches[i].raw_help);
+    mb_usage_benchmarks(f, 16, NBENCH, describe);
     fprintf(f,
-        "\n"
-        "Options:\n"
         "  --json FILE        also write JSON lines to FILE: a header record (date, host, CPU\n"
         "                     model, kernel, compiler, p, cores, OPENBLAS_CORETYPE, load average\n"
         "                     at start and end, clock resolution, settings), then one record per\n"
@@ -1023,7 +840,7 @@ static void usage(FILE *f)
         "Output: a table on stdout (times in us per barrier or block, ns per message; GB/s per\n"
         "process for the 1 MiB blocks), progress on stderr. Exit status 0 on success, 1 when a\n"
         "result check failed or the JSON file could not be written, 2 on a usage error.\n",
-        MAX_ROUNDS);
+        MB_MAX_ROUNDS);
 }
 
 static int known_bench(const char *name, size_t len)
@@ -1034,21 +851,6 @@ static int known_bench(const char *name, size_t len)
     return 0;
 }
 
-static void usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "%s: ", prog_name);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry '%s --help'.\n", prog_name);
-    exit(2);
-}
-
-static const char *need_arg(int argc, char **argv, int *i)
-{
-    if (*i + 1 >= argc)
-        usage_error("option %s needs an argument", argv[*i]);
-    return argv[++*i];
-}
-
 int main(int argc, char **argv)
 {
     bsp_init(spmd, argc, argv);
@@ -1056,9 +858,9 @@ int main(int argc, char **argv)
         const char *s = strrchr(argv[0], '/');
         prog_name = s ? s + 1 : argv[0];
     }
+    opts.prog = prog_name;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        char *end;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
@@ -1066,46 +868,10 @@ int main(int argc, char **argv)
             for (int b = 0; b < NBENCH; b++)
                 printf("%s\n", benches[b].name);
             return 0;
-        } else if (!strcmp(a, "--json")) {
-            opt_json = need_arg(argc, argv, &i);
-        } else if (!strcmp(a, "--quick")) {
-            opt_quick = 1;
-        } else if (!strcmp(a, "--rounds")) {
-            const char *v = need_arg(argc, argv, &i);
-            long n = strtol(v, &end, 10);
-            if (*end || n < 1 || n > MAX_ROUNDS)
-                usage_error("bad --rounds '%s'", v);
-            opt_rounds = (int)n;
-        } else if (!strcmp(a, "--batch-ms")) {
-            const char *v = need_arg(argc, argv, &i);
-            double x = strtod(v, &end);
-            if (*end || !(x > 0) || x > 10000)
-                usage_error("bad --batch-ms '%s'", v);
-            opt_batch_ms = x;
-        } else if (!strcmp(a, "--words")) {
-            const char *v = need_arg(argc, argv, &i);
-            long n = strtol(v, &end, 10);
-            if (*end || n < 1 || n > 10000000)
-                usage_error("bad --words '%s' (1..10000000)", v);
-            opt_words = n;
-        } else if (!strcmp(a, "--only")) {
-            const char *v = need_arg(argc, argv, &i);
-            for (const char *s = v; *s;) {
-                size_t len = strcspn(s, ",");
-                if (len && !known_bench(s, len))
-                    usage_error("unknown benchmark in --only '%s' (see --list)", v);
-                s += len;
-                if (*s == ',')
-                    s++;
-            }
-            size_t used = strlen(opt_only);
-            if (used + strlen(v) + 2 > sizeof opt_only)
-                usage_error("--only list too long: '%s'", v);
-            if (used)
-                strcat(opt_only, ",");
-            strcat(opt_only, v);
+        } else if (mb_parse_option(&opts, argc, argv, &i)) {
+            continue;
         } else if (!strcmp(a, "--raw-barrier")) {
-            const char *v = need_arg(argc, argv, &i);
+            const char *v = mb_need_arg(prog_name, argc, argv, &i);
             if (!strcmp(v, "auto"))
                 opt_raw_barrier = 0;
             else if (!strcmp(v, "spin"))
@@ -1113,12 +879,12 @@ int main(int argc, char **argv)
             else if (!strcmp(v, "pthread"))
                 opt_raw_barrier = 2;
             else
-                usage_error("bad --raw-barrier '%s' (auto, spin or pthread)", v);
+                mb_usage_error(prog_name, "bad --raw-barrier '%s' (auto, spin or pthread)", v);
         } else {
-            usage_error("unknown argument '%s'", a);
+            mb_usage_error(prog_name, "unknown argument '%s'", a);
         }
     }
-    read_loadavg(g_loadavg_start, sizeof g_loadavg_start);
+    mb_read_loadavg(g_loadavg_start, sizeof g_loadavg_start);
     g_cores = affinity_cores(); /* before bsp_begin: the library may pin its threads */
     spmd();
     return g_exit_status;

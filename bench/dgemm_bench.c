@@ -10,20 +10,11 @@
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "bspk_clock.h"
+#include "bspk_stats.h"
 
 void openblas_set_num_threads(int num_threads);
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
   if (argc < 3) {
@@ -51,13 +42,13 @@ int main(int argc, char **argv) {
     b[i] = (double)(s >> 4 & 0xffff) / 65536.0 - 0.5;
   }
   for (int r = -1; r < reps; r++) {
-    double t0 = now();
+    double t0 = bspk_monotonic_seconds();
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a, (int)n, b, (int)n,
                 0.0, c, (int)n);
-    if (r >= 0) t[r] = now() - t0;
+    if (r >= 0) t[r] = bspk_monotonic_seconds() - t0;
   }
-  qsort(t, (size_t)reps, sizeof *t, cmp);
-  double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+  bspk_sort_doubles(t, reps);
+  double med = bspk_median_of_sorted(t, reps);
   printf("dgemm n=%ld threads=%d reps=%d median_s=%.6f gflops=%.3f checksum=%.6g\n", n, threads, reps, med,
          2.0 * (double)n * (double)n * (double)n / med * 1e-9, c[elems / 2]);
   free(a);

@@ -17,13 +17,9 @@
 #include <time.h>
 
 #include "bench_stats.h"
+#include "bspk_clock.h"
+#include "bspk_json.h"
 #include "llcs_kernels.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t splitmix(uint64_t *state) {
   uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
@@ -149,9 +145,9 @@ int main(int argc, char **argv) {
   for (int kernel = 0; kernel < 2; kernel++) {
     if (!(kernel == 0 ? do_dp : do_bitpar)) continue;
     for (long r = 0; r < reps; r++) {
-      double t0 = now_s();
+      double t0 = bspk_monotonic_seconds();
       long llcs = kernel == 0 ? run_dp(a, m, b, n, G) : run_bitpar(a, m, b, n, (int)sigma, G);
-      seconds[r] = now_s() - t0;
+      seconds[r] = bspk_monotonic_seconds() - t0;
       rate[r] = cells / seconds[r];
       if (found[kernel] >= 0 && found[kernel] != llcs) {
         fprintf(stderr, "llcs_kernel_bench: the LLCS changed between repetitions (%ld, %ld)\n", found[kernel], llcs);
@@ -159,7 +155,9 @@ int main(int argc, char **argv) {
       }
       found[kernel] = llcs;
     }
-    stats_t st = stats_of(rate, (int)reps);
+    bspk_sort_doubles(rate, (int)reps); /* both arrays are refilled for the next kernel */
+    bspk_sort_doubles(seconds, (int)reps);
+    stats_t st = stats_of_sorted(rate, (int)reps);
     printf("%-6s m = %ld, n = %ld, alphabet %ld, grid %ld x %ld, %ld reps: cell updates/s median %.3g "
            "(min %.3g, q1 %.3g, q3 %.3g, max %.3g); LLCS %ld\n",
            kernel == 0 ? "dp" : "bitpar", m, n, sigma, G, G, reps, st.med, st.min, st.q1, st.q3, st.max,
@@ -167,11 +165,11 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (json) {
       fputs("{\"bench\":\"llcs_kernel\",\"kernel\":", json);
-      json_str(json, kernel == 0 ? "dp" : "bitpar");
+      bspk_json_write_string(json, kernel == 0 ? "dp" : "bitpar");
       fprintf(json, ",\"m\":%ld,\"n\":%ld,\"alphabet\":%ld,\"grid\":%ld,\"reps\":%ld,\"llcs\":%ld", m, n, sigma, G,
               reps, found[kernel]);
       json_stats(json, "cells_per_s", st, 1.0);
-      json_stats(json, "time_s", stats_of(seconds, (int)reps), 1.0);
+      json_stats(json, "time_s", stats_of_sorted(seconds, (int)reps), 1.0);
       fputs("}\n", json);
     }
   }

@@ -39,25 +39,23 @@
 
 #include "bsp.h"
 #include "bspkit.h"
-#include "bench_stats.h"
+#include "bspk_clock.h"
+#include "microbench_common.h"
 
 #ifndef BENCH_BUILD_TYPE
 #define BENCH_BUILD_TYPE "unknown"
 #endif
 
 #define BLOCK ((size_t)8 << 20) /* bytes per pair in the h-relation */
-#define MAX_ROUNDS 1001
 #define MAX_COUNT 10000000L
 #define SEED UINT64_C(0x5eed2024)
 
 /* ---- options: parsed in main before bsp_init, so every MPI rank has them ------------- */
 
 static const char *prog = "bsp_mpi_microbench";
-static const char *opt_json;
-static int opt_quick, opt_rounds;
-static double opt_batch_ms;
-static long opt_words = 10000;
-static char opt_only[512];
+static int is_bench(const char *s, size_t len);
+static mb_options opts = {.prog = "bsp_mpi_microbench", .words = 10000, .max_words = 1000000,
+                          .only_hint = "", .only_size = 512, .is_benchmark = is_bench};
 static char load_start[128], load_end[128];
 static int exit_status;
 
@@ -102,19 +100,6 @@ static void destinations(int s, int p, long W, int *out) {
   }
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void *xalloc(size_t n) {
-  void *q = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
-  if (!q) bsp_abort("%s: out of memory (%zu bytes)", prog, n);
-  memset(q, 0, n);
-  return q;
-}
-
 /* ---- 1. empty superstep ------------------------------------------------------------------ */
 
 static void sync_ours(ctx_t *c, long n) {
@@ -128,24 +113,20 @@ static void sync_raw(ctx_t *c, long n) {
 
 /* ---- 2. 8 MiB per pair ------------------------------------------------------------------ */
 
-static void block_put_ours(ctx_t *c, long n) {
-  for (long r = 0; r < n; r++) {
-    for (int k = 1; k < c->p; k++) {
-      int q = (c->pid + k) % c->p;
-      bsp_put(q, c->bsrc + (size_t)q * BLOCK, c->barea, c->pid * (int)BLOCK, (int)BLOCK);
-    }
-    bsp_sync();
+/* name(c, n): n times, `primitive` (bsp_put or bsp_hpput) of B to every other process, then
+ * bsp_sync. A macro, so that each timed loop calls its primitive directly. */
+#define DEFINE_BLOCK_OURS(name, primitive)                                                    \
+  static void name(ctx_t *c, long n) {                                                        \
+    for (long r = 0; r < n; r++) {                                                            \
+      for (int k = 1; k < c->p; k++) {                                                        \
+        int q = (c->pid + k) % c->p;                                                          \
+        primitive(q, c->bsrc + (size_t)q * BLOCK, c->barea, c->pid * (int)BLOCK, (int)BLOCK); \
+      }                                                                                       \
+      bsp_sync();                                                                             \
+    }                                                                                         \
   }
-}
-static void block_hpput_ours(ctx_t *c, long n) {
-  for (long r = 0; r < n; r++) {
-    for (int k = 1; k < c->p; k++) {
-      int q = (c->pid + k) % c->p;
-      bsp_hpput(q, c->bsrc + (size_t)q * BLOCK, c->barea, c->pid * (int)BLOCK, (int)BLOCK);
-    }
-    bsp_sync();
-  }
-}
+DEFINE_BLOCK_OURS(block_put_ours, bsp_put)
+DEFINE_BLOCK_OURS(block_hpput_ours, bsp_hpput)
 static void block_raw(ctx_t *c, long n) {
   for (long r = 0; r < n; r++)
     MPI_Alltoallv(c->bsrc, c->bcnt, c->bdsp, MPI_BYTE, c->barea, c->bcnt, c->bdsp, MPI_BYTE,
@@ -324,7 +305,7 @@ static int verify(ctx_t *c, int bench, int raw) {
         ok = 0;
       }
     } else {
-      c->seen = xalloc((size_t)(c->nexpect + 1) * 8);
+      c->seen = mb_alloc_pages(prog, (size_t)(c->nexpect + 1) * 8);
       word_send_ours(c, 1);
       ok = send_check(c);
       free(c->seen);
@@ -336,53 +317,27 @@ static int verify(ctx_t *c, int bench, int raw) {
 
 /* ---- measurement ------------------------------------------------------------------------ */
 
-typedef struct {
-  int ran;
-  long n_ours, n_raw; /* operations per batch */
-  int rounds;
-  double ours[MAX_ROUNDS], raw[MAX_ROUNDS]; /* seconds per operation or message */
-  stats_t so, sr;
-  double wall_s;
-} result_t;
+static mb_result results[NBENCH]; /* kept on process 0 */
 
-static result_t results[NBENCH];
-
-static double batch(ctx_t *c, const bench_t *b, int raw, long n) {
-  if (raw)
-    MPI_Barrier(MPI_COMM_WORLD);
-  else
-    bsp_sync();
-  double t0 = now();
-  (raw ? b->run_raw : b->run_ours)(c, n);
-  double t = now() - t0, tmax;
+/* The raw versions align with MPI_Barrier; a round's time is the max over processes,
+ * taken with MPI_Allreduce. */
+static inline void mpi_barrier(ctx_t *c) {
+  (void)c;
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+static inline double max_over_processes(ctx_t *c, double t) {
+  (void)c;
+  double tmax;
   MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return tmax;
 }
 
-/* Operations per batch for about `target` seconds; every process gets the same answer
- * because every decision uses the max over processes. */
-static long calibrate(ctx_t *c, const bench_t *b, int raw, double target) {
-  long n = 1;
-  double t;
-  for (;;) {
-    t = batch(c, b, raw, n);
-    if (t >= 0.5 * target || n >= MAX_COUNT) break;
-    double f = t > 0 ? target / t : 16;
-    f = f > 16 ? 16 : f < 2 ? 2 : f;
-    n = (long)((double)n * f);
-    if (n > MAX_COUNT) n = MAX_COUNT;
-  }
-  for (int k = 0; k < 2; k++) { /* the fastest of three: a disturbance does not shrink n */
-    double t2 = batch(c, b, raw, n);
-    if (t2 < t) t = t2;
-  }
-  double m = t > 0 ? (double)n * target / t : (double)n;
-  return m < 1 ? 1 : m > MAX_COUNT ? MAX_COUNT : (long)(m + 0.5);
-}
+MB_DEFINE_TIMED_BATCH(batch, ctx_t, bench_t, run_ours, run_raw, mpi_barrier, max_over_processes)
 
 
 static int tty;
-static void progress(const ctx_t *c, const char *name, int k, int n) {
+static void progress(const void *ctx, const char *name, int k, int n) {
+  const ctx_t *c = ctx;
   if (c->pid != 0) return;
   if (k == 0)
     fprintf(stderr, "[p=%d] %-11s warm-up, calibration, check\n", c->p, name);
@@ -393,10 +348,11 @@ static void progress(const ctx_t *c, const char *name, int k, int n) {
 
 static void run_bench(ctx_t *c, int i, int rounds, double target) {
   const bench_t *b = &benches[i];
-  result_t *res = &results[i];
-  double w0 = now();
+  mb_result *res = &results[i];
+  const mb_bench_run run = {batch, c, b, b->name, progress};
+  double w0 = bspk_monotonic_seconds();
   progress(c, b->name, 0, rounds);
-  long n_ours = calibrate(c, b, 0, target), n_raw = calibrate(c, b, 1, target);
+  long n_ours = mb_calibrate(&run, 0, target, MAX_COUNT), n_raw = mb_calibrate(&run, 1, target, MAX_COUNT);
   for (int raw = 0; raw < 2; raw++) {
     int ok = verify(c, i, raw), all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -407,26 +363,17 @@ static void run_bench(ctx_t *c, int i, int rounds, double target) {
       bsp_abort("%s: %s: wrong results", prog, b->name);
     }
   }
-  double div = b->per_message ? (double)c->W : 1.0;
-  for (int k = 0; k < rounds; k++) {
-    progress(c, b->name, k + 1, rounds);
-    for (int j = 0; j < 2; j++) {
-      int raw = (k & 1) ^ j; /* ours first in even rounds, raw first in odd ones */
-      long n = raw ? n_raw : n_ours;
-      double t = batch(c, b, raw, n) / ((double)n * div);
-      (raw ? res->raw : res->ours)[k] = t;
-    }
-  }
-  res->ran = 1;
   res->n_ours = n_ours;
   res->n_raw = n_raw;
-  res->rounds = rounds;
-  res->so = stats_of(res->ours, rounds);
-  res->sr = stats_of(res->raw, rounds);
-  res->wall_s = now() - w0;
-  if (c->pid == 0)
+  res->messages_per_op = b->per_message ? c->W : 1;
+  mb_alternate_rounds(&run, c->pid, rounds, res);
+  if (c->pid == 0) {
+    res->verified = 1; /* a failed check ended the run above */
+    mb_summarize(res);
+    res->wall_s = bspk_monotonic_seconds() - w0;
     fprintf(stderr, "%s[p=%d] %-11s done in %.2f s (batches of %ld / %ld)\n", tty ? "\n" : "",
             c->p, b->name, res->wall_s, n_ours, n_raw);
+  }
 }
 
 /* ---- output ----------------------------------------------------------------------------- */
@@ -438,14 +385,6 @@ typedef struct {
   double target, clock_res, wall_s;
 } header_t;
 
-static void read_loadavg(char *buf, size_t n) {
-  snprintf(buf, n, "unknown");
-  FILE *f = fopen("/proc/loadavg", "r");
-  if (!f) return;
-  if (fgets(buf, (int)n, f)) buf[strcspn(buf, "\n")] = 0;
-  fclose(f);
-}
-
 static double bytes_per_op(const ctx_t *c) { return (double)(c->p - 1) * (double)BLOCK; }
 
 static void print_table(const ctx_t *c, const header_t *h) {
@@ -456,46 +395,31 @@ static void print_table(const ctx_t *c, const header_t *h) {
   printf("# rounds=%d  batch target=%.1f ms  W=%ld messages  block=8 MiB per pair  round time = "
          "max over processes  clock resolution %.0f ns\n",
          h->rounds, h->target * 1e3, h->W, h->clock_res * 1e9);
-  printf("%-12s %3s %10s %10s %7s %10s %10s %10s %10s %10s %10s  %-7s %s\n", "benchmark", "p",
-         "ours_med", "raw_med", "ratio", "ours_min", "ours_q1", "ours_q3", "raw_min", "raw_q1",
-         "raw_q3", "unit", "notes");
+  mb_print_table_head(12, 7);
   for (int i = 0; i < NBENCH; i++) {
     const bench_t *b = &benches[i];
-    const result_t *r = &results[i];
+    const mb_result *r = &results[i];
     if (!r->ran) continue;
-    double sc = b->per_message ? 1e9 : 1e6;
     char notes[160] = "";
-    if (b->blocks)
-      snprintf(notes, sizeof notes, "GB/s per process: ours %.2f raw %.2f",
-               bytes_per_op(c) / r->so.med * 1e-9, bytes_per_op(c) / r->sr.med * 1e-9);
-    printf("%-12s %3d %10.3f %10.3f %7.2f %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f  %-7s %s\n",
-           b->name, h->p, r->so.med * sc, r->sr.med * sc, r->so.med / r->sr.med, r->so.min * sc,
-           r->so.q1 * sc, r->so.q3 * sc, r->sr.min * sc, r->sr.q1 * sc, r->sr.q3 * sc,
-           b->per_message ? "ns/msg" : "us/op", notes);
+    if (b->blocks) mb_gbps_note(notes, sizeof notes, bytes_per_op(c), r);
+    mb_print_table_row(12, 7, b->name, h->p, r, b->per_message ? 1e9 : 1e6,
+                       b->per_message ? "ns/msg" : "us/op", notes);
   }
   fflush(stdout);
 }
 
 static int write_json(const ctx_t *c, const char *path, const header_t *h) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
-    return 0;
-  }
-  fprintf(f, "{\"record\":\"header\",\"program\":\"bsp_mpi_microbench\",\"backend\":");
-  json_str(f, h->backend);
-  fprintf(f, ",\"build_type\":");
-  json_str(f, BENCH_BUILD_TYPE);
-  fprintf(f, ",\"date\":");
-  json_str(f, h->date);
-  fprintf(f, ",\"host\":");
-  json_str(f, h->host);
-  fprintf(f, ",\"mpi_library\":");
-  json_str(f, h->mpi);
-  fprintf(f, ",\"p\":%d,\"cores_online\":%d,\"loadavg_start\":", h->p, h->cores);
-  json_str(f, load_start);
-  fprintf(f, ",\"loadavg_end\":");
-  json_str(f, load_end);
+  FILE *f = mb_json_open(prog, path);
+  if (!f) return 0;
+  fprintf(f, "{\"record\":\"header\",\"program\":\"bsp_mpi_microbench\"");
+  mb_json_field(f, "backend", h->backend);
+  mb_json_field(f, "build_type", BENCH_BUILD_TYPE);
+  mb_json_field(f, "date", h->date);
+  mb_json_field(f, "host", h->host);
+  mb_json_field(f, "mpi_library", h->mpi);
+  fprintf(f, ",\"p\":%d,\"cores_online\":%d", h->p, h->cores);
+  mb_json_field(f, "loadavg_start", load_start);
+  mb_json_field(f, "loadavg_end", load_end);
   fprintf(f, ",\"rounds\":%d,\"batch_target_s\":%.6g,\"words\":%ld,\"block_bytes\":%zu,"
           "\"seed\":%llu,\"clock_resolution_s\":%.3g,\"round_time\":\"max over processes of "
           "each process's batch time (MPI_Allreduce outside the timed region)\",\"order\":"
@@ -503,79 +427,55 @@ static int write_json(const ctx_t *c, const char *path, const header_t *h) {
           h->rounds, h->target, h->W, BLOCK, (unsigned long long)SEED, h->clock_res, h->wall_s);
   for (int i = 0; i < NBENCH; i++) {
     const bench_t *b = &benches[i];
-    const result_t *r = &results[i];
+    const mb_result *r = &results[i];
     if (!r->ran) continue;
     double sc = b->per_message ? 1e9 : 1e6;
-    const char *unit = b->per_message ? "ns/msg" : "us/op";
-    fprintf(f, "{\"record\":\"benchmark\",\"name\":");
-    json_str(f, b->name);
-    fprintf(f, ",\"backend\":");
-    json_str(f, h->backend);
-    fprintf(f, ",\"p\":%d,\"ours\":", h->p);
-    json_str(f, b->ours);
-    fprintf(f, ",\"raw\":");
-    json_str(f, b->raw);
+    fprintf(f, "{\"record\":\"benchmark\"");
+    mb_json_field(f, "name", b->name);
+    mb_json_field(f, "backend", h->backend);
+    fprintf(f, ",\"p\":%d", h->p);
+    mb_json_field(f, "ours", b->ours);
+    mb_json_field(f, "raw", b->raw);
     fprintf(f, ",\"unit\":\"%s\",\"messages_per_op\":%ld,\"ops_per_batch_ours\":%ld,"
             "\"ops_per_batch_raw\":%ld,\"rounds\":%d,\"verified\":true",
-            unit, b->per_message ? h->W : 1L, r->n_ours, r->n_raw, r->rounds);
-    json_stats(f, "ours_stats", r->so, sc);
-    json_stats(f, "raw_stats", r->sr, sc);
-    fprintf(f, ",\"ratio_of_medians\":%.6g", r->so.med / r->sr.med);
-    if (b->blocks)
-      fprintf(f, ",\"bytes_per_process_per_op\":%.0f,\"GBps_per_process_ours\":%.6g,"
-              "\"GBps_per_process_raw\":%.6g", bytes_per_op(c),
-              bytes_per_op(c) / r->so.med * 1e-9, bytes_per_op(c) / r->sr.med * 1e-9);
-    fprintf(f, ",\"samples_ours\":[");
-    for (int k = 0; k < r->rounds; k++) fprintf(f, "%s%.6g", k ? "," : "", r->ours[k] * sc);
-    fprintf(f, "],\"samples_raw\":[");
-    for (int k = 0; k < r->rounds; k++) fprintf(f, "%s%.6g", k ? "," : "", r->raw[k] * sc);
-    fprintf(f, "],\"wall_s\":%.3f}\n", r->wall_s);
+            b->per_message ? "ns/msg" : "us/op", r->messages_per_op, r->n_ours, r->n_raw, r->rounds);
+    mb_json_stats_and_ratio(f, r, sc);
+    if (b->blocks) {
+      fprintf(f, ",\"bytes_per_process_per_op\":%.0f", bytes_per_op(c));
+      mb_json_gbps(f, bytes_per_op(c), r);
+    }
+    mb_json_samples_and_end(f, "samples_ours", "samples_raw", r, sc); /* in the unit */
   }
-  if (fclose(f) != 0) {
-    fprintf(stderr, "%s: error writing %s\n", prog, path);
-    return 0;
-  }
-  return 1;
+  return mb_json_close(prog, path, f);
 }
 
 /* ---- the SPMD part ---------------------------------------------------------------------- */
 
-static int selected(const char *name) {
-  if (!opt_only[0]) return 1;
-  size_t n = strlen(name);
-  for (const char *s = opt_only; *s;) {
-    size_t len = strcspn(s, ",");
-    if (len == n && !strncmp(s, name, n)) return 1;
-    s += len + (s[len] == ',');
-  }
-  return 0;
-}
-
 static void setup(ctx_t *c) {
   const int p = c->p;
   const long W = c->W;
-  c->bsrc = xalloc((size_t)p * BLOCK);
-  c->barea = xalloc((size_t)p * BLOCK);
-  c->bcnt = xalloc((size_t)p * sizeof(int));
-  c->bdsp = xalloc((size_t)p * sizeof(int));
+  c->bsrc = mb_alloc_pages(prog, (size_t)p * BLOCK);
+  c->barea = mb_alloc_pages(prog, (size_t)p * BLOCK);
+  c->bcnt = mb_alloc_pages(prog, (size_t)p * sizeof(int));
+  c->bdsp = mb_alloc_pages(prog, (size_t)p * sizeof(int));
   for (int q = 0; q < p; q++) {
     uint64_t *seg = (uint64_t *)(void *)(c->bsrc + (size_t)q * BLOCK);
     for (size_t j = 0; j < BLOCK / 8; j++) seg[j] = q == c->pid ? 0 : block_word(c->pid, q, j);
     c->bcnt[q] = q == c->pid ? 0 : (int)BLOCK;
     c->bdsp[q] = q * (int)BLOCK;
   }
-  c->wsrc = xalloc((size_t)W * 8);
-  c->dest = xalloc((size_t)W * sizeof(int));
-  c->woff = xalloc((size_t)W * sizeof(int));
-  c->warea = xalloc((size_t)p * (size_t)W * 8);
-  c->sbuf = xalloc((size_t)W * 8);
-  c->scnt = xalloc((size_t)p * sizeof(int));
-  c->sdsp = xalloc((size_t)p * sizeof(int));
-  c->rcnt = xalloc((size_t)p * sizeof(int));
-  c->rdsp = xalloc((size_t)p * sizeof(int));
-  c->fill = xalloc((size_t)p * sizeof(int));
-  c->expect = xalloc((size_t)p * (size_t)W * 8);
-  c->expect_from = xalloc((size_t)p * sizeof(long));
+  c->wsrc = mb_alloc_pages(prog, (size_t)W * 8);
+  c->dest = mb_alloc_pages(prog, (size_t)W * sizeof(int));
+  c->woff = mb_alloc_pages(prog, (size_t)W * sizeof(int));
+  c->warea = mb_alloc_pages(prog, (size_t)p * (size_t)W * 8);
+  c->sbuf = mb_alloc_pages(prog, (size_t)W * 8);
+  c->scnt = mb_alloc_pages(prog, (size_t)p * sizeof(int));
+  c->sdsp = mb_alloc_pages(prog, (size_t)p * sizeof(int));
+  c->rcnt = mb_alloc_pages(prog, (size_t)p * sizeof(int));
+  c->rdsp = mb_alloc_pages(prog, (size_t)p * sizeof(int));
+  c->fill = mb_alloc_pages(prog, (size_t)p * sizeof(int));
+  c->expect = mb_alloc_pages(prog, (size_t)p * (size_t)W * 8);
+  c->expect_from = mb_alloc_pages(prog, (size_t)p * sizeof(long));
   destinations(c->pid, p, W, c->dest);
   for (long i = 0; i < W; i++) {
     c->wsrc[i] = word_of(c->pid, i);
@@ -583,7 +483,7 @@ static void setup(ctx_t *c) {
   }
   for (int s = 0; s < p; s++) c->rdsp[s] = (int)(s * W);
   /* what arrives here, in delivery order: by source, then in issue order */
-  int *d = xalloc((size_t)W * sizeof(int));
+  int *d = mb_alloc_pages(prog, (size_t)W * sizeof(int));
   for (int s = 0; s < p; s++) {
     destinations(s, p, W, d);
     c->expect_from[s] = 0;
@@ -600,7 +500,7 @@ static void spmd(void) {
   memset(c, 0, sizeof *c);
   c->pid = bsp_pid();
   c->p = bsp_nprocs();
-  c->W = opt_words;
+  c->W = opts.words;
   if (strncmp(bspk_backend(), "mpi", 3) != 0) {
     if (c->pid == 0)
       fprintf(stderr, "%s: needs an MPI back end (bsprun -b mpi or -b mpi-rma); this run uses "
@@ -615,7 +515,7 @@ static void spmd(void) {
   if (world != c->p || c->p > 255 || (double)c->p * (double)c->W * 8 > 2147483647.0)
     bsp_abort("%s: needs every MPI rank as a BSP process, p <= 255 and p * W * 8 < 2^31 "
               "(p=%d, ranks=%d, W=%ld)", prog, c->p, world, c->W);
-  double wall0 = now();
+  double wall0 = bspk_monotonic_seconds();
   setup(c);
   bsp_push_reg(c->barea, (bsp_size_t)((size_t)c->p * BLOCK));
   bsp_push_reg(c->warea, (bsp_size_t)((size_t)c->p * (size_t)c->W * 8));
@@ -626,8 +526,8 @@ static void spmd(void) {
   h.p = c->p;
   h.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
   h.W = c->W;
-  h.rounds = opt_rounds ? opt_rounds : c->p > h.cores ? (opt_quick ? 5 : 11) : opt_quick ? 7 : 21;
-  h.target = (opt_batch_ms > 0 ? opt_batch_ms : opt_quick ? 2.0 : 10.0) * 1e-3;
+  h.rounds = opts.rounds ? opts.rounds : c->p > h.cores ? (opts.quick ? 5 : 11) : opts.quick ? 7 : 21;
+  h.target = (opts.batch_ms > 0 ? opts.batch_ms : opts.quick ? 2.0 : 10.0) * 1e-3;
   const char *be = getenv("BSPKIT_BACKEND");
   snprintf(h.backend, sizeof h.backend, "%s", be ? be : "(unset)");
   tty = isatty(2);
@@ -636,20 +536,15 @@ static void spmd(void) {
             c->p, h.rounds, h.target * 1e3, c->W);
 
   for (int i = 0; i < NBENCH; i++)
-    if (selected(benches[i].name) && (c->p > 1 || !benches[i].blocks))
+    if (mb_selected(&opts, benches[i].name) && (c->p > 1 || !benches[i].blocks))
       run_bench(c, i, h.rounds, h.target);
 
   bsp_pop_reg(c->warea);
   bsp_pop_reg(c->barea);
   bsp_sync();
   if (c->pid == 0) {
-    read_loadavg(load_end, sizeof load_end);
-    time_t t = time(NULL);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(h.date, sizeof h.date, "%Y-%m-%dT%H:%M:%S%z", &tm);
-    if (gethostname(h.host, sizeof h.host) != 0) snprintf(h.host, sizeof h.host, "unknown");
-    h.host[sizeof h.host - 1] = 0;
+    mb_read_loadavg(load_end, sizeof load_end);
+    mb_date_and_host(h.date, sizeof h.date, h.host, sizeof h.host);
     char v[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     MPI_Get_library_version(v, &len);
@@ -659,9 +554,9 @@ static void spmd(void) {
     struct timespec res;
     clock_getres(CLOCK_MONOTONIC, &res);
     h.clock_res = (double)res.tv_sec + 1e-9 * (double)res.tv_nsec;
-    h.wall_s = now() - wall0;
+    h.wall_s = bspk_monotonic_seconds() - wall0;
     print_table(c, &h);
-    if (opt_json && !write_json(c, opt_json, &h)) exit_status = 1;
+    if (opts.json && !write_json(c, opts.json, &h)) exit_status = 1;
     fprintf(stderr, "%s: p=%d finished in %.1f s\n", prog, c->p, h.wall_s);
   }
   free(c->bsrc);
@@ -685,6 +580,12 @@ static void spmd(void) {
 
 /* ---- main ------------------------------------------------------------------------------- */
 
+static void describe(int i, const char **name, const char **ours, const char **raw) {
+  *name = benches[i].name;
+  *ours = benches[i].ours;
+  *raw = benches[i].raw;
+}
+
 static void usage(FILE *f) {
   fprintf(f,
       "usage: bsprun -b mpi|mpi-rma -n P %s [options]\n"
@@ -698,12 +599,8 @@ static void usage(FILE *f) {
       "\n"
       "Benchmarks (W = --words, default 10000; destinations pseudo-random, fixed seed):\n",
       prog);
-  for (int i = 0; i < NBENCH; i++)
-    fprintf(f, "  %-11s ours: %s\n  %-11s raw:  %s\n", benches[i].name, benches[i].ours, "",
-            benches[i].raw);
+  mb_usage_benchmarks(f, 11, NBENCH, describe);
   fprintf(f,
-      "\n"
-      "Options:\n"
       "  --json FILE         also write JSON lines: a header record, then one record per\n"
       "                      benchmark with statistics and every round's samples\n"
       "  --quick             7 rounds (5 when P > cores) of 2 ms batches\n"
@@ -714,19 +611,7 @@ static void usage(FILE *f) {
       "  -h, --help          this help\n"
       "\n"
       "Output: the table on stdout (header lines start with '#'), progress on stderr.\n",
-      MAX_ROUNDS);
-}
-
-static void usage_error(const char *fmt, const char *arg) {
-  fprintf(stderr, "%s: ", prog);
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\nTry '%s --help'.\n", prog);
-  exit(2);
-}
-
-static const char *need_arg(int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) usage_error("option %s needs an argument", argv[*i]);
-  return argv[++*i];
+      MB_MAX_ROUNDS);
 }
 
 static int is_bench(const char *s, size_t len) {
@@ -740,47 +625,16 @@ int main(int argc, char **argv) {
    * inside it), so the options are read here. */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    char *end;
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       const char *rank = getenv("OMPI_COMM_WORLD_RANK");
       if (!rank) rank = getenv("PMI_RANK");
       if (!rank || !strcmp(rank, "0")) usage(stdout);
       return 0;
-    } else if (!strcmp(a, "--json")) {
-      opt_json = need_arg(argc, argv, &i);
-    } else if (!strcmp(a, "--quick")) {
-      opt_quick = 1;
-    } else if (!strcmp(a, "--rounds")) {
-      const char *v = need_arg(argc, argv, &i);
-      long n = strtol(v, &end, 10);
-      if (*end || n < 1 || n > MAX_ROUNDS) usage_error("bad --rounds '%s'", v);
-      opt_rounds = (int)n;
-    } else if (!strcmp(a, "--batch-ms")) {
-      const char *v = need_arg(argc, argv, &i);
-      double x = strtod(v, &end);
-      if (*end || !(x > 0) || x > 10000) usage_error("bad --batch-ms '%s'", v);
-      opt_batch_ms = x;
-    } else if (!strcmp(a, "--words")) {
-      const char *v = need_arg(argc, argv, &i);
-      long n = strtol(v, &end, 10);
-      if (*end || n < 1 || n > 1000000) usage_error("bad --words '%s' (1..1000000)", v);
-      opt_words = n;
-    } else if (!strcmp(a, "--only")) {
-      const char *v = need_arg(argc, argv, &i);
-      for (const char *s = v; *s;) {
-        size_t len = strcspn(s, ",");
-        if (len && !is_bench(s, len)) usage_error("unknown benchmark in --only '%s'", v);
-        s += len + (s[len] == ',');
-      }
-      size_t used = strlen(opt_only);
-      if (used + strlen(v) + 2 > sizeof opt_only) usage_error("--only list too long: '%s'", v);
-      if (used) strcat(opt_only, ",");
-      strcat(opt_only, v);
-    } else {
-      usage_error("unknown argument '%s'", a);
+    } else if (!mb_parse_option(&opts, argc, argv, &i)) {
+      mb_usage_error(prog, "unknown argument '%s'", a);
     }
   }
-  read_loadavg(load_start, sizeof load_start);
+  mb_read_loadavg(load_start, sizeof load_start);
   bsp_init(spmd, argc, argv);
   spmd();
   return exit_status;

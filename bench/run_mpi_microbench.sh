@@ -16,49 +16,21 @@ set -eu
 
 build=${1:-build}
 [ $# -gt 0 ] && shift
-case $build in /*) ;; *) build=$(pwd)/$build ;; esac
-
-root=$(cd "$(dirname "$0")/.." && pwd)
-bsprun=$build/bin/bsprun
+. "$(dirname "$0")/microbench_lib.sh"
 prog=$build/bench/bsp_mpi_microbench
-for f in "$bsprun" "$prog"; do
-  if [ ! -x "$f" ]; then
-    echo "run_mpi_microbench.sh: $f not found; build first (cmake --build $build; the" \
-      "benchmark is built only when CMake found MPI)" >&2
-    exit 2
-  fi
-done
+mb_require "; the benchmark is built only when CMake found MPI" "$bsprun" "$prog"
+mb_begin mpi_uptime.txt
 
-out=$root/results/microbench
-mkdir -p "$out"
-echo "before: $(uptime)" > "$out/mpi_uptime.txt"
-echo "load before: $(uptime)"
-
-status=0
 run() { # run BACKEND P OPTIONS...
   backend=$1 p=$2
   shift 2
   base=$out/mpi_${backend}_p$p
-  echo
-  echo "=== bsp_mpi_microbench, backend $backend, p=$p ==="
-  rc=0
-  "$bsprun" -b "$backend" -n "$p" "$prog" --json "$base.jsonl" "$@" >"$base.txt" 2>"$base.log" ||
-    rc=$?
-  if [ "$rc" -ne 0 ]; then
-    echo "run_mpi_microbench.sh: backend $backend at p=$p failed (exit $rc); see $base.log" >&2
-    tail -n 5 "$base.log" >&2
-    status=1
-  fi
-  cat "$base.txt"
+  mb_run "$base" "bsp_mpi_microbench, backend $backend, p=$p" "backend $backend at p=$p" \
+    "$bsprun" -b "$backend" -n "$p" "$prog" --json "$base.jsonl" "$@"
 }
 
 for backend in mpi mpi-rma; do
   run "$backend" 2 "$@"
   run "$backend" 4 --quick "$@"
 done
-
-echo "after:  $(uptime)" >> "$out/mpi_uptime.txt"
-echo
-echo "load after: $(uptime)"
-echo "results in $out"
-exit $status
+mb_end

@@ -8,15 +8,16 @@
  * repetition) go to a JSON-lines file in the format of docs/probe-format.md; `bspkit fit`
  * turns them into parameters.
  *
- * Written against bsp.h only, so it builds against any BSPlib implementation:
+ * Written against bsp.h only (and the header-only helpers in common/, which need nothing but
+ * the C library and bsp.h), so it builds against any BSPlib implementation with -I common:
  *   bspkit (CMake target bspprobe):  cmake --build build  ->  build/probe/bspprobe
  *   by hand against bspkit (SRC = probe/bspprobe.c probe/output.c probe/measure_f.c
  *   probe/measure_comm.c, i.e. every .c file in probe/):
- *     cc -O2 -std=c11 -DBSPPROBE_HAVE_CBLAS -I include $SRC build/src/libbsp.a
- *        -lopenblas -lm -pthread -o bspprobe
- *   or with bspkit's compiler wrapper:  build/bin/bspcc -O2 $SRC -lm -o bspprobe  (no BLAS)
- *   against another BSPlib, with its compiler wrapper:
- *     OTHERBSP/bin/bspcc -O2 -DBSPPROBE_HAVE_CBLAS $SRC -lopenblas -lm -o bspprobe-other
+ *     cc -O2 -std=c11 -DBSPPROBE_HAVE_CBLAS -I common -I include $SRC build/src/libbsp.a
+ *        -lopenblas -lm -pthread -ldl -o bspprobe
+ *   or with bspkit's compiler wrapper:  build/bin/bspcc -O2 -I common $SRC -lm -o bspprobe
+ *   (no BLAS); against another BSPlib, with its compiler wrapper:
+ *     OTHERBSP/bin/bspcc -O2 -DBSPPROBE_HAVE_CBLAS -I common $SRC -lopenblas -lm -o bspprobe-other
  *   (add -DBSPPROBE_INT_API when that library's bsp.h has no bsp_size_t, as in the 1998 API;
  *   leave out -DBSPPROBE_HAVE_CBLAS and -lopenblas where there is no CBLAS: the BLAS kernels
  *   are then skipped and the header says "blas": "none").
@@ -285,25 +286,7 @@ static void read_machine(void)
   machine_info *m = &g_machine;
   if (gethostname(m->host, sizeof m->host - 1) != 0)
     snprintf(m->host, sizeof m->host, "unknown");
-  snprintf(m->cpu, sizeof m->cpu, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (f) {
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-      if (strncmp(line, "model name", 10) == 0) {
-        char *q = strchr(line, ':');
-        if (q) {
-          q++;
-          while (*q == ' ' || *q == '\t')
-            q++;
-          q[strcspn(q, "\n")] = 0;
-          snprintf(m->cpu, sizeof m->cpu, "%s", q);
-        }
-        break;
-      }
-    }
-    fclose(f);
-  }
+  bspk_cpu_model(m->cpu, sizeof m->cpu);
   struct utsname u;
   if (uname(&u) == 0)
     snprintf(m->kernel, sizeof m->kernel, "%s %s", u.sysname, u.release);
@@ -381,19 +364,19 @@ static void measure_timer(double *resolution, double *overhead, double *getres)
                                                      : -1;
   double best = 1e9;
   for (int i = 0; i < 2000; i++) { /* smallest step the clock makes */
-    double a = now(), b;
+    double a = bspk_monotonic_seconds(), b;
     do
-      b = now();
+      b = bspk_monotonic_seconds();
     while (b == a);
     if (b - a < best)
       best = b - a;
   }
   *resolution = best;
   const int n = 200000;
-  double t0 = now(), sink = 0;
+  double t0 = bspk_monotonic_seconds(), sink = 0;
   for (int i = 0; i < n; i++)
-    sink += now();
-  double t1 = now();
+    sink += bspk_monotonic_seconds();
+  double t1 = bspk_monotonic_seconds();
   *overhead = (t1 - t0) / n;
   if (sink == 42) /* never: keeps the loop */
     fprintf(stderr, " ");
@@ -588,7 +571,7 @@ static void write_footer(probe_ctx *c)
                    "+ %d: noisy run", la[0], c->p, g_machine.cores, c->p);
   jbuf *j = &c->j;
   j_begin(j, "footer");
-  j_num(j, "elapsed_s", now() - c->t0);
+  j_num(j, "elapsed_s", bspk_monotonic_seconds() - c->t0);
   if (la[0] >= 0)
     j_nums(j, "loadavg_end", la, 3, "%.2f");
   else
@@ -616,7 +599,7 @@ static void spmd(void)
   c->opt = &g_opts;
   c->p = (int)bsp_nprocs();
   c->s = (int)bsp_pid();
-  c->t0 = c->sec_t0 = now();
+  c->t0 = c->sec_t0 = bspk_monotonic_seconds();
   set_params(&c->prm, c->opt->quick);
   c->hmax = c->opt->max_words;
   c->area_words = c->hmax > c->p ? c->hmax : c->p;
@@ -661,7 +644,7 @@ static void spmd(void)
       failed = 1;
     }
   }
-  if (all_max(c, failed) > 0) {
+  if (bspk_max_over_processes(failed, c->allv) > 0) {
     if (c->s == 0)
       g_exit_status = 1;
   } else {
@@ -677,7 +660,7 @@ static void spmd(void)
       if (!(c->opt->sections >> sec & 1))
         continue;
       bsp_sync();
-      c->sec_t0 = now();
+      c->sec_t0 = bspk_monotonic_seconds();
       switch (sec) {
       case SEC_F: measure_f(c); break;
       case SEC_MEMCPY: measure_memcpy(c); break;
@@ -686,7 +669,7 @@ static void spmd(void)
       case SEC_VALIDATION: measure_validation(c); break;
       case SEC_AS: measure_as(c); break;
       }
-      c->section_s[sec] = now() - c->sec_t0;
+      c->section_s[sec] = bspk_monotonic_seconds() - c->sec_t0;
       if (c->s == 0) {
         progress_end(c, section_names[sec]);
         maybe_load_record(c, 1);
@@ -699,7 +682,8 @@ static void spmd(void)
         fprintf(stderr, "bspprobe: error: cannot write '%s'\n", path);
         g_exit_status = 1;
       } else {
-        fprintf(stderr, "bspprobe: done in %.1f s: %ld records in %s\n", now() - c->t0,
+        fprintf(stderr, "bspprobe: done in %.1f s: %ld records in %s\n",
+                bspk_monotonic_seconds() - c->t0,
                 c->records, path);
       }
       c->out = NULL;

@@ -29,18 +29,6 @@ typedef void (*op_fn)(probe_ctx *c, const void *arg);
 
 /* ---- collective helpers ------------------------------------------------------------------ */
 
-double all_max(probe_ctx *c, double v)
-{
-  for (int t = 0; t < c->p; t++)
-    bsp_put(t, &v, c->allv, (probe_size_t)(c->s * sizeof(double)), sizeof(double));
-  bsp_sync();
-  double m = c->allv[0];
-  for (int t = 1; t < c->p; t++)
-    if (c->allv[t] > m)
-      m = c->allv[t];
-  return m;
-}
-
 void gather_max(probe_ctx *c, const double *local, int n, double *out)
 {
   if (n > c->gather_stride)
@@ -63,9 +51,9 @@ void gather_max(probe_ctx *c, const double *local, int n, double *out)
 static double time_once(probe_ctx *c, op_fn fn, const void *arg)
 {
   bsp_sync(); /* common start */
-  double t0 = now();
+  double t0 = bspk_monotonic_seconds();
   fn(c, arg);
-  return now() - t0;
+  return bspk_monotonic_seconds() - t0;
 }
 
 /* Measures one point (warm-up, calibration, repetitions); on process 0 out[] receives the
@@ -73,7 +61,7 @@ static double time_once(probe_ctx *c, op_fn fn, const void *arg)
 static int measure_point(probe_ctx *c, op_fn fn, const void *arg, double *out, int *warmups)
 {
   const probe_params *pr = &c->prm;
-  double w = all_max(c, time_once(c, fn, arg));
+  double w = bspk_max_over_processes(time_once(c, fn, arg), c->allv);
   *warmups = 1;
   if (w < 1e-3) { /* the decision uses the agreed max, so every process takes it alike */
     time_once(c, fn, arg);
@@ -101,21 +89,21 @@ static int measure_batched(probe_ctx *c, op_fn fn, const void *arg, double *out,
   double w = 0;
   for (int r = 0; r < 2; r++) { /* warm-up, then calibration */
     bsp_sync();
-    double t0 = now();
+    double t0 = bspk_monotonic_seconds();
     for (int i = 0; i < 8; i++)
       fn(c, arg);
-    w = (now() - t0) / 8;
+    w = (bspk_monotonic_seconds() - t0) / 8;
   }
-  w = all_max(c, w);
+  w = bspk_max_over_processes(w, c->allv);
   double b = ceil(c->prm.l_batch_s / (w > 1e-9 ? w : 1e-9));
   long batch = b > 100000 ? 100000 : b < 1 ? 1 : (long)b;
   int n = c->opt->reps > 0 ? c->opt->reps : c->prm.l_samples;
   for (int i = 0; i < n; i++) {
     bsp_sync();
-    double t0 = now();
+    double t0 = bspk_monotonic_seconds();
     for (long k = 0; k < batch; k++)
       fn(c, arg);
-    c->local[i] = (now() - t0) / (double)batch;
+    c->local[i] = (bspk_monotonic_seconds() - t0) / (double)batch;
   }
   gather_max(c, c->local, n, out);
   *batch_out = batch;
@@ -457,17 +445,20 @@ static void op_all_others1(probe_ctx *c, const void *arg)
   bsp_sync();
 }
 
+/* A latency test (l, and Tests 1-5 of the As suite): one kind of superstep, timed in batches. */
+typedef struct {
+  const char *name;
+  op_fn fn;
+  const char *what;
+} latency_test;
+
 static const char batch_note[] =
     "sample = time of a batch of `batch` back-to-back supersteps (after a common bsp_sync) "
     "divided by `batch`, max over processes";
 
 void measure_l(probe_ctx *c)
 {
-  static const struct {
-    const char *variant;
-    op_fn fn;
-    const char *what;
-  } vars[] = {
+  static const latency_test vars[] = {
       {"empty", op_sync, "bsp_sync alone"},
       {"shift", op_shift1, "one one-word bsp_put to process (pid+1) mod p, then bsp_sync"},
       {"alltoall", op_all_others1,
@@ -478,14 +469,14 @@ void measure_l(probe_ctx *c)
   char note[512];
   for (int v = 0; v < nv; v++) {
     char label[64];
-    snprintf(label, sizeof label, "l %s", vars[v].variant);
+    snprintf(label, sizeof label, "l %s", vars[v].name);
     progress(c, label, v, nv, 1);
     long batch;
     int n = measure_batched(c, vars[v].fn, NULL, out, &batch);
     if (c->s == 0) {
       jbuf *j = &c->j;
       j_begin(j, "l");
-      j_str(j, "variant", vars[v].variant);
+      j_str(j, "variant", vars[v].name);
       j_nums(j, "samples_s", out, n, "%.6g");
       j_int(j, "batch", batch);
       snprintf(note, sizeof note, "%s; %s", vars[v].what, batch_note);
@@ -544,11 +535,7 @@ static void op_total_exchange(probe_ctx *c, const void *arg)
 
 void measure_as(probe_ctx *c)
 {
-  static const struct {
-    const char *test;
-    op_fn fn;
-    const char *what;
-  } lat[] = {
+  static const latency_test lat[] = {
       {"Empty", op_sync, "Test 1: bsp_sync alone (the barrier)"},
       {"Comp", op_comp, "Test 2: one integer addition, then bsp_sync"},
       {"Full", op_full,
@@ -575,13 +562,13 @@ void measure_as(probe_ctx *c)
     long t = order[i];
     jbuf *j = &c->j;
     if (t < nlat) {
-      snprintf(label, sizeof label, "as %s", lat[t].test);
+      snprintf(label, sizeof label, "as %s", lat[t].name);
       progress(c, label, i, n, i == 0);
       long batch;
       int ns = measure_batched(c, lat[t].fn, NULL, out, &batch);
       if (c->s == 0) {
         j_begin(j, "as");
-        j_str(j, "test", lat[t].test);
+        j_str(j, "test", lat[t].name);
         j_null(j, "h");
         j_nums(j, "samples_s", out, ns, "%.6g");
         j_int(j, "batch", batch);

@@ -57,23 +57,13 @@ const char *blas_name(char *buf, size_t n)
   return buf;
 }
 
-const char *blas_config(void)
-{
 #if defined(PROBE_OPENBLAS)
-  return openblas_get_config();
+const char *blas_config(void) { return openblas_get_config(); }
+const char *blas_corename(void) { return openblas_get_corename(); }
 #else
-  return NULL;
+const char *blas_config(void) { return NULL; }
+const char *blas_corename(void) { return NULL; }
 #endif
-}
-
-const char *blas_corename(void)
-{
-#if defined(PROBE_OPENBLAS)
-  return openblas_get_corename();
-#else
-  return NULL;
-#endif
-}
 
 /* ---- kernels --------------------------------------------------------------------------------- */
 
@@ -94,28 +84,20 @@ static PROBE_NOINLINE int dot_int(const int *x, const int *y, long n)
 }
 
 /* C = A B, row-major n x n, the plain IJK loop (inner products along a row of A and a column
- * of B). */
-static PROBE_NOINLINE void matmul_ijk_double(int n, const double *a, const double *b, double *cm)
-{
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      double s = 0;
-      for (int k = 0; k < n; k++)
-        s += a[(long)i * n + k] * b[(long)k * n + j];
-      cm[(long)i * n + j] = s;
-    }
-}
-
-static PROBE_NOINLINE void matmul_ijk_int(int n, const int *a, const int *b, int *cm)
-{
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      int s = 0;
-      for (int k = 0; k < n; k++)
-        s += a[(long)i * n + k] * b[(long)k * n + j];
-      cm[(long)i * n + j] = s;
-    }
-}
+ * of B), once per element type: a macro, so that each is compiled for its own type. */
+#define DEFINE_MATMUL_IJK(name, T)                                                             \
+  static PROBE_NOINLINE void name(int n, const T *a, const T *b, T *cm)                        \
+  {                                                                                            \
+    for (int i = 0; i < n; i++)                                                                \
+      for (int j = 0; j < n; j++) {                                                            \
+        T s = 0;                                                                               \
+        for (int k = 0; k < n; k++)                                                            \
+          s += a[(long)i * n + k] * b[(long)k * n + j];                                        \
+        cm[(long)i * n + j] = s;                                                               \
+      }                                                                                        \
+  }
+DEFINE_MATMUL_IJK(matmul_ijk_double, double)
+DEFINE_MATMUL_IJK(matmul_ijk_int, int)
 
 /* ---- f ------------------------------------------------------------------------------------------ */
 
@@ -278,9 +260,9 @@ void measure_f(probe_ctx *c)
     progress(c, label, i, nk, 1);
     run_kernel(&st, k, n); /* warm-up */
     for (int r = 0; r < reps; r++) {
-      double t0 = now();
+      double t0 = bspk_monotonic_seconds();
       run_kernel(&st, k, n);
-      samples[r] = now() - t0;
+      samples[r] = bspk_monotonic_seconds() - t0;
     }
     jbuf *j = &c->j;
     j_begin(j, "f");
@@ -335,9 +317,9 @@ void measure_memcpy(probe_ctx *c)
       for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
         char *src = buf + 2 * block * ((r + 1) % pairs), *dst = src + block;
         bsp_sync();
-        double t0 = now();
+        double t0 = bspk_monotonic_seconds();
         memcpy(dst, src, (size_t)block);
-        double t = now() - t0;
+        double t = bspk_monotonic_seconds() - t0;
         c->isink = c->isink + dst[block / 2];
         if (r >= 0)
           c->local[r] = t;
@@ -346,9 +328,9 @@ void measure_memcpy(probe_ctx *c)
     } else if (c->s == 0) {
       for (int r = -1; r < reps; r++) {
         char *src = buf + 2 * block * ((r + 1) % pairs), *dst = src + block;
-        double t0 = now();
+        double t0 = bspk_monotonic_seconds();
         memcpy(dst, src, (size_t)block);
-        double t = now() - t0;
+        double t = bspk_monotonic_seconds() - t0;
         c->isink = c->isink + dst[block / 3];
         if (r >= 0)
           out[r] = t;

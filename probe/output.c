@@ -1,5 +1,5 @@
 /*
- * output.c - JSON lines, the clock, the load average, progress on stderr, the PRNG.
+ * output.c - JSON lines, the load average, progress on stderr, the PRNG.
  * Part of bspprobe (see bspprobe.c). Everything that writes runs on process 0 only.
  */
 #ifndef _GNU_SOURCE
@@ -14,14 +14,7 @@
 
 #include "probe.h"
 
-/* ---- clock, load, memory ------------------------------------------------------------- */
-
-double now(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+/* ---- load ---------------------------------------------------------------------------- */
 
 void read_loadavg(double la[3])
 {
@@ -34,14 +27,6 @@ void read_loadavg(double la[3])
   fclose(f);
 }
 
-void *xmalloc(size_t n)
-{
-  void *q = malloc(n ? n : 1);
-  if (!q)
-    bsp_abort("bspprobe: out of memory (%zu bytes) on process %d\n", n, (int)bsp_pid());
-  return q;
-}
-
 /* ---- JSON ----------------------------------------------------------------------------- */
 
 static void j_grow(jbuf *j, size_t more)
@@ -51,10 +36,7 @@ static void j_grow(jbuf *j, size_t more)
   size_t cap = j->cap ? j->cap : 4096;
   while (cap < j->n + more + 1)
     cap *= 2;
-  char *b = realloc(j->b, cap);
-  if (!b)
-    bsp_abort("bspprobe: out of memory for an output record\n");
-  j->b = b;
+  j->b = bspk_xrealloc("bspprobe", j->b, cap);
   j->cap = cap;
 }
 
@@ -84,23 +66,10 @@ static void j_printf(jbuf *j, const char *fmt, ...)
 
 static void j_string(jbuf *j, const char *v)
 {
+  char esc[8];
   j_raw(j, "\"");
-  for (const unsigned char *q = (const unsigned char *)v; *q; q++) {
-    if (*q == '"')
-      j_raw(j, "\\\"");
-    else if (*q == '\\')
-      j_raw(j, "\\\\");
-    else if (*q == '\n')
-      j_raw(j, "\\n");
-    else if (*q == '\t')
-      j_raw(j, "\\t");
-    else if (*q < 0x20 || *q == 0x7f)
-      j_printf(j, "\\u%04x", *q);
-    else {
-      char ch[2] = {(char)*q, 0};
-      j_raw(j, ch);
-    }
-  }
+  for (const unsigned char *q = (const unsigned char *)v; *q; q++)
+    j_raw(j, bspk_json_escape_char(*q, esc));
   j_raw(j, "\"");
 }
 
@@ -143,10 +112,9 @@ void j_int(jbuf *j, const char *key, long long v)
 
 static void j_double(jbuf *j, double v, const char *fmt)
 {
-  if (isfinite(v))
-    j_printf(j, fmt, v);
-  else
-    j_raw(j, "null");
+  char text[64];
+  bspk_json_format_number(text, sizeof text, fmt, v);
+  j_raw(j, text);
 }
 
 void j_num(jbuf *j, const char *key, double v)
@@ -167,31 +135,24 @@ void j_null(jbuf *j, const char *key)
   j_raw(j, "null");
 }
 
-void j_obj_begin(jbuf *j, const char *key)
+/* An object or array opens a level: its first member needs no comma. */
+static void j_open(jbuf *j, const char *key, const char *bracket)
 {
   j_key(j, key);
-  j_raw(j, "{");
+  j_raw(j, bracket);
   j->first[++j->depth] = 1;
 }
 
-void j_obj_end(jbuf *j)
+static void j_close(jbuf *j, const char *bracket)
 {
-  j_raw(j, "}");
+  j_raw(j, bracket);
   j->depth--;
 }
 
-void j_arr_begin(jbuf *j, const char *key)
-{
-  j_key(j, key);
-  j_raw(j, "[");
-  j->first[++j->depth] = 1;
-}
-
-void j_arr_end(jbuf *j)
-{
-  j_raw(j, "]");
-  j->depth--;
-}
+void j_obj_begin(jbuf *j, const char *key) { j_open(j, key, "{"); }
+void j_obj_end(jbuf *j) { j_close(j, "}"); }
+void j_arr_begin(jbuf *j, const char *key) { j_open(j, key, "["); }
+void j_arr_end(jbuf *j) { j_close(j, "]"); }
 
 void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt)
 {
@@ -267,7 +228,7 @@ void progress(probe_ctx *c, const char *what, long k, long n, int force)
 {
   if (c->s != 0)
     return;
-  double t = now();
+  double t = bspk_monotonic_seconds();
   if (!force && t - c->last_progress < (c->tty ? 0.25 : 5.0))
     return;
   c->last_progress = t;
@@ -299,7 +260,7 @@ void progress_end(probe_ctx *c, const char *section)
 {
   if (c->s != 0)
     return;
-  double t = now();
+  double t = bspk_monotonic_seconds();
   char tot[32];
   fmt_duration(tot, sizeof tot, t - c->t0);
   if (c->tty && c->progress_len)
@@ -314,7 +275,7 @@ void maybe_load_record(probe_ctx *c, int force)
 {
   if (c->s != 0)
     return;
-  double t = now();
+  double t = bspk_monotonic_seconds();
   if (!force && t - c->last_load < 30.0)
     return;
   c->last_load = t;

@@ -13,6 +13,11 @@
 #include <stdio.h>
 
 #include "bsp.h"
+#include "bspk_alloc.h"
+#include "bspk_clock.h"
+#include "bspk_json.h"
+#include "bspk_machine.h"
+#include "bspk_spmd.h"
 
 /* bspkit's extensions (back-end name, core count), only when building against bspkit. */
 #if !defined(BSPPROBE_NO_EXTENSIONS) && defined(__has_include)
@@ -160,7 +165,6 @@ typedef struct probe_ctx {
 
 /* ---- helpers (output.c) ------------------------------------------------------------------- */
 
-double now(void);                       /* CLOCK_MONOTONIC, seconds */
 void read_loadavg(double la[3]);        /* -1s when unknown */
 void emit(probe_ctx *c);                /* writes c->j as one line, flushes */
 void add_warning(probe_ctx *c, const char *fmt, ...) PROBE_PRINTF(2, 3);
@@ -168,7 +172,8 @@ void add_warning(probe_ctx *c, const char *fmt, ...) PROBE_PRINTF(2, 3);
 void progress(probe_ctx *c, const char *what, long k, long n, int force);
 void progress_end(probe_ctx *c, const char *section);
 void maybe_load_record(probe_ctx *c, int force);
-void *xmalloc(size_t n); /* bsp_abort on failure */
+/* bsp_abort with "bspprobe: out of memory (N bytes) on process P" on failure */
+static inline void *xmalloc(size_t n) { return bspk_xmalloc("bspprobe", n); }
 
 /* PRNG: splitmix64; every process that seeds it alike draws alike. */
 uint64_t rng_next(uint64_t *state);
@@ -179,7 +184,7 @@ void rng_shuffle_long(uint64_t *state, long *v, long n);
 
 /* ---- collective helpers (measure_comm.c) ------------------------------------------------ */
 
-double all_max(probe_ctx *c, double v);      /* max over processes; one superstep */
+/* The max over processes of one value: bspk_max_over_processes(v, c->allv). */
 /* Gathers local[0..n) of every process to process 0, where out[i] = max over processes of
  * local[i]; one superstep. out may be NULL on processes other than 0. */
 void gather_max(probe_ctx *c, const double *local, int n, double *out);
