@@ -51,9 +51,19 @@ Output: OUTDIR/raw.jsonl (bspprobe's samples), params.json (bspkit fit), report.
 
 def add_launch_args(p: argparse.ArgumentParser) -> None:
     """-n, -b and --build-dir: how probe, run and validate start BSP programs."""
-    p.add_argument("-n", "--nprocs", type=int, metavar="P", help="number of BSP processes (default: the cores available)")
-    p.add_argument("-b", "--backend", default="threads", metavar="BACKEND", help="bspkit back end for bsprun: threads (default), mpi, mpi-rma")
-    p.add_argument("--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)")
+    p.add_argument(
+        "-n", "--nprocs", type=int, metavar="P", help="number of BSP processes (default: the cores available)"
+    )
+    p.add_argument(
+        "-b",
+        "--backend",
+        default="threads",
+        metavar="BACKEND",
+        help="bspkit back end for bsprun: threads (default), mpi, mpi-rma",
+    )
+    p.add_argument(
+        "--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,7 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--launcher", metavar="CMD", help="run bspprobe through this command ({p} is replaced by P)")
     p.add_argument("--probe-binary", metavar="PATH", help="run this bspprobe binary instead of building one")
     p.add_argument("--output-dir", metavar="DIR", help="where raw.jsonl, params.json and report.html go")
-    p.add_argument("--library-name", metavar="NAME", help="the BSPlib library's name for the header (bspprobe --library-name)")
+    p.add_argument(
+        "--library-name", metavar="NAME", help="the BSPlib library's name for the header (bspprobe --library-name)"
+    )
 
     f = sub.add_parser(
         "fit",
@@ -88,8 +100,15 @@ def build_parser() -> argparse.ArgumentParser:
         "intervals, Bisseling's regression), As-suite summaries and the validation, and writes the parameter file "
         "(docs/probe-format.md).",
     )
-    f.add_argument("raw", metavar="RAW", help="raw samples from bspprobe (.jsonl), or a run directory holding raw.jsonl")
-    f.add_argument("-o", "--output", metavar="FILE", help="parameter file to write; '-' for stdout (default: params.json beside RAW for raw.jsonl, else RAW's name with .params.json)")
+    f.add_argument(
+        "raw", metavar="RAW", help="raw samples from bspprobe (.jsonl), or a run directory holding raw.jsonl"
+    )
+    f.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="parameter file to write; '-' for stdout (default: params.json beside RAW for raw.jsonl, else RAW's name with .params.json)",
+    )
 
     r = sub.add_parser(
         "report",
@@ -97,9 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Refits the raw samples of each run and writes its self-contained HTML report. With -o, all runs go "
         "into one file; without, each run's report goes beside its raw file (RUN/report.html).",
     )
-    r.add_argument("inputs", nargs="+", metavar="RUN_DIR_OR_RAW", help="run directories (with raw.jsonl) or raw .jsonl files")
+    r.add_argument(
+        "inputs", nargs="+", metavar="RUN_DIR_OR_RAW", help="run directories (with raw.jsonl) or raw .jsonl files"
+    )
     r.add_argument("-o", "--output", metavar="FILE", help="write one report with every run here")
-    r.add_argument("--write-params", action="store_true", help="also write the refitted params.json beside each raw file")
+    r.add_argument(
+        "--write-params", action="store_true", help="also write the refitted params.json beside each raw file"
+    )
 
     c = sub.add_parser(
         "compare",
@@ -107,8 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Writes one HTML page with the runs side by side: a table per parameter and a ranking in the spirit "
         "of thesis Table 6.1; prints the ranking.",
     )
-    c.add_argument("runs", nargs="+", metavar="RUN", help="run directories, raw .jsonl files or params .json files (two or more)")
-    c.add_argument("-o", "--output", default="compare.html", metavar="FILE", help="the page to write (default: compare.html)")
+    c.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run directories, raw .jsonl files or params .json files (two or more)"
+    )
+    c.add_argument(
+        "-o", "--output", default="compare.html", metavar="FILE", help="the page to write (default: compare.html)"
+    )
 
     algs = ", ".join(ALGORITHMS)
     ru = sub.add_parser(
@@ -122,7 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_launch_args(ru)
     ru.add_argument("--size", type=int, metavar="N", help="problem size (the driver's --size)")
     ru.add_argument("--params", metavar="FILE", help="a probe's params.json: predict the run from it")
-    ru.add_argument("--predict", action="store_true", help="predict from the newest probe of this back end and p under results/probe/")
+    ru.add_argument(
+        "--predict",
+        action="store_true",
+        help="predict from the newest probe of this back end and p under results/probe/",
+    )
     ru.add_argument("--json", metavar="FILE", help="also write the driver's JSON object here")
 
     va = sub.add_parser(
@@ -141,14 +172,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     va.add_argument("algorithm", metavar="ALG", help=algs)
     add_launch_args(va)
-    va.add_argument("--params", metavar="FILE", help="a probe's params.json (default: the newest probe of this back end and p under results/probe/)")
+    va.add_argument(
+        "--params",
+        metavar="FILE",
+        help="a probe's params.json (default: the newest probe of this back end and p under results/probe/)",
+    )
     va.add_argument("--sizes", metavar="N,N,...", help="problem sizes (default: per algorithm, listed below)")
     va.add_argument("--values", metavar="V,V,...", help="values of the second parameter: q for matmul, alpha for llcs")
-    va.add_argument("-r", "--reps", type=int, default=3, metavar="R", help="repetitions per run; the median is used (default 3)")
+    va.add_argument(
+        "-r", "--reps", type=int, default=3, metavar="R", help="repetitions per run; the median is used (default 3)"
+    )
     va.add_argument("--quick", action="store_true", help="the first two sizes and values only")
-    va.add_argument("--timeout", type=float, default=600.0, metavar="S", help="give up a run after S seconds (default 600)")
+    va.add_argument(
+        "--timeout", type=float, default=600.0, metavar="S", help="give up a run after S seconds (default 600)"
+    )
     va.add_argument("--keep-going", action="store_true", help="skip a run that fails instead of stopping")
-    va.add_argument("--output-dir", metavar="DIR", help="where validate.json and validate.html go (default: results/validate/ALG-...)")
+    va.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="where validate.json and validate.html go (default: results/validate/ALG-...)",
+    )
     return ap
 
 

@@ -4,6 +4,7 @@ the parsed arguments and returns the exit status; errors are Failure or UsageErr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
 import shutil
@@ -151,10 +152,8 @@ def _bsprun_for_probe(build_dir_arg: str | None, root: Path | None) -> Path:
     cands = []
     if build_dir_arg:
         cands.append(Path(build_dir_arg) / "bin" / "bsprun")
-    try:
+    with contextlib.suppress(pr.ProbeError):  # no default build: only --build-dir or PATH
         cands.append(pr.default_build_dir(root) / "bin" / "bsprun")
-    except pr.ProbeError:
-        pass
     bsprun = next((c for c in cands if c.is_file()), None)
     if bsprun is None:
         found = shutil.which("bsprun")
@@ -182,9 +181,7 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
         else:
             backend = args.backend
         outdir = (
-            Path(args.output_dir)
-            if args.output_dir
-            else pr.default_output_dir(root, backend.replace("/", "_"), nprocs)
+            Path(args.output_dir) if args.output_dir else pr.default_output_dir(root, backend.replace("/", "_"), nprocs)
         )
         outdir.mkdir(parents=True, exist_ok=True)
         if args.bspcc:

@@ -83,9 +83,7 @@ def checked(
             flags.append(f"{name}: no confidence interval (ill-posed fit)")
             return None
         if lo <= 0:
-            flags.append(
-                f"{name}: {int(CONFIDENCE * 100)}% interval [{_fmt(lo)}, {_fmt(hi)}]{u} spans zero"
-            )
+            flags.append(f"{name}: {int(CONFIDENCE * 100)}% interval [{_fmt(lo)}, {_fmt(hi)}]{u} spans zero")
             return None
     return float(value)
 
@@ -161,7 +159,11 @@ def lsq_fit(points: list[GPoint], with_o: bool = True) -> dict[str, Any]:
     hs, c, h, t = _arrays(points)
     k = 3 if with_o else 2
     n = t.size
-    res: dict[str, Any] = {"model": "2.6" if with_o else "2.5", "points": int(n), "loss": f"{LOSS} (scale {LOSS_SCALE})"}
+    res: dict[str, Any] = {
+        "model": "2.6" if with_o else "2.5",
+        "points": int(n),
+        "loss": f"{LOSS} (scale {LOSS_SCALE})",
+    }
     if n < k + 2:
         res["error"] = f"too few grid points ({n}) for {k} parameters"
         return res
@@ -226,7 +228,11 @@ def linreg(points: list[GPoint]) -> dict[str, Any]:
     need = min(5, max(ncounts.values()))
     usable = [v for v in sorted(ncounts, reverse=True) if ncounts[v] >= need]
     if need < 3:
-        return {"msg_words": int(hs.max()), "points": 0, "error": "no message size was measured with 3 or more message counts"}
+        return {
+            "msg_words": int(hs.max()),
+            "points": 0,
+            "error": "no message size was measured with 3 or more message counts",
+        }
     hsel = usable[0]
     sel = hs == hsel
     out: dict[str, Any] = {"msg_words": int(hsel), "points": int(np.count_nonzero(sel))}
@@ -266,8 +272,9 @@ def level_fits(points: list[GPoint]) -> list[Level]:
             scale = np.linalg.norm(X, axis=0)
             Xs = X / scale
             phi0 = np.maximum(np.linalg.lstsq(Xs, np.ones_like(t), rcond=None)[0], 1e-12)
-            sol = optimize.least_squares(lambda ph: Xs @ ph - 1.0, phi0, loss=LOSS, f_scale=LOSS_SCALE,
-                                         bounds=(0.0, np.inf), method="trf")
+            sol = optimize.least_squares(
+                lambda ph, Xs=Xs: Xs @ ph - 1.0, phi0, loss=LOSS, f_scale=LOSS_SCALE, bounds=(0.0, np.inf), method="trf"
+            )
             a, b = (float(v) for v in sol.x / scale)
             resid = float(np.sqrt(np.mean(sol.fun**2)))
         else:
@@ -281,9 +288,7 @@ def level_fits(points: list[GPoint]) -> list[Level]:
 # --------------------------------------------------------------------- per surface
 
 
-def _triplet(
-    name: str, fit: dict[str, Any], key: str, flags: list[str], unit: str
-) -> list[float] | None:
+def _triplet(name: str, fit: dict[str, Any], key: str, flags: list[str], unit: str) -> list[float] | None:
     if key not in fit:
         return None
     v = fit[key]
@@ -601,21 +606,32 @@ def validate(run: RawRun, g: dict[str, Surface]) -> JsonObject:
             )
         rows.append(row)
     used = [r for r in rows if "rel_error" in r]
-    out: dict[str, Any] = {"threshold": VALIDATION_THRESHOLD, "model": "2.6 per h", "points": rows,
-                           "used": len(used), "skipped": len(rows) - len(used)}
+    out: dict[str, Any] = {
+        "threshold": VALIDATION_THRESHOLD,
+        "model": "2.6 per h",
+        "points": rows,
+        "used": len(used),
+        "skipped": len(rows) - len(used),
+    }
     out.update(_error_stats([r["rel_error"] for r in used]))
     out["global"] = _error_stats([r["rel_error_global"] for r in used])
     # The same check on the points measured while the machine ran as the grid's fit says
     # (local speed factor within DRIFT_STABLE): tells a wrong model from a machine that
     # changed state during the run. Reported beside the check, never instead of it.
     stable = [r for r in used if r.get("drift_factor") and 1 / DRIFT_STABLE <= r["drift_factor"] <= DRIFT_STABLE]
-    out["stable_state"] = {"points": len(stable), "factor_bound": DRIFT_STABLE, **_error_stats([r["rel_error"] for r in stable])}
+    out["stable_state"] = {
+        "points": len(stable),
+        "factor_bound": DRIFT_STABLE,
+        **_error_stats([r["rel_error"] for r in stable]),
+    }
     out["drift"] = {
         "window": DRIFT_WINDOW,
         "curve": curve,
         "max_factor": max((f for _s, f in curve), default=None),
         "min_factor": min((f for _s, f in curve), default=None),
-        "share_off": (sum(1 for _s, f in curve if not 1 / DRIFT_STABLE <= f <= DRIFT_STABLE) / len(curve)) if curve else None,
+        "share_off": (sum(1 for _s, f in curve if not 1 / DRIFT_STABLE <= f <= DRIFT_STABLE) / len(curve))
+        if curve
+        else None,
     }
     return out
 
@@ -682,9 +698,7 @@ def noise_summary(run: RawRun) -> dict[str, Any]:
             "from their point's median"
         )
     if pts and len(noisy) > 0.2 * len(pts):
-        warnings.append(
-            f"{len(noisy)} of {len(pts)} grid points have a spread (IQR/median) above {SPREAD_WARN:.0%}"
-        )
+        warnings.append(f"{len(noisy)} of {len(pts)} grid points have a spread (IQR/median) above {SPREAD_WARN:.0%}")
     timer = run.header.get("timer") or {}
     res = timer.get("resolution_s") if isinstance(timer, dict) else None
     if pts and isinstance(res, (int, float)) and res > 0:
@@ -701,7 +715,13 @@ def noise_summary(run: RawRun) -> dict[str, Any]:
         "g_outliers": outl,
         "points": len(pts),
         "noisy_points": [
-            {"key": p.key, "msg_words": p.msg_words, "count": p.count, "spread": p.stats.spread, "outliers": p.stats.outliers}
+            {
+                "key": p.key,
+                "msg_words": p.msg_words,
+                "count": p.count,
+                "spread": p.stats.spread,
+                "outliers": p.stats.outliers,
+            }
             for p in noisy[:20]
         ],
         "noisy_point_count": len(noisy),
@@ -713,9 +733,31 @@ def noise_summary(run: RawRun) -> dict[str, Any]:
 
 
 MACHINE_KEYS = (
-    "host", "cpu", "cores", "cores_online", "kernel", "compiler", "library", "backend", "p", "binding",
-    "blas", "blas_coretype", "blas_corename", "blas_config", "mpi", "date", "mode", "version", "seed",
-    "command", "timer", "loadavg_start", "grid", "sections", "repetitions",
+    "host",
+    "cpu",
+    "cores",
+    "cores_online",
+    "kernel",
+    "compiler",
+    "library",
+    "backend",
+    "p",
+    "binding",
+    "blas",
+    "blas_coretype",
+    "blas_corename",
+    "blas_config",
+    "mpi",
+    "date",
+    "mode",
+    "version",
+    "seed",
+    "command",
+    "timer",
+    "loadavg_start",
+    "grid",
+    "sections",
+    "repetitions",
 )
 
 
@@ -736,7 +778,7 @@ def fit_run(run: RawRun) -> Params:
     g = {key: fit_surface(run.g_points(key), l0) for key in run.g_keys()}
     params = Params(
         source=str(run.path),
-        fitted=_dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        fitted=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         machine=machine,
         p=run.p,
         f=f,

@@ -16,13 +16,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 FORMAT_VERSION = 1
+
+R = TypeVar("R")  # a record read from JSON (Surface, Params)
 
 # A JSON object as read from or written to the file.
 JsonObject = dict[str, Any]
@@ -70,6 +72,22 @@ def value_of(v: Any) -> float | None:
 def _known_keys(cls: type, renamed: Mapping[str, str]) -> list[tuple[str, str]]:
     """(attribute, JSON key) of a record's fields in file order; `extra` holds the rest."""
     return [(f.name, renamed.get(f.name, f.name)) for f in dataclasses.fields(cls) if f.name != "extra"]
+
+
+def _read_record(record: R, d: Mapping[str, Any], renamed: Mapping[str, str], value: Callable[[str, Any], Any]) -> R:
+    """Sets the record's fields from the keys d has (value(attr, v) converts nested records);
+    a null where an object or a list belongs reads as empty; unknown keys go to `extra`."""
+    known = _known_keys(type(record), renamed)
+    for attr, key in known:
+        if key not in d:
+            continue
+        v = value(attr, d[key])
+        if v is None and isinstance(getattr(record, attr), (dict, list)):
+            v = type(getattr(record, attr))()
+        setattr(record, attr, v)
+    keys = {key for _attr, key in known}
+    record.extra = {k: v for k, v in d.items() if k not in keys}  # type: ignore[attr-defined]
+    return record
 
 
 @dataclass
@@ -189,22 +207,14 @@ class Surface:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Surface:
-        s = cls()
-        known = _known_keys(cls, cls.JSON_NAMES)
-        for attr, key in known:
-            if key not in d:
-                continue
-            v = d[key]
+        def value(attr: str, v: Any) -> Any:
             if attr == "predict":
-                v = PredictModel.from_json(v) if v else None
-            elif attr == "levels":
-                v = [Level.from_json(lv) for lv in v or []]
-            elif attr in ("lsq", "lsq_25", "linreg", "msg_words", "count", "flags"):
-                v = v or type(getattr(s, attr))()
-            setattr(s, attr, v)
-        keys = {key for _attr, key in known}
-        s.extra = {k: v for k, v in d.items() if k not in keys}
-        return s
+                return PredictModel.from_json(v) if v else None
+            if attr == "levels":
+                return [Level.from_json(lv) for lv in v or []]
+            return v
+
+        return _read_record(cls(), d, cls.JSON_NAMES, value)
 
 
 @dataclass
@@ -219,7 +229,7 @@ class Params:
     f: dict[str, float | None] = field(default_factory=dict)  # kernel: seconds per operation
     f_average: dict[str, float] = field(default_factory=dict)
     f_detail: JsonObject = field(default_factory=dict)
-    l: dict[str, float | None] = field(default_factory=dict)  # noqa: E741 (the BSP parameter's name)
+    l: dict[str, float | None] = field(default_factory=dict)
     l_detail: JsonObject = field(default_factory=dict)
     memcpy_s_per_word: float | None = None
     memcpy_detail: list[JsonObject] = field(default_factory=list)
@@ -263,17 +273,8 @@ class Params:
         """Reads a parameter file's object; ParamsError when it is not one (format 1, with g)."""
         if not isinstance(d, Mapping) or d.get("format") != FORMAT_VERSION or "g" not in d:
             raise ParamsError(f"not a bspkit parameter file (format {FORMAT_VERSION})")
-        params = cls()
-        known = _known_keys(cls, cls.JSON_NAMES)
-        for attr, key in known:
-            if key not in d:
-                continue
-            v = d[key]
-            if attr == "g":
-                v = {k: Surface.from_json(e) for k, e in (v or {}).items()}
-            elif v is None and attr not in ("source", "fitted", "p", "memcpy_s_per_word"):
-                v = type(getattr(params, attr))()  # null where an object or list belongs: empty
-            setattr(params, attr, v)
-        keys = {key for _attr, key in known}
-        params.extra = {k: v for k, v in d.items() if k not in keys}
-        return params
+
+        def value(attr: str, v: Any) -> Any:
+            return {k: Surface.from_json(e) for k, e in (v or {}).items()} if attr == "g" else v
+
+        return _read_record(cls(), d, cls.JSON_NAMES, value)

@@ -10,15 +10,15 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.cm  # noqa: E402
-import matplotlib.colors  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+import matplotlib.cm
+import matplotlib.colors
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from bspkit.params import PredictModel, Surface  # noqa: E402
-from bspkit.predict import model_g, model_t  # noqa: E402
-from bspkit.rawdata import GPoint  # noqa: E402
+from bspkit.params import PredictModel, Surface
+from bspkit.predict import model_g, model_t
+from bspkit.rawdata import GPoint
 
 DPI = 96
 
@@ -100,7 +100,14 @@ def g_surface(points: list[GPoint], surface: Surface, title: str) -> bytes:
         sel = c == cv
         order = np.argsort(h[sel])
         col = cmap((math.log2(cv) - lc.min()) / span)
-        ax2.plot(h[sel][order], g_ns[sel][order], "o", color=col, ms=4 if not many else 3, label=None if many else f"c = {int(cv)}")
+        ax2.plot(
+            h[sel][order],
+            g_ns[sel][order],
+            "o",
+            color=col,
+            ms=4 if not many else 3,
+            label=None if many else f"c = {int(cv)}",
+        )
         if pm:
             lo_h, hi_h = h[sel].min(), h[sel].max()
             if lo_h == hi_h:
@@ -131,27 +138,22 @@ def latency(l_detail: dict[str, Any], as_tests: dict[str, Any], title: str) -> b
     lo: list[float] = []
     hi: list[float] = []
     colors: list[str] = []
-    for v, d in l_detail.items():
-        names.append(f"l: {v}")
-        med.append(d["median"] * 1e6)
-        lo.append((d["median"] - d["q1"]) * 1e6)
-        hi.append((d["q3"] - d["median"]) * 1e6)
-        colors.append("tab:blue")
-    for t, d in as_tests.items():
-        names.append(f"As: {t}")
-        med.append(d["median"] * 1e6)
-        lo.append((d["median"] - d["q1"]) * 1e6)
-        hi.append((d["q3"] - d["median"]) * 1e6)
-        colors.append("tab:orange")
+    for prefix, color, tests in (("l", "tab:blue", l_detail), ("As", "tab:orange", as_tests)):
+        for name, d in tests.items():
+            names.append(f"{prefix}: {name}")
+            med.append(d["median"] * 1e6)
+            lo.append((d["median"] - d["q1"]) * 1e6)
+            hi.append((d["q3"] - d["median"]) * 1e6)
+            colors.append(color)
     fig, ax = plt.subplots(figsize=(8, 0.5 * len(names) + 1.5))
     y = np.arange(len(names))
     ax.barh(y, med, xerr=[lo, hi], color=colors, capsize=3)
     ax.set_yticks(y, names)
     ax.invert_yaxis()
     ax.set_xlabel("time [µs] (median, bars: quartiles)")
-    for yi, m, up in zip(y, med, hi):
+    for yi, m, up in zip(y, med, hi, strict=True):
         ax.text(m + up, yi, f"  {m:.3g}", va="center", fontsize=8)
-    ax.set_xlim(0, max(m + up for m, up in zip(med, hi)) * 1.15 if med else 1)
+    ax.set_xlim(0, max(m + up for m, up in zip(med, hi, strict=True)) * 1.15 if med else 1)
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
     return png_bytes(fig)
@@ -172,14 +174,16 @@ def compute_speed(f_detail: dict[str, Any], title: str) -> bytes:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("operations per second 1/f [M/s] (log scale)")
-    for yi, r in zip(y, rates):
+    for yi, r in zip(y, rates, strict=True):
         ax.text(r, yi, f" {r:,.0f} M" if r >= 100 else f" {r:.3g} M", va="center", fontsize=8)
     ax.set_title(title)
     ax.grid(True, axis="x", which="both", alpha=0.3)
     return png_bytes(fig)
 
 
-def total_exchange(series: Sequence[tuple[str, list[dict[str, Any]]]], title: str, model: tuple[str, Any] | None = None) -> bytes:
+def total_exchange(
+    series: Sequence[tuple[str, list[dict[str, Any]]]], title: str, model: tuple[str, Any] | None = None
+) -> bytes:
     """As suite total exchange: t/h against h, one line per run (with quartile band)."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for label, rows in series:
@@ -230,16 +234,31 @@ def validation(rows: list[dict[str, Any]], threshold: float, title: str) -> byte
     return png_bytes(fig)
 
 
-def drift(curve: list[tuple[int, float]], bound: float, val_errors: list[tuple[int | None, float]], title: str) -> bytes:
+def drift(
+    curve: list[tuple[int, float]], bound: float, val_errors: list[tuple[int | None, float]], title: str
+) -> bytes:
     """The machine's speed over the run (measured / model of the grid points, running median)
     and the validation points' errors at the time they were measured."""
     fig, ax = plt.subplots(figsize=(8, 3.6))
-    ax.plot([c[0] for c in curve], [c[1] for c in curve], "-", color="tab:blue", label="grid: measured / model (running median)")
+    ax.plot(
+        [c[0] for c in curve],
+        [c[1] for c in curve],
+        "-",
+        color="tab:blue",
+        label="grid: measured / model (running median)",
+    )
     ax.axhspan(1 / bound, bound, color="tab:green", alpha=0.12, label=f"within {bound}x")
     pts = [(s, 1.0 + e) for s, e in val_errors if s is not None and e is not None and 1.0 + e > 0]
     if pts:
         # 1 + error = predicted / measured; measured / predicted is its inverse
-        ax.plot([s for s, _v in pts], [1.0 / v for _s, v in pts], "o", ms=3.5, color="tab:red", label="validation: measured / predicted")
+        ax.plot(
+            [s for s, _v in pts],
+            [1.0 / v for _s, v in pts],
+            "o",
+            ms=3.5,
+            color="tab:red",
+            label="validation: measured / predicted",
+        )
     ax.set_yscale("log")
     ax.set_xlabel("position in the probe's random order (seq)")
     ax.set_ylabel("measured / model")
@@ -259,24 +278,28 @@ def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, fact
     m = memcpy_s_per_word * 1e9
     colors = [
         ("tab:green" if v <= m * factor else "tab:red") if k.startswith(("put/", "hpput/")) else "tab:gray"
-        for (k, _x), v in zip(rows, vals)
+        for (k, _x), v in zip(rows, vals, strict=True)
     ]
     ax.barh(y, vals, color=colors)
     ax.set_yticks(y, [k for k, _v in rows])
     ax.invert_yaxis()
     ax.axvline(m, color="k", lw=1.2, label=f"memcpy {m:.3g} ns/word")
     ax.axvspan(m / factor, m * factor, color="gray", alpha=0.2, label=f"within {factor}x of memcpy")
-    for yi, v in zip(y, vals):
+    for yi, v in zip(y, vals, strict=True):
         ax.text(v, yi, f" {v:.3g}", va="center", fontsize=8)
     ax.set_xlim(0, max(vals + [m * factor]) * 1.15)
-    ax.set_xlabel("g_inf [ns/word] (prediction model's value; checked for put/hpput: green within, red outside; gray: not checked)")
+    ax.set_xlabel(
+        "g_inf [ns/word] (prediction model's value; checked for put/hpput: green within, red outside; gray: not checked)"
+    )
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(True, axis="x", which="both", alpha=0.3)
     ax.set_title(title)
     return png_bytes(fig)
 
 
-def grouped_bars(categories: list[str], series: list[tuple[str, list[float | None]]], ylabel: str, title: str, log: bool = True) -> bytes:
+def grouped_bars(
+    categories: list[str], series: list[tuple[str, list[float | None]]], ylabel: str, title: str, log: bool = True
+) -> bytes:
     """Comparison plot: one group per category, one bar per run (None: no bar)."""
     n = max(len(series), 1)
     width = 0.8 / n

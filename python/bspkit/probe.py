@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import platform
@@ -61,10 +62,8 @@ def newest_source(root: Path) -> float:
             for fn in files:
                 if not fn.endswith(BUILD_INPUT_SUFFIXES):
                     continue  # a README or a Python test changes no binary
-                try:
+                with contextlib.suppress(OSError):  # removed while we walk: it cannot be newer
                     newest = max(newest, (Path(dirpath) / fn).stat().st_mtime)
-                except OSError:
-                    pass
     for cm in root.glob("CMakeLists.txt"):
         newest = max(newest, cm.stat().st_mtime)
     return newest

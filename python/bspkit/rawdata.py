@@ -9,9 +9,9 @@ with a warning, so that what was measured before it can still be fitted.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
@@ -164,8 +164,16 @@ def _gpoint(rec: dict[str, Any], where: str) -> GPoint:
     h = rec.get("h")
     h = int(h) if isinstance(h, (int, float)) and h > 0 else hstar * c
     seq = rec.get("seq")
-    return GPoint(str(rec["primitive"]), str(rec["pattern"]), hstar, c, h, x, stats(x),
-                  int(seq) if isinstance(seq, (int, float)) else None)
+    return GPoint(
+        str(rec["primitive"]),
+        str(rec["pattern"]),
+        hstar,
+        c,
+        h,
+        x,
+        stats(x),
+        int(seq) if isinstance(seq, (int, float)) else None,
+    )
 
 
 def _converted(rec: dict[str, Any], key: str, to: Callable[[Any], T], error: str) -> T:
@@ -216,7 +224,7 @@ def load_raw(path: str | Path) -> RawRun:
                 continue
             raise RawDataError(f"{where}: not a JSON object: {e.msg}") from None
         if not isinstance(rec, dict) or "type" not in rec:
-            raise RawDataError(f"{where}: every line must be a JSON object with a \"type\"")
+            raise RawDataError(f'{where}: every line must be a JSON object with a "type"')
         rtype = rec["type"]
         if rtype == "header":
             if header is not None:
@@ -268,4 +276,3 @@ def load_raw(path: str | Path) -> RawRun:
     run.g = _merge_points(g_points)
     run.validation = _merge_points(v_points)
     return run
-

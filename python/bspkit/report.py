@@ -108,7 +108,9 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> 
         if isinstance(r, str):  # a group row
             out.append(f'<tr class="group"><td colspan="{len(head)}">{r}</td></tr>')
             continue
-        out.append("<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{c}</td>' for i, c in enumerate(r)) + "</tr>")
+        out.append(
+            "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{c}</td>' for i, c in enumerate(r)) + "</tr>"
+        )
     out.append("</table>")
     return "".join(out)
 
@@ -194,7 +196,9 @@ def machine_section(run: RawRun, params: Params, anchor: str) -> Section:
         ("command", m.get("command")),
         ("raw samples", params.source),
     ]
-    s.add(table(["field", "value"], [[esc(a), f'<span style="text-align:left">{esc(b)}</span>'] for a, b in rows], left=2))
+    s.add(
+        table(["field", "value"], [[esc(a), f'<span style="text-align:left">{esc(b)}</span>'] for a, b in rows], left=2)
+    )
     return s
 
 
@@ -384,9 +388,7 @@ def bandwidth_section(run: RawRun, params: Params, anchor: str) -> Section:
     )
     head = ["Fn", "g_inf [ns/word]", "h_half [words]", "o [words]", "residual rel. RMS", "ε_BSP*", "l0", "h_half_net"]
     s.add(table([*head, "prediction model"], _rows_by_pattern(g, keys, _lsq26_row)))
-    s.add(
-        "<h3>Robust least squares, eq. (2.5): T = g_inf (h + h_half); linear regression T = g h + l (Bisseling)</h3>"
-    )
+    s.add("<h3>Robust least squares, eq. (2.5): T = g_inf (h + h_half); linear regression T = g h + l (Bisseling)</h3>")
     s.add(
         table(
             [
@@ -463,7 +465,9 @@ def as_suite_section(run: RawRun, params: Params, anchor: str) -> Section:
         if pm and params.p:
             p = int(params.p)
             model = (f"eq. (2.6) put/alltoall, h-relation p·h, c = p = {params.p}", plots.model_total_exchange(pm, p))
-        s.image(plots.total_exchange([(run.label(), te)], f"Total exchange t/h, {run.label()}", model), "total exchange")
+        s.image(
+            plots.total_exchange([(run.label(), te)], f"Total exchange t/h, {run.label()}", model), "total exchange"
+        )
     return s
 
 
@@ -669,11 +673,11 @@ shown as "failed fit" with the reason.</li>
 
 
 def page(title: str, body: str) -> str:
-    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>\n"
-        f"<h1>{esc(title)}</h1>\n<p class=\"note\">written by bspkit {__version__} on {now}</p>\n"
+        f'<h1>{esc(title)}</h1>\n<p class="note">written by bspkit {__version__} on {now}</p>\n'
         f"{body}\n</body></html>\n"
     )
 
@@ -760,7 +764,13 @@ def ranking_rows(params: Sequence[Params]) -> list[tuple[str, list[float | None]
     def gmap(prims: tuple[str, ...]) -> Callable[[Params], dict[str, float | None]]:
         return lambda pr: {k: _predict_g_inf(e) for k, e in pr.g.items() if split_key(k)[0] in prims}
 
-    rows.append(("Communication gap (put/get)", common(gmap(("put", "hpput", "get", "hpget"))), "g_inf of the prediction model, geometric mean over the primitive/patterns all runs have"))
+    rows.append(
+        (
+            "Communication gap (put/get)",
+            common(gmap(("put", "hpput", "get", "hpget"))),
+            "g_inf of the prediction model, geometric mean over the primitive/patterns all runs have",
+        )
+    )
     rows.append(("Communication gap (send)", common(gmap(("send",))), "g_inf of send"))
     rows.append(
         (
@@ -798,9 +808,25 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
     for i, (lab, pr) in enumerate(entries):
         m = pr.machine
         machine_cells = [esc(m.get(k)) for k in ("library", "backend", "host", "cpu")]
-        rows.append([f"R{i + 1}", esc(lab), *machine_cells, esc(pr.p), esc(m.get("mode")), esc(m.get("date")),
-                     esc(m.get("blas_coretype")), esc(pr.source)])
-    parts.append(table(["", "run", "library", "back end", "host", "CPU", "p", "mode", "date", "BLAS core", "raw file"], rows, left=11))
+        rows.append(
+            [
+                f"R{i + 1}",
+                esc(lab),
+                *machine_cells,
+                esc(pr.p),
+                esc(m.get("mode")),
+                esc(m.get("date")),
+                esc(m.get("blas_coretype")),
+                esc(pr.source),
+            ]
+        )
+    parts.append(
+        table(
+            ["", "run", "library", "back end", "host", "CPU", "p", "mode", "date", "BLAS core", "raw file"],
+            rows,
+            left=11,
+        )
+    )
     warn_rows = [f"R{i + 1}: {w}" for i, pr in enumerate(params) for w in pr.noise.get("warnings", [])]
     if warn_rows:
         parts.append("".join(f'<div class="warn">{esc(w)}</div>' for w in warn_rows))
@@ -815,13 +841,27 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
     rows = []
     for name, scores, what in rk:
         b = bullets(scores)
-        rows.append([esc(name)] + [f"{bb}<br><span class='note'>{num(s, 3)}</span>" if s is not None else "n/a" for bb, s in zip(b, scores)] + [f"<span class='note'>{esc(what)}</span>"])
+        rows.append(
+            [esc(name)]
+            + [
+                f"{bb}<br><span class='note'>{num(s, 3)}</span>" if s is not None else "n/a"
+                for bb, s in zip(b, scores, strict=True)
+            ]
+            + [f"<span class='note'>{esc(what)}</span>"]
+        )
     parts.append(table(["experiment"] + [f"R{i + 1}" for i in range(len(entries))] + ["score"], rows))
 
     # Per-parameter tables.
     gkeys = sorted_keys(sorted({k for pr in params for k in pr.g}))
 
-    def param_table(title: str, items: Sequence[str], getter: Callable[[Params, str], float | None], fmt: Callable[[Any], str], lower_better: bool = True, note: str = "") -> None:
+    def param_table(
+        title: str,
+        items: Sequence[str],
+        getter: Callable[[Params, str], float | None],
+        fmt: Callable[[Any], str],
+        lower_better: bool = True,
+        note: str = "",
+    ) -> None:
         if not items:
             return
         parts.append(f"<h3>{esc(title)}</h3>")
@@ -838,17 +878,33 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
             trs.append([esc(it)] + cells)
         parts.append(table([""] + [f"R{i + 1}" for i in range(len(entries))], trs))
 
-    parts.append("<h2>Parameters side by side</h2><p class='note'>Best value per row in bold. g values: least squares eq. (2.6) where reported, else the weighted estimator.</p>")
-    param_table("g_inf [ns/word]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "g_inf"), lambda v: f"{v * 1e9:.4g}")
+    parts.append(
+        "<h2>Parameters side by side</h2><p class='note'>Best value per row in bold. g values: least squares eq. (2.6) where reported, else the weighted estimator.</p>"
+    )
+    param_table(
+        "g_inf [ns/word]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "g_inf"), lambda v: f"{v * 1e9:.4g}"
+    )
     param_table("h_half [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "h_half"), words)
     param_table("o [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "o"), words)
-    param_table("g_inf, weighted estimator eq. (3.2) [ns/word]", gkeys, lambda pr, k: pr.g.get(k, NOT_MEASURED).g_inf, lambda v: f"{v * 1e9:.4g}")
-    lvars = [v for v in L_NAMES if any(v in pr.l for pr in params)] + sorted({v for pr in params for v in pr.l if v not in L_NAMES})
+    param_table(
+        "g_inf, weighted estimator eq. (3.2) [ns/word]",
+        gkeys,
+        lambda pr, k: pr.g.get(k, NOT_MEASURED).g_inf,
+        lambda v: f"{v * 1e9:.4g}",
+    )
+    lvars = [v for v in L_NAMES if any(v in pr.l for pr in params)] + sorted(
+        {v for pr in params for v in pr.l if v not in L_NAMES}
+    )
     param_table("latency l [µs]", lvars, lambda pr, v: pr.l.get(v), lambda v: f"{v * 1e6:.4g}")
     kernels = sorted({k for pr in params for k in pr.f})
     param_table("f [ns per operation]", kernels, lambda pr, k: pr.f.get(k), lambda v: f"{v * 1e9:.4g}")
     tests = [t for t in AS_ORDER if any(t in pr.as_suite.get("tests", {}) for pr in params)]
-    param_table("As suite latency tests [µs]", tests, lambda pr, t: (pr.as_suite.get("tests", {}).get(t) or {}).get("median"), lambda v: f"{v * 1e6:.4g}")
+    param_table(
+        "As suite latency tests [µs]",
+        tests,
+        lambda pr, t: (pr.as_suite.get("tests", {}).get(t) or {}).get("median"),
+        lambda v: f"{v * 1e6:.4g}",
+    )
     hs = sorted({r["h"] for pr in params for r in pr.as_suite.get("total_exchange", [])})
 
     def te_get(pr: Params, h: str) -> float | None:
@@ -859,13 +915,22 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
 
     param_table("As total exchange t/h [ns/word] by h", [str(h) for h in hs], te_get, lambda v: f"{v * 1e9:.4g}")
     param_table("memcpy [ns per word]", ["memcpy"], lambda pr, _k: pr.memcpy_s_per_word, lambda v: f"{v * 1e9:.4g}")
-    param_table("validation mean |rel. error|", ["eq. (2.6)"], lambda pr, _k: pr.validation.get("mean_abs_rel_error"), lambda v: f"{v:.2%}")
+    param_table(
+        "validation mean |rel. error|",
+        ["eq. (2.6)"],
+        lambda pr, _k: pr.validation.get("mean_abs_rel_error"),
+        lambda v: f"{v:.2%}",
+    )
 
     # Plots.
     if gkeys:
-        series = [(f"R{i + 1}", [_predict_g_inf(pr.g.get(k, NOT_MEASURED)) for k in gkeys]) for i, pr in enumerate(params)]
+        series = [
+            (f"R{i + 1}", [_predict_g_inf(pr.g.get(k, NOT_MEASURED)) for k in gkeys]) for i, pr in enumerate(params)
+        ]
         series = [(lab, [v * 1e9 if v else None for v in vals]) for lab, vals in series]
-        parts.append(img(plots.grouped_bars(gkeys, series, "g_inf [ns/word]", "g_inf per primitive/pattern"), "g_inf comparison"))
+        parts.append(
+            img(plots.grouped_bars(gkeys, series, "g_inf [ns/word]", "g_inf per primitive/pattern"), "g_inf comparison")
+        )
         nimg += 1
     if any(v for pr in params for v in pr.l.values()):
         series = [(f"R{i + 1}", [(pr.l.get(v) or 0) * 1e6 or None for v in lvars]) for i, pr in enumerate(params)]
@@ -873,6 +938,8 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
         nimg += 1
     te_series = [(f"R{i + 1}", pr.as_suite.get("total_exchange", [])) for i, pr in enumerate(params)]
     if any(rows for _l, rows in te_series):
-        parts.append(img(plots.total_exchange(te_series, "As suite total exchange, all runs"), "total exchange comparison"))
+        parts.append(
+            img(plots.total_exchange(te_series, "As suite total exchange, all runs"), "total exchange comparison")
+        )
         nimg += 1
     return page(f"bspkit comparison of {len(entries)} runs", "\n".join(parts)), nimg

@@ -70,7 +70,9 @@ def _split_list(text: str | None, what: str) -> list[str]:
     return items
 
 
-def sweep_of(alg: al.Algorithm, sizes_arg: str | None, values_arg: str | None, quick: bool) -> tuple[list[int], list[str]]:
+def sweep_of(
+    alg: al.Algorithm, sizes_arg: str | None, values_arg: str | None, quick: bool
+) -> tuple[list[int], list[str]]:
     """(sizes, values of the second parameter): the arguments, else the algorithm's defaults."""
     try:
         sizes = [int(v) for v in _split_list(sizes_arg, "--sizes")] or list(alg.sizes)
@@ -113,8 +115,9 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, sweep_val
     }
 
 
-def _print_table(alg: al.Algorithm, backend: str, nprocs: int, by_sweep: list[tuple[Any, dict[str, Any]]],
-                 overall: dict[str, Any]) -> None:
+def _print_table(
+    alg: al.Algorithm, backend: str, nprocs: int, by_sweep: list[tuple[Any, dict[str, Any]]], overall: dict[str, Any]
+) -> None:
     print(
         f"{alg.name} on {backend}, p = {nprocs}: {overall['runs']} runs, "
         f"{overall['runs_used']} of >= {MIN_VALIDATED_TIME_S} s"
@@ -155,7 +158,9 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", "--no-check", *extra]
         if v is not None and alg.sweep_option:
             dargs += [alg.sweep_option, v]
-        progress(f"[{i + 1}/{len(configs)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else ""))
+        progress(
+            f"[{i + 1}/{len(configs)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else "")
+        )
         try:
             res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout)
         except al.AlgorithmError as e:

@@ -6,17 +6,18 @@ prediction-versus-measurement plots as one self-contained HTML page."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from bspkit.predict import MODELS  # noqa: E402
-from bspkit.plots import png_bytes  # noqa: E402
-from bspkit.report import esc, img, page, table  # noqa: E402
+from bspkit.plots import png_bytes
+from bspkit.predict import MODELS
+from bspkit.report import esc, img, page, table
 
 MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
 
@@ -62,7 +63,9 @@ def plot_time_vs_size(rows: Sequence[dict[str, Any]], sweep: str | None, title: 
         ax.plot(n, [r["measured_s"] for r in rs], marker="o", color=color, label=f"{lab} (measured)")
         best = rs[0].get("best_model")  # the model with the least mean error over all runs
         if best:
-            ax.plot(n, [r["predicted_s"].get(best) for r in rs], ls="--", color=color, label=f"{lab} (predicted, {best})")
+            ax.plot(
+                n, [r["predicted_s"].get(best) for r in rs], ls="--", color=color, label=f"{lab} (predicted, {best})"
+            )
     _log_log_axes(ax, "problem size n", "time (s)", title, 7)
     return png_bytes(fig)
 
@@ -95,7 +98,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
         + "</p>"
     )
     parts.append(
-        "<p class=\"note\">Prediction T = &Sigma; over supersteps (w f + comm + l): w and h, the message count c and size h* "
+        '<p class="note">Prediction T = &Sigma; over supersteps (w f + comm + l): w and h, the message count c and size h* '
         "of every superstep counted by the driver itself; f the algorithm's kernel on the run's block shape, timed on "
         "every process at once (the columns 'f alone' use it timed on process 0 alone, as thesis 3.1 does); "
         "<b>g const</b>: Bisseling's g h + l; <b>g(h)</b>: eq. (2.5) g_inf (h + h_half), fitted per value of h and "
@@ -104,13 +107,19 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
         f"{min_time_s} s or longer.</p>"
     )
     # Thesis-style table: one row per value of the swept parameter.
-    head = [sweep or "", "runs", "efficiency (%)"] + [f"rel. error (%) {mm}" for mm in MODELS] + [
-        f"{mm}, f alone" for mm in MODELS]
+    head = (
+        [sweep or "", "runs", "efficiency (%)"]
+        + [f"rel. error (%) {mm}" for mm in MODELS]
+        + [f"{mm}, f alone" for mm in MODELS]
+    )
 
     def cells(s: dict[str, Any]) -> list[str]:
         fa = s.get("f_alone") or {}
-        return [str(s["runs_used"]) + f" of {s['runs']}", _pct(s.get("efficiency"))] + [_pct(s.get(mm)) for mm in MODELS] + [
-            _pct(fa.get(mm)) for mm in MODELS]
+        return (
+            [str(s["runs_used"]) + f" of {s['runs']}", _pct(s.get("efficiency"))]
+            + [_pct(s.get(mm)) for mm in MODELS]
+            + [_pct(fa.get(mm)) for mm in MODELS]
+        )
 
     body = [[str(gval)] + cells(s) for gval, s in summary["by_sweep"]]
     s = summary["all"]
@@ -120,15 +129,25 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     best = s.get("best_model")
     if best:
         verdict = "meets" if s["best_error"] <= 0.10 else "misses"
-        parts.append(f"<p>best model: <b>{esc(best)}</b>, mean |relative error| {_pct(s['best_error'])} % ({verdict} the 10 % target).</p>")
+        parts.append(
+            f"<p>best model: <b>{esc(best)}</b>, mean |relative error| {_pct(s['best_error'])} % ({verdict} the 10 % target).</p>"
+        )
     # Every run.
     head = ["n", sweep or "", "S", "H (words)", "W", "measured (s)", "efficiency (%)", "f (s/unit)"]
     head += [f"{mm} (s)" for mm in MODELS] + [f"err {mm} (%)" for mm in MODELS]
     body = []
     for r in rows:
         body.append(
-            [str(r["params"].get("n")), str(r["params"].get(sweep, "")) if sweep else "", str(r["S"]), f"{r['H']:.4g}", f"{r['W']:.4g}",
-             _time(r["measured_s"]), _pct(r.get("efficiency")), f"{r['f_s_per_unit']:.3g}"]
+            [
+                str(r["params"].get("n")),
+                str(r["params"].get(sweep, "")) if sweep else "",
+                str(r["S"]),
+                f"{r['H']:.4g}",
+                f"{r['W']:.4g}",
+                _time(r["measured_s"]),
+                _pct(r.get("efficiency")),
+                f"{r['f_s_per_unit']:.3g}",
+            ]
             + [_time(r["predicted_s"].get(mm)) for mm in MODELS]
             + [_pct(r["rel_error"].get(mm)) for mm in MODELS]
         )
@@ -139,7 +158,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     parts.append(img(plot_pred_vs_measured(rows, f"{alg}, p = {result['p']}", min_time_s), "predicted vs measured"))
     parts.append(img(plot_time_vs_size(rows, sweep, f"{alg}: time over n"), "time over n"))
     nimg += 2
-    parts.append(f"<p class=\"note\">command: {esc(result.get('command', ''))}</p>")
+    parts.append(f'<p class="note">command: {esc(result.get("command", ""))}</p>')
     return page(f"bspkit validate: {alg}, {result['backend']}, p = {result['p']}", "\n".join(parts)), nimg
 
 

@@ -26,7 +26,11 @@ def run_bspkit(*args: str, timeout: float = 120, env: dict[str, str] | None = No
     if env:
         e.update(env)
     return subprocess.run(
-        [sys.executable, "-m", "bspkit", *args], capture_output=True, text=True, timeout=timeout, env=e
+        [sys.executable, "-m", "bspkit", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=e,
     )
 
 
@@ -55,7 +59,7 @@ def assert_self_contained(html: str) -> None:
     # every src= is an embedded data: URL; no stylesheets or scripts from elsewhere
     for m in re.finditer(r'\bsrc\s*=\s*["\']?([^"\' >]*)', html):
         assert m.group(1).startswith("data:"), f"external src: {m.group(1)[:80]}"
-    assert not re.search(r'<link\b[^>]*\bhref=', html)
+    assert not re.search(r"<link\b[^>]*\bhref=", html)
     assert "<script" not in html
 
 
@@ -66,7 +70,9 @@ def expected_plots(params: dict) -> int:
     n += any(d.get("s_per_op") for d in params["f_detail"].values())
     n += bool(params["as"]["total_exchange"])
     n += bool(params["validation"]["used"])
-    n += bool(params["memcpy_detail"] and params["memcpy_s_per_word"] and any(e.get("predict") for e in params["g"].values()))
+    n += bool(
+        params["memcpy_detail"] and params["memcpy_s_per_word"] and any(e.get("predict") for e in params["g"].values())
+    )
     return n
 
 

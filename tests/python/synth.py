@@ -43,9 +43,7 @@ class SynthSpec:
     reps: int = 9
     noise: float = 0.03
     seed: int = 1
-    l: dict[str, float] = field(
-        default_factory=lambda: {"empty": 1.0e-6, "shift": 1.6e-6, "alltoall": 2.5e-6}
-    )
+    l: dict[str, float] = field(default_factory=lambda: {"empty": 1.0e-6, "shift": 1.6e-6, "alltoall": 2.5e-6})
     f: dict[str, tuple[int, float, float]] = field(
         # kernel: (n, ops, seconds per op)
         default_factory=lambda: {
@@ -105,7 +103,14 @@ def synthetic_records(spec: SynthSpec) -> list[dict[str, Any]]:
     )
     for kernel, (n, ops, f) in spec.f.items():
         recs.append(
-            {"type": "f", "kernel": kernel, "n": n, "ops": ops, "samples_s": noisy(ops * f, 7), "note": "process 0"}
+            {
+                "type": "f",
+                "kernel": kernel,
+                "n": n,
+                "ops": ops,
+                "samples_s": noisy(ops * f, 7),
+                "note": "process 0",
+            }
         )
     for nbytes in (1 << 16, 1 << 24):
         recs.append(
@@ -137,13 +142,35 @@ def synthetic_records(spec: SynthSpec) -> list[dict[str, Any]]:
         recs.append({"type": "l", "variant": variant, "samples_s": noisy(l, 21)})
     if spec.as_suite:
         l0 = spec.l.get("empty", 1e-6)
-        for test, t in (("Empty", l0), ("Comp", l0 * 1.05), ("Full", l0 * 2.4), ("Simple", l0 * 1.4), ("Scatter", l0 * 1.9)):
-            recs.append({"type": "as", "test": test, "h": None, "samples_s": noisy(t, 21), "note": "synthetic"})
+        for test, t in (
+            ("Empty", l0),
+            ("Comp", l0 * 1.05),
+            ("Full", l0 * 2.4),
+            ("Simple", l0 * 1.4),
+            ("Scatter", l0 * 1.9),
+        ):
+            recs.append(
+                {
+                    "type": "as",
+                    "test": test,
+                    "h": None,
+                    "samples_s": noisy(t, 21),
+                    "note": "synthetic",
+                }
+            )
         put = spec.g.get("put/alltoall", next(iter(spec.g.values())))
         h = spec.p
         while h <= 1 << 16:
             t = model_time(put, spec.p * h, spec.p)
-            recs.append({"type": "as", "test": "TotalExchange", "h": h, "samples_s": noisy(t, 9), "note": "synthetic"})
+            recs.append(
+                {
+                    "type": "as",
+                    "test": "TotalExchange",
+                    "h": h,
+                    "samples_s": noisy(t, 9),
+                    "note": "synthetic",
+                }
+            )
             h *= 2
     keys = list(spec.g)
     for i in range(spec.validation):
@@ -164,7 +191,14 @@ def synthetic_records(spec: SynthSpec) -> list[dict[str, Any]]:
                 "reps": 7,
             }
         )
-    recs.append({"type": "footer", "elapsed_s": 12.5, "loadavg_end": [0.2, 0.1, 0.1], "warnings": []})
+    recs.append(
+        {
+            "type": "footer",
+            "elapsed_s": 12.5,
+            "loadavg_end": [0.2, 0.1, 0.1],
+            "warnings": [],
+        }
+    )
     return recs
 
 
@@ -201,7 +235,11 @@ def grid_points(
 
 
 def points_from(
-    fn: Callable[[float, float], float], msg_words: list[int], counts: list[int], noise: float = 0.0, seed: int = 0
+    fn: Callable[[float, float], float],
+    msg_words: list[int],
+    counts: list[int],
+    noise: float = 0.0,
+    seed: int = 0,
 ) -> list[GPoint]:
     """Grid points of put/alltoall at every (h*, c) whose median time is fn(h, c) (times lognormal noise)."""
     rng = np.random.default_rng(seed)
@@ -236,17 +274,38 @@ PARAMS_JSON: dict[str, Any] = {
     "l": {"empty": L_EMPTY, "shift": 3.0e-6, "alltoall": 4.0e-6},
     "g": {
         "put/alltoall": {
-            "predict": {"model": "2.6 lsq", "g_inf": 1.0e-9, "h_half": 1500.0, "o": 20.0},
-            "lsq_2.5": {"g_inf": [1.2e-9, 1.1e-9, 1.3e-9], "h_half": [3000.0, 2500.0, 3500.0]},
-            "linreg": {"msg_words": 256, "g": [1.1e-9, 1.0e-9, 1.2e-9], "l": [5.0e-6, 4.0e-6, 6.0e-6]},
+            "predict": {
+                "model": "2.6 lsq",
+                "g_inf": 1.0e-9,
+                "h_half": 1500.0,
+                "o": 20.0,
+            },
+            "lsq_2.5": {
+                "g_inf": [1.2e-9, 1.1e-9, 1.3e-9],
+                "h_half": [3000.0, 2500.0, 3500.0],
+            },
+            "linreg": {
+                "msg_words": 256,
+                "g": [1.1e-9, 1.0e-9, 1.2e-9],
+                "l": [5.0e-6, 4.0e-6, 6.0e-6],
+            },
             # the per-h fit: what g(h) and g(h,h*) use where it exists
-            "levels": [{"h": 1024, "A_s": 9.0e-6, "B_s": 3.0e-8, "g_h": 8.8e-9},
-                       {"h": 8192, "A_s": 2.0e-5, "B_s": 3.0e-8, "g_h": 2.4e-9}],
+            "levels": [
+                {"h": 1024, "A_s": 9.0e-6, "B_s": 3.0e-8, "g_h": 8.8e-9},
+                {"h": 8192, "A_s": 2.0e-5, "B_s": 3.0e-8, "g_h": 2.4e-9},
+            ],
         },
         "get/permutation": {
             "predict": {"model": "2.5 lsq", "g_inf": 3.0e-9, "h_half": 800.0, "o": 0.0},
-            "lsq_2.5": {"g_inf": [3.0e-9, 2.9e-9, 3.1e-9], "h_half": [800.0, 700.0, 900.0]},
-            "linreg": {"msg_words": 64, "g": [2.5e-9, 2.4e-9, 2.6e-9], "l": None},  # no l: l empty
+            "lsq_2.5": {
+                "g_inf": [3.0e-9, 2.9e-9, 3.1e-9],
+                "h_half": [800.0, 700.0, 900.0],
+            },
+            "linreg": {
+                "msg_words": 64,
+                "g": [2.5e-9, 2.4e-9, 2.6e-9],
+                "l": None,
+            },  # no l: l empty
         },
         # measured but nothing usable: skipped by the fallback
         "get/shift": {"predict": None, "linreg": {"g": None, "l": None}},

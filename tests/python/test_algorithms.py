@@ -9,12 +9,19 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import run_bspkit
-from synth import PARAMS_JSON
 
-from bspkit.algorithms import ALGORITHMS, REGISTRY, AlgorithmError, efficiency, find_algorithm
+from bspkit.algorithms import (
+    ALGORITHMS,
+    REGISTRY,
+    AlgorithmError,
+    efficiency,
+    find_algorithm,
+)
 from bspkit.params import Params
 from bspkit.predict import MODELS, predict
+
+from conftest import run_bspkit
+from synth import PARAMS_JSON
 
 
 def test_registry_records() -> None:
@@ -42,9 +49,13 @@ def test_efficiency_is_one_process_work_over_p_T() -> None:
         run = {"params": {"n": n, "q": 8}, "p": p, "time_s": t}
         assert efficiency(ALGORITHMS[name], run, f) == pytest.approx(2 * n**3 * f / (p * t), rel=1e-12)
     assert efficiency(ALGORITHMS["inprod"], {"params": {"n": 10**6}, "p": 2, "time_s": 1e-3}, 4e-10) == pytest.approx(
-        2e6 * 4e-10 / (2 * 1e-3), rel=1e-12)
-    assert efficiency(ALGORITHMS["llcs-dp"], {"params": {"m": 300, "n": 500}, "p": 3, "time_s": 0.5}, 1e-9) == pytest.approx(
-        300 * 500 * 1e-9 / (3 * 0.5), rel=1e-12)
+        2e6 * 4e-10 / (2 * 1e-3), rel=1e-12
+    )
+    assert efficiency(
+        ALGORITHMS["llcs-dp"],
+        {"params": {"m": 300, "n": 500}, "p": 3, "time_s": 0.5},
+        1e-9,
+    ) == pytest.approx(300 * 500 * 1e-9 / (3 * 0.5), rel=1e-12)
     run = {"params": {"n": n}, "p": p, "time_s": t}
     assert efficiency(ALGORITHMS["matmul-blockcyclic"], run, None) is None
     assert efficiency(ALGORITHMS["matmul-blockcyclic"], {**run, "time_s": 0}, f) is None
@@ -70,8 +81,18 @@ needs_inprod = pytest.mark.skipif(not HAVE_INPROD, reason="$BSPKIT_BUILD_DIR/bin
 @needs_inprod
 def test_run_inprod_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "run.json"
-    r = run_bspkit("run", "inprod", "-n", "2", "--size", "100000", "--json", str(out),
-                   env={"BSPKIT_BUILD_DIR": str(BUILD)}, timeout=120)
+    r = run_bspkit(
+        "run",
+        "inprod",
+        "-n",
+        "2",
+        "--size",
+        "100000",
+        "--json",
+        str(out),
+        env={"BSPKIT_BUILD_DIR": str(BUILD)},
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert "check: passed" in r.stdout
     assert "inprod on 2 processes" in r.stdout
@@ -89,8 +110,20 @@ def test_run_inprod_with_params_prints_the_predictions(tmp_path: Path) -> None:
     pfile = tmp_path / "params.json"
     pfile.write_text(json.dumps(PARAMS_JSON))
     out = tmp_path / "run.json"
-    r = run_bspkit("run", "inprod", "-n", "2", "--size", "100000", "--params", str(pfile), "--json", str(out),
-                   env={"BSPKIT_BUILD_DIR": str(BUILD)}, timeout=120)
+    r = run_bspkit(
+        "run",
+        "inprod",
+        "-n",
+        "2",
+        "--size",
+        "100000",
+        "--params",
+        str(pfile),
+        "--json",
+        str(out),
+        env={"BSPKIT_BUILD_DIR": str(BUILD)},
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert "check: passed" in r.stdout
     d = json.loads(out.read_text())
@@ -100,7 +133,7 @@ def test_run_inprod_with_params_prints_the_predictions(tmp_path: Path) -> None:
     assert m and float(m.group(1)) / 100 == pytest.approx(2 * 100000 * f / (2 * d["time_s"]), abs=6e-4)
     pred = predict(Params.from_json(PARAMS_JSON), d)
     for model in MODELS:
-        m = re.search(rf"^  {re.escape(model)}\s+([0-9.eE+-]+) s \(", r.stdout, re.M)
+        m = re.search(rf"^  {re.escape(model)}\s+([0-9.eE+-]+) s \(", r.stdout, re.MULTILINE)
         assert m, f"no prediction line for {model}:\n{r.stdout}"
         assert float(m.group(1)) == pytest.approx(pred[model], rel=1e-3)
 

@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import check_report, run_bspkit
 
+from conftest import check_report, run_bspkit
 from synth import SynthSpec, write_synthetic
 
 BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
@@ -24,7 +24,18 @@ NO_PROBE = (
     else f"no bspprobe built in {BUILD} ({PROBE} or {BSPRUN} missing): run scripts/build.sh first"
 )
 # a tiny grid: two primitives, one pattern each way, h <= 256 words, 3 repetitions
-TINY = ["--primitives", "put,get", "--patterns", "alltoall,shift", "--max-words", "256", "--reps", "3", "--seed", "5"]
+TINY = [
+    "--primitives",
+    "put,get",
+    "--patterns",
+    "alltoall,shift",
+    "--max-words",
+    "256",
+    "--reps",
+    "3",
+    "--seed",
+    "5",
+]
 
 
 # --------------------------------------------------------------- fit and report
@@ -77,7 +88,13 @@ def test_failures_exit_1(tmp_path: Path) -> None:
     assert r.returncode == 1 and "bspkit: error:" in r.stderr and "bad.jsonl:1" in r.stderr
     r = run_bspkit("report", str(tmp_path))
     assert r.returncode == 1 and "no raw.jsonl" in r.stderr
-    r = run_bspkit("probe", "--probe-binary", str(tmp_path / "nope"), "--output-dir", str(tmp_path / "o"))
+    r = run_bspkit(
+        "probe",
+        "--probe-binary",
+        str(tmp_path / "nope"),
+        "--output-dir",
+        str(tmp_path / "o"),
+    )
     assert r.returncode == 1 and "no such file" in r.stderr
 
 
@@ -86,7 +103,15 @@ def test_help_of_every_command() -> None:
         r = run_bspkit(*cmd, "--help")
         assert r.returncode == 0 and "usage: bspkit" in r.stdout
     r = run_bspkit("probe", "--help")
-    for opt in ("--quick", "--bspcc", "--launcher", "--probe-binary", "--output-dir", "--library-name", "-- "):
+    for opt in (
+        "--quick",
+        "--bspcc",
+        "--launcher",
+        "--probe-binary",
+        "--output-dir",
+        "--library-name",
+        "-- ",
+    ):
         assert opt in r.stdout, opt
 
 
@@ -97,8 +122,18 @@ def test_help_of_every_command() -> None:
 def test_probe_quick_tiny_grid(tmp_path: Path) -> None:
     out = tmp_path / "probe-run"
     r = run_bspkit(
-        "probe", "--quick", "-n", "2", "--probe-binary", str(PROBE), "--build-dir", str(BUILD), "--output-dir", str(out),
-        "--", *TINY,
+        "probe",
+        "--quick",
+        "-n",
+        "2",
+        "--probe-binary",
+        str(PROBE),
+        "--build-dir",
+        str(BUILD),
+        "--output-dir",
+        str(out),
+        "--",
+        *TINY,
         timeout=180,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -109,7 +144,12 @@ def test_probe_quick_tiny_grid(tmp_path: Path) -> None:
     params = json.loads((out / "params.json").read_text())
     assert params["p"] == 2 and params["machine"]["mode"] == "quick"
     assert params["machine"]["library"] == "bspkit" and params["machine"]["backend"] == "threads"
-    assert set(params["g"]) == {"put/alltoall", "put/shift", "get/alltoall", "get/shift"}
+    assert set(params["g"]) == {
+        "put/alltoall",
+        "put/shift",
+        "get/alltoall",
+        "get/shift",
+    }
     assert set(params["l"]) == {"empty", "shift", "alltoall"}
     assert all(v is None or v > 0 for v in params["l"].values())
     assert params["f"] and params["memcpy_s_per_word"] and params["memcpy_s_per_word"] > 0
@@ -124,9 +164,28 @@ def test_probe_through_a_launcher(tmp_path: Path) -> None:
     """--launcher: bspprobe runs through a user command with {p} replaced (here: env)."""
     out = tmp_path / "launched"
     r = run_bspkit(
-        "probe", "-n", "2", "--probe-binary", str(PROBE), "--launcher", "env BSPKIT_NPROCS={p}",
-        "--library-name", "launched-lib", "--output-dir", str(out),
-        "--", "--only", "l,g", "--primitives", "put", "--patterns", "shift", "--max-words", "64", "--reps", "3",
+        "probe",
+        "-n",
+        "2",
+        "--probe-binary",
+        str(PROBE),
+        "--launcher",
+        "env BSPKIT_NPROCS={p}",
+        "--library-name",
+        "launched-lib",
+        "--output-dir",
+        str(out),
+        "--",
+        "--only",
+        "l,g",
+        "--primitives",
+        "put",
+        "--patterns",
+        "shift",
+        "--max-words",
+        "64",
+        "--reps",
+        "3",
         timeout=120,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -136,16 +195,35 @@ def test_probe_through_a_launcher(tmp_path: Path) -> None:
     assert set(params["g"]) == {"put/shift"}
 
 
-@pytest.mark.skipif(not (HAVE_PROBE and BUILD and (BUILD / "bin" / "bspcc").is_file() and shutil.which("cc")),
-                    reason="no bspcc in the build directory (or no C compiler) to stand in for another BSPlib")
+@pytest.mark.skipif(
+    not (HAVE_PROBE and BUILD and (BUILD / "bin" / "bspcc").is_file() and shutil.which("cc")),
+    reason="no bspcc in the build directory (or no C compiler) to stand in for another BSPlib",
+)
 def test_probe_against_another_library_with_bspcc(tmp_path: Path) -> None:
     """--bspcc: compiles probe/*.c with a library's compiler wrapper (bspkit's own bspcc
     stands in for another BSPlib) and runs the binary directly with BSPKIT_NPROCS/BSP_NPROCS."""
     out = tmp_path / "other"
     r = run_bspkit(
-        "probe", "-n", "2", "--bspcc", str(BUILD / "bin" / "bspcc"), "--library-name", "stand-in",
-        "--output-dir", str(out),
-        "--", "--only", "l,g", "--primitives", "put", "--patterns", "shift", "--max-words", "64", "--reps", "3",
+        "probe",
+        "-n",
+        "2",
+        "--bspcc",
+        str(BUILD / "bin" / "bspcc"),
+        "--library-name",
+        "stand-in",
+        "--output-dir",
+        str(out),
+        "--",
+        "--only",
+        "l,g",
+        "--primitives",
+        "put",
+        "--patterns",
+        "shift",
+        "--max-words",
+        "64",
+        "--reps",
+        "3",
         timeout=180,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -160,9 +238,27 @@ def test_probe_against_another_library_with_bspcc(tmp_path: Path) -> None:
 def test_probe_put_and_send_on_a_shift(tmp_path: Path) -> None:
     out = tmp_path / "run"
     r = run_bspkit(
-        "probe", "--quick", "-n", "2", "--build-dir", str(BUILD), "--probe-binary", str(PROBE), "--output-dir", str(out),
-        "--", "--only", "g,l,memcpy", "--primitives", "put,send", "--patterns", "shift", "--max-words", "256",
-        "--reps", "2",
+        "probe",
+        "--quick",
+        "-n",
+        "2",
+        "--build-dir",
+        str(BUILD),
+        "--probe-binary",
+        str(PROBE),
+        "--output-dir",
+        str(out),
+        "--",
+        "--only",
+        "g,l,memcpy",
+        "--primitives",
+        "put,send",
+        "--patterns",
+        "shift",
+        "--max-words",
+        "256",
+        "--reps",
+        "2",
         timeout=300,
     )
     assert r.returncode == 0, r.stdout + r.stderr

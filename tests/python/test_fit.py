@@ -9,6 +9,7 @@ format of docs/probe-format.md (g and validation records share one random order,
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -16,8 +17,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from synth import C_GRID, H_GRID, GTruth, SynthSpec, cache_t, grid_points, points_from, write_synthetic
 
 from bspkit.fit import (
     DRIFT_STABLE,
@@ -35,6 +34,17 @@ from bspkit.fit import (
 from bspkit.params import Surface
 from bspkit.predict import model_t, predict_time_levels
 from bspkit.rawdata import RawDataError, RawRun, load_raw, stats
+
+from synth import (
+    C_GRID,
+    H_GRID,
+    GTruth,
+    SynthSpec,
+    cache_t,
+    grid_points,
+    points_from,
+    write_synthetic,
+)
 
 
 def run_of(tmp_path: Path, spec: SynthSpec, name: str = "raw.jsonl") -> RawRun:
@@ -66,7 +76,11 @@ def test_lsq_recovers_known_parameters_within_ci(tmp_path: Path) -> None:
     for key, truth in spec.g.items():
         e = params["g"][key]
         assert e["flags"] == [], e["flags"]
-        for name, tv, tol in (("g_inf", truth.g_inf, 0.02), ("h_half", truth.h_half, 0.05), ("o", truth.o, 0.08)):
+        for name, tv, tol in (
+            ("g_inf", truth.g_inf, 0.02),
+            ("h_half", truth.h_half, 0.05),
+            ("o", truth.o, 0.08),
+        ):
             v, lo, hi = e["lsq"][name]
             assert lo <= tv <= hi, f"{key} {name}: truth {tv} outside [{lo}, {hi}]"
             assert abs(v / tv - 1) < tol, f"{key} {name}: {v} vs truth {tv}"
@@ -162,7 +176,13 @@ def test_linear_regression_and_latency(tmp_path: Path) -> None:
 
 def test_linear_regression_recovers_l() -> None:
     g, hh, o = 1e-9, 2000.0, 8.0
-    pts = points_from(lambda h, c: g * (h + hh + o * c), [16, 64], [1, 2, 4, 8, 16], noise=0.01, seed=2)
+    pts = points_from(
+        lambda h, c: g * (h + hh + o * c),
+        [16, 64],
+        [1, 2, 4, 8, 16],
+        noise=0.01,
+        seed=2,
+    )
     lr = fit_surface(pts).linreg
     assert lr["msg_words"] == 64 and lr["points"] == 5
     assert lr["g"][1] < g * (1 + o / 64) < lr["g"][2]
@@ -182,7 +202,7 @@ def test_f_memcpy_as_validation(tmp_path: Path) -> None:
     assert chk[0]["pass"] is True and chk[0]["ratio"] == pytest.approx(1.0 / 0.8, rel=0.05)
     assert set(params["as"]["tests"]) == {"Empty", "Comp", "Full", "Simple", "Scatter"}
     te = params["as"]["total_exchange"]
-    assert te[0]["h"] == spec.p and all(a["h"] * 2 == b["h"] for a, b in zip(te, te[1:]))
+    assert te[0]["h"] == spec.p and all(a["h"] * 2 == b["h"] for a, b in itertools.pairwise(te))
     val = params["validation"]
     assert val["used"] + val["skipped"] == spec.validation
     assert val["used"] >= 6
@@ -219,7 +239,12 @@ def test_negative_g_is_flagged_not_reported() -> None:
 
 
 def test_negative_h_half_is_flagged() -> None:
-    pts = points_from(lambda h, c: 1e-9 * (h - 500 + 5 * c), [1024, 2048, 4096], [1, 2, 4, 8], noise=0.002)
+    pts = points_from(
+        lambda h, c: 1e-9 * (h - 500 + 5 * c),
+        [1024, 2048, 4096],
+        [1, 2, 4, 8],
+        noise=0.002,
+    )
     e = fit_surface(pts)
     assert e.lsq["h_half"] is None
     assert any(f.startswith("lsq (2.6) h_half") and "negative" in f for f in e.flags)
@@ -227,7 +252,13 @@ def test_negative_h_half_is_flagged() -> None:
 
 
 def test_o_interval_spanning_zero_is_flagged_and_model_falls_back() -> None:
-    pts = points_from(lambda h, c: 1e-9 * (h + 800), [1, 8, 64, 512], [1, 4, 16, 64], noise=0.03, seed=11)
+    pts = points_from(
+        lambda h, c: 1e-9 * (h + 800),
+        [1, 8, 64, 512],
+        [1, 4, 16, 64],
+        noise=0.03,
+        seed=11,
+    )
     e = fit_surface(pts)
     assert e.lsq["o"] is None
     assert any(f.startswith("lsq (2.6) o") and ("spans zero" in f or "negative" in f) for f in e.flags)
@@ -257,7 +288,18 @@ def test_parameter_file_never_holds_a_negative_parameter(tmp_path: Path) -> None
     )
     params = fitted_file(tmp_path, spec)
     json.dumps(params, allow_nan=False)
-    names = {"g_inf", "g_small", "g_mm", "h_half", "o", "o_eq31", "g", "l", "l0", "h_half_net"}
+    names = {
+        "g_inf",
+        "g_small",
+        "g_mm",
+        "h_half",
+        "o",
+        "o_eq31",
+        "g",
+        "l",
+        "l0",
+        "h_half_net",
+    }
     for path, v in walk_numbers(params):
         leaf = path.rsplit("/", 1)[-1].split("[")[0]
         if leaf in names and isinstance(v, (int, float)) and not path.endswith(("[1]", "[2]")):
@@ -274,7 +316,10 @@ def test_parameter_file_never_holds_a_negative_parameter(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_lsq_recovers_known_parameters_within_its_intervals(tmp_path: Path, seed: int) -> None:
-    truth = {"put/alltoall": GTruth(1.0e-9, 2000.0, 16.0), "get/permutation": GTruth(2.0e-9, 800.0, 120.0)}
+    truth = {
+        "put/alltoall": GTruth(1.0e-9, 2000.0, 16.0),
+        "get/permutation": GTruth(2.0e-9, 800.0, 120.0),
+    }
     params = fitted_file(tmp_path, SynthSpec(g=truth, seed=seed))
     for key, t in truth.items():
         lsq = params["g"][key]["lsq"]
@@ -295,7 +340,9 @@ def test_weighted_estimators_and_validation_on_the_default_spec(tmp_path: Path) 
     assert '"pass": true' in text.lower() or "PASS" in text
 
 
-def test_negative_h_half_of_a_whole_file_is_flagged_not_reported(tmp_path: Path) -> None:
+def test_negative_h_half_of_a_whole_file_is_flagged_not_reported(
+    tmp_path: Path,
+) -> None:
     # g~ falling with h faster than the model allows: h_half would come out negative.
     bad = {"put/alltoall": GTruth(1.0e-9, -900.0, 0.0)}
     params = fitted_file(tmp_path, SynthSpec(g=bad, validation=0))
@@ -365,6 +412,7 @@ def test_level_with_one_count_takes_the_median_and_no_B() -> None:
 def test_level_fits_never_negative_on_noisy_data() -> None:
     """Surfaces whose true A or B is 0, with 20 % noise: an unconstrained per-h fit would give
     negative values; level_fits keeps A > 0 (a level with A = 0 is dropped) and B >= 0."""
+
     def pure_msgs(h: float, c: float) -> float:
         return 1e-7 * c  # T = B c: A = 0
 
@@ -401,8 +449,14 @@ def drift_t(h: float, c: float) -> float:
     return DG * (h + DH + DO * c)
 
 
-def write_drift_run(path: Path, slow: tuple[float, float] | None, factor: float = 3.0, noise: float = 0.0,
-                    seed: int = 7, n_validation: int = 40) -> tuple[RawRun, int, int, int]:
+def write_drift_run(
+    path: Path,
+    slow: tuple[float, float] | None,
+    factor: float = 3.0,
+    noise: float = 0.0,
+    seed: int = 7,
+    n_validation: int = 40,
+) -> tuple[RawRun, int, int, int]:
     """A raw file (header, g and validation records with seq, footer) whose grid and validation
     points are measured in one random order; the points with seq in [lo, hi) (the share `slow`
     of the run) took `factor` times the model's time. Returns (run, points, lo, hi)."""
@@ -422,17 +476,49 @@ def write_drift_run(path: Path, slow: tuple[float, float] | None, factor: float 
         todo.append(("validation", DRIFT_KEYS[i % 2], hs, c))
     n = len(todo)
     lo, hi = (int(slow[0] * n), int(slow[1] * n)) if slow else (n, n)
-    recs: list[dict] = [{"type": "header", "format": 1, "tool": "bspprobe", "version": "test", "host": "drifthost",
-                         "p": 2, "cores": 2, "library": "bspkit", "backend": "threads", "mode": "quick", "seed": seed}]
+    recs: list[dict] = [
+        {
+            "type": "header",
+            "format": 1,
+            "tool": "bspprobe",
+            "version": "test",
+            "host": "drifthost",
+            "p": 2,
+            "cores": 2,
+            "library": "bspkit",
+            "backend": "threads",
+            "mode": "quick",
+            "seed": seed,
+        }
+    ]
     for seq, i in enumerate(rng.permutation(n)):
         rtype, key, hs, c = todo[int(i)]
         h = hs * c
         t = drift_t(h, c) * (factor if lo <= seq < hi else 1.0)
         x = t * np.exp(rng.normal(0.0, noise, 7)) if noise else np.full(7, t)
         prim, pat = key.split("/")
-        recs.append({"type": rtype, "primitive": prim, "pattern": pat, "msg_words": hs, "count": c, "h": h,
-                     "samples_s": [float(v) for v in x], "reps": 7, "warmup": 1, "seq": seq})
-    recs.append({"type": "footer", "elapsed_s": 3.0, "loadavg_end": [0.1, 0.1, 0.1], "warnings": []})
+        recs.append(
+            {
+                "type": rtype,
+                "primitive": prim,
+                "pattern": pat,
+                "msg_words": hs,
+                "count": c,
+                "h": h,
+                "samples_s": [float(v) for v in x],
+                "reps": 7,
+                "warmup": 1,
+                "seq": seq,
+            }
+        )
+    recs.append(
+        {
+            "type": "footer",
+            "elapsed_s": 3.0,
+            "loadavg_end": [0.1, 0.1, 0.1],
+            "warnings": [],
+        }
+    )
     path.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
     run = load_raw(path)
     assert run.read_warnings == []
@@ -552,7 +638,12 @@ def test_memcpy_check_uses_the_largest_h() -> None:
     }
     g = {k: Surface.from_json(e) for k, e in g_json.items()}
     rows = {r["key"]: r for r in memcpy_check(g, u)}
-    assert set(rows) == {"put/alltoall", "hpput/shift", "put/shift", "put/permutation"}  # put and hpput only
+    assert set(rows) == {
+        "put/alltoall",
+        "hpput/shift",
+        "put/shift",
+        "put/permutation",
+    }  # put and hpput only
     r = rows["put/alltoall"]
     assert r["h"] == 1 << 20 and r["g_inf"] == 1.5 * u and r["g_inf_global"] == 0.1 * u
     assert r["ratio"] == 1.5 and r["pass"] is True  # the bound itself passes

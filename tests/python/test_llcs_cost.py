@@ -23,8 +23,26 @@ pytestmark = pytest.mark.skipif(
 
 def run_driver(tmp_path: Path, kernel: str, m: int, n: int, p: int, alpha: int, alphabet: int = 4) -> dict:
     out = tmp_path / f"llcs-{kernel}-{m}-{n}-{p}-{alpha}.json"
-    cmd = [str(BSPRUN), "-b", "threads", "-n", str(p), str(DRIVER), "--kernel", kernel, "--sizes", f"{m},{n}",
-           "--alpha", str(alpha), "--alphabet", str(alphabet), "-r", "1", "--json", str(out)]
+    cmd = [
+        str(BSPRUN),
+        "-b",
+        "threads",
+        "-n",
+        str(p),
+        str(DRIVER),
+        "--kernel",
+        kernel,
+        "--sizes",
+        f"{m},{n}",
+        "--alpha",
+        str(alpha),
+        "--alphabet",
+        str(alphabet),
+        "-r",
+        "1",
+        "--json",
+        str(out),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{cmd} failed: {done.stdout}\n{done.stderr}"
     return json.loads(out.read_text())
@@ -63,7 +81,13 @@ def model(kernel: str, m: int, n: int, p: int, alpha: int) -> list[dict]:
                 sent[s] += words
                 recv[dest] += words
                 count[s] += 1
-        steps.append({"w": max(work), "h": max(max(a, b) for a, b in zip(sent, recv)), "count": max(count)})
+        steps.append(
+            {
+                "w": max(work),
+                "h": max(max(a, b) for a, b in zip(sent, recv, strict=True)),
+                "count": max(count),
+            }
+        )
     owner = (G - 1) % p  # the extra superstep: the LLCS to process 0
     steps.append({"w": 0, "h": 1 if owner != 0 else 0, "count": 1 if owner != 0 else 0})
     return steps
@@ -90,14 +114,16 @@ def check_against_model(run: dict, kernel: str, m: int, n: int, p: int, alpha: i
 @pytest.mark.parametrize(
     "kernel,m,n,p,alpha,beta",
     [
-        ("dp", 1200, 1200, 2, 3, 100),      # G = 6, 200 x 200 blocks, a column is 100 words
+        ("dp", 1200, 1200, 2, 3, 100),  # G = 6, 200 x 200 blocks, a column is 100 words
         ("dp", 1200, 1200, 3, 2, 100),
-        ("bitpar", 1280, 1280, 2, 2, 5),    # G = 4, 320 rows = 5 words per block
-        ("bitpar", 2304, 2304, 3, 2, 6),    # G = 6, 384 rows = 6 words
-        ("bitpar", 1280, 1280, 1, 4, 5),    # p = 1: no communication
+        ("bitpar", 1280, 1280, 2, 2, 5),  # G = 4, 320 rows = 5 words per block
+        ("bitpar", 2304, 2304, 3, 2, 6),  # G = 6, 384 rows = 6 words
+        ("bitpar", 1280, 1280, 1, 4, 5),  # p = 1: no communication
     ],
 )
-def test_closed_forms_when_sizes_divide(tmp_path: Path, kernel: str, m: int, n: int, p: int, alpha: int, beta: int) -> None:
+def test_closed_forms_when_sizes_divide(
+    tmp_path: Path, kernel: str, m: int, n: int, p: int, alpha: int, beta: int
+) -> None:
     run = run_driver(tmp_path, kernel, m, n, p, alpha)
     check_against_model(run, kernel, m, n, p, alpha)
     G = alpha * p
@@ -110,12 +136,14 @@ def test_closed_forms_when_sizes_divide(tmp_path: Path, kernel: str, m: int, n: 
     "kernel,m,n,p,alpha,alphabet",
     [
         ("dp", 1000, 3001, 3, 2, 4),
-        ("dp", 65, 63, 4, 5, 256),        # blocks of 3 x 3 cells
+        ("dp", 65, 63, 4, 5, 256),  # blocks of 3 x 3 cells
         ("bitpar", 3001, 1000, 2, 3, 2),
         ("bitpar", 4097, 200, 4, 5, 256),  # 4 words over 20 block rows: most are empty
     ],
 )
-def test_uneven_sizes_match_the_grid(tmp_path: Path, kernel: str, m: int, n: int, p: int, alpha: int, alphabet: int) -> None:
+def test_uneven_sizes_match_the_grid(
+    tmp_path: Path, kernel: str, m: int, n: int, p: int, alpha: int, alphabet: int
+) -> None:
     run = run_driver(tmp_path, kernel, m, n, p, alpha, alphabet)
     check_against_model(run, kernel, m, n, p, alpha)
     assert run["W"] >= m * n / p  # every cell once, and no process does less than its share

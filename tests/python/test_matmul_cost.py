@@ -25,14 +25,29 @@ MATMUL = BUILD / "bin" / "bspalg-matmul" if BUILD else None
 CANNON = BUILD / "bin" / "bspalg-cannon" if BUILD else None
 HAVE = bool(BUILD and BSPRUN.is_file() and MATMUL.is_file() and CANNON.is_file())
 pytestmark = pytest.mark.skipif(
-    not HAVE, reason="BSPKIT_BUILD_DIR not set or bspalg-matmul/bspalg-cannon not built (no CBLAS?)"
+    not HAVE,
+    reason="BSPKIT_BUILD_DIR not set or bspalg-matmul/bspalg-cannon not built (no CBLAS?)",
 )
 
 
 def run_driver(driver: Path, p: int, *args: str) -> dict:
     out = subprocess.run(
-        [str(BSPRUN), "-b", "threads", "-n", str(p), str(driver), "--json", "-", "-r", "1", *args],
-        capture_output=True, text=True, timeout=60,
+        [
+            str(BSPRUN),
+            "-b",
+            "threads",
+            "-n",
+            str(p),
+            str(driver),
+            "--json",
+            "-",
+            "-r",
+            "1",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, f"{driver.name} {args} at p = {p}: status {out.returncode}\n{out.stderr}"
     run = json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
@@ -108,16 +123,26 @@ def matmul_model(n: int, q: int, p: int, dist: str) -> list[Step]:
         if rows <= 0 or cols <= 0:
             return
         for pr in range(Pr):
-            a0, a1 = max(r0, part_start(n, Pr, pr)), min(r0 + rows, part_start(n, Pr, pr + 1))
+            a0, a1 = (
+                max(r0, part_start(n, Pr, pr)),
+                min(r0 + rows, part_start(n, Pr, pr + 1)),
+            )
             for pc in range(Pc):
-                b0, b1 = max(c0, part_start(n, Pc, pc)), min(c0 + cols, part_start(n, Pc, pc + 1))
+                b0, b1 = (
+                    max(c0, part_start(n, Pc, pc)),
+                    min(c0 + cols, part_start(n, Pc, pc + 1)),
+                )
                 if a1 > a0 and b1 > b0:
                     yield pr * Pc + pc, a1 - a0, b1 - b0, part_size(n, Pc, pc)
 
     def mine(x: int, r0: int, c0: int, rows: int, cols: int) -> bool:
         pr, pc = divmod(x, Pc)
-        return (part_start(n, Pr, pr) <= r0 and r0 + rows <= part_start(n, Pr, pr + 1)
-                and part_start(n, Pc, pc) <= c0 and c0 + cols <= part_start(n, Pc, pc + 1))
+        return (
+            part_start(n, Pr, pr) <= r0
+            and r0 + rows <= part_start(n, Pr, pr + 1)
+            and part_start(n, Pc, pc) <= c0
+            and c0 + cols <= part_start(n, Pc, pc + 1)
+        )
 
     def s2d_transfer(step: Step, x: int, r0: int, c0: int, rows: int, cols: int, to_owner: bool) -> None:
         for owner, prows, pcols, owner_cols in pieces(r0, c0, rows, cols):
@@ -198,8 +223,10 @@ def cannon_model(n: int, p: int, variant: str) -> list[Step]:
             if l < L:
                 k = (i + j + l) % L
                 a_owner, b_owner = i * Pc + k % Pc, (k % Pr) * Pc + j
-                for owner, words in ((a_owner, part_size(n, Pr, i) * part_size(n, L, k)),
-                                     (b_owner, part_size(n, L, k) * part_size(n, Pc, j))):
+                for owner, words in (
+                    (a_owner, part_size(n, Pr, i) * part_size(n, L, k)),
+                    (b_owner, part_size(n, L, k) * part_size(n, Pc, j)),
+                ):
                     if words:
                         step.move(owner if variant == "put" else x, owner, x, words)
         steps.append(step)
@@ -210,7 +237,7 @@ def assert_matches_model(run: dict, steps: list[Step]) -> None:
     got = [(st["w"], st["h"], st["count"]) for st in run["supersteps"]]
     want = [st.cost() for st in steps]
     assert len(got) == len(want), f"{len(got)} supersteps counted, the model has {len(want)}"
-    for k, (g, w) in enumerate(zip(got, want)):
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
         assert g == pytest.approx(w), f"superstep {k}: (w, h, count) counted {g}, model {w}"
     assert run["S"] == len(steps)
     assert run["W"] == pytest.approx(sum(w for w, _, _ in want))
@@ -244,7 +271,10 @@ def test_matmul_closed_forms(dist: str, p: int, q: int) -> None:
 
 
 @pytest.mark.parametrize("dist", ["blockcyclic", "static2d"])
-@pytest.mark.parametrize("p,q,n", [(2, 27, 37), (3, 8, 50), (3, 64, 37), (4, 27, 101), (4, 1, 20), (5, 8, 13)])
+@pytest.mark.parametrize(
+    "p,q,n",
+    [(2, 27, 37), (3, 8, 50), (3, 64, 37), (4, 27, 101), (4, 1, 20), (5, 8, 13)],
+)
 def test_matmul_uneven_against_model(dist: str, p: int, q: int, n: int) -> None:
     run = run_driver(MATMUL, p, "--size", str(n), "--q", str(q), "--dist", dist)
     assert_matches_model(run, matmul_model(n, q, p, dist))

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from synth import C_GRID, H_GRID, L_EMPTY, PARAMS_JSON, cache_t, grid_points
 
 from bspkit.fit import fit_surface, level_fits
 from bspkit.params import Level, Params
@@ -32,14 +31,48 @@ from bspkit.predict import (
     superstep_comm_s,
 )
 
+from synth import C_GRID, H_GRID, L_EMPTY, PARAMS_JSON, cache_t, grid_points
+
 F = 2.0e-9
 
 PARAMS = Params.from_json(PARAMS_JSON)
 
-PUT = {"w": 1.0e6, "h": 4096, "count": 16, "msg_words": 256, "primitive": "put", "pattern": "alltoall", "sync": True}
-EMPTY = {"w": 5.0e5, "h": 0, "count": 0, "msg_words": 0, "primitive": None, "pattern": None, "sync": True}
-GET = {"w": 2.0e5, "h": 1000, "count": 250, "msg_words": 4, "primitive": "get", "pattern": "permutation", "sync": True}
-TAIL = {"w": 3.0e5, "h": 0, "count": 0, "msg_words": 0, "primitive": None, "pattern": None, "sync": False}
+PUT = {
+    "w": 1.0e6,
+    "h": 4096,
+    "count": 16,
+    "msg_words": 256,
+    "primitive": "put",
+    "pattern": "alltoall",
+    "sync": True,
+}
+EMPTY = {
+    "w": 5.0e5,
+    "h": 0,
+    "count": 0,
+    "msg_words": 0,
+    "primitive": None,
+    "pattern": None,
+    "sync": True,
+}
+GET = {
+    "w": 2.0e5,
+    "h": 1000,
+    "count": 250,
+    "msg_words": 4,
+    "primitive": "get",
+    "pattern": "permutation",
+    "sync": True,
+}
+TAIL = {
+    "w": 3.0e5,
+    "h": 0,
+    "count": 0,
+    "msg_words": 0,
+    "primitive": None,
+    "pattern": None,
+    "sync": False,
+}
 
 # per superstep and model, by hand: put/alltoall from its levels (h = 4096 is 2/3 of the way
 # from 1024 to 8192 in log h), get/permutation (no levels) from the global fits
@@ -47,12 +80,21 @@ A_4096 = (9.0e-6 ** (1 / 3)) * (2.0e-5 ** (2 / 3))
 EXPECT = {
     "g const": {"put": 1.1e-9 * 4096 + 5.0e-6, "get": 2.5e-9 * 1000 + L_EMPTY},
     "g(h)": {"put": A_4096, "get": 3.0e-9 * (1000 + 800.0)},
-    "g(h,h*)": {"put": A_4096 + 3.0e-8 * 16, "get": 3.0e-9 * (1000 + 800.0 + 0.0 * 250)},
+    "g(h,h*)": {
+        "put": A_4096 + 3.0e-8 * 16,
+        "get": 3.0e-9 * (1000 + 800.0 + 0.0 * 250),
+    },
 }
 
 
 def run_of(steps: list[dict[str, Any]], f: float | None = F) -> dict[str, Any]:
-    return {"algorithm": "test", "p": 2, "time_s": 0.01, "f_s_per_unit": f, "supersteps": steps}
+    return {
+        "algorithm": "test",
+        "p": 2,
+        "time_s": 0.01,
+        "f_s_per_unit": f,
+        "supersteps": steps,
+    }
 
 
 # ------------------------------------------------------------------ a run
@@ -83,7 +125,10 @@ def test_predict_sums_work_and_communication() -> None:
 
 def test_non_sync_entry_costs_only_its_work() -> None:
     base = predict(PARAMS, run_of([PUT, GET]))
-    for tail in (TAIL, {**TAIL, "h": 500, "count": 5, "primitive": "put", "pattern": "alltoall"}):
+    for tail in (
+        TAIL,
+        {**TAIL, "h": 500, "count": 5, "primitive": "put", "pattern": "alltoall"},
+    ):
         with_tail = predict(PARAMS, run_of([PUT, GET, tail]))
         for m in MODELS:
             assert with_tail[m] - base[m] == pytest.approx(tail["w"] * F, rel=1e-9), m
@@ -121,8 +166,10 @@ def test_fallback_to_another_pattern_of_the_same_primitive() -> None:
             assert superstep_comm_s(PARAMS, step, m) == pytest.approx(EXPECT[m]["put"], rel=1e-12)
     # same primitive is preferred over put: with put/shift present, get/shift still goes to get
     params_json = copy.deepcopy(PARAMS_JSON)
-    params_json["g"]["put/shift"] = {"predict": {"model": "2.5 lsq", "g_inf": 9e-9, "h_half": 1.0, "o": 0.0},
-                                     "linreg": {"g": [9e-9, 8e-9, 1e-8], "l": [1e-6, 0.5e-6, 1.5e-6]}}
+    params_json["g"]["put/shift"] = {
+        "predict": {"model": "2.5 lsq", "g_inf": 9e-9, "h_half": 1.0, "o": 0.0},
+        "linreg": {"g": [9e-9, 8e-9, 1e-8], "l": [1e-6, 0.5e-6, 1.5e-6]},
+    }
     params = Params.from_json(params_json)
     assert superstep_comm_s(params, {**GET, "pattern": "shift"}, "g(h,h*)") == pytest.approx(EXPECT["g(h,h*)"]["get"])
     assert superstep_comm_s(params, {**PUT, "pattern": "shift"}, "g(h,h*)") == pytest.approx(9e-9 * (4096 + 1.0))
@@ -136,7 +183,10 @@ def test_g_of_h_without_lsq_2_5_uses_predict_without_o() -> None:
     params = Params.from_json(params_json)
     assert superstep_comm_s(params, PUT, "g(h)") == pytest.approx(1.0e-9 * (4096 + 1500.0), rel=1e-12)
     # lsq_2.5 with a null h_half: h_half 0
-    params_json["g"]["put/alltoall"]["lsq_2.5"] = {"g_inf": [1.2e-9, 1.1e-9, 1.3e-9], "h_half": None}
+    params_json["g"]["put/alltoall"]["lsq_2.5"] = {
+        "g_inf": [1.2e-9, 1.1e-9, 1.3e-9],
+        "h_half": None,
+    }
     params = Params.from_json(params_json)
     assert superstep_comm_s(params, PUT, "g(h)") == pytest.approx(1.2e-9 * 4096, rel=1e-12)
 
@@ -202,7 +252,8 @@ def test_levels_follow_a_two_regime_surface_where_one_fit_cannot() -> None:
     # the example of the upper regime: one fit is far off, the levels are not
     c = 17
     assert abs(predict_time(pm, 50000, c) / cache_t(50000, c) - 1) > 2 * abs(
-        predict_time_levels(levels, 50000, c) / cache_t(50000, c) - 1)
+        predict_time_levels(levels, 50000, c) / cache_t(50000, c) - 1
+    )
 
 
 def test_predict_time_levels_interpolation_and_extrapolation() -> None:

@@ -9,10 +9,12 @@ import re
 from pathlib import Path
 
 import pytest
+
+from bspkit.report import RUN_SECTIONS
+
 from conftest import assert_self_contained, check_report, report_pngs, run_bspkit
 from synth import GTruth, SynthSpec, write_synthetic
 
-from bspkit.report import RUN_SECTIONS
 
 def test_fit_and_report_on_synthetic_run(synth_run: Path) -> None:
     r = run_bspkit("fit", str(synth_run / "raw.jsonl"))
@@ -21,12 +23,32 @@ def test_fit_and_report_on_synthetic_run(synth_run: Path) -> None:
     assert "bspkit: fitting" in r.stderr  # progress on stderr
     params = json.loads((synth_run / "params.json").read_text())
     assert params["format"] == 1 and params["p"] == 2
-    assert set(params) >= {"format", "source", "machine", "p", "f", "l", "memcpy_s_per_word", "g", "validation"}
+    assert set(params) >= {
+        "format",
+        "source",
+        "machine",
+        "p",
+        "f",
+        "l",
+        "memcpy_s_per_word",
+        "g",
+        "validation",
+    }
     assert params["machine"]["blas_coretype"] == "Haswell" and params["machine"]["backend"] == "threads"
     assert set(params["l"]) == {"empty", "shift", "alltoall"}
     assert set(params["g"]) == {"put/alltoall", "get/permutation"}
     e = params["g"]["put/alltoall"]
-    for k in ("g_inf", "g_small", "h_half", "g_mm", "o", "lsq", "error_bsp", "error_bspstar", "flags"):
+    for k in (
+        "g_inf",
+        "g_small",
+        "h_half",
+        "g_mm",
+        "o",
+        "lsq",
+        "error_bsp",
+        "error_bspstar",
+        "flags",
+    ):
         assert k in e
     assert set(e["lsq"]) >= {"g_inf", "h_half", "o", "l0", "model", "residual_rel_rms"}
     assert e["lsq"]["model"] == "2.6"
@@ -39,8 +61,20 @@ def test_fit_and_report_on_synthetic_run(synth_run: Path) -> None:
     assert r.returncode == 0, r.stderr
     html = check_report(synth_run / "report.html", params)
     assert len(report_pngs(html)) == 7
-    for text in ("Machine and build", "Haswell", "Table C.1", "Table C.2", "Table C.3", "As suite", "Total exchange: t/h",
-                 "Validation", "memcpy", "ε_BSP*", "Random Permutation", "All-to-all"):
+    for text in (
+        "Machine and build",
+        "Haswell",
+        "Table C.1",
+        "Table C.2",
+        "Table C.3",
+        "As suite",
+        "Total exchange: t/h",
+        "Validation",
+        "memcpy",
+        "ε_BSP*",
+        "Random Permutation",
+        "All-to-all",
+    ):
         assert text in html, text
 
 
@@ -78,7 +112,10 @@ def test_compare_two_runs(tmp_path: Path) -> None:
         seed=2,
         library="otherbsp",
         backend="unknown",
-        g={"put/alltoall": GTruth(3e-9, 5000.0, 40.0), "get/permutation": GTruth(2.1e-9, 820.0, 118.0)},
+        g={
+            "put/alltoall": GTruth(3e-9, 5000.0, 40.0),
+            "get/permutation": GTruth(2.1e-9, 820.0, 118.0),
+        },
         l={"empty": 5e-6, "shift": 8e-6, "alltoall": 9e-6},
     )
     slow = write_synthetic(tmp_path / "slow" / "raw.jsonl", slow_spec)
@@ -90,12 +127,23 @@ def test_compare_two_runs(tmp_path: Path) -> None:
     assert "R1: bspkit/threads" in r.stdout and "R2: otherbsp/unknown" in r.stdout
     lines = {ln.split("  ")[0].strip(): ln for ln in r.stdout.splitlines()}
     assert re.search(r"Latency\s+●●●\s+●\s*$", lines["Latency"])
-    assert re.search(r"Communication gap \(put/get\)\s+●●●\s+●\s*$", lines["Communication gap (put/get)"])
+    assert re.search(
+        r"Communication gap \(put/get\)\s+●●●\s+●\s*$",
+        lines["Communication gap (put/get)"],
+    )
     assert re.search(r"Computation speed \(f\)\s+●●●\s+●●●", lines["Computation speed (f)"])  # same f: both best
     html = out.read_text()
     assert_self_contained(html)
     assert len(report_pngs(html)) == 3
-    for text in ("Ranking", "Table 6.1", "g_inf [ns/word]", "h_half [words]", "o [words]", "latency l", "As total exchange"):
+    for text in (
+        "Ranking",
+        "Table 6.1",
+        "g_inf [ns/word]",
+        "h_half [words]",
+        "o [words]",
+        "latency l",
+        "As total exchange",
+    ):
         assert text in html, text
 
 
@@ -128,7 +176,17 @@ def test_one_function_per_section_in_page_order(synth_run: Path) -> None:
     run, params = load_fit(synth_run / "raw.jsonl")
     html, images = run_sections(run, params)
     ids = re.findall(r'<h2 id="([a-z]+)"', html)
-    assert ids == ["machine", "noise", "f", "l", "g", "surfaces", "as", "validation", "memcpy"]
+    assert ids == [
+        "machine",
+        "noise",
+        "f",
+        "l",
+        "g",
+        "surfaces",
+        "as",
+        "validation",
+        "memcpy",
+    ]
     assert len(RUN_SECTIONS) == 8
     parts = [section(run, params, "") for section in RUN_SECTIONS]
     assert html == "\n".join(p for s in parts for p in s.parts)

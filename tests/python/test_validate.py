@@ -10,8 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import assert_self_contained, report_pngs
-from synth import PARAMS_JSON
 
 from bspkit import algorithms as al
 from bspkit import cli
@@ -19,6 +17,10 @@ from bspkit import validate as va
 from bspkit.params import Params
 from bspkit.predict import MODELS, predict
 from bspkit.validate import MIN_VALIDATED_TIME_S, summarize
+
+from conftest import assert_self_contained, report_pngs
+from synth import PARAMS_JSON
+
 
 def row(measured: float, **errs: float | None) -> dict[str, Any]:
     names = {"const": "g const", "h": "g(h)", "hh": "g(h,h*)"}
@@ -48,20 +50,53 @@ def test_summarize_uses_long_runs_and_picks_least_error() -> None:
 # ------------------------------------------------------- the command, drivers stood in
 
 
-def fake_driver(alg: al.Algorithm, bsprun: Path, bindir: Path, backend: str, nprocs: int, args: list[str],
-                timeout_s: float | None = None) -> al.RunResult:
+def fake_driver(
+    alg: al.Algorithm,
+    bsprun: Path,
+    bindir: Path,
+    backend: str,
+    nprocs: int,
+    args: list[str],
+    timeout_s: float | None = None,
+) -> al.RunResult:
     """A driver run whose cost and time follow from --size and the swept value."""
     n = int(args[args.index("--size") + 1])
     v = int(args[args.index(alg.sweep_option) + 1]) if alg.sweep_option and alg.sweep_option in args else 1
     steps = [
-        {"w": 1e8 / v, "h": 4096, "count": 16 * v, "msg_words": 256 // v, "primitive": "put", "pattern": "alltoall",
-         "sync": True},
-        {"w": 1e7, "h": 0, "count": 0, "msg_words": 0, "primitive": None, "pattern": None, "sync": True},
+        {
+            "w": 1e8 / v,
+            "h": 4096,
+            "count": 16 * v,
+            "msg_words": 256 // v,
+            "primitive": "put",
+            "pattern": "alltoall",
+            "sync": True,
+        },
+        {
+            "w": 1e7,
+            "h": 0,
+            "count": 0,
+            "msg_words": 0,
+            "primitive": None,
+            "pattern": None,
+            "sync": True,
+        },
     ]
     t = 0.2 * (1 + n / 1e6)
-    data = {"algorithm": alg.name, "p": nprocs, "params": {"n": n} | ({alg.sweep_param: v} if alg.sweep_param else {}),
-            "time_s": t, "times_s": [t], "W": 1e8 / v + 1e7, "H": 4096, "S": 2, "f_s_per_unit": 2e-9,
-            "f_all_s_per_unit": 2.2e-9, "supersteps": steps, "work_unit": "flop"}
+    data = {
+        "algorithm": alg.name,
+        "p": nprocs,
+        "params": {"n": n} | ({alg.sweep_param: v} if alg.sweep_param else {}),
+        "time_s": t,
+        "times_s": [t],
+        "W": 1e8 / v + 1e7,
+        "H": 4096,
+        "S": 2,
+        "f_s_per_unit": 2e-9,
+        "f_all_s_per_unit": 2.2e-9,
+        "supersteps": steps,
+        "work_unit": "flop",
+    }
     return al.RunResult(alg.name, ["driver", *args], data, "")
 
 
@@ -83,12 +118,26 @@ def validate_in_process(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]
     params = tmp_path / "params.json"
     params.write_text(json.dumps(PARAMS_JSON))
     out = tmp_path / "out"
-    rc = cli.main(["validate", *args, "-n", "2", "--params", str(params), "--output-dir", str(out)])
+    rc = cli.main(
+        [
+            "validate",
+            *args,
+            "-n",
+            "2",
+            "--params",
+            str(params),
+            "--output-dir",
+            str(out),
+        ]
+    )
     return rc, json.loads((out / "validate.json").read_text()) if rc == 0 else {}
 
 
-def test_validate_sweeps_the_records_defaults(tmp_path: Path, stand_in_drivers: list[list[str]],
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_sweeps_the_records_defaults(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     alg = al.ALGORITHMS["matmul-static2d"]
     rc, result = validate_in_process(tmp_path, alg.name, "--quick")
     assert rc == 0
@@ -102,7 +151,14 @@ def test_validate_sweeps_the_records_defaults(tmp_path: Path, stand_in_drivers: 
     assert len(result["rows"]) == 4 and [v for v, _s in result["summary"]["by_sweep"]] == list(alg.sweep_values[:2])
     params = Params.from_json(PARAMS_JSON)
     for row in result["rows"]:
-        run = fake_driver(alg, Path(), Path(), "threads", 2, ["--size", str(row["params"]["n"]), "--q", row["sweep_value"]])
+        run = fake_driver(
+            alg,
+            Path(),
+            Path(),
+            "threads",
+            2,
+            ["--size", str(row["params"]["n"]), "--q", row["sweep_value"]],
+        )
         pred = predict(params, run.data)
         for m in MODELS:
             assert row["predicted_s"][m] == pytest.approx(pred[m], rel=1e-12)
@@ -116,11 +172,22 @@ def test_validate_sweeps_the_records_defaults(tmp_path: Path, stand_in_drivers: 
     assert len(report_pngs(html)) == 2
 
 
-def test_a_toy_algorithm_needs_one_record(tmp_path: Path, stand_in_drivers: list[list[str]],
-                                          monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    toy = al.Algorithm("toy-sum", "bspalg-toy", ("--variant", "x"), "a toy: n additions",
-                       lambda p: float(p["n"]) if "n" in p else None,
-                       sizes=(1000, 2000, 4000), sweep_option="--blocks", sweep_values=("2", "3"))
+def test_a_toy_algorithm_needs_one_record(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    toy = al.Algorithm(
+        "toy-sum",
+        "bspalg-toy",
+        ("--variant", "x"),
+        "a toy: n additions",
+        lambda p: float(p["n"]) if "n" in p else None,
+        sizes=(1000, 2000, 4000),
+        sweep_option="--blocks",
+        sweep_values=("2", "3"),
+    )
     monkeypatch.setitem(al.ALGORITHMS, toy.name, toy)
     with pytest.raises(SystemExit):
         cli.main(["validate", "--help"])
@@ -129,7 +196,11 @@ def test_a_toy_algorithm_needs_one_record(tmp_path: Path, stand_in_drivers: list
     rc, result = validate_in_process(tmp_path, "toy-sum", "--sizes", "1000,3000")
     assert rc == 0
     assert [(c[c.index("--size") + 1], c[c.index("--blocks") + 1]) for c in stand_in_drivers] == [
-        ("1000", "2"), ("3000", "2"), ("1000", "3"), ("3000", "3")]
+        ("1000", "2"),
+        ("3000", "2"),
+        ("1000", "3"),
+        ("3000", "3"),
+    ]
     assert result["sweep"] == "blocks" and len(result["rows"]) == 4
     row = result["rows"][0]
     assert row["efficiency"] == pytest.approx(1000 * 2e-9 / (2 * row["measured_s"]))
@@ -145,8 +216,13 @@ def test_a_toy_algorithm_needs_one_record(tmp_path: Path, stand_in_drivers: list
         (["nosuchalg"], "unknown algorithm 'nosuchalg'"),
     ],
 )
-def test_validate_usage_errors(tmp_path: Path, stand_in_drivers: list[list[str]], args: list[str], message: str,
-                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_usage_errors(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    args: list[str],
+    message: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     rc, _result = validate_in_process(tmp_path, *args)
     assert rc == 2 and message in capsys.readouterr().err
     assert stand_in_drivers == []
