@@ -1,13 +1,20 @@
 """bspkit analysis: run bspprobe, fit BSP parameters, write reports, compare runs.
 
 Modules:
-  rawdata  read and check the raw-sample JSON lines that bspprobe writes (docs/probe-format.md)
-  fit      raw samples -> parameter file (thesis eq. 2.5/2.6 and 3.1-3.6, App. B.1)
-  report   the self-contained HTML report of one run, and the comparison of several
-  plots    the matplotlib figures of the report (Agg backend, embedded as PNG)
-  probe    build and run bspprobe
-  synth    synthetic raw data from known parameters (tests, demonstrations)
-  cli      the `bspkit` command
+  rawdata          read and check the raw-sample JSON lines that bspprobe writes (docs/probe-format.md)
+  params           the parameter file as dataclasses: Params, Surface, Level, PredictModel
+  fit              raw samples -> Params (thesis eq. 2.5/2.6 and 3.1-3.6, App. B.1)
+  predict          predicted times: one h-relation (eq. 2.5/2.6, per h) and a whole driver run
+  algorithms       one record per algorithm (REGISTRY: driver, cost model, sweep); running a driver
+  validate         `bspkit validate`: the sweep, its predictions and summary
+  validate_report  validate.json and the validate page
+  report           the self-contained HTML report of one run (one function per section), the comparison
+  plots            the matplotlib figures of the reports (Agg backend, embedded as PNG)
+  probe            build bspkit and run bspprobe
+  commands         the commands probe, fit, report, compare, run
+  inputs           what the commands start from: run directories, raw and parameter files, the build
+  console          progress lines, the two kinds of error, writing output files
+  cli              the `bspkit` command: parses the arguments and dispatches
 """
 
 __version__ = "0.1.0"
