@@ -148,6 +148,16 @@ class Section:
         self.parts.append(img(png, alt, caption))
         self.images += 1
 
+    @classmethod
+    def headed(cls, anchor: str, section_id: str, title: str) -> Section:
+        """A section that starts with its heading (id anchor + section_id, for the contents)."""
+        section = cls()
+        section.add(f'<h2 id="{anchor}{section_id}">{title}</h2>')
+        return section
+
+
+NOT_MEASURED = "<p>not measured in this run</p>"
+
 
 def _rows_by_pattern(
     g: Mapping[str, Surface], keys: Sequence[str], row: Callable[[str, Surface], list[str]]
@@ -165,9 +175,8 @@ def _rows_by_pattern(
 
 
 def machine_section(run: RawRun, params: Params, anchor: str) -> Section:
-    s = Section()
+    s = Section.headed(anchor, "machine", "Machine and build")
     m = params.machine
-    s.add(f'<h2 id="{anchor}machine">Machine and build</h2>')
     timer = m.get("timer") or {}
     rows = [
         ("host", m.get("host")),
@@ -203,8 +212,7 @@ def machine_section(run: RawRun, params: Params, anchor: str) -> Section:
 
 
 def noise_section(run: RawRun, params: Params, anchor: str) -> Section:
-    s = Section()
-    s.add(f'<h2 id="{anchor}noise">Measurement quality</h2>')
+    s = Section.headed(anchor, "noise", "Measurement quality")
     nz = params.noise
     warns = nz.get("warnings", [])
     if warns:
@@ -239,11 +247,10 @@ def noise_section(run: RawRun, params: Params, anchor: str) -> Section:
 
 def compute_speed_section(run: RawRun, params: Params, anchor: str) -> Section:
     """Computation speed f (thesis Table C.1)."""
-    s = Section()
+    s = Section.headed(anchor, "f", "Computation speed f (thesis Table C.1)")
     f_detail = params.f_detail
-    s.add(f'<h2 id="{anchor}f">Computation speed f (thesis Table C.1)</h2>')
     if not f_detail:
-        s.add("<p>not measured in this run</p>")
+        s.add(NOT_MEASURED)
         return s
     rows = []
     for k, d in f_detail.items():
@@ -268,10 +275,9 @@ def compute_speed_section(run: RawRun, params: Params, anchor: str) -> Section:
 
 def latency_section(run: RawRun, params: Params, anchor: str) -> Section:
     """Latency l (thesis Table C.2), with the As suite's latency tests in the plot."""
-    s = Section()
+    s = Section.headed(anchor, "l", "Latency l (thesis Table C.2)")
     l_detail = params.l_detail
     as_tests = params.as_suite.get("tests", {})
-    s.add(f'<h2 id="{anchor}l">Latency l (thesis Table C.2)</h2>')
     if l_detail:
         variants = [v for v in L_NAMES if v in l_detail] + [v for v in l_detail if v not in L_NAMES]
         s.add(
@@ -303,7 +309,7 @@ def latency_section(run: RawRun, params: Params, anchor: str) -> Section:
             "use the value measured with communication (thesis 3.3).</p>"
         )
     else:
-        s.add("<p>not measured in this run</p>")
+        s.add(NOT_MEASURED)
     if l_detail or as_tests:
         as_in_order = {k: as_tests[k] for k in _as_test_order(as_tests)}
         s.image(plots.latency(l_detail, as_in_order, f"Latency, {run.label()}"), "latency")
@@ -364,11 +370,10 @@ def _lsq25_linreg_row(prim: str, e: Surface) -> list[str]:
 
 def bandwidth_section(run: RawRun, params: Params, anchor: str) -> Section:
     """Bandwidth gap g (thesis Table C.3): the fits' tables and the g surfaces (Fig. 3.3)."""
-    s = Section()
+    s = Section.headed(anchor, "g", "Bandwidth gap g (thesis Table C.3)")
     g = params.g
-    s.add(f'<h2 id="{anchor}g">Bandwidth gap g (thesis Table C.3)</h2>')
     if not g:
-        s.add("<p>not measured in this run</p>")
+        s.add(NOT_MEASURED)
         return s
     keys = sorted_keys(list(g))
     s.add(
@@ -421,12 +426,11 @@ def bandwidth_section(run: RawRun, params: Params, anchor: str) -> Section:
 
 def as_suite_section(run: RawRun, params: Params, anchor: str) -> Section:
     """The As suite of Gerbessiotis & Lee: latency tests and the total exchange."""
-    s = Section()
+    s = Section.headed(anchor, "as", "As suite (Gerbessiotis &amp; Lee, section 3)")
     as_tests = params.as_suite.get("tests", {})
     te = params.as_suite.get("total_exchange", [])
-    s.add(f'<h2 id="{anchor}as">As suite (Gerbessiotis &amp; Lee, section 3)</h2>')
     if not (as_tests or te):
-        s.add("<p>not measured in this run</p>")
+        s.add(NOT_MEASURED)
         return s
     if as_tests:
         s.add(
@@ -525,10 +529,9 @@ def _validation_point_row(r: Mapping[str, Any]) -> list[str]:
 
 def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
     """Eq. (2.6) against the off-grid validation points, the machine's drift, g(h) per h."""
-    s = Section()
+    s = Section.headed(anchor, "validation", "Validation: eq. (2.6) against off-grid h-relations")
     val = params.validation
     g = params.g
-    s.add(f'<h2 id="{anchor}validation">Validation: eq. (2.6) against off-grid h-relations</h2>')
     vpts = val.get("points", [])
     if not vpts:
         s.add("<p>no validation records in this run</p>")
@@ -570,9 +573,8 @@ def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
 
 def memcpy_section(run: RawRun, params: Params, anchor: str) -> Section:
     """memcpy's time per word, and put's against it (fit.memcpy_check)."""
-    s = Section()
+    s = Section.headed(anchor, "memcpy", "memcpy and g")
     g = params.g
-    s.add(f'<h2 id="{anchor}memcpy">memcpy and g</h2>')
     md = params.memcpy_detail
     if not md:
         s.add("<p>memcpy not measured in this run</p>")
