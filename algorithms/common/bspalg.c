@@ -369,22 +369,6 @@ int bspalg_parse_common(const char *prog, bspalg_common_opts *o, int argc, char 
   return 1;
 }
 
-void bspalg_parse_args(const char *prog, bspalg_common_opts *o, int argc, char **argv, bspalg_option_fn own,
-                       void (*usage)(FILE *to)) {
-  bspalg_common_defaults(o);
-  for (int i = 1; i < argc; i++) {
-    if (bspalg_parse_common(prog, o, argc, argv, &i)) continue;
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      usage(stdout);
-      exit(0);
-    }
-    if (own && own(argc, argv, &i)) continue;
-    fprintf(stderr, "%s: unknown option or missing value: '%s'\n", prog, argv[i]);
-    usage(stderr);
-    exit(2);
-  }
-}
-
 int bspalg_parse_choice(const char *prog, const char *what, const char *text, const char *const *names, int n) {
   for (int k = 0; k < n; k++)
     if (!strcmp(text, names[k])) return k;

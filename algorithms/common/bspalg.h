@@ -7,7 +7,8 @@
  * Counting is done by the algorithm itself, where it issues a request: the counters are a
  * few additions per request, cheap next to the request. Written against bsp.h only.
  *
- * Use (inside the SPMD part, on every process):
+ * Use (inside the SPMD part, on every process; a driver gets all but the counting calls from
+ * the skeleton, bspalg_driver.h):
  *
  *   bspalg_counters_begin();                 // after bsp_begin; collective
  *   for (rep = 0; rep < reps; rep++) {
@@ -46,7 +47,7 @@ void bspalg_work(double units);
 /* Count one request issued by this process in the current superstep:
  *   put/hpput/send of `words` words to process `dest` (data flows here -> dest);
  *   get/hpget of `words` words from process `src` (data flows src -> here).
- * Requests to oneself are counted as requests but move no words between processes. */
+ * Requests to oneself are not communication: they are not counted at all. */
 void bspalg_put(int dest, long words);
 void bspalg_get(int src, long words);
 
@@ -112,16 +113,6 @@ void bspalg_common_defaults(bspalg_common_opts *o);
 int bspalg_parse_common(const char *prog, bspalg_common_opts *o, int argc, char **argv, int *i);
 /* Help text for the common options (for a driver's --help). */
 extern const char bspalg_common_help[];
-
-/* A driver's own options: returns 1 when argv[*i] was one of them, with *i advanced past
- * its value (exit(2) with a message on a bad value); 0 when it was not (or has no value). */
-typedef int (*bspalg_option_fn)(int argc, char **argv, int *i);
-
-/* The whole command line of a driver: the common options into *o, -h/--help (usage on
- * stdout, exit 0), the driver's own through `own`; anything else: "<prog>: unknown option or
- * missing value: '<arg>'" and the usage on stderr, exit 2. Call it before bsp_init. */
-void bspalg_parse_args(const char *prog, bspalg_common_opts *o, int argc, char **argv, bspalg_option_fn own,
-                       void (*usage)(FILE *to));
 
 /* The index of `text` among names[0..n-1], else exit(2) with "<prog>: <what> must be a or b,
  * not 'text'" (for n > 2: "a, b or c"). */

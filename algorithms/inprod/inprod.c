@@ -15,11 +15,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bspalg.h"
+#include "bspalg_driver.h"
 
-static const char *prog = "bspalg-inprod";
-static long size = 1000000;
-static bspalg_common_opts opt;
+static const char prog[] = "bspalg-inprod";
+static long size = 1000000; /* --size: set before bsp_init, read-only afterwards */
+
+/* --help: what it does and its own options */
+static const char help[] =
+    "The inner product of two random vectors of length N, cyclically distributed.\n"
+    "  --size N          vector length (default 1000000)\n";
+
+static int option(const char *arg, const char *value) {
+  if (strcmp(arg, "--size") || !value) return 0;
+  size = bspalg_parse_long(prog, "--size", value, 1, 1L << 40);
+  return 2;
+}
+
+/* One process' part: its share of x and y, the p partial sums (registered), the result. */
+typedef struct {
+  unsigned long seed;
+  long nlocal;
+  double *x, *y, *partial;
+  double alpha;
+} inprod_state;
 
 /* Deterministic inputs: x_i and y_i depend only on (seed, i), so every process can make its
  * own share and the reference needs no communication. Values in [-1, 1). */
@@ -37,143 +55,96 @@ static double local_dot(const double *x, const double *y, long n) {
   return sum;
 }
 
-/* f: the local kernel on this run's share, repeated for >= 0.2 s, median; timed on every
- * process at once (all = 1: the max over processes), or on process 0 alone. The kernel is
- * memory-bound: one process alone has the machine's whole memory bandwidth, which it does
- * not have in the run. Collective. */
-static double measure_f(const double *x, const double *y, long nlocal, int all) {
+/* f: the local kernel on this process' share, repeated for about 0.2 s (5 to 64 times, the
+ * count from a first call), median per flop. The kernel is memory-bound: process 0 alone has
+ * the machine's whole memory bandwidth, which it does not have in the run (f_all). */
+static double measure_f(void *state, int every_process, char *note, size_t note_size) {
+  const inprod_state *st = state;
   volatile double sink = 0.0; /* keeps the timed calls from being optimized away */
-  int p = bsp_nprocs(), s = bsp_pid();
-  double *shared = calloc((size_t)p + 1, sizeof *shared); /* p medians, process 0's first time */
-  if (!shared) bsp_abort("%s: out of memory\n", prog);
-  bsp_push_reg(shared, (p + 1) * (int)sizeof *shared);
-  bsp_sync();
   double t0 = bspalg_now();
-  sink += local_dot(x, y, nlocal);
+  sink += local_dot(st->x, st->y, st->nlocal);
   double first = bspalg_now() - t0;
-  if (s == 0)
-    for (int t = 0; t < p; t++) bsp_put(t, &first, shared, p * (int)sizeof first, sizeof first);
-  bsp_sync();
-  /* the same number of repetitions everywhere (process 0's estimate), about 0.2 s in all */
-  int reps = shared[p] > 0 ? (int)(0.2 / shared[p]) : 64;
+  int reps = first > 0 ? (int)(0.2 / first) : 64;
   reps = reps < 5 ? 5 : reps > 64 ? 64 : reps;
   double samples[64];
   for (int r = 0; r < reps; r++) {
-    bsp_sync();
-    if (!all && s != 0) continue;
     t0 = bspalg_now();
-    sink += local_dot(x, y, nlocal);
+    sink += local_dot(st->x, st->y, st->nlocal);
     samples[r] = bspalg_now() - t0;
   }
-  double mine = all || s == 0 ? bspalg_median(samples, reps) : 0.0;
-  for (int t = 0; t < p; t++) bsp_put(t, &mine, shared, s * (int)sizeof mine, sizeof mine);
-  bsp_sync();
-  double worst = 0.0;
-  for (int t = 0; t < p; t++) worst = worst > shared[t] ? worst : shared[t];
-  bsp_pop_reg(shared);
-  bsp_sync();
-  free(shared);
-  return worst / (2.0 * (double)(nlocal > 0 ? nlocal : 1));
+  double f = bspalg_median(samples, reps) / (2.0 * (double)(st->nlocal > 0 ? st->nlocal : 1));
+  if (!every_process && f > 0)
+    snprintf(
+        note, note_size,
+        "local dot product of %ld pairs, median: on process 0 alone, and on every process at once "
+        "(f_all: memory-bound, the processes share the memory bandwidth)",
+        st->nlocal);
+  return f;
 }
 
-static void spmd(void) {
-  bsp_begin(opt.procs ? opt.procs : bsp_nprocs());
+static void *setup(const bspalg_common_opts *opts) {
   int p = bsp_nprocs(), s = bsp_pid();
-  long nlocal = size > s ? (size - s + p - 1) / p : 0;
-  double *x = malloc((size_t)(nlocal > 0 ? nlocal : 1) * sizeof *x);
-  double *y = malloc((size_t)(nlocal > 0 ? nlocal : 1) * sizeof *y);
-  double *partial = calloc((size_t)p, sizeof *partial);
-  double *times = calloc((size_t)opt.reps, sizeof *times);
-  if (!x || !y || !partial || !times) bsp_abort("%s: out of memory for n = %ld\n", prog, size);
-  for (long k = 0; k < nlocal; k++) {
-    x[k] = input_value(opt.seed, s + k * p, 0);
-    y[k] = input_value(opt.seed, s + k * p, 1);
+  inprod_state *st = bspalg_alloc(sizeof *st, "for n = %ld", size);
+  st->seed = opts->seed;
+  st->nlocal = size > s ? (size - s + p - 1) / p : 0;
+  st->x = bspalg_alloc((size_t)st->nlocal * sizeof *st->x, "for n = %ld", size);
+  st->y = bspalg_alloc((size_t)st->nlocal * sizeof *st->y, "for n = %ld", size);
+  st->partial = bspalg_alloc((size_t)p * sizeof *st->partial, "for n = %ld", size);
+  for (long k = 0; k < st->nlocal; k++) {
+    st->x[k] = input_value(st->seed, s + k * p, 0);
+    st->y[k] = input_value(st->seed, s + k * p, 1);
   }
-  bsp_push_reg(partial, p * (int)sizeof *partial);
-  bspalg_counters_begin();
-  bsp_sync();
-
-  double alpha = 0.0;
-  for (int rep = 0; rep < opt.reps; rep++) {
-    bspalg_counters_reset();
-    bsp_sync();
-    double t0 = bsp_time();
-    double mine = local_dot(x, y, nlocal);
-    bspalg_work(2.0 * (double)nlocal);
-    for (int t = 0; t < p; t++) {
-      bsp_put(t, &mine, partial, s * (int)sizeof mine, sizeof mine);
-      bspalg_put(t, 1);
-    }
-    bspalg_sync("put", "alltoall");
-    alpha = 0.0;
-    for (int t = 0; t < p; t++) alpha += partial[t];
-    bspalg_work(p);
-    times[rep] = bsp_time() - t0;
-  }
-
-  /* Check: every process has alpha; process 0 compares with a sequential sum (in another
-   * order, so the tolerance is a few ulps of sum |x_i y_i| per term). */
-  int verified = 0;
-  char note[160] = "not checked (--no-check)";
-  if (opt.check) {
-    verified = 1;
-    if (s == 0) {
-      double ref = 0.0, magnitude = 0.0;
-      for (long i = 0; i < size; i++) {
-        double t = input_value(opt.seed, i, 0) * input_value(opt.seed, i, 1);
-        ref += t;
-        magnitude += fabs(t);
-      }
-      double tol = 4.0 * (double)size * 0x1.0p-52 * magnitude + 1e-300;
-      verified = fabs(alpha - ref) <= tol ? 1 : -1;
-      snprintf(note, sizeof note, "against a sequential sum: |difference| %.3g, tolerance %.3g",
-               fabs(alpha - ref), tol);
-      if (verified < 0)
-        fprintf(stderr, "%s: WRONG RESULT on %d processes: %.17g, the sequential sum is %.17g\n", prog, p,
-                alpha, ref);
-    }
-  }
-  double f = 0.0, f_all = 0.0;
-  if (opt.measure_f) { /* collective */
-    f = measure_f(x, y, nlocal, 0);
-    f_all = measure_f(x, y, nlocal, 1);
-  }
-  char params[96], f_note[320];
-  snprintf(params, sizeof params, "{\"n\": %ld}", size);
-  snprintf(f_note, sizeof f_note, "local dot product of %ld pairs, median: on process 0 alone, and on every process at once "
-           "(f_all: memory-bound, the processes share the memory bandwidth)", nlocal);
-  FILE *json = s == 0 ? bspalg_open_json(prog, opt.json_path) : NULL;
-  bspalg_info info = {"inprod", params, "flop", verified, note, f, f > 0 ? f_note : NULL, json, f_all};
-  bspalg_report(&info, times, opt.reps);
-  if (json && json != stdout) fclose(json);
-  bspalg_counters_end();
-  bsp_pop_reg(partial);
-  free(x);
-  free(y);
-  free(partial);
-  free(times);
-  bsp_end();
-  if (verified < 0) exit(1);
+  bspalg_register(st->partial, (size_t)p * sizeof *st->partial);
+  return st;
 }
 
-static void usage(FILE *to) {
-  fprintf(to,
-          "usage: bsprun [-b BACKEND] -n P %s [options]\n"
-          "The inner product of two random vectors of length N, cyclically distributed.\n"
-          "  --size N          vector length (default 1000000)\n%s",
-          prog, bspalg_common_help);
+/* Superstep 0: the local partial sum, put to every process; superstep 1: their sum. */
+static void repetition(void *state) {
+  inprod_state *st = state;
+  int p = bsp_nprocs(), s = bsp_pid();
+  double mine = local_dot(st->x, st->y, st->nlocal);
+  bspalg_work(2.0 * (double)st->nlocal);
+  for (int t = 0; t < p; t++) {
+    bsp_put(t, &mine, st->partial, s * (int)sizeof mine, sizeof mine);
+    bspalg_put(t, 1);
+  }
+  bspalg_sync("put", "alltoall");
+  st->alpha = 0.0;
+  for (int t = 0; t < p; t++) st->alpha += st->partial[t];
+  bspalg_work(p);
 }
 
-static int own_option(int argc, char **argv, int *i) {
-  if (strcmp(argv[*i], "--size") || *i + 1 >= argc) return 0;
-  size = bspalg_parse_long(prog, "--size", argv[++*i], 1, 1L << 40);
-  return 1;
+/* Every process has alpha; process 0 compares it with a sequential sum (in another order, so
+ * the tolerance is a few ulps of sum |x_i y_i| per term). */
+static int check(void *state, bspalg_check_report *report) {
+  const inprod_state *st = state;
+  if (bsp_pid() != 0) return 1;
+  double ref = 0.0, magnitude = 0.0;
+  for (long i = 0; i < size; i++) {
+    double t = input_value(st->seed, i, 0) * input_value(st->seed, i, 1);
+    ref += t;
+    magnitude += fabs(t);
+  }
+  double tol = 4.0 * (double)size * 0x1.0p-52 * magnitude + 1e-300;
+  snprintf(report->note, sizeof report->note,
+           "against a sequential sum: |difference| %.3g, tolerance %.3g", fabs(st->alpha - ref),
+           tol);
+  if (fabs(st->alpha - ref) <= tol) return 1;
+  snprintf(report->wrong, sizeof report->wrong,
+           " on %d processes: %.17g, the sequential sum is %.17g", bsp_nprocs(), st->alpha, ref);
+  return -1;
 }
 
-int main(int argc, char **argv) {
-  /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  bspalg_parse_args(prog, &opt, argc, argv, own_option, usage);
-  bsp_init(spmd, argc, argv);
-  spmd();
-  return 0;
+static void params(void *state, char *json, size_t json_size) {
+  (void)state;
+  snprintf(json, json_size, "{\"n\": %ld}", size);
 }
+
+/* The driver, read as a table (clang-format would give each field a line of its own). */
+// clang-format off
+static const bspalg_driver driver = {
+    .program = prog, .algorithm = "inprod", .work_unit = "flop", .help = help, .option = option,
+    .setup = setup, .repetition = repetition, .check = check, .measure_f = measure_f, .params = params};
+// clang-format on
+
+int main(int argc, char **argv) { return bspalg_main(&driver, argc, argv); }

@@ -29,20 +29,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bspalg.h"
+#include "bspalg_driver.h"
 #include "llcs_kernels.h"
 
-static const char *prog = "bspalg-llcs";
+static const char prog[] = "bspalg-llcs";
 
 enum kernel { KERNEL_DP, KERNEL_BITPAR };
 
+/* The problem's options: set before bsp_init, read-only afterwards. */
 static struct {
-  long m, n;          /* lengths of a (columns) and b (rows) */
-  long alpha;         /* 0: choose (default_alpha) */
+  long m, n;  /* lengths of a (columns) and b (rows) */
+  long alpha; /* 0: choose (default_alpha) */
   enum kernel kernel;
-  int sigma;          /* alphabet size */
-  bspalg_common_opts common;
-} opt = {100000, 100000, 0, KERNEL_BITPAR, 4, {0}};
+  int sigma; /* alphabet size */
+} opt = {100000, 100000, 0, KERNEL_BITPAR, 4};
 
 /* The check (process 0, after the runs): up to this many cells against the sequential DP
  * (~1e9 cells/s), beyond against the sequential bit-parallel algorithm (a few 1e10 cells/s:
@@ -62,8 +62,8 @@ static unsigned char input_char(unsigned long seed, int which, long i, int sigma
 }
 
 static unsigned char *make_string(unsigned long seed, int which, long len, int sigma) {
-  unsigned char *str = malloc((size_t)len + 1);
-  if (!str) return NULL;
+  unsigned char *str =
+      bspalg_alloc((size_t)len + 1, "for the strings (m = %ld, n = %ld)", opt.m, opt.n);
   for (long i = 0; i < len; i++) str[i] = input_char(seed, which, i, sigma);
   return str;
 }
@@ -101,7 +101,8 @@ static long block_rows(const grid *g, long y) {
  * alpha >= 5 m / (p b); bitpar (1 + sigma) bits per row (the vector V and sigma masks), so
  * alpha >= (1 + sigma) n / (8 p b). The floor of 16 keeps the wavefront's fill and drain
  * small: the cells on the critical path exceed mn / p by a factor 1 + (p - 1) / G. */
-#define LLCS_CACHE_BYTES (256L * 1024)
+#define LLCS_CACHE_KIB 256
+#define LLCS_CACHE_BYTES (LLCS_CACHE_KIB * 1024L)
 static long default_alpha(long m, long n, int p, enum kernel kernel, int sigma) {
   double want;
   long most;
@@ -118,6 +119,52 @@ static long default_alpha(long m, long n, int p, enum kernel kernel, int sigma) 
   if (alpha < 16) alpha = 16;
   if (alpha > most) alpha = most;
   return alpha < 1 ? 1 : alpha;
+}
+
+#define STRINGIFY(x) #x
+#define STRING_OF(x) STRINGIFY(x)
+
+/* --help: what it does and its own options */
+static const char help[] =
+    "LLCS of two random strings by the BSP blocked wavefront over a G x G grid, G = alpha P.\n"
+    "  --size N          both strings have length N (default 100000)\n"
+    "  --sizes M,N       string a (split into block columns) has length M, b length N\n"
+    "  --kernel K        dp (dynamic programming, Fig. 5.3) or bitpar (bit-parallel, Fig. 5.7;\n"
+    "                    default)\n"
+    "  --alpha A         block columns per process (default: eq. 5.4 for a " STRING_OF(LLCS_CACHE_KIB)
+    " KiB cache, at\n"
+    "                    least 16, blocks at least 256 cells (dp) or 16 words (bitpar) high)\n"
+    "  --alphabet K      characters drawn uniformly from K symbols, 1..256 (default 4)\n";
+
+#define MAX_LENGTH (1L << 30) /* of a string */
+
+static int option(const char *arg, const char *value) {
+  static const char *const kernels[] = {"dp", "bitpar"}; /* indexed by enum kernel */
+  if (!value) return 0;
+  if (!strcmp(arg, "--size")) {
+    opt.m = opt.n = bspalg_parse_long(prog, "--size", value, 1, MAX_LENGTH);
+  } else if (!strcmp(arg, "--sizes")) {
+    const char *comma = strchr(value, ',');
+    if (!comma) {
+      fprintf(stderr, "%s: --sizes must be M,N (two lengths), not '%s'\n", prog, value);
+      exit(2);
+    }
+    char first[32];
+    size_t len = (size_t)(comma - value);
+    snprintf(first, sizeof first, "%.*s", (int)(len < sizeof first ? len : sizeof first - 1),
+             value);
+    opt.m = bspalg_parse_long(prog, "--sizes M", first, 1, MAX_LENGTH);
+    opt.n = bspalg_parse_long(prog, "--sizes N", comma + 1, 1, MAX_LENGTH);
+  } else if (!strcmp(arg, "--alpha")) {
+    opt.alpha = bspalg_parse_long(prog, "--alpha", value, 1, 1000000);
+  } else if (!strcmp(arg, "--alphabet")) {
+    opt.sigma = (int)bspalg_parse_long(prog, "--alphabet", value, 1, 256);
+  } else if (!strcmp(arg, "--kernel")) {
+    opt.kernel = (enum kernel)bspalg_parse_choice(prog, "--kernel", value, kernels, 2);
+  } else {
+    return 0;
+  }
+  return 2;
 }
 
 /* ------------------------------------------------------------- per-process state */
@@ -140,27 +187,24 @@ typedef struct {
    * neighbour puts into it), and a scratch one for the blocks of column 0 */
   unsigned char *incoming, *first;
   int64_t answer; /* registered; process 0 receives the LLCS here */
-} state;
+  long llcs;      /* process 0: the last repetition's LLCS (measuring f reuses answer) */
+  long alpha;     /* block columns per process: G = alpha p */
+} llcs_state;
 
-static void *xmalloc(size_t bytes) {
-  void *ptr = malloc(bytes ? bytes : 1);
-  if (!ptr) bsp_abort("%s: out of memory (%zu bytes)\n", prog, bytes);
-  return ptr;
-}
+static void *xmalloc(size_t bytes) { return bspalg_alloc(bytes, "(%zu bytes)", bytes); }
 
 /* The state at the start of a repetition: L = 0 above the table (dp), no carries (bitpar). */
-static void reset_state(state *st) {
+static void reset_state(llcs_state *st) {
   if (st->g.kernel == KERNEL_DP)
     memset(st->rows, 0, (size_t)st->ncols * (size_t)(st->max_cols + 1) * sizeof *st->rows);
-  else
-    memset(st->carries, 0, (size_t)st->ncols * (size_t)st->max_cols);
+  else memset(st->carries, 0, (size_t)st->ncols * (size_t)st->max_cols);
   st->answer = 0;
 }
 
 /* Compute block (x, y) of owned column index i; its input boundary is `boundary` (the left
  * neighbour's output, or zeros / ones for x = 0), overwritten with this block's output.
  * Returns the cells computed. */
-static double compute_block(state *st, long i, long x, long y, void *boundary) {
+static double compute_block(llcs_state *st, long i, long x, long y, void *boundary) {
   const grid *g = &st->g;
   long k0 = col_start(g, x), bw = col_start(g, x + 1) - k0;
   long r0 = row_start(g, y), units = row_start(g, y + 1) - r0;
@@ -169,26 +213,27 @@ static double compute_block(state *st, long i, long x, long y, void *boundary) {
     llcs_dp_block(st->a + k0, (size_t)bw, st->b + r0, (size_t)units, row, boundary);
   } else {
     unsigned char *carries = st->carries + (size_t)i * (size_t)st->max_cols;
-    llcs_bitpar_block(st->masks + r0, st->mask_stride, st->a + k0, (size_t)bw, boundary, (size_t)units,
-                      carries);
+    llcs_bitpar_block(st->masks + r0, st->mask_stride, st->a + k0, (size_t)bw, boundary,
+                      (size_t)units, carries);
   }
   return (double)bw * (double)block_rows(g, y);
 }
 
 /* The input boundary of a block in column 0: L = 0 left of the table (dp), V = all ones. */
-static void *first_column_boundary(state *st, long units) {
+static void *first_column_boundary(llcs_state *st, long units) {
   if (st->g.kernel == KERNEL_DP) memset(st->first, 0, (size_t)units * sizeof(int32_t));
   else memset(st->first, 0xff, (size_t)units * sizeof(uint64_t));
   return st->first;
 }
 
 /* One run of the algorithm (S = 2G supersteps); the LLCS ends on process 0. */
-static void run_wavefront(state *st) {
+static void run_wavefront(llcs_state *st) {
   const grid *g = &st->g;
   long G = g->G;
   int p = st->p, s = st->s;
   size_t unit_bytes = g->kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t);
-  if (g->kernel == KERNEL_BITPAR) llcs_bitpar_masks(st->b, (size_t)g->n, opt.sigma, st->masks, st->mask_stride);
+  if (g->kernel == KERNEL_BITPAR)
+    llcs_bitpar_masks(st->b, (size_t)g->n, opt.sigma, st->masks, st->mask_stride);
   long last_value = 0; /* dp: L(m, j) of the last row computed in column G-1 */
   for (long d = 0; d <= 2 * G - 2; d++) {
     /* Columns in decreasing order: with p = 1 the output of block x goes straight into the
@@ -197,7 +242,8 @@ static void run_wavefront(state *st) {
       long x = s + i * p, y = d - x;
       if (y < 0 || y >= G) continue;
       long units = row_start(g, y + 1) - row_start(g, y);
-      void *boundary = x == 0 ? first_column_boundary(st, units) : st->incoming + (size_t)i * st->boundary_bytes;
+      void *boundary =
+          x == 0 ? first_column_boundary(st, units) : st->incoming + (size_t)i * st->boundary_bytes;
       bspalg_work(compute_block(st, i, x, y, boundary));
       size_t bytes = (size_t)units * unit_bytes;
       if (x < G - 1) {
@@ -237,12 +283,13 @@ static void run_wavefront(state *st) {
  * >= 1 s (at least 3, at most 50): a kernel's rate wanders by 10-30% from one tenth of a
  * second to the next on a shared machine, so the median needs many short samples. Not
  * counted in W: the counts are those of the timed runs. */
-static double measure_f(state *st, char *note, size_t note_size) {
+static double measure_kernel(llcs_state *st, char *note, size_t note_size) {
   const grid *g = &st->g;
   double budget = g->kernel == KERNEL_DP ? 1e8 : 5e9;
   long blocks = 0;
   double cells = 0.0;
-  while (blocks < g->G && (blocks == 0 || cells < budget)) cells += (double)(col_start(g, 1) * block_rows(g, blocks++));
+  while (blocks < g->G && (blocks == 0 || cells < budget))
+    cells += (double)(col_start(g, 1) * block_rows(g, blocks++));
   if (cells <= 0.0) {
     snprintf(note, note_size, "not measured: the blocks of column 0 are empty");
     return 0.0;
@@ -252,7 +299,8 @@ static double measure_f(state *st, char *note, size_t note_size) {
   double start = bspalg_now();
   while (reps < 50 && (reps < 3 || bspalg_now() - start < 1.0)) {
     reset_state(st);
-    if (g->kernel == KERNEL_BITPAR) llcs_bitpar_masks(st->b, (size_t)g->n, opt.sigma, st->masks, st->mask_stride);
+    if (g->kernel == KERNEL_BITPAR)
+      llcs_bitpar_masks(st->b, (size_t)g->n, opt.sigma, st->masks, st->mask_stride);
     double t0 = bspalg_now();
     for (long y = 0; y < blocks; y++) {
       long units = row_start(g, y + 1) - row_start(g, y);
@@ -261,168 +309,115 @@ static double measure_f(state *st, char *note, size_t note_size) {
     samples[reps++] = bspalg_now() - t0;
   }
   double f = bspalg_median(samples, reps) / cells;
-  snprintf(note, note_size,
-           "%s kernel on process 0 alone: blocks (0, 0..%ld) of the run's grid, %ld columns x %.0f rows"
-           " = %.4g cells, median of %d",
-           g->kernel == KERNEL_DP ? "dp" : "bitpar", blocks - 1, col_start(g, 1), cells / (double)col_start(g, 1),
-           cells, reps);
+  snprintf(
+      note, note_size,
+      "%s kernel on process 0 alone: blocks (0, 0..%ld) of the run's grid, %ld columns x %.0f rows"
+      " = %.4g cells, median of %d",
+      g->kernel == KERNEL_DP ? "dp" : "bitpar", blocks - 1, col_start(g, 1),
+      cells / (double)col_start(g, 1), cells, reps);
   return f;
 }
 
-static void spmd(void) {
-  bsp_begin(opt.common.procs ? opt.common.procs : bsp_nprocs());
+static void *setup(const bspalg_common_opts *opts) {
   int p = bsp_nprocs(), s = bsp_pid();
   long alpha = opt.alpha ? opt.alpha : default_alpha(opt.m, opt.n, p, opt.kernel, opt.sigma);
-  state st;
-  memset(&st, 0, sizeof st);
-  st.g = (grid){alpha * p, opt.m, opt.n, opt.kernel == KERNEL_DP ? opt.n : (opt.n + 63) / 64, opt.kernel};
-  st.p = p;
-  st.s = s;
-  long G = st.g.G;
-  if (G > (1L << 26)) bsp_abort("%s: the grid G = alpha p = %ld is too large (at most 2^26)\n", prog, G);
-  st.ncols = s < G ? (G - s + p - 1) / p : 0;
-  st.max_cols = (opt.m + G - 1) / G;
-  st.max_units = (st.g.row_units + G - 1) / G;
-  st.boundary_bytes = (size_t)st.max_units * (opt.kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t));
-  if ((double)st.ncols * (double)st.boundary_bytes > 0x7fffffff)
-    bsp_abort("%s: the boundaries of %ld block columns (%zu bytes each) exceed one registration (2^31 - 1"
-              " bytes): use more processes or shorter strings\n", prog, st.ncols, st.boundary_bytes);
-  unsigned char *a = make_string(opt.common.seed, 0, opt.m, opt.sigma);
-  unsigned char *b = make_string(opt.common.seed, 1, opt.n, opt.sigma);
-  if (!a || !b) bsp_abort("%s: out of memory for the strings (m = %ld, n = %ld)\n", prog, opt.m, opt.n);
-  st.a = a;
-  st.b = b;
-  size_t ncols_alloc = (size_t)(st.ncols > 0 ? st.ncols : 1);
+  llcs_state *st = xmalloc(sizeof *st);
+  st->g = (grid){alpha * p, opt.m, opt.n, opt.kernel == KERNEL_DP ? opt.n : (opt.n + 63) / 64,
+                 opt.kernel};
+  st->p = p;
+  st->s = s;
+  st->alpha = alpha;
+  long G = st->g.G;
+  if (G > (1L << 26))
+    bsp_abort("%s: the grid G = alpha p = %ld is too large (at most 2^26)\n", prog, G);
+  st->ncols = s < G ? (G - s + p - 1) / p : 0;
+  st->max_cols = (opt.m + G - 1) / G;
+  st->max_units = (st->g.row_units + G - 1) / G;
+  st->boundary_bytes =
+      (size_t)st->max_units * (opt.kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t));
+  if ((double)st->ncols * (double)st->boundary_bytes > 0x7fffffff)
+    bsp_abort(
+        "%s: the boundaries of %ld block columns (%zu bytes each) exceed one registration (2^31 - 1"
+        " bytes): use more processes or shorter strings\n",
+        prog, st->ncols, st->boundary_bytes);
+  st->a = make_string(opts->seed, 0, opt.m, opt.sigma);
+  st->b = make_string(opts->seed, 1, opt.n, opt.sigma);
+  size_t ncols_alloc = (size_t)(st->ncols > 0 ? st->ncols : 1);
   if (opt.kernel == KERNEL_DP) {
-    st.rows = xmalloc(ncols_alloc * (size_t)(st.max_cols + 1) * sizeof *st.rows);
+    st->rows = xmalloc(ncols_alloc * (size_t)(st->max_cols + 1) * sizeof *st->rows);
   } else {
-    st.carries = xmalloc(ncols_alloc * (size_t)st.max_cols);
-    st.mask_stride = (size_t)st.g.row_units;
-    st.masks = xmalloc((size_t)opt.sigma * st.mask_stride * sizeof *st.masks);
+    st->carries = xmalloc(ncols_alloc * (size_t)st->max_cols);
+    st->mask_stride = (size_t)st->g.row_units;
+    st->masks = xmalloc((size_t)opt.sigma * st->mask_stride * sizeof *st->masks);
   }
-  st.incoming = xmalloc(ncols_alloc * st.boundary_bytes);
-  st.first = xmalloc(st.boundary_bytes);
-  double *times = xmalloc((size_t)opt.common.reps * sizeof *times);
-  bsp_push_reg(st.incoming, (bsp_size_t)(ncols_alloc * st.boundary_bytes));
-  bsp_push_reg(&st.answer, (bsp_size_t)sizeof st.answer);
-  bspalg_counters_begin();
-  bsp_sync();
-
-  for (int rep = 0; rep < opt.common.reps; rep++) {
-    reset_state(&st);
-    bspalg_counters_reset();
-    bsp_sync();
-    double t0 = bsp_time();
-    run_wavefront(&st);
-    times[rep] = bsp_time() - t0;
-  }
-  long llcs = (long)st.answer; /* on process 0 */
-
-  int verified = 0;
-  char note[200] = "not checked (--no-check)";
-  if (opt.common.check) {
-    verified = 1;
-    if (s == 0) {
-      double cells = (double)opt.m * (double)opt.n;
-      int by_dp = cells <= CHECK_DP_MAX_CELLS;
-      long ref = by_dp ? llcs_reference_dp(a, (size_t)opt.m, b, (size_t)opt.n)
-                       : llcs_reference_bitpar(a, (size_t)opt.m, b, (size_t)opt.n, opt.sigma);
-      if (ref < 0) bsp_abort("%s: out of memory for the sequential reference\n", prog);
-      verified = llcs == ref ? 1 : -1;
-      snprintf(note, sizeof note, "against the sequential %s (LLCS %ld)",
-               by_dp ? "dynamic program (recurrence 5.1, two rows)"
-                     : "bit-parallel algorithm (one vector over all of b, portable carry)",
-               ref);
-      if (verified < 0)
-        fprintf(stderr, "%s: WRONG RESULT on %d processes (kernel %s, m = %ld, n = %ld, alpha = %ld): LLCS %ld, "
-                "the sequential reference says %ld\n",
-                prog, p, opt.kernel == KERNEL_DP ? "dp" : "bitpar", opt.m, opt.n, alpha, llcs, ref);
-    }
-  }
-  double f = 0.0, f_all = 0.0;
-  char f_note[320] = "";
-  if (opt.common.measure_f) { /* collective: process 0 alone (the others wait), then all at once */
-    if (s == 0 && st.ncols > 0) f = measure_f(&st, f_note, sizeof f_note);
-    bsp_sync();
-    char unused[320];
-    f_all = bspalg_max_over_procs(st.ncols > 0 ? measure_f(&st, unused, sizeof unused) : 0.0);
-    if (s == 0) strncat(f_note, "; f_all: the same on every process at once", sizeof f_note - strlen(f_note) - 1);
-  }
-
-  char params[256];
-  snprintf(params, sizeof params,
-           "{\"m\": %ld, \"n\": %ld, \"alpha\": %ld, \"G\": %ld, \"alphabet\": %d, \"kernel\": \"%s\", \"llcs\": %ld}",
-           opt.m, opt.n, alpha, G, opt.sigma, opt.kernel == KERNEL_DP ? "dp" : "bitpar", s == 0 ? llcs : -1L);
-  FILE *json = s == 0 ? bspalg_open_json(prog, opt.common.json_path) : NULL;
-  bspalg_info info = {opt.kernel == KERNEL_DP ? "llcs-dp" : "llcs-bitpar", params, "cell", verified, note, f,
-                      opt.common.measure_f && s == 0 ? f_note : NULL, json, f_all};
-  bspalg_report(&info, times, opt.common.reps);
-  if (json && json != stdout) fclose(json);
-  bspalg_counters_end();
-  bsp_pop_reg(&st.answer);
-  bsp_pop_reg(st.incoming);
-  free(st.rows);
-  free(st.carries);
-  free(st.masks);
-  free(st.incoming);
-  free(st.first);
-  free(times);
-  free(a);
-  free(b);
-  bsp_end();
-  if (verified < 0) exit(1);
+  st->incoming = xmalloc(ncols_alloc * st->boundary_bytes);
+  st->first = xmalloc(st->boundary_bytes);
+  bspalg_register(st->incoming, ncols_alloc * st->boundary_bytes);
+  bspalg_register(&st->answer, sizeof st->answer);
+  return st;
 }
 
-static void usage(FILE *to) {
-  fprintf(to,
-          "usage: bsprun [-b BACKEND] -n P %s [options]\n"
-          "LLCS of two random strings by the BSP blocked wavefront over a G x G grid, G = alpha P.\n"
-          "  --size N          both strings have length N (default 100000)\n"
-          "  --sizes M,N       string a (split into block columns) has length M, b length N\n"
-          "  --kernel K        dp (dynamic programming, Fig. 5.3) or bitpar (bit-parallel, Fig. 5.7;\n"
-          "                    default)\n"
-          "  --alpha A         block columns per process (default: eq. 5.4 for a %ld KiB cache, at\n"
-          "                    least 16, blocks at least 256 cells (dp) or 16 words (bitpar) high)\n"
-          "  --alphabet K      characters drawn uniformly from K symbols, 1..256 (default 4)\n%s",
-          prog, LLCS_CACHE_BYTES / 1024, bspalg_common_help);
+static void prepare(void *state) { reset_state(state); }
+
+static void repetition(void *state) {
+  llcs_state *st = state;
+  run_wavefront(st);
+  st->llcs = (long)st->answer;
 }
 
-#define MAX_LENGTH (1L << 30)
+static const char *kernel_name(void) { return opt.kernel == KERNEL_DP ? "dp" : "bitpar"; }
 
-static int own_option(int argc, char **argv, int *i) {
-  static const char *const kernels[] = {"dp", "bitpar"}; /* indexed by enum kernel */
-  const char *arg = argv[*i], *value = *i + 1 < argc ? argv[*i + 1] : NULL;
-  if (!value) return 0;
-  if (!strcmp(arg, "--size")) {
-    opt.m = opt.n = bspalg_parse_long(prog, "--size", value, 1, MAX_LENGTH);
-  } else if (!strcmp(arg, "--sizes")) {
-    const char *comma = strchr(value, ',');
-    if (!comma) {
-      fprintf(stderr, "%s: --sizes must be M,N (two lengths), not '%s'\n", prog, value);
-      exit(2);
-    }
-    char first[32];
-    size_t len = (size_t)(comma - value);
-    snprintf(first, sizeof first, "%.*s", (int)(len < sizeof first ? len : sizeof first - 1), value);
-    opt.m = bspalg_parse_long(prog, "--sizes M", first, 1, MAX_LENGTH);
-    opt.n = bspalg_parse_long(prog, "--sizes N", comma + 1, 1, MAX_LENGTH);
-  } else if (!strcmp(arg, "--alpha")) {
-    opt.alpha = bspalg_parse_long(prog, "--alpha", value, 1, 1000000);
-  } else if (!strcmp(arg, "--alphabet")) {
-    opt.sigma = (int)bspalg_parse_long(prog, "--alphabet", value, 1, 256);
-  } else if (!strcmp(arg, "--kernel")) {
-    opt.kernel = (enum kernel)bspalg_parse_choice(prog, "--kernel", value, kernels, 2);
-  } else {
-    return 0;
+static const char *algorithm_of(void) {
+  return opt.kernel == KERNEL_DP ? "llcs-dp" : "llcs-bitpar";
+}
+
+/* Process 0 holds the LLCS: against the sequential DP up to CHECK_DP_MAX_CELLS cells, beyond
+ * against the sequential bit-parallel algorithm. */
+static int check(void *state, bspalg_check_report *report) {
+  const llcs_state *st = state;
+  if (st->s != 0) return 1;
+  long llcs = st->llcs;
+  int by_dp = (double)opt.m * (double)opt.n <= CHECK_DP_MAX_CELLS;
+  long ref = by_dp ? llcs_reference_dp(st->a, (size_t)opt.m, st->b, (size_t)opt.n)
+                   : llcs_reference_bitpar(st->a, (size_t)opt.m, st->b, (size_t)opt.n, opt.sigma);
+  if (ref < 0) bsp_abort("%s: out of memory for the sequential reference\n", prog);
+  snprintf(report->note, sizeof report->note, "against the sequential %s (LLCS %ld)",
+           by_dp ? "dynamic program (recurrence 5.1, two rows)"
+                 : "bit-parallel algorithm (one vector over all of b, portable carry)",
+           ref);
+  if (llcs == ref) return 1;
+  snprintf(report->wrong, sizeof report->wrong,
+           " on %d processes (kernel %s, m = %ld, n = %ld, alpha = %ld): LLCS %ld, the sequential "
+           "reference says %ld",
+           st->p, kernel_name(), opt.m, opt.n, st->alpha, llcs, ref);
+  return -1;
+}
+
+static double measure_f(void *state, int every_process, char *note, size_t note_size) {
+  llcs_state *st = state;
+  if (st->ncols == 0) return 0.0;
+  double f = measure_kernel(st, note, note_size);
+  if (!every_process) {
+    size_t used = strlen(note);
+    snprintf(note + used, note_size - used, "; f_all: the same on every process at once");
   }
-  ++*i;
-  return 1;
+  return f;
 }
 
-int main(int argc, char **argv) {
-  /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  bspalg_parse_args(prog, &opt.common, argc, argv, own_option, usage);
-  bsp_init(spmd, argc, argv);
-  spmd();
-  return 0;
+static void params(void *state, char *json, size_t json_size) {
+  const llcs_state *st = state;
+  snprintf(json, json_size,
+           "{\"m\": %ld, \"n\": %ld, \"alpha\": %ld, \"G\": %ld, \"alphabet\": %d, \"kernel\": "
+           "\"%s\", \"llcs\": %ld}",
+           opt.m, opt.n, st->alpha, st->g.G, opt.sigma, kernel_name(), st->s == 0 ? st->llcs : -1L);
 }
+
+/* The driver, read as a table (clang-format would give each field a line of its own). */
+// clang-format off
+static const bspalg_driver driver = {
+    .program = prog, .algorithm_of = algorithm_of, .work_unit = "cell", .help = help, .option = option,
+    .setup = setup, .prepare = prepare, .repetition = repetition, .check = check, .measure_f = measure_f,
+    .params = params};
+// clang-format on
+
+int main(int argc, char **argv) { return bspalg_main(&driver, argc, argv); }

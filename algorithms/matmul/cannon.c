@@ -45,18 +45,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bspalg.h"
+#include "bspalg_driver.h"
 #include "matmul_common.h"
 
 typedef enum { VARIANT_PUT, VARIANT_GET } variant_kind;
 
-static const char *prog = "bspalg-cannon";
+static const char prog[] = "bspalg-cannon";
 static long opt_size = 1000;
 static variant_kind opt_variant = VARIANT_PUT;
-static bspalg_common_opts opt;
+
+/* --help: what it does and its own options */
+static const char help[] =
+    "Cannon-style matrix multiplication C = A B of random n x n matrices (Gerbessiotis & Lee:\n"
+    "MatMul with put, MatMulG with get) on the process grid closest to square (sqrt(p) x\n"
+    "sqrt(p) when p is a square; p prime gives 1 x p); local products with cblas_dgemm.\n"
+    "  --size N          matrix size n (default 1000)\n"
+    "  --variant V       put (MatMul, bsp_hpput, default) or get (MatMulG, bsp_hpget)\n";
+
+static int option(const char *arg, const char *value) {
+  static const char *const variants[] = {"put",
+                                         "get"}; /* in the order of VARIANT_PUT, VARIANT_GET */
+  if (!value) return 0;
+  if (!strcmp(arg, "--size")) opt_size = bspalg_parse_long(prog, "--size", value, 1, 1000000);
+  else if (!strcmp(arg, "--variant"))
+    opt_variant =
+        bspalg_parse_choice(prog, "--variant", value, variants, 2) == 0 ? VARIANT_PUT : VARIANT_GET;
+  else return 0;
+  return 2;
+}
 
 typedef struct {
   int p, pid;
+  unsigned long seed;
   long n;
   int Pr, Pc, L; /* grid and number of rounds */
   int i, j;      /* this process' place in the grid */
@@ -80,7 +100,8 @@ static int round_has_remote(const cannon_state *st, int l) {
     for (int j = 0; j < st->Pc; j++) {
       int k = round_k(st, i, j, l);
       if (inner_of(st, k) == 0) continue;
-      if ((k % st->Pc != j && rows_of(st, i) > 0) || (k % st->Pr != i && cols_of(st, j) > 0)) return 1;
+      if ((k % st->Pc != j && rows_of(st, i) > 0) || (k % st->Pr != i && cols_of(st, j) > 0))
+        return 1;
     }
   return 0;
 }
@@ -93,13 +114,13 @@ static void transfer_round(const cannon_state *st, int l) {
     long m = rows_of(st, st->i), w = inner_of(st, k), c = cols_of(st, st->j);
     int a_owner = pid_of(st, st->i, k % st->Pc), b_owner = pid_of(st, k % st->Pr, st->j);
     if (a_owner != st->pid && m * w > 0) {
-      bsp_hpget(a_owner, st->A, (int)((long)(k / st->Pc) * st->a_slot * (long)sizeof(double)), st->abuf + a_off,
-                (int)(m * w * (long)sizeof(double)));
+      bsp_hpget(a_owner, st->A, (int)((long)(k / st->Pc) * st->a_slot * (long)sizeof(double)),
+                st->abuf + a_off, (int)(m * w * (long)sizeof(double)));
       bspalg_get(a_owner, m * w);
     }
     if (b_owner != st->pid && w * c > 0) {
-      bsp_hpget(b_owner, st->B, (int)((long)(k / st->Pr) * st->b_slot * (long)sizeof(double)), st->bbuf + b_off,
-                (int)(w * c * (long)sizeof(double)));
+      bsp_hpget(b_owner, st->B, (int)((long)(k / st->Pr) * st->b_slot * (long)sizeof(double)),
+                st->bbuf + b_off, (int)(w * c * (long)sizeof(double)));
       bspalg_get(b_owner, w * c);
     }
     return;
@@ -111,8 +132,8 @@ static void transfer_round(const cannon_state *st, int l) {
     long bytes = rows_of(st, st->i) * inner_of(st, k) * (long)sizeof(double);
     if (k % st->Pc != st->j || j2 == st->j || bytes == 0) continue;
     int dest = pid_of(st, st->i, j2);
-    bsp_hpput(dest, st->A + (long)(k / st->Pc) * st->a_slot, st->abuf, (int)(a_off * (long)sizeof(double)),
-              (int)bytes);
+    bsp_hpput(dest, st->A + (long)(k / st->Pc) * st->a_slot, st->abuf,
+              (int)(a_off * (long)sizeof(double)), (int)bytes);
     bspalg_put(dest, bytes / (long)sizeof(double));
   }
   for (int i2 = 0; i2 < st->Pr; i2++) {
@@ -120,8 +141,8 @@ static void transfer_round(const cannon_state *st, int l) {
     long bytes = inner_of(st, k) * cols_of(st, st->j) * (long)sizeof(double);
     if (k % st->Pr != st->i || i2 == st->i || bytes == 0) continue;
     int dest = pid_of(st, i2, st->j);
-    bsp_hpput(dest, st->B + (long)(k / st->Pr) * st->b_slot, st->bbuf, (int)(b_off * (long)sizeof(double)),
-              (int)bytes);
+    bsp_hpput(dest, st->B + (long)(k / st->Pr) * st->b_slot, st->bbuf,
+              (int)(b_off * (long)sizeof(double)), (int)bytes);
     bspalg_put(dest, bytes / (long)sizeof(double));
   }
 }
@@ -130,155 +151,113 @@ static void transfer_round(const cannon_state *st, int l) {
 static void multiply_round(const cannon_state *st, int l) {
   int k = round_k(st, st->i, st->j, l);
   long m = rows_of(st, st->i), w = inner_of(st, k), c = cols_of(st, st->j);
-  const double *a = k % st->Pc == st->j ? st->A + (long)(k / st->Pc) * st->a_slot : st->abuf + (long)(l % 2) * st->a_slot;
-  const double *b = k % st->Pr == st->i ? st->B + (long)(k / st->Pr) * st->b_slot : st->bbuf + (long)(l % 2) * st->b_slot;
+  const double *a = k % st->Pc == st->j ? st->A + (long)(k / st->Pc) * st->a_slot
+                                        : st->abuf + (long)(l % 2) * st->a_slot;
+  const double *b = k % st->Pr == st->i ? st->B + (long)(k / st->Pr) * st->b_slot
+                                        : st->bbuf + (long)(l % 2) * st->b_slot;
   mm_dgemm(m, c, w, a, w > 0 ? w : 1, b, c > 0 ? c : 1, l == 0 ? 0.0 : 1.0, st->C, c > 0 ? c : 1);
   bspalg_work(2.0 * (double)m * (double)w * (double)c);
 }
 
-static double *alloc_doubles(long count, const char *what) {
-  double *v = malloc((size_t)(count > 0 ? count : 1) * sizeof *v);
-  if (!v) bsp_abort("%s: out of memory for %s (%ld doubles)\n", prog, what, count);
-  return v;
-}
-
-static void spmd(void) {
-  bsp_begin(opt.procs ? opt.procs : bsp_nprocs());
-  cannon_state st;
-  memset(&st, 0, sizeof st);
-  st.p = bsp_nprocs();
-  st.pid = bsp_pid();
-  st.n = opt_size;
-  st.variant = opt_variant;
-  mm_grid(st.p, &st.Pr, &st.Pc);
-  st.L = st.Pr / gcd(st.Pr, st.Pc) * st.Pc;
-  st.i = st.pid / st.Pc;
-  st.j = st.pid % st.Pc;
-  long max_rows = (st.n + st.Pr - 1) / st.Pr, max_cols = (st.n + st.Pc - 1) / st.Pc;
-  long max_inner = (st.n + st.L - 1) / st.L;
-  st.a_slot = max_rows * max_inner;
-  st.b_slot = max_inner * max_cols;
-  long a_blocks = st.L / st.Pc, b_blocks = st.L / st.Pr;
-  double biggest = fmax(fmax((double)a_blocks * st.a_slot, (double)b_blocks * st.b_slot),
-                        fmax(2.0 * st.a_slot, 2.0 * st.b_slot));
-  if (biggest * sizeof(double) > 2147483647.0) {
-    if (st.pid == 0)
-      fprintf(stderr, "%s: a process' part of a matrix would be %.0f bytes, over the BSPlib limit of 2^31 - 1 "
-                      "bytes per registration; use more processes\n",
-              prog, biggest * sizeof(double));
-    bsp_end();
-    exit(2);
-  }
-  st.A = alloc_doubles(a_blocks * st.a_slot, "A");
-  st.B = alloc_doubles(b_blocks * st.b_slot, "B");
-  st.C = alloc_doubles(max_rows * max_cols, "C");
-  st.abuf = alloc_doubles(2 * st.a_slot, "the buffers for A");
-  st.bbuf = alloc_doubles(2 * st.b_slot, "the buffers for B");
-  long my_rows = rows_of(&st, st.i), my_cols = cols_of(&st, st.j);
-  long row0 = mm_part_start(st.n, st.Pr, st.i), col0 = mm_part_start(st.n, st.Pc, st.j);
+static void *setup(const bspalg_common_opts *opts) {
+  cannon_state *st = bspalg_alloc(sizeof *st, "for the state");
+  *st = (cannon_state){.p = bsp_nprocs(),
+                       .pid = bsp_pid(),
+                       .seed = opts->seed,
+                       .n = opt_size,
+                       .variant = opt_variant};
+  mm_grid(st->p, &st->Pr, &st->Pc);
+  st->L = st->Pr / gcd(st->Pr, st->Pc) * st->Pc;
+  st->i = st->pid / st->Pc;
+  st->j = st->pid % st->Pc;
+  long max_rows = (st->n + st->Pr - 1) / st->Pr, max_cols = (st->n + st->Pc - 1) / st->Pc;
+  long max_inner = (st->n + st->L - 1) / st->L;
+  st->a_slot = max_rows * max_inner;
+  st->b_slot = max_inner * max_cols;
+  long a_blocks = st->L / st->Pc, b_blocks = st->L / st->Pr;
+  double biggest = fmax(fmax((double)a_blocks * st->a_slot, (double)b_blocks * st->b_slot),
+                        fmax(2.0 * st->a_slot, 2.0 * st->b_slot));
+  if (!mm_fits_registration(prog, biggest, "")) return NULL;
+  st->A = mm_alloc_doubles(a_blocks * st->a_slot, "A");
+  st->B = mm_alloc_doubles(b_blocks * st->b_slot, "B");
+  st->C = mm_alloc_doubles(max_rows * max_cols, "C");
+  st->abuf = mm_alloc_doubles(2 * st->a_slot, "the buffers for A");
+  st->bbuf = mm_alloc_doubles(2 * st->b_slot, "the buffers for B");
+  long my_rows = rows_of(st, st->i), my_cols = cols_of(st, st->j);
+  long row0 = mm_part_start(st->n, st->Pr, st->i), col0 = mm_part_start(st->n, st->Pc, st->j);
   for (long t = 0; t < a_blocks; t++) { /* A_ik, k = j + t Pc: rows of part i, columns of part k */
-    int k = st.j + (int)t * st.Pc;
-    long w = inner_of(&st, k);
-    mm_fill_input(opt.seed, MM_A, st.n, row0, mm_part_start(st.n, st.L, k), my_rows, w, st.A + t * st.a_slot, w);
+    int k = st->j + (int)t * st->Pc;
+    long w = inner_of(st, k);
+    mm_fill_input(st->seed, MM_A, st->n, row0, mm_part_start(st->n, st->L, k), my_rows, w,
+                  st->A + t * st->a_slot, w);
   }
   for (long t = 0; t < b_blocks; t++) { /* B_kj, k = i + t Pr */
-    int k = st.i + (int)t * st.Pr;
-    mm_fill_input(opt.seed, MM_B, st.n, mm_part_start(st.n, st.L, k), col0, inner_of(&st, k), my_cols,
-                  st.B + t * st.b_slot, my_cols);
+    int k = st->i + (int)t * st->Pr;
+    mm_fill_input(st->seed, MM_B, st->n, mm_part_start(st->n, st->L, k), col0, inner_of(st, k),
+                  my_cols, st->B + t * st->b_slot, my_cols);
   }
-  bsp_push_reg(st.A, (int)((a_blocks * st.a_slot > 0 ? a_blocks * st.a_slot : 1) * (long)sizeof(double)));
-  bsp_push_reg(st.B, (int)((b_blocks * st.b_slot > 0 ? b_blocks * st.b_slot : 1) * (long)sizeof(double)));
-  bsp_push_reg(st.abuf, (int)((2 * st.a_slot > 0 ? 2 * st.a_slot : 1) * (long)sizeof(double)));
-  bsp_push_reg(st.bbuf, (int)((2 * st.b_slot > 0 ? 2 * st.b_slot : 1) * (long)sizeof(double)));
-  bspalg_counters_begin();
-  bsp_sync();
+  mm_register_doubles(st->A, a_blocks * st->a_slot);
+  mm_register_doubles(st->B, b_blocks * st->b_slot);
+  mm_register_doubles(st->abuf, 2 * st->a_slot);
+  mm_register_doubles(st->bbuf, 2 * st->b_slot);
+  return st;
+}
 
-  const char *primitive = st.variant == VARIANT_PUT ? "hpput" : "hpget";
-  double *times = calloc((size_t)opt.reps, sizeof *times);
-  if (!times) bsp_abort("%s: out of memory\n", prog);
-  for (int rep = 0; rep < opt.reps; rep++) {
-    bspalg_counters_reset();
-    bsp_sync();
-    double t0 = bsp_time();
-    for (int l = 0; l <= st.L; l++) {
-      if (l > 0) multiply_round(&st, l - 1);
-      int moves = l < st.L && round_has_remote(&st, l);
-      if (l < st.L) transfer_round(&st, l);
-      bspalg_sync(moves ? primitive : NULL, moves ? "permutation" : NULL);
-    }
-    times[rep] = bsp_time() - t0;
+/* Superstep l moves round l's blocks while round l - 1 is multiplied. */
+static void repetition(void *state) {
+  const cannon_state *st = state;
+  const char *primitive = st->variant == VARIANT_PUT ? "hpput" : "hpget";
+  for (int l = 0; l <= st->L; l++) {
+    if (l > 0) multiply_round(st, l - 1);
+    int moves = l < st->L && round_has_remote(st, l);
+    if (l < st->L) transfer_round(st, l);
+    bspalg_sync(moves ? primitive : NULL, moves ? "permutation" : NULL);
   }
+}
 
-  const char *algorithm = st.variant == VARIANT_PUT ? "cannon-put" : "cannon-get";
-  int verified = 0;
-  char note[256] = "not checked (--no-check)";
-  if (opt.check) {
-    double err = mm_rect_error(opt.seed, st.n, row0, col0, my_rows, my_cols, st.C, my_cols > 0 ? my_cols : 1);
-    verified = mm_check_collective(prog, algorithm, st.n, err, note, sizeof note);
-  }
-  double f = 0.0, f_all = 0.0;
-  char f_note[240] = "";
-  if (opt.measure_f) { /* collective: process 0 alone (the others wait), then everyone at once */
-    long m = rows_of(&st, 0), w = inner_of(&st, 0), c = cols_of(&st, 0);
-    if (st.pid == 0) f = mm_measure_f(m, c, w);
-    bsp_sync();
-    f_all = bspalg_max_over_procs(mm_measure_f(rows_of(&st, st.pid), cols_of(&st, st.pid), inner_of(&st, st.pid)));
-    snprintf(f_note, sizeof f_note,
-             "cblas_dgemm (1 thread) of %ld x %ld by %ld x %ld (process 0's block of a round), median: on process 0 "
+static const char *algorithm_of(void) {
+  return opt_variant == VARIANT_PUT ? "cannon-put" : "cannon-get";
+}
+
+static int check(void *state, bspalg_check_report *report) {
+  const cannon_state *st = state;
+  long my_rows = rows_of(st, st->i), my_cols = cols_of(st, st->j);
+  long row0 = mm_part_start(st->n, st->Pr, st->i), col0 = mm_part_start(st->n, st->Pc, st->j);
+  double err = mm_rect_error(st->seed, st->n, row0, col0, my_rows, my_cols, st->C,
+                             my_cols > 0 ? my_cols : 1);
+  return mm_check_collective(prog, algorithm_of(), st->n, err, report);
+}
+
+/* Process 0 alone: its block of round 0; every process at once: a block of its own size. */
+static double measure_f(void *state, int every_process, char *note, size_t note_size) {
+  const cannon_state *st = state;
+  if (every_process)
+    return mm_measure_f(rows_of(st, st->pid), cols_of(st, st->pid), inner_of(st, st->pid));
+  long m = rows_of(st, 0), w = inner_of(st, 0), c = cols_of(st, 0);
+  double f = mm_measure_f(m, c, w);
+  if (f > 0)
+    snprintf(note, note_size,
+             "cblas_dgemm (1 thread) of %ld x %ld by %ld x %ld (process 0's block of a round), "
+             "median: on process 0 "
              "alone, and every process its own block at once (f_all)",
              m, w, w, c);
-  }
-  char params[160];
-  snprintf(params, sizeof params,
-           "{\"n\": %ld, \"variant\": \"%s\", \"grid_rows\": %d, \"grid_cols\": %d, \"rounds\": %d}", st.n,
-           st.variant == VARIANT_PUT ? "put" : "get", st.Pr, st.Pc, st.L);
-  FILE *json = st.pid == 0 ? bspalg_open_json(prog, opt.json_path) : NULL;
-  bspalg_info info = {algorithm, params, "flop", verified, note, f, f > 0 ? f_note : NULL, json, f_all};
-  bspalg_report(&info, times, opt.reps);
-  if (json && json != stdout) fclose(json);
-  bspalg_counters_end();
-  bsp_pop_reg(st.bbuf);
-  bsp_pop_reg(st.abuf);
-  bsp_pop_reg(st.B);
-  bsp_pop_reg(st.A);
-  free(st.A);
-  free(st.B);
-  free(st.C);
-  free(st.abuf);
-  free(st.bbuf);
-  free(times);
-  bsp_end();
-  if (verified < 0) exit(1);
+  return f;
 }
 
-static void usage(FILE *to) {
-  fprintf(to,
-          "usage: bsprun [-b BACKEND] -n P %s [options]\n"
-          "Cannon-style matrix multiplication C = A B of random n x n matrices (Gerbessiotis & Lee:\n"
-          "MatMul with put, MatMulG with get) on the process grid closest to square (sqrt(p) x\n"
-          "sqrt(p) when p is a square; p prime gives 1 x p); local products with cblas_dgemm.\n"
-          "  --size N          matrix size n (default 1000)\n"
-          "  --variant V       put (MatMul, bsp_hpput, default) or get (MatMulG, bsp_hpget)\n%s",
-          prog, bspalg_common_help);
+static void params(void *state, char *json, size_t json_size) {
+  const cannon_state *st = state;
+  snprintf(
+      json, json_size,
+      "{\"n\": %ld, \"variant\": \"%s\", \"grid_rows\": %d, \"grid_cols\": %d, \"rounds\": %d}",
+      st->n, st->variant == VARIANT_PUT ? "put" : "get", st->Pr, st->Pc, st->L);
 }
 
-static int own_option(int argc, char **argv, int *a) {
-  static const char *const variants[] = {"put", "get"}; /* in the order of VARIANT_PUT, VARIANT_GET */
-  if (*a + 1 >= argc) return 0;
-  if (!strcmp(argv[*a], "--size"))
-    opt_size = bspalg_parse_long(prog, "--size", argv[++*a], 1, 1000000);
-  else if (!strcmp(argv[*a], "--variant"))
-    opt_variant = bspalg_parse_choice(prog, "--variant", argv[++*a], variants, 2) == 0 ? VARIANT_PUT : VARIANT_GET;
-  else
-    return 0;
-  return 1;
-}
+/* The driver, read as a table (clang-format would give each field a line of its own). */
+// clang-format off
+static const bspalg_driver driver = {
+    .program = prog, .algorithm_of = algorithm_of, .work_unit = "flop", .help = help, .option = option,
+    .before_init = mm_blas_single_threaded, .setup = setup, .repetition = repetition, .check = check,
+    .measure_f = measure_f, .params = params};
+// clang-format on
 
-int main(int argc, char **argv) {
-  /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  bspalg_parse_args(prog, &opt, argc, argv, own_option, usage);
-  mm_blas_single_threaded();
-  bsp_init(spmd, argc, argv);
-  spmd();
-  return 0;
-}
+int main(int argc, char **argv) { return bspalg_main(&driver, argc, argv); }

@@ -53,17 +53,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bspalg.h"
+#include "bspalg_driver.h"
 #include "matmul_common.h"
 
 typedef enum { DIST_BLOCKCYCLIC, DIST_STATIC2D } dist_kind;
 
-static const char *prog = "bspalg-matmul";
+static const char prog[] = "bspalg-matmul";
 static const char *const dist_names[] = {"blockcyclic", "static2d"}; /* indexed by dist_kind */
 static long opt_size = 1000;
 static long opt_q = 8;
 static dist_kind opt_dist = DIST_BLOCKCYCLIC;
-static bspalg_common_opts opt;
+
+/* --help: what it does and its own options */
+static const char help[] =
+    "Memory-efficient matrix multiplication C = A B of random n x n matrices with q\n"
+    "overpartitioning blocks (thesis ch. 4); local products with cblas_dgemm on one thread.\n"
+    "  --size N          matrix size n (default 1000)\n"
+    "  --q Q             number of cubic blocks, a perfect cube: 1, 8, 27, 64, ... (default 8)\n"
+    "  --dist D          blockcyclic (blocks pre-distributed block-cyclically, default) or\n"
+    "                    static2d (a 2D grid of rectangles, rows fetched with bsp_hpget)\n";
+
+static int option(const char *arg, const char *value) {
+  if (!value) return 0;
+  if (!strcmp(arg, "--size")) {
+    opt_size = bspalg_parse_long(prog, "--size", value, 1, 1000000);
+  } else if (!strcmp(arg, "--q")) {
+    opt_q = bspalg_parse_long(prog, "--q", value, 1, 1000000);
+    if (mm_cube_root(opt_q) < 0) {
+      fprintf(stderr, "%s: --q must be a perfect cube (1, 8, 27, 64, 125, ...), not %ld\n", prog,
+              opt_q);
+      exit(2);
+    }
+  } else if (!strcmp(arg, "--dist")) {
+    opt_dist = (dist_kind)bspalg_parse_choice(prog, "--dist", value, dist_names, 2);
+  } else {
+    return 0;
+  }
+  return 2;
+}
 
 /* Where a partial product belongs in C: the tag of a bsp_send. */
 typedef struct {
@@ -72,12 +99,13 @@ typedef struct {
 
 typedef struct {
   int p, pid;
+  unsigned long seed;
   long n, s;
   int Q;
-  int full_rounds;  /* F = floor(Q^2 / p): rounds of whole columns per process */
-  int rem_columns;  /* r = Q^2 mod p */
-  int rem_steps;    /* ceil(r Q / p) */
-  int steps;        /* logical supersteps L = rem_steps + Q F */
+  int full_rounds; /* F = floor(Q^2 / p): rounds of whole columns per process */
+  int rem_columns; /* r = Q^2 mod p */
+  int rem_steps;   /* ceil(r Q / p) */
+  int steps;       /* logical supersteps L = rem_steps + Q F */
   dist_kind dist;
   /* static2d: this process' rectangle of the Pr x Pc grid */
   int Pr, Pc, my_pr, my_pc;
@@ -87,6 +115,8 @@ typedef struct {
   double *A, *B, *C;
   /* work buffers (s x s): fetched blocks, a column's sum, a partial product, messages */
   double *abuf, *bbuf, *cbuf, *vbuf, *rbuf;
+  /* the supersteps' labels (primitive, pattern) of the input and output phases */
+  const char **in_label, **out_label;
 } mm_state;
 
 static long block_size(const mm_state *st, int I) {
@@ -122,10 +152,13 @@ static int cube_of(const mm_state *st, int x, int t, int *I, int *J, int *K, int
 /* ---------------------------------------------------------------- block-cyclic storage */
 
 static int bc_owner(const mm_state *st, int bi, int bj) { return (bi * st->Q + bj) % st->p; }
-static long bc_offset(const mm_state *st, int bi, int bj) { return (long)((bi * st->Q + bj) / st->p) * st->s * st->s; }
+static long bc_offset(const mm_state *st, int bi, int bj) {
+  return (long)((bi * st->Q + bj) / st->p) * st->s * st->s;
+}
 
 /* Block (bi, bj) of A or B: in place when it is ours, else one hpget into buf. */
-static const double *bc_fetch(const mm_state *st, double *store, int bi, int bj, double *buf, long *ld) {
+static const double *bc_fetch(const mm_state *st, double *store, int bi, int bj, double *buf,
+                              long *ld) {
   long rows = block_size(st, bi), cols = block_size(st, bj);
   int owner = bc_owner(st, bi, bj);
   *ld = cols > 0 ? cols : 1;
@@ -143,19 +176,21 @@ static const double *bc_fetch(const mm_state *st, double *store, int bi, int bj,
 /* The owners' pieces of the rectangle [r0, r0 + rows) x [c0, c0 + cols), in order. */
 typedef struct {
   int owner;
-  long r0, c0, rows, cols;    /* the piece, in global coordinates */
-  long owner_r0, owner_c0;    /* the owner's rectangle origin */
-  long owner_cols;            /* the owner's row length (its leading dimension) */
+  long r0, c0, rows, cols; /* the piece, in global coordinates */
+  long owner_r0, owner_c0; /* the owner's rectangle origin */
+  long owner_cols;         /* the owner's row length (its leading dimension) */
 } piece;
 
 typedef void (*piece_fn)(const mm_state *st, const piece *pc, void *arg);
 
-static void for_each_piece(const mm_state *st, long r0, long c0, long rows, long cols, piece_fn fn, void *arg) {
+static void for_each_piece(const mm_state *st, long r0, long c0, long rows, long cols, piece_fn fn,
+                           void *arg) {
   if (rows <= 0 || cols <= 0) return;
-  for (int pr = mm_part_of(st->n, st->Pr, r0); pr < st->Pr && mm_part_start(st->n, st->Pr, pr) < r0 + rows; pr++) {
+  for (int pr = mm_part_of(st->n, st->Pr, r0);
+       pr < st->Pr && mm_part_start(st->n, st->Pr, pr) < r0 + rows; pr++) {
     long pr0 = mm_part_start(st->n, st->Pr, pr), pr1 = mm_part_start(st->n, st->Pr, pr + 1);
-    for (int pc = mm_part_of(st->n, st->Pc, c0); pc < st->Pc && mm_part_start(st->n, st->Pc, pc) < c0 + cols;
-         pc++) {
+    for (int pc = mm_part_of(st->n, st->Pc, c0);
+         pc < st->Pc && mm_part_start(st->n, st->Pc, pc) < c0 + cols; pc++) {
       long pc0 = mm_part_start(st->n, st->Pc, pc), pc1 = mm_part_start(st->n, st->Pc, pc + 1);
       piece x;
       x.owner = pr * st->Pc + pc;
@@ -214,8 +249,10 @@ static void s2d_transfer_piece(const mm_state *st, const piece *pc, void *arg) {
 }
 
 /* Block (bi, bj) of A or B: in place when it lies in our rectangle, else gathered into buf. */
-static const double *s2d_fetch(const mm_state *st, double *store, int bi, int bj, double *buf, long *ld) {
-  long r0 = (long)bi * st->s, c0 = (long)bj * st->s, rows = block_size(st, bi), cols = block_size(st, bj);
+static const double *s2d_fetch(const mm_state *st, double *store, int bi, int bj, double *buf,
+                               long *ld) {
+  long r0 = (long)bi * st->s, c0 = (long)bj * st->s, rows = block_size(st, bi),
+       cols = block_size(st, bj);
   if (s2d_is_mine(st, r0, c0, rows, cols)) {
     *ld = st->my_cols > 0 ? st->my_cols : 1;
     return store + (r0 - st->my_r0) * st->my_cols + (c0 - st->my_c0);
@@ -235,7 +272,8 @@ static void add_into_c(const mm_state *st, const rect_tag *place, const double *
   if (st->dist == DIST_BLOCKCYCLIC) {
     int I = (int)(place->row0 / st->s), K = (int)(place->col0 / st->s);
     ld = block_size(st, K);
-    dst = st->C + bc_offset(st, I, K) + (place->row0 - (long)I * st->s) * ld + (place->col0 - (long)K * st->s);
+    dst = st->C + bc_offset(st, I, K) + (place->row0 - (long)I * st->s) * ld +
+          (place->col0 - (long)K * st->s);
   } else {
     ld = st->my_cols;
     dst = st->C + (place->row0 - st->my_r0) * ld + (place->col0 - st->my_c0);
@@ -269,7 +307,8 @@ static void s2d_send_piece(const mm_state *st, const piece *pc, void *arg) {
   const double *from = sd->v + (pc->r0 - sd->r0) * sd->cols + (pc->c0 - sd->c0);
   rect_tag place = {(int)pc->r0, (int)pc->c0, (int)pc->rows, (int)pc->cols};
   if (pc->cols != sd->cols) { /* not whole rows of V: pack the piece */
-    for (long i = 0; i < pc->rows; i++) memcpy(sd->pack + i * pc->cols, from + i * sd->cols, (size_t)pc->cols * sizeof(double));
+    for (long i = 0; i < pc->rows; i++)
+      memcpy(sd->pack + i * pc->cols, from + i * sd->cols, (size_t)pc->cols * sizeof(double));
     from = sd->pack;
   }
   if (pc->owner == st->pid) {
@@ -310,14 +349,18 @@ static int step_has_remote(const mm_state *st, int t, int output) {
     long ri = (long)I * st->s, rj = (long)J * st->s, rk = (long)K * st->s;
     if (!output) {
       if (st->dist == DIST_BLOCKCYCLIC) {
-        if ((bi * bj > 0 && bc_owner(st, I, J) != x) || (bj * bk > 0 && bc_owner(st, J, K) != x)) return 1;
+        if ((bi * bj > 0 && bc_owner(st, I, J) != x) || (bj * bk > 0 && bc_owner(st, J, K) != x))
+          return 1;
       } else if (s2d_has_remote(st, x, ri, rj, bi, bj) || s2d_has_remote(st, x, rj, rk, bj, bk)) {
         return 1;
       }
     } else if (rem) {
       if (bi * bj * bk == 0) continue;
-      if (st->dist == DIST_BLOCKCYCLIC ? bc_owner(st, I, K) != x : s2d_has_remote(st, x, ri, rk, bi, bk)) return 1;
-    } else if (st->dist == DIST_STATIC2D && stage == st->Q - 1 && s2d_has_remote(st, x, ri, rk, bi, bk)) {
+      if (st->dist == DIST_BLOCKCYCLIC ? bc_owner(st, I, K) != x
+                                       : s2d_has_remote(st, x, ri, rk, bi, bk))
+        return 1;
+    } else if (st->dist == DIST_STATIC2D && stage == st->Q - 1 &&
+               s2d_has_remote(st, x, ri, rk, bi, bk)) {
       return 1;
     }
   }
@@ -337,20 +380,23 @@ static void zero_rect(double *c, long ld, long rows, long cols) {
 static void zero_remainder_columns(const mm_state *st) {
   for (int c = st->p * st->full_rounds; c < st->Q * st->Q; c++) {
     int I = c / st->Q, K = c % st->Q;
-    long r0 = (long)I * st->s, c0 = (long)K * st->s, rows = block_size(st, I), cols = block_size(st, K);
+    long r0 = (long)I * st->s, c0 = (long)K * st->s, rows = block_size(st, I),
+         cols = block_size(st, K);
     if (st->dist == DIST_BLOCKCYCLIC) {
       if (bc_owner(st, I, K) == st->pid) zero_rect(st->C + bc_offset(st, I, K), cols, rows, cols);
     } else {
       long a0 = max_long(r0, st->my_r0), a1 = min_long(r0 + rows, st->my_r0 + st->my_rows);
       long b0 = max_long(c0, st->my_c0), b1 = min_long(c0 + cols, st->my_c0 + st->my_cols);
       if (a1 > a0 && b1 > b0)
-        zero_rect(st->C + (a0 - st->my_r0) * st->my_cols + (b0 - st->my_c0), st->my_cols, a1 - a0, b1 - b0);
+        zero_rect(st->C + (a0 - st->my_r0) * st->my_cols + (b0 - st->my_c0), st->my_cols, a1 - a0,
+                  b1 - b0);
     }
   }
 }
 
 /* One repetition of the whole algorithm. */
-static void multiply(const mm_state *st, const char *const *in_label, const char *const *out_label) {
+static void multiply(const mm_state *st) {
+  const char *const *in_label = st->in_label, *const *out_label = st->out_label;
   for (int t = 0; t < st->steps; t++) {
     /* input phase: add what arrived, fetch A_IJ and B_JK */
     add_received(st);
@@ -432,201 +478,145 @@ static void multiply(const mm_state *st, const char *const *in_label, const char
 
 /* --------------------------------------------------------------------------- driver */
 
-static double *alloc_doubles(long count, const char *what) {
-  double *v = malloc((size_t)(count > 0 ? count : 1) * sizeof *v);
-  if (!v) bsp_abort("%s: out of memory for %s (%ld doubles)\n", prog, what, count);
-  return v;
-}
-
-static void spmd(void) {
-  bsp_begin(opt.procs ? opt.procs : bsp_nprocs());
-  mm_state st;
-  memset(&st, 0, sizeof st);
-  st.p = bsp_nprocs();
-  st.pid = bsp_pid();
-  st.n = opt_size;
-  st.Q = mm_cube_root(opt_q);
-  st.s = (st.n + st.Q - 1) / st.Q;
-  st.dist = opt_dist;
-  int columns = st.Q * st.Q;
-  st.full_rounds = columns / st.p;
-  st.rem_columns = columns % st.p;
-  st.rem_steps = (int)(((long)st.rem_columns * st.Q + st.p - 1) / st.p);
-  st.steps = st.rem_steps + st.Q * st.full_rounds;
-  mm_grid(st.p, &st.Pr, &st.Pc);
-  st.my_pr = st.pid / st.Pc;
-  st.my_pc = st.pid % st.Pc;
-  st.my_r0 = mm_part_start(st.n, st.Pr, st.my_pr);
-  st.my_rows = mm_part_size(st.n, st.Pr, st.my_pr);
-  st.my_c0 = mm_part_start(st.n, st.Pc, st.my_pc);
-  st.my_cols = mm_part_size(st.n, st.Pc, st.my_pc);
-  const long block = st.s * st.s;
+static void *setup(const bspalg_common_opts *opts) {
+  mm_state *st = bspalg_alloc(sizeof *st, "for the state");
+  *st = (mm_state){.p = bsp_nprocs(),
+                   .pid = bsp_pid(),
+                   .seed = opts->seed,
+                   .n = opt_size,
+                   .Q = mm_cube_root(opt_q),
+                   .dist = opt_dist};
+  st->s = (st->n + st->Q - 1) / st->Q;
+  int columns = st->Q * st->Q;
+  st->full_rounds = columns / st->p;
+  st->rem_columns = columns % st->p;
+  st->rem_steps = (int)(((long)st->rem_columns * st->Q + st->p - 1) / st->p);
+  st->steps = st->rem_steps + st->Q * st->full_rounds;
+  mm_grid(st->p, &st->Pr, &st->Pc);
+  st->my_pr = st->pid / st->Pc;
+  st->my_pc = st->pid % st->Pc;
+  st->my_r0 = mm_part_start(st->n, st->Pr, st->my_pr);
+  st->my_rows = mm_part_size(st->n, st->Pr, st->my_pr);
+  st->my_c0 = mm_part_start(st->n, st->Pc, st->my_pc);
+  st->my_cols = mm_part_size(st->n, st->Pc, st->my_pc);
+  const long block = st->s * st->s;
 
   /* storage, and the BSPlib limit of INT_MAX bytes per registration */
   long local;
-  if (st.dist == DIST_BLOCKCYCLIC) {
-    st.slots = (columns + st.p - 1) / st.p;
-    local = st.slots * block;
+  if (st->dist == DIST_BLOCKCYCLIC) {
+    st->slots = (columns + st->p - 1) / st->p;
+    local = st->slots * block;
   } else {
     /* room for the largest rectangle on every process, so that all registrations are alike */
-    local = ((st.n + st.Pr - 1) / st.Pr) * ((st.n + st.Pc - 1) / st.Pc);
+    local = ((st->n + st->Pr - 1) / st->Pr) * ((st->n + st->Pc - 1) / st->Pc);
   }
-  if ((double)(local > block ? local : block) * sizeof(double) > 2147483647.0) {
-    if (st.pid == 0)
-      fprintf(stderr, "%s: a process' part of a matrix would be %.0f bytes, over the BSPlib limit of 2^31 - 1 "
-                      "bytes per registration; use more processes or a larger --q\n",
-              prog, (double)(local > block ? local : block) * sizeof(double));
-    bsp_end();
-    exit(2);
+  if (!mm_fits_registration(prog, (double)(local > block ? local : block), " or a larger --q"))
+    return NULL;
+  st->A = mm_alloc_doubles(local, "A");
+  st->B = mm_alloc_doubles(local, "B");
+  st->C = mm_alloc_doubles(local, "C");
+  st->abuf = mm_alloc_doubles(block, "a block of A");
+  st->bbuf = mm_alloc_doubles(block, "a block of B");
+  if (st->dist == DIST_STATIC2D) st->cbuf = mm_alloc_doubles(block, "a block of C");
+  if (st->rem_columns > 0) {
+    st->vbuf = mm_alloc_doubles(block, "a partial product");
+    st->rbuf = mm_alloc_doubles(block, "received partial products");
   }
-  st.A = alloc_doubles(local, "A");
-  st.B = alloc_doubles(local, "B");
-  st.C = alloc_doubles(local, "C");
-  st.abuf = alloc_doubles(block, "a block of A");
-  st.bbuf = alloc_doubles(block, "a block of B");
-  if (st.dist == DIST_STATIC2D) st.cbuf = alloc_doubles(block, "a block of C");
-  if (st.rem_columns > 0) {
-    st.vbuf = alloc_doubles(block, "a partial product");
-    st.rbuf = alloc_doubles(block, "received partial products");
-  }
-  if (st.dist == DIST_BLOCKCYCLIC) {
-    for (int idx = st.pid; idx < columns; idx += st.p) {
-      int bi = idx / st.Q, bj = idx % st.Q;
-      long rows = block_size(&st, bi), cols = block_size(&st, bj);
-      mm_fill_input(opt.seed, MM_A, st.n, bi * st.s, bj * st.s, rows, cols, st.A + bc_offset(&st, bi, bj), cols);
-      mm_fill_input(opt.seed, MM_B, st.n, bi * st.s, bj * st.s, rows, cols, st.B + bc_offset(&st, bi, bj), cols);
+  if (st->dist == DIST_BLOCKCYCLIC) {
+    for (int idx = st->pid; idx < columns; idx += st->p) {
+      int bi = idx / st->Q, bj = idx % st->Q;
+      long rows = block_size(st, bi), cols = block_size(st, bj);
+      mm_fill_input(st->seed, MM_A, st->n, bi * st->s, bj * st->s, rows, cols,
+                    st->A + bc_offset(st, bi, bj), cols);
+      mm_fill_input(st->seed, MM_B, st->n, bi * st->s, bj * st->s, rows, cols,
+                    st->B + bc_offset(st, bi, bj), cols);
     }
   } else {
-    mm_fill_input(opt.seed, MM_A, st.n, st.my_r0, st.my_c0, st.my_rows, st.my_cols, st.A, st.my_cols);
-    mm_fill_input(opt.seed, MM_B, st.n, st.my_r0, st.my_c0, st.my_rows, st.my_cols, st.B, st.my_cols);
+    mm_fill_input(st->seed, MM_A, st->n, st->my_r0, st->my_c0, st->my_rows, st->my_cols, st->A,
+                  st->my_cols);
+    mm_fill_input(st->seed, MM_B, st->n, st->my_r0, st->my_c0, st->my_rows, st->my_cols, st->B,
+                  st->my_cols);
   }
-  int registered = (int)((local > 0 ? local : 1) * (long)sizeof(double));
-  bsp_push_reg(st.A, registered);
-  bsp_push_reg(st.B, registered);
-  bsp_push_reg(st.C, registered);
+  mm_register_doubles(st->A, local);
+  mm_register_doubles(st->B, local);
+  mm_register_doubles(st->C, local);
   int tag_bytes = (int)sizeof(rect_tag);
   bsp_set_tagsize(&tag_bytes);
-  bspalg_counters_begin();
-  bsp_sync();
 
   /* the supersteps' labels, the same on every process */
-  const char **in_label = calloc((size_t)(2 * st.steps + 2), sizeof *in_label);
-  const char **out_label = calloc((size_t)(2 * st.steps + 2), sizeof *out_label);
-  if (!in_label || !out_label) bsp_abort("%s: out of memory\n", prog);
-  for (int t = 0; t < st.steps; t++) {
-    if (step_has_remote(&st, t, 0)) {
-      in_label[2 * t] = "hpget";
-      in_label[2 * t + 1] = "alltoall";
+  st->in_label =
+      bspalg_alloc((size_t)(2 * st->steps + 2) * sizeof *st->in_label, "for the superstep labels");
+  st->out_label =
+      bspalg_alloc((size_t)(2 * st->steps + 2) * sizeof *st->out_label, "for the superstep labels");
+  for (int t = 0; t < st->steps; t++) {
+    if (step_has_remote(st, t, 0)) {
+      st->in_label[2 * t] = "hpget";
+      st->in_label[2 * t + 1] = "alltoall";
     }
-    if (step_has_remote(&st, t, 1)) {
-      out_label[2 * t] = t < st.rem_steps ? "send" : "hpput";
-      out_label[2 * t + 1] = "alltoall";
+    if (step_has_remote(st, t, 1)) {
+      st->out_label[2 * t] = t < st->rem_steps ? "send" : "hpput";
+      st->out_label[2 * t + 1] = "alltoall";
     }
   }
-
-  double *times = calloc((size_t)opt.reps, sizeof *times);
-  if (!times) bsp_abort("%s: out of memory\n", prog);
-  for (int rep = 0; rep < opt.reps; rep++) {
-    bspalg_counters_reset();
-    zero_remainder_columns(&st);
-    bsp_sync();
-    double t0 = bsp_time();
-    multiply(&st, in_label, out_label);
-    times[rep] = bsp_time() - t0;
-  }
-
-  const char *algorithm = st.dist == DIST_BLOCKCYCLIC ? "matmul-blockcyclic" : "matmul-static2d";
-  int verified = 0;
-  char note[256] = "not checked (--no-check)";
-  if (opt.check) {
-    double err = 0.0;
-    if (st.dist == DIST_BLOCKCYCLIC) {
-      for (int idx = st.pid; idx < columns; idx += st.p) {
-        int I = idx / st.Q, K = idx % st.Q;
-        long rows = block_size(&st, I), cols = block_size(&st, K);
-        err = fmax(err, mm_rect_error(opt.seed, st.n, I * st.s, K * st.s, rows, cols, st.C + bc_offset(&st, I, K), cols));
-      }
-    } else {
-      err = mm_rect_error(opt.seed, st.n, st.my_r0, st.my_c0, st.my_rows, st.my_cols, st.C, st.my_cols);
-    }
-    verified = mm_check_collective(prog, algorithm, st.n, err, note, sizeof note);
-  }
-  double f = 0.0, f_all = 0.0;
-  char f_note[200] = "";
-  if (opt.measure_f) { /* collective: process 0 alone (the others wait), then everyone at once */
-    if (st.pid == 0) f = mm_measure_f(st.s, st.s, st.s);
-    bsp_sync();
-    f_all = bspalg_max_over_procs(mm_measure_f(st.s, st.s, st.s));
-    snprintf(f_note, sizeof f_note,
-             "cblas_dgemm (1 thread) of s x s by s x s, s = %ld, median: on process 0 alone, and on every "
-             "process at once (f_all)", st.s);
-  }
-  char params[192];
-  if (st.dist == DIST_BLOCKCYCLIC)
-    snprintf(params, sizeof params, "{\"n\": %ld, \"q\": %ld, \"s\": %ld, \"dist\": \"%s\"}", st.n, opt_q, st.s,
-             dist_names[st.dist]);
-  else
-    snprintf(params, sizeof params,
-             "{\"n\": %ld, \"q\": %ld, \"s\": %ld, \"dist\": \"%s\", \"grid_rows\": %d, \"grid_cols\": %d}", st.n,
-             opt_q, st.s, dist_names[st.dist], st.Pr, st.Pc);
-  FILE *json = st.pid == 0 ? bspalg_open_json(prog, opt.json_path) : NULL;
-  bspalg_info info = {algorithm, params, "flop", verified, note, f, f > 0 ? f_note : NULL, json, f_all};
-  bspalg_report(&info, times, opt.reps);
-  if (json && json != stdout) fclose(json);
-  bspalg_counters_end();
-  bsp_pop_reg(st.C);
-  bsp_pop_reg(st.B);
-  bsp_pop_reg(st.A);
-  free(st.A);
-  free(st.B);
-  free(st.C);
-  free(st.abuf);
-  free(st.bbuf);
-  free(st.cbuf);
-  free(st.vbuf);
-  free(st.rbuf);
-  free(in_label);
-  free(out_label);
-  free(times);
-  bsp_end();
-  if (verified < 0) exit(1);
+  return st;
 }
 
-static void usage(FILE *to) {
-  fprintf(to,
-          "usage: bsprun [-b BACKEND] -n P %s [options]\n"
-          "Memory-efficient matrix multiplication C = A B of random n x n matrices with q\n"
-          "overpartitioning blocks (thesis ch. 4); local products with cblas_dgemm on one thread.\n"
-          "  --size N          matrix size n (default 1000)\n"
-          "  --q Q             number of cubic blocks, a perfect cube: 1, 8, 27, 64, ... (default 8)\n"
-          "  --dist D          blockcyclic (blocks pre-distributed block-cyclically, default) or\n"
-          "                    static2d (a 2D grid of rectangles, rows fetched with bsp_hpget)\n%s",
-          prog, bspalg_common_help);
+static void prepare(void *state) { zero_remainder_columns(state); }
+
+static void repetition(void *state) { multiply(state); }
+
+static const char *algorithm_of(void) {
+  return opt_dist == DIST_BLOCKCYCLIC ? "matmul-blockcyclic" : "matmul-static2d";
 }
 
-static int own_option(int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) return 0;
-  if (!strcmp(argv[*i], "--size")) {
-    opt_size = bspalg_parse_long(prog, "--size", argv[++*i], 1, 1000000);
-  } else if (!strcmp(argv[*i], "--q")) {
-    opt_q = bspalg_parse_long(prog, "--q", argv[++*i], 1, 1000000);
-    if (mm_cube_root(opt_q) < 0) {
-      fprintf(stderr, "%s: --q must be a perfect cube (1, 8, 27, 64, 125, ...), not %ld\n", prog, opt_q);
-      exit(2);
+/* Every process checks its part of C. */
+static int check(void *state, bspalg_check_report *report) {
+  const mm_state *st = state;
+  double err = 0.0;
+  if (st->dist == DIST_BLOCKCYCLIC) {
+    for (int idx = st->pid; idx < st->Q * st->Q; idx += st->p) {
+      int I = idx / st->Q, K = idx % st->Q;
+      long rows = block_size(st, I), cols = block_size(st, K);
+      err = fmax(err, mm_rect_error(st->seed, st->n, I * st->s, K * st->s, rows, cols,
+                                    st->C + bc_offset(st, I, K), cols));
     }
-  } else if (!strcmp(argv[*i], "--dist")) {
-    opt_dist = (dist_kind)bspalg_parse_choice(prog, "--dist", argv[++*i], dist_names, 2);
   } else {
-    return 0;
+    err = mm_rect_error(st->seed, st->n, st->my_r0, st->my_c0, st->my_rows, st->my_cols, st->C,
+                        st->my_cols);
   }
-  return 1;
+  return mm_check_collective(prog, algorithm_of(), st->n, err, report);
 }
 
-int main(int argc, char **argv) {
-  /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  bspalg_parse_args(prog, &opt, argc, argv, own_option, usage);
-  mm_blas_single_threaded();
-  bsp_init(spmd, argc, argv);
-  spmd();
-  return 0;
+static double measure_f(void *state, int every_process, char *note, size_t note_size) {
+  const mm_state *st = state;
+  double f = mm_measure_f(st->s, st->s, st->s);
+  if (!every_process && f > 0)
+    snprintf(note, note_size,
+             "cblas_dgemm (1 thread) of s x s by s x s, s = %ld, median: on process 0 alone, and "
+             "on every "
+             "process at once (f_all)",
+             st->s);
+  return f;
 }
+
+static void params(void *state, char *json, size_t json_size) {
+  const mm_state *st = state;
+  if (st->dist == DIST_BLOCKCYCLIC)
+    snprintf(json, json_size, "{\"n\": %ld, \"q\": %ld, \"s\": %ld, \"dist\": \"%s\"}", st->n,
+             opt_q, st->s, dist_names[st->dist]);
+  else
+    snprintf(json, json_size,
+             "{\"n\": %ld, \"q\": %ld, \"s\": %ld, \"dist\": \"%s\", \"grid_rows\": %d, "
+             "\"grid_cols\": %d}",
+             st->n, opt_q, st->s, dist_names[st->dist], st->Pr, st->Pc);
+}
+
+/* The driver, read as a table (clang-format would give each field a line of its own). */
+// clang-format off
+static const bspalg_driver driver = {
+    .program = prog, .algorithm_of = algorithm_of, .work_unit = "flop", .help = help, .option = option,
+    .before_init = mm_blas_single_threaded, .setup = setup, .prepare = prepare, .repetition = repetition,
+    .check = check, .measure_f = measure_f, .params = params};
+// clang-format on
+
+int main(int argc, char **argv) { return bspalg_main(&driver, argc, argv); }

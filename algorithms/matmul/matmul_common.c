@@ -21,16 +21,16 @@ void openblas_set_num_threads(int num_threads);
 
 double mm_input(unsigned long seed, int which, long i, long j, long n) {
   /* a 64-bit mix of (seed, which, i, j): deterministic and cheap, good enough for test data */
-  uint64_t z = (uint64_t)seed * 0x9E3779B97F4A7C15ull + ((uint64_t)i * (uint64_t)n + (uint64_t)j) * 2u +
-               (uint64_t)which + 1u;
+  uint64_t z = (uint64_t)seed * 0x9E3779B97F4A7C15ull +
+               ((uint64_t)i * (uint64_t)n + (uint64_t)j) * 2u + (uint64_t)which + 1u;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   return (double)(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
-void mm_fill_input(unsigned long seed, int which, long n, long row0, long col0, long rows, long cols,
-                   double *out, long ld) {
+void mm_fill_input(unsigned long seed, int which, long n, long row0, long col0, long rows,
+                   long cols, double *out, long ld) {
   for (long i = 0; i < rows; i++)
     for (long j = 0; j < cols; j++) out[i * ld + j] = mm_input(seed, which, row0 + i, col0 + j, n);
 }
@@ -58,24 +58,26 @@ int mm_cube_root(long q) {
   return -1;
 }
 
-void mm_dgemm(long m, long n, long k, const double *a, long lda, const double *b, long ldb, double beta,
-              double *c, long ldc) {
+void mm_dgemm(long m, long n, long k, const double *a, long lda, const double *b, long ldb,
+              double beta, double *c, long ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) { /* C = beta C; dgemm would do the same, spelled out for clarity */
     for (long i = 0; i < m; i++)
       for (long j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
     return;
   }
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb,
-              beta, c, (int)ldc);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0, a, (int)lda,
+              b, (int)ldb, beta, c, (int)ldc);
 }
 
 void mm_blas_single_threaded(void) { openblas_set_num_threads(1); }
 
-void mm_reference_rect(unsigned long seed, long n, long row0, long col0, long rows, long cols, double *out) {
+void mm_reference_rect(unsigned long seed, long n, long row0, long col0, long rows, long cols,
+                       double *out) {
   if (rows <= 0 || cols <= 0) return;
   double *arow = malloc((size_t)n * sizeof *arow);
-  double *bpanel = malloc((size_t)n * (size_t)cols * sizeof *bpanel); /* B(:, col0 .. col0 + cols) */
+  double *bpanel =
+      malloc((size_t)n * (size_t)cols * sizeof *bpanel); /* B(:, col0 .. col0 + cols) */
   if (!arow || !bpanel) bsp_abort("matmul reference: out of memory (n = %ld)\n", n);
   mm_fill_input(seed, MM_B, n, 0, col0, n, cols, bpanel, cols);
   for (long i = 0; i < rows; i++) {
@@ -92,8 +94,8 @@ void mm_reference_rect(unsigned long seed, long n, long row0, long col0, long ro
   free(bpanel);
 }
 
-double mm_rect_error(unsigned long seed, long n, long row0, long col0, long rows, long cols, const double *got,
-                     long ld) {
+double mm_rect_error(unsigned long seed, long n, long row0, long col0, long rows, long cols,
+                     const double *got, long ld) {
   if (rows <= 0 || cols <= 0) return 0.0;
   double *ref = malloc((size_t)rows * (size_t)cols * sizeof *ref);
   if (!ref) bsp_abort("matmul check: out of memory\n");
@@ -108,10 +110,12 @@ double mm_rect_error(unsigned long seed, long n, long row0, long col0, long rows
   return err;
 }
 
-double mm_tolerance(long n) { return 16.0 * (double)n * DBL_EPSILON * 1.0 * 1.0; /* max|a| = max|b| = 1 */ }
+double mm_tolerance(long n) {
+  return 16.0 * (double)n * DBL_EPSILON * 1.0 * 1.0; /* max|a| = max|b| = 1 */
+}
 
-int mm_check_collective(const char *prog, const char *algorithm, long n, double my_error, char *note,
-                        size_t note_size) {
+int mm_check_collective(const char *prog, const char *algorithm, long n, double my_error,
+                        bspalg_check_report *report) {
   int p = bsp_nprocs(), pid = bsp_pid();
   double *errors = calloc((size_t)p, sizeof *errors);
   if (!errors) bsp_abort("%s: out of memory\n", prog);
@@ -130,13 +134,15 @@ int mm_check_collective(const char *prog, const char *algorithm, long n, double 
         where = s;
       }
     verdict = worst <= tol ? 1 : -1;
-    snprintf(note, note_size,
-             "every process against the sequential triple loop on its part of C: max |error| %.3g, tolerance "
+    snprintf(report->note, sizeof report->note,
+             "every process against the sequential triple loop on its part of C: max |error| %.3g, "
+             "tolerance "
              "%.3g (16 n eps)",
              worst, tol);
     if (verdict < 0)
-      fprintf(stderr, "%s: WRONG RESULT: %s, n = %ld, p = %d: max |error| %.6g on process %d exceeds the tolerance %.3g\n",
-              prog, algorithm, n, p, worst, where, tol);
+      snprintf(report->wrong, sizeof report->wrong,
+               ": %s, n = %ld, p = %d: max |error| %.6g on process %d exceeds the tolerance %.3g",
+               algorithm, n, p, worst, where, tol);
   }
   free(errors);
   return verdict;
@@ -144,7 +150,8 @@ int mm_check_collective(const char *prog, const char *algorithm, long n, double 
 
 double mm_measure_f(long m, long n, long k) {
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
-  double *a = malloc((size_t)m * (size_t)k * sizeof *a), *b = malloc((size_t)k * (size_t)n * sizeof *b);
+  double *a = malloc((size_t)m * (size_t)k * sizeof *a),
+         *b = malloc((size_t)k * (size_t)n * sizeof *b);
   double *c = calloc((size_t)m * (size_t)n, sizeof *c);
   if (!a || !b || !c) bsp_abort("matmul measure-f: out of memory\n");
   mm_fill_input(12345, MM_A, m > k ? m : k, 0, 0, m, k, a, k);
@@ -170,12 +177,23 @@ double mm_measure_f(long m, long n, long k) {
   return bspalg_median(samples, count) / flops;
 }
 
-void mm_check_bsp_size(const char *prog, const char *what, double count) {
-  if (count * (double)sizeof(double) > (double)INT_MAX) {
+double *mm_alloc_doubles(long count, const char *what) {
+  return bspalg_alloc((size_t)(count > 0 ? count : 1) * sizeof(double), "for %s (%ld doubles)",
+                      what, count);
+}
+
+void mm_register_doubles(double *v, long count) {
+  bspalg_register(v, (size_t)(count > 0 ? count : 1) * sizeof(double));
+}
+
+int mm_fits_registration(const char *prog, double count, const char *advice) {
+  double bytes = count * (double)sizeof(double);
+  if (bytes <= (double)INT_MAX) return 1;
+  if (bsp_pid() == 0)
     fprintf(stderr,
-            "%s: %s would be %.0f bytes, over the BSPlib limit of %d bytes per registration; use more "
-            "processes or a larger --q\n",
-            prog, what, count * (double)sizeof(double), INT_MAX);
-    exit(2);
-  }
+            "%s: a process' part of a matrix would be %.0f bytes, over the BSPlib limit of 2^31 - "
+            "1 bytes per "
+            "registration; use more processes%s\n",
+            prog, bytes, advice);
+  return 0;
 }

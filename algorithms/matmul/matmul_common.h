@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "bspalg_driver.h"
+
 enum { MM_A = 0, MM_B = 1 };
 
 /* Element (i, j) of input matrix `which` (MM_A or MM_B): a value in [-1, 1). */
@@ -18,12 +20,14 @@ double mm_input(unsigned long seed, int which, long i, long j, long n);
 
 /* Fills the rows x cols rectangle of input `which` at (row0, col0) into `out` (leading
  * dimension ld). */
-void mm_fill_input(unsigned long seed, int which, long n, long row0, long col0, long rows, long cols,
-                   double *out, long ld);
+void mm_fill_input(unsigned long seed, int which, long n, long row0, long col0, long rows,
+                   long cols, double *out, long ld);
 
 /* Balanced partition of n items into `parts` parts: part i is [mm_part_start(n, parts, i),
  * mm_part_start(n, parts, i + 1)); sizes differ by at most one. */
-static inline long mm_part_start(long n, int parts, int i) { return (long)((long long)i * n / parts); }
+static inline long mm_part_start(long n, int parts, int i) {
+  return (long)((long long)i * n / parts);
+}
 static inline long mm_part_size(long n, int parts, int i) {
   return mm_part_start(n, parts, i + 1) - mm_part_start(n, parts, i);
 }
@@ -39,8 +43,8 @@ int mm_cube_root(long q);
 
 /* C (m x n, ldc) = A (m x k, lda) * B (k x n, ldb) + beta * C, row-major, with cblas_dgemm.
  * Empty shapes are allowed (k = 0 scales C by beta). */
-void mm_dgemm(long m, long n, long k, const double *a, long lda, const double *b, long ldb, double beta,
-              double *c, long ldc);
+void mm_dgemm(long m, long n, long k, const double *a, long lda, const double *b, long ldb,
+              double beta, double *c, long ldc);
 
 /* Pins OpenBLAS to one thread per call (the threads back end runs BSP processes as threads of
  * one program, and every process is meant to use one core). Call in main, before bsp_init. */
@@ -48,28 +52,36 @@ void mm_blas_single_threaded(void);
 
 /* The sequential reference: the rows x cols rectangle of C = A B at (row0, col0) into `out`
  * (leading dimension cols), by a plain i-j-k triple loop over the generated inputs. */
-void mm_reference_rect(unsigned long seed, long n, long row0, long col0, long rows, long cols, double *out);
+void mm_reference_rect(unsigned long seed, long n, long row0, long col0, long rows, long cols,
+                       double *out);
 
 /* Largest |got - reference| over the rectangle (got has leading dimension ld). */
-double mm_rect_error(unsigned long seed, long n, long row0, long col0, long rows, long cols, const double *got,
-                     long ld);
+double mm_rect_error(unsigned long seed, long n, long row0, long col0, long rows, long cols,
+                     const double *got, long ld);
 
 /* Tolerance for an entry of a dgemm product of n-long dot products of inputs in [-1, 1):
  * 16 n eps max|a| max|b| (a missing or doubled block gives errors of order 0.1 to sqrt(n)). */
 double mm_tolerance(long n);
 
 /* Collective (plain bsp_syncs, not counted): gathers every process' largest error on process 0.
- * Returns the result of the check on process 0 (1 right, -1 WRONG) and 1 elsewhere; writes a
- * note for the JSON into note, and on failure an error message on stderr. */
-int mm_check_collective(const char *prog, const char *algorithm, long n, double my_error, char *note,
-                        size_t note_size);
+ * Returns the result of the check on process 0 (1 right, -1 WRONG) and 1 elsewhere; fills the
+ * note for the JSON and, when wrong, what differs (the driver skeleton prints it). */
+int mm_check_collective(const char *prog, const char *algorithm, long n, double my_error,
+                        bspalg_check_report *report);
 
 /* f on process 0 alone: the median time per flop of cblas_dgemm on an (m x k) * (k x n)
  * product, repeated for at least 0.2 s (calls batched so that each sample is >= 1 ms). */
 double mm_measure_f(long m, long n, long k);
 
-/* Bytes of `count` doubles, exiting with status 2 and a message when over the BSPlib size limit
- * (INT_MAX bytes per registration or transfer). For use before bsp_init. */
-void mm_check_bsp_size(const char *prog, const char *what, double count);
+/* For a driver's setup: room for `count` doubles (at least one, zeroed; bsp_abort "<prog>: out
+ * of memory for <what> (<count> doubles)" when there is none), and its registration, both
+ * released by the skeleton after the run. */
+double *mm_alloc_doubles(long count, const char *what);
+void mm_register_doubles(double *v, long count);
+
+/* Whether `count` doubles fit in one BSPlib registration (at most INT_MAX bytes). When they do
+ * not, process 0 prints "<prog>: a process' part of a matrix would be ... bytes, over the
+ * BSPlib limit ...; use more processes<advice>". For a driver's setup. */
+int mm_fits_registration(const char *prog, double count, const char *advice);
 
 #endif

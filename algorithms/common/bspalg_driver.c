@@ -1,0 +1,173 @@
+/*
+ * bspalg_driver.c - the program every algorithm driver runs (see bspalg_driver.h).
+ */
+#include "bspalg_driver.h"
+
+#include <bsp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Set in bspalg_main before bsp_init and only read afterwards: on the threads back end the
+ * BSP processes share them; on a process-based one every process parsed its own copy. */
+static const bspalg_driver *driver;
+static bspalg_common_opts opts;
+
+/* What bspalg_alloc and bspalg_register hand out, newest first: per process (on the threads
+ * back end the processes are threads). A list node per item keeps the memory itself exactly
+ * as calloc aligns it. */
+typedef struct held {
+  void *ptr;
+  struct held *next;
+} held;
+static _Thread_local held *allocated, *registered;
+
+static held *hold(held *list, void *ptr) {
+  held *node = malloc(sizeof *node);
+  if (!node) bsp_abort("%s: out of memory\n", driver->program);
+  *node = (held){ptr, list};
+  return node;
+}
+
+void *bspalg_alloc(size_t bytes, const char *why, ...) {
+  void *ptr = calloc(1, bytes ? bytes : 1);
+  if (!ptr) {
+    char reason[256];
+    va_list args;
+    va_start(args, why);
+    vsnprintf(reason, sizeof reason, why, args);
+    va_end(args);
+    bsp_abort("%s: out of memory%s%s\n", driver->program, reason[0] ? " " : "", reason);
+  }
+  allocated = hold(allocated, ptr);
+  return ptr;
+}
+
+void bspalg_register(void *ptr, size_t bytes) {
+  bsp_push_reg(ptr, (bsp_size_t)bytes);
+  registered = hold(registered, ptr);
+}
+
+/* Pops the registrations, newest first, then frees the memory. */
+static void release_held(void) {
+  while (registered) {
+    held *node = registered;
+    bsp_pop_reg(node->ptr);
+    registered = node->next;
+    free(node);
+  }
+  while (allocated) {
+    held *node = allocated;
+    free(node->ptr);
+    allocated = node->next;
+    free(node);
+  }
+}
+
+static const char *algorithm_name(void) {
+  return driver->algorithm_of ? driver->algorithm_of() : driver->algorithm;
+}
+
+static void usage(FILE *to) {
+  fprintf(to, "usage: bsprun [-b BACKEND] -n P %s [options]\n%s%s", driver->program, driver->help,
+          bspalg_common_help);
+}
+
+/* Common options first, then -h/--help, then the driver's own; anything else is a usage
+ * error. */
+static void parse_command_line(int argc, char **argv) {
+  const char *prog = driver->program;
+  bspalg_common_defaults(&opts);
+  for (int i = 1; i < argc; i++) {
+    if (bspalg_parse_common(prog, &opts, argc, argv, &i)) continue;
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      exit(0);
+    }
+    int used = driver->option ? driver->option(argv[i], i + 1 < argc ? argv[i + 1] : NULL) : 0;
+    if (used > 0) {
+      i += used - 1;
+      continue;
+    }
+    fprintf(stderr, "%s: unknown option or missing value: '%s'\n", prog, argv[i]);
+    usage(stderr);
+    exit(2);
+  }
+}
+
+/* --measure-f: the kernel on process 0 alone (thesis 3.1; the others wait), then on every
+ * process at once, the max over processes (f under the run's own load). Collective. */
+static void measure_f(void *state, double *f, double *f_all, char *note, size_t note_size) {
+  char scratch[512];
+  *f = bsp_pid() == 0 ? driver->measure_f(state, 0, note, note_size) : 0.0;
+  bsp_sync();
+  *f_all = bspalg_max_over_procs(driver->measure_f(state, 1, scratch, sizeof scratch));
+}
+
+static void spmd(void) {
+  bsp_begin(opts.procs ? opts.procs : bsp_nprocs());
+  const char *prog = driver->program;
+  void *state = driver->setup(&opts);
+  if (!state) { /* setup said why on process 0 */
+    release_held();
+    bsp_end();
+    exit(2);
+  }
+  double *times = calloc((size_t)opts.reps, sizeof *times);
+  if (!times) bsp_abort("%s: out of memory\n", prog);
+  bspalg_counters_begin();
+  bsp_sync();
+
+  for (int rep = 0; rep < opts.reps; rep++) {
+    bspalg_counters_reset(); /* the report keeps the last repetition's counts */
+    if (driver->prepare) driver->prepare(state);
+    bsp_sync();
+    double t0 = bsp_time();
+    driver->repetition(state);
+    times[rep] = bsp_time() - t0;
+  }
+
+  int verified = 0;
+  bspalg_check_report check = {"not checked (--no-check)", ""};
+  if (opts.check) {
+    check.note[0] = '\0';
+    verified = driver->check(state, &check);
+    if (verified < 0 && bsp_pid() == 0) fprintf(stderr, "%s: WRONG RESULT%s\n", prog, check.wrong);
+  }
+
+  double f = 0.0, f_all = 0.0;
+  char f_note[512] = "";
+  if (opts.measure_f && driver->measure_f) measure_f(state, &f, &f_all, f_note, sizeof f_note);
+
+  char params[512] = "{}";
+  driver->params(state, params, sizeof params);
+  FILE *json = bsp_pid() == 0 ? bspalg_open_json(prog, opts.json_path) : NULL;
+  bspalg_info info = {algorithm_name(),
+                      params,
+                      driver->work_unit,
+                      verified,
+                      check.note,
+                      f,
+                      f_note[0] ? f_note : NULL,
+                      json,
+                      f_all};
+  bspalg_report(&info, times, opts.reps);
+  if (json && json != stdout) fclose(json);
+  bspalg_counters_end();
+  if (driver->teardown) driver->teardown(state);
+  release_held();
+  free(times);
+  bsp_end();
+  if (verified < 0) exit(1);
+}
+
+int bspalg_main(const bspalg_driver *d, int argc, char **argv) {
+  driver = d;
+  /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
+  parse_command_line(argc, argv);
+  if (driver->before_init) driver->before_init();
+  bsp_init(spmd, argc, argv);
+  spmd();
+  return 0;
+}

@@ -1,0 +1,7 @@
+# bspalg-cannon against the sequential triple loop (helpers: tests/algorithms/CMakeLists.txt):
+# Cannon-style MatMul (put) and MatMulG (get) on the grid closest to square (1 x 2, 1 x 3, 2 x 2).
+bspalg_test(put.n37 ARGS --variant put --size 37 -r 2)
+bspalg_test(get.n50 ARGS --variant get --size 50 -r 2 --seed 9)
+bspalg_test(put.n3 ARGS --variant put --size 3 -r 1)
+
+bspalg_error_test(bad-variant EXPECT "--variant must be put or get, not 'send'" ARGS --variant send)
