@@ -156,7 +156,7 @@ class Section:
         return section
 
 
-NOT_MEASURED = "<p>not measured in this run</p>"
+NOT_MEASURED_HTML = "<p>not measured in this run</p>"
 
 
 def _rows_by_pattern(
@@ -250,7 +250,7 @@ def compute_speed_section(run: RawRun, params: Params, anchor: str) -> Section:
     s = Section.headed(anchor, "f", "Computation speed f (thesis Table C.1)")
     f_detail = params.f_detail
     if not f_detail:
-        s.add(NOT_MEASURED)
+        s.add(NOT_MEASURED_HTML)
         return s
     rows = []
     for k, d in f_detail.items():
@@ -309,7 +309,7 @@ def latency_section(run: RawRun, params: Params, anchor: str) -> Section:
             "use the value measured with communication (thesis 3.3).</p>"
         )
     else:
-        s.add(NOT_MEASURED)
+        s.add(NOT_MEASURED_HTML)
     if l_detail or as_tests:
         as_in_order = {k: as_tests[k] for k in _as_test_order(as_tests)}
         s.image(plots.latency(l_detail, as_in_order, f"Latency, {run.label()}"), "latency")
@@ -373,7 +373,7 @@ def bandwidth_section(run: RawRun, params: Params, anchor: str) -> Section:
     s = Section.headed(anchor, "g", "Bandwidth gap g (thesis Table C.3)")
     g = params.g
     if not g:
-        s.add(NOT_MEASURED)
+        s.add(NOT_MEASURED_HTML)
         return s
     keys = sorted_keys(list(g))
     s.add(
@@ -430,7 +430,7 @@ def as_suite_section(run: RawRun, params: Params, anchor: str) -> Section:
     as_tests = params.as_suite.get("tests", {})
     te = params.as_suite.get("total_exchange", [])
     if not (as_tests or te):
-        s.add(NOT_MEASURED)
+        s.add(NOT_MEASURED_HTML)
         return s
     if as_tests:
         s.add(
@@ -733,7 +733,7 @@ def bullets(scores: Sequence[float | None], close: float = 0.10) -> list[str]:
     return out
 
 
-NOT_MEASURED = Surface()  # a surface one run of a comparison lacks
+MISSING_SURFACE = Surface()  # a surface one run of a comparison lacks
 
 
 def _g_value(e: Surface, name: str) -> float | None:
@@ -884,14 +884,17 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
         "<h2>Parameters side by side</h2><p class='note'>Best value per row in bold. g values: least squares eq. (2.6) where reported, else the weighted estimator.</p>"
     )
     param_table(
-        "g_inf [ns/word]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "g_inf"), lambda v: f"{v * 1e9:.4g}"
+        "g_inf [ns/word]",
+        gkeys,
+        lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "g_inf"),
+        lambda v: f"{v * 1e9:.4g}",
     )
-    param_table("h_half [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "h_half"), words)
-    param_table("o [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, NOT_MEASURED), "o"), words)
+    param_table("h_half [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "h_half"), words)
+    param_table("o [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "o"), words)
     param_table(
         "g_inf, weighted estimator eq. (3.2) [ns/word]",
         gkeys,
-        lambda pr, k: pr.g.get(k, NOT_MEASURED).g_inf,
+        lambda pr, k: pr.g.get(k, MISSING_SURFACE).g_inf,
         lambda v: f"{v * 1e9:.4g}",
     )
     lvars = [v for v in L_NAMES if any(v in pr.l for pr in params)] + sorted(
@@ -927,7 +930,7 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
     # Plots.
     if gkeys:
         series = [
-            (f"R{i + 1}", [_predict_g_inf(pr.g.get(k, NOT_MEASURED)) for k in gkeys]) for i, pr in enumerate(params)
+            (f"R{i + 1}", [_predict_g_inf(pr.g.get(k, MISSING_SURFACE)) for k in gkeys]) for i, pr in enumerate(params)
         ]
         series = [(lab, [v * 1e9 if v else None for v in vals]) for lab, vals in series]
         parts.append(
