@@ -67,7 +67,7 @@ static int g_exit_status = 0; /* written by process 0 only */
 #define DEFAULT_MAX_WORDS (1L << 20)
 #define MAX_MAX_WORDS (1L << 27) /* 1 GiB per area: sizes must fit in an int */
 
-/* ---- command line ----------------------------------------------------------------------------- */
+/* ---- command line ---------------------------------------------------------------------------- */
 
 static void usage(FILE *f)
 {
@@ -279,7 +279,7 @@ static void parse_args(int argc, char **argv)
   }
 }
 
-/* ---- the machine ---------------------------------------------------------------------------- */
+/* ---- the machine ----------------------------------------------------------------------------- */
 
 static void read_machine(void)
 {
@@ -355,7 +355,7 @@ static void set_params(probe_params *pr, int quick)
   }
 }
 
-/* ---- timer check ------------------------------------------------------------------------------- */
+/* ---- timer check ----------------------------------------------------------------------------- */
 
 static void measure_timer(double *resolution, double *overhead, double *getres)
 {
@@ -589,7 +589,7 @@ static void write_footer(probe_ctx *c)
   emit(c);
 }
 
-/* ---- the SPMD part ------------------------------------------------------------------------------- */
+/* ---- the SPMD part --------------------------------------------------------------------------- */
 
 static void spmd(void)
 {

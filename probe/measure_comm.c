@@ -27,7 +27,7 @@
 
 typedef void (*op_fn)(probe_ctx *c, const void *arg);
 
-/* ---- collective helpers ------------------------------------------------------------------ */
+/* ---- collective helpers ---------------------------------------------------------------------- */
 
 void gather_max(probe_ctx *c, const double *local, int n, double *out)
 {
@@ -46,7 +46,7 @@ void gather_max(probe_ctx *c, const double *local, int n, double *out)
     }
 }
 
-/* ---- timing --------------------------------------------------------------------------------- */
+/* ---- timing ---------------------------------------------------------------------------------- */
 
 static double time_once(probe_ctx *c, op_fn fn, const void *arg)
 {
@@ -110,7 +110,7 @@ static int measure_batched(probe_ctx *c, op_fn fn, const void *arg, double *out,
   return n;
 }
 
-/* ---- the communication of one g point ------------------------------------------------------- */
+/* ---- the communication of one g point -------------------------------------------------------- */
 
 typedef struct {
   int prim, pattern;
@@ -416,7 +416,7 @@ void measure_validation(probe_ctx *c)
   free(pts);
 }
 
-/* ---- l ----------------------------------------------------------------------------------------- */
+/* ---- l --------------------------------------------------------------------------------------- */
 
 static void op_sync(probe_ctx *c, const void *arg)
 {

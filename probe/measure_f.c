@@ -38,7 +38,7 @@ char *openblas_get_corename(void);
 #define PROBE_NOINLINE
 #endif
 
-/* ---- BLAS identification ------------------------------------------------------------------- */
+/* ---- BLAS identification --------------------------------------------------------------------- */
 
 const char *blas_name(char *buf, size_t n)
 {
@@ -99,7 +99,7 @@ static PROBE_NOINLINE int dot_int(const int *x, const int *y, long n)
 DEFINE_MATMUL_IJK(matmul_ijk_double, double)
 DEFINE_MATMUL_IJK(matmul_ijk_int, int)
 
-/* ---- f ------------------------------------------------------------------------------------------ */
+/* ---- f --------------------------------------------------------------------------------------- */
 
 enum { K_DOT_DOUBLE, K_DOT_DOUBLE_BLAS, K_DOT_INT, K_MM_DOUBLE, K_MM_DOUBLE_BLAS, K_MM_INT, NK };
 static const char *const kernel_names[NK] = {
@@ -284,7 +284,7 @@ void measure_f(probe_ctx *c)
   bsp_sync();
 }
 
-/* ---- memcpy ------------------------------------------------------------------------------------ */
+/* ---- memcpy ---------------------------------------------------------------------------------- */
 
 /* Copies of memcpy_bytes, source and destination rotated over a pool of pairs larger than
  * the caches. First (p > 1) process 0 alone, then every process at once (the max over

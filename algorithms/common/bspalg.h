@@ -60,7 +60,7 @@ void bspalg_sync(const char *primitive, const char *pattern);
 /* What process 0 writes about the run (strings are copied into the JSON as they are). */
 typedef struct {
   const char *algorithm;    /* e.g. "matmul-blockcyclic" */
-  const char *params_json;  /* a JSON object of the problem's parameters, e.g. {"n": 4000, "q": 64} */
+  const char *params_json;  /* the problem's parameters, a JSON object: {"n": 4000, "q": 64} */
   const char *work_unit;    /* "flop", "cell", ... */
   int verified;             /* 1: the result was checked against the reference and is right,
                                0: it was not checked, -1: checked and WRONG */

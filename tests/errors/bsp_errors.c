@@ -1,9 +1,10 @@
 /*
  * bsp_errors.c - one BSPlib usage error per case; the case is argv[1] (`bsp_errors --list`
- * lists them, `bsp_errors --expect CASE` prints what the case must print). Every case must end the whole program with exit status 1 and one line
- * `bspkit: error in <call> on process <pid>: <explanation>` (or the bsp_abort line) on
- * stderr. Each case carries that line as a regular expression (error_case.h);
- * tests/errors/CMakeLists.txt makes its tests, which check both through run_case.sh.
+ * lists them, `bsp_errors --expect CASE` prints what the case must print). Every case must
+ * end the whole program with exit status 1 and one line `bspkit: error in <call> on process
+ * <pid>: <explanation>` (or the bsp_abort line) on stderr. Each case carries that line as a
+ * regular expression (error_case.h); tests/errors/CMakeLists.txt makes its tests, which
+ * check both through run_case.sh.
  *
  * In most cases process 1 (the "culprit") makes the mistake while the others wait in
  * bsp_sync, so the reporting process is known. If the library misses the error, the

@@ -3,11 +3,13 @@
  * smallest algorithm added by following algorithms/README.md, to show that the steps there
  * are enough. Test-only (not installed).
  *
- *   superstep 0: local prefix sums of the n_s = (s+1) n/p - s n/p own values   w = ceil(n/p)
- *                put the local total to every process after this one           h = p - 1
- *   superstep 1: add the totals of the processes before this one, then add     w <= p - 1 +
- * ceil(n/p) that offset to every local prefix sum (no sync after it) cost: W <= 2 ceil(n/p) + p - 1
- * additions, H = p - 1 words, S = 1
+ *   superstep 0: local prefix sums of the n_s own values      w = ceil(n/p)
+ *                (n_s = (s+1) n/p - s n/p); put the local total to
+ *                every process after this one                  h = p - 1
+ *   superstep 1: add the totals of the processes before this   w <= p - 1 + ceil(n/p)
+ *                one, then that offset to every local prefix
+ *                sum (no sync after it)
+ *   cost: W <= 2 ceil(n/p) + p - 1 additions, H = p - 1 words, S = 1
  */
 #include <bsp.h>
 #include <stdint.h>
