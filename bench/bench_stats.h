@@ -15,8 +15,9 @@ typedef struct {
 
 /* Min, quartiles and max of sorted[0..n), n >= 1 (sort with bspk_sort_doubles). */
 static inline stats_t stats_of_sorted(const double *sorted, int n) {
-  stats_t st = {sorted[0], bspk_quantile_of_sorted(sorted, n, 0.25), bspk_median_of_sorted(sorted, n),
-                bspk_quantile_of_sorted(sorted, n, 0.75), sorted[n - 1]};
+  stats_t st = {sorted[0], bspk_quantile_of_sorted(sorted, n, 0.25),
+                bspk_median_of_sorted(sorted, n), bspk_quantile_of_sorted(sorted, n, 0.75),
+                sorted[n - 1]};
   return st;
 }
 

@@ -29,7 +29,8 @@ int main(int argc, char **argv) {
   }
   openblas_set_num_threads(threads);
   size_t elems = (size_t)n * (size_t)n;
-  double *a = malloc(elems * sizeof *a), *b = malloc(elems * sizeof *b), *c = malloc(elems * sizeof *c);
+  double *a = malloc(elems * sizeof *a), *b = malloc(elems * sizeof *b),
+         *c = malloc(elems * sizeof *c);
   double *t = malloc((size_t)reps * sizeof *t);
   if (!a || !b || !c || !t) {
     fprintf(stderr, "%s: out of memory for n = %ld\n", argv[0], n);
@@ -43,14 +44,14 @@ int main(int argc, char **argv) {
   }
   for (int r = -1; r < reps; r++) {
     double t0 = bspk_monotonic_seconds();
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a, (int)n, b, (int)n,
-                0.0, c, (int)n);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, a, (int)n,
+                b, (int)n, 0.0, c, (int)n);
     if (r >= 0) t[r] = bspk_monotonic_seconds() - t0;
   }
   bspk_sort_doubles(t, reps);
   double med = bspk_median_of_sorted(t, reps);
-  printf("dgemm n=%ld threads=%d reps=%d median_s=%.6f gflops=%.3f checksum=%.6g\n", n, threads, reps, med,
-         2.0 * (double)n * (double)n * (double)n / med * 1e-9, c[elems / 2]);
+  printf("dgemm n=%ld threads=%d reps=%d median_s=%.6f gflops=%.3f checksum=%.6g\n", n, threads,
+         reps, med, 2.0 * (double)n * (double)n * (double)n / med * 1e-9, c[elems / 2]);
   free(a);
   free(b);
   free(c);

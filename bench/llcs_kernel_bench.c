@@ -41,8 +41,8 @@ static long parse_long(const char *what, const char *text, long min, long max) {
   char *end = NULL;
   long v = text ? strtol(text, &end, 10) : 0;
   if (!text || end == text || *end || v < min || v > max) {
-    fprintf(stderr, "llcs_kernel_bench: %s must be an integer from %ld to %ld, not '%s'\n", what, min, max,
-            text ? text : "(missing)");
+    fprintf(stderr, "llcs_kernel_bench: %s must be an integer from %ld to %ld, not '%s'\n", what,
+            min, max, text ? text : "(missing)");
     exit(2);
   }
   return v;
@@ -68,7 +68,8 @@ static long run_dp(const unsigned char *a, long m, const unsigned char *b, long 
   return llcs;
 }
 
-static long run_bitpar(const unsigned char *a, long m, const unsigned char *b, long n, int sigma, long G) {
+static long run_bitpar(const unsigned char *a, long m, const unsigned char *b, long n, int sigma,
+                       long G) {
   long words = (n + 63) / 64;
   uint64_t *masks = xcalloc((size_t)sigma * (size_t)words, sizeof *masks);
   uint64_t *v = xcalloc((size_t)words, sizeof *v);
@@ -97,8 +98,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
-      printf("usage: llcs_kernel_bench [--size N] [--sizes M,N] [--alphabet K] [--grid G] [--reps R]\n"
-             "                         [--kernel dp|bitpar|both] [--seed S] [--json FILE]\n");
+      printf(
+          "usage: llcs_kernel_bench [--size N] [--sizes M,N] [--alphabet K] [--grid G] [--reps R]\n"
+          "                         [--kernel dp|bitpar|both] [--seed S] [--json FILE]\n");
       return 0;
     }
     if (!value) {
@@ -121,7 +123,8 @@ int main(int argc, char **argv) {
       do_dp = !strcmp(value, "dp") || !strcmp(value, "both");
       do_bitpar = !strcmp(value, "bitpar") || !strcmp(value, "both");
       if (!do_dp && !do_bitpar) {
-        fprintf(stderr, "llcs_kernel_bench: --kernel must be dp, bitpar or both, not '%s'\n", value);
+        fprintf(stderr, "llcs_kernel_bench: --kernel must be dp, bitpar or both, not '%s'\n",
+                value);
         return 2;
       }
     } else {
@@ -131,8 +134,10 @@ int main(int argc, char **argv) {
   }
   uint64_t state = (uint64_t)seed;
   unsigned char *a = xcalloc((size_t)m, 1), *b = xcalloc((size_t)n, 1);
-  for (long i = 0; i < m; i++) a[i] = (unsigned char)(((splitmix(&state) >> 32) * (uint64_t)sigma) >> 32);
-  for (long i = 0; i < n; i++) b[i] = (unsigned char)(((splitmix(&state) >> 32) * (uint64_t)sigma) >> 32);
+  for (long i = 0; i < m; i++)
+    a[i] = (unsigned char)(((splitmix(&state) >> 32) * (uint64_t)sigma) >> 32);
+  for (long i = 0; i < n; i++)
+    b[i] = (unsigned char)(((splitmix(&state) >> 32) * (uint64_t)sigma) >> 32);
 
   FILE *json = NULL;
   if (json_path && !(json = fopen(json_path, "w"))) {
@@ -150,7 +155,8 @@ int main(int argc, char **argv) {
       seconds[r] = bspk_monotonic_seconds() - t0;
       rate[r] = cells / seconds[r];
       if (found[kernel] >= 0 && found[kernel] != llcs) {
-        fprintf(stderr, "llcs_kernel_bench: the LLCS changed between repetitions (%ld, %ld)\n", found[kernel], llcs);
+        fprintf(stderr, "llcs_kernel_bench: the LLCS changed between repetitions (%ld, %ld)\n",
+                found[kernel], llcs);
         return 1;
       }
       found[kernel] = llcs;
@@ -158,16 +164,17 @@ int main(int argc, char **argv) {
     bspk_sort_doubles(rate, (int)reps); /* both arrays are refilled for the next kernel */
     bspk_sort_doubles(seconds, (int)reps);
     stats_t st = stats_of_sorted(rate, (int)reps);
-    printf("%-6s m = %ld, n = %ld, alphabet %ld, grid %ld x %ld, %ld reps: cell updates/s median %.3g "
-           "(min %.3g, q1 %.3g, q3 %.3g, max %.3g); LLCS %ld\n",
-           kernel == 0 ? "dp" : "bitpar", m, n, sigma, G, G, reps, st.med, st.min, st.q1, st.q3, st.max,
-           found[kernel]);
+    printf(
+        "%-6s m = %ld, n = %ld, alphabet %ld, grid %ld x %ld, %ld reps: cell updates/s median %.3g "
+        "(min %.3g, q1 %.3g, q3 %.3g, max %.3g); LLCS %ld\n",
+        kernel == 0 ? "dp" : "bitpar", m, n, sigma, G, G, reps, st.med, st.min, st.q1, st.q3,
+        st.max, found[kernel]);
     fflush(stdout);
     if (json) {
       fputs("{\"bench\":\"llcs_kernel\",\"kernel\":", json);
       bspk_json_write_string(json, kernel == 0 ? "dp" : "bitpar");
-      fprintf(json, ",\"m\":%ld,\"n\":%ld,\"alphabet\":%ld,\"grid\":%ld,\"reps\":%ld,\"llcs\":%ld", m, n, sigma, G,
-              reps, found[kernel]);
+      fprintf(json, ",\"m\":%ld,\"n\":%ld,\"alphabet\":%ld,\"grid\":%ld,\"reps\":%ld,\"llcs\":%ld",
+              m, n, sigma, G, reps, found[kernel]);
       json_stats(json, "cells_per_s", st, 1.0);
       json_stats(json, "time_s", stats_of_sorted(seconds, (int)reps), 1.0);
       fputs("}\n", json);
@@ -176,7 +183,8 @@ int main(int argc, char **argv) {
   if (json) fclose(json);
   free(seconds);
   if (found[0] >= 0 && found[1] >= 0 && found[0] != found[1]) {
-    fprintf(stderr, "llcs_kernel_bench: the kernels disagree: dp %ld, bitpar %ld\n", found[0], found[1]);
+    fprintf(stderr, "llcs_kernel_bench: the kernels disagree: dp %ld, bitpar %ld\n", found[0],
+            found[1]);
     return 1;
   }
   free(rate);

@@ -32,12 +32,10 @@
 /* At least `bytes`, in whole pages, page-aligned and zeroed by the calling process, so that
  * its pages are first touched (and placed) by the thread that uses them. bsp_abort when
  * out of memory. */
-static inline void *mb_alloc_pages(const char *prog, size_t bytes)
-{
+static inline void *mb_alloc_pages(const char *prog, size_t bytes) {
   size_t size = bytes ? (bytes + 4095) / 4096 * 4096 : 4096;
   void *q = aligned_alloc(4096, size);
-  if (!q)
-    bsp_abort("%s: out of memory (%zu bytes) on process %d\n", prog, size, (int)bsp_pid());
+  if (!q) bsp_abort("%s: out of memory (%zu bytes) on process %d\n", prog, size, (int)bsp_pid());
   memset(q, 0, size);
   return q;
 }
@@ -59,23 +57,19 @@ typedef struct {
 } mb_options;
 
 /* "<prog>: <fmt with arg>" and a hint to --help on stderr; exit status 2. */
-static inline void mb_usage_error(const char *prog, const char *fmt, const char *arg)
-{
+static inline void mb_usage_error(const char *prog, const char *fmt, const char *arg) {
   fprintf(stderr, "%s: ", prog);
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nTry '%s --help'.\n", prog);
   exit(2);
 }
 
-static inline const char *mb_need_arg(const char *prog, int argc, char **argv, int *i)
-{
-  if (*i + 1 >= argc)
-    mb_usage_error(prog, "option %s needs an argument", argv[*i]);
+static inline const char *mb_need_arg(const char *prog, int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) mb_usage_error(prog, "option %s needs an argument", argv[*i]);
   return argv[++*i];
 }
 
-static inline void mb_add_only(mb_options *o, const char *v)
-{
+static inline void mb_add_only(mb_options *o, const char *v) {
   for (const char *s = v; *s;) {
     size_t len = strcspn(s, ",");
     if (len && !o->is_benchmark(s, len)) {
@@ -86,17 +80,14 @@ static inline void mb_add_only(mb_options *o, const char *v)
     s += len + (s[len] == ',');
   }
   size_t used = strlen(o->only);
-  if (used + strlen(v) + 2 > o->only_size)
-    mb_usage_error(o->prog, "--only list too long: '%s'", v);
-  if (used)
-    strcat(o->only, ",");
+  if (used + strlen(v) + 2 > o->only_size) mb_usage_error(o->prog, "--only list too long: '%s'", v);
+  if (used) strcat(o->only, ",");
   strcat(o->only, v);
 }
 
 /* When argv[*i] is one of the common options: takes it (and its value, advancing *i) and
  * returns 1; a bad value ends the program with a usage error. Else returns 0. */
-static inline int mb_parse_option(mb_options *o, int argc, char **argv, int *i)
-{
+static inline int mb_parse_option(mb_options *o, int argc, char **argv, int *i) {
   const char *a = argv[*i];
   char *end;
   if (!strcmp(a, "--json")) {
@@ -106,14 +97,12 @@ static inline int mb_parse_option(mb_options *o, int argc, char **argv, int *i)
   } else if (!strcmp(a, "--rounds")) {
     const char *v = mb_need_arg(o->prog, argc, argv, i);
     long n = strtol(v, &end, 10);
-    if (*end || n < 1 || n > MB_MAX_ROUNDS)
-      mb_usage_error(o->prog, "bad --rounds '%s'", v);
+    if (*end || n < 1 || n > MB_MAX_ROUNDS) mb_usage_error(o->prog, "bad --rounds '%s'", v);
     o->rounds = (int)n;
   } else if (!strcmp(a, "--batch-ms")) {
     const char *v = mb_need_arg(o->prog, argc, argv, i);
     double x = strtod(v, &end);
-    if (*end || !(x > 0) || x > 10000)
-      mb_usage_error(o->prog, "bad --batch-ms '%s'", v);
+    if (*end || !(x > 0) || x > 10000) mb_usage_error(o->prog, "bad --batch-ms '%s'", v);
     o->batch_ms = x;
   } else if (!strcmp(a, "--words")) {
     const char *v = mb_need_arg(o->prog, argc, argv, i);
@@ -135,9 +124,8 @@ static inline int mb_parse_option(mb_options *o, int argc, char **argv, int *i)
 /* The usage's list of the n benchmarks, two lines each (what ours and what raw does, as
  * describe(i, ...) tells), then the heading of the options. */
 static inline void mb_usage_benchmarks(FILE *f, int name_width, int n,
-                                       void (*describe)(int i, const char **name,
-                                                        const char **ours, const char **raw))
-{
+                                       void (*describe)(int i, const char **name, const char **ours,
+                                                        const char **raw)) {
   for (int i = 0; i < n; i++) {
     const char *name, *ours, *raw;
     describe(i, &name, &ours, &raw);
@@ -147,15 +135,12 @@ static inline void mb_usage_benchmarks(FILE *f, int name_width, int n,
 }
 
 /* Whether --only lets benchmark `name` run. */
-static inline int mb_selected(const mb_options *o, const char *name)
-{
-  if (!o->only[0])
-    return 1;
+static inline int mb_selected(const mb_options *o, const char *name) {
+  if (!o->only[0]) return 1;
   size_t n = strlen(name);
   for (const char *s = o->only; *s;) {
     size_t len = strcspn(s, ",");
-    if (len == n && strncmp(s, name, n) == 0)
-      return 1;
+    if (len == n && strncmp(s, name, n) == 0) return 1;
     s += len + (s[len] == ',');
   }
   return 0;
@@ -169,20 +154,17 @@ static inline int mb_selected(const mb_options *o, const char *name)
  * `count` operations (b->raw_fn or b->ours_fn), read the clock, and return
  * max_over_processes(c, t) of this process's time t. A macro, so that the aligning, the batch
  * and the clock are called directly in the timed region, as in a hand-written copy. */
-#define MB_DEFINE_TIMED_BATCH(name, ctx_type, bench_type, ours_fn, raw_fn, align_raw,          \
-                              max_over_processes)                                             \
-  static double name(void *ctx, const void *bench, int raw, long count)                       \
-  {                                                                                           \
-    ctx_type *c = ctx;                                                                        \
-    const bench_type *b = bench;                                                              \
-    if (raw)                                                                                  \
-      align_raw(c);                                                                           \
-    else                                                                                      \
-      bsp_sync();                                                                             \
-    double t0 = bspk_monotonic_seconds();                                                     \
-    (raw ? b->raw_fn : b->ours_fn)(c, count);                                                 \
-    double t = bspk_monotonic_seconds() - t0;                                                 \
-    return max_over_processes(c, t);                                                          \
+#define MB_DEFINE_TIMED_BATCH(name, ctx_type, bench_type, ours_fn, raw_fn, align_raw, \
+                              max_over_processes)                                     \
+  static double name(void *ctx, const void *bench, int raw, long count) {             \
+    ctx_type *c = ctx;                                                                \
+    const bench_type *b = bench;                                                      \
+    if (raw) align_raw(c);                                                            \
+    else bsp_sync();                                                                  \
+    double t0 = bspk_monotonic_seconds();                                             \
+    (raw ? b->raw_fn : b->ours_fn)(c, count);                                         \
+    double t = bspk_monotonic_seconds() - t0;                                         \
+    return max_over_processes(c, t);                                                  \
   }
 
 /* One benchmark of a program, as the harness drives it. */
@@ -201,24 +183,20 @@ typedef struct {
  * decision uses the max over processes). Grows the count until a batch takes half the
  * target, then times that count twice more and scales by the fastest of the three, so that
  * a disturbance (another program taking a core) does not shrink the batches. */
-static inline long mb_calibrate(const mb_bench_run *run, int raw, double target, long max_count)
-{
+static inline long mb_calibrate(const mb_bench_run *run, int raw, double target, long max_count) {
   long count = 1;
   double t;
   for (;;) {
     t = run->batch(run->ctx, run->bench, raw, count);
-    if (t >= 0.5 * target || count >= max_count)
-      break;
+    if (t >= 0.5 * target || count >= max_count) break;
     double f = t > 0 ? target / t : 16;
     f = f > 16 ? 16 : f < 2 ? 2 : f;
     count = (long)((double)count * f);
-    if (count > max_count)
-      count = max_count;
+    if (count > max_count) count = max_count;
   }
   for (int k = 0; k < 2; k++) {
     double t2 = run->batch(run->ctx, run->bench, raw, count);
-    if (t2 < t)
-      t = t2;
+    if (t2 < t) t = t2;
   }
   double n = t > 0 ? (double)count * target / t : (double)count;
   return n < 1 ? 1 : n > max_count ? max_count : (long)(n + 0.5);
@@ -227,9 +205,9 @@ static inline long mb_calibrate(const mb_bench_run *run, int raw, double target,
 /* What one benchmark measured (kept on process 0). */
 typedef struct {
   int ran;
-  int verified;          /* 1: checked and right, 0: checked and WRONG, -1: not checked */
-  long n_ours, n_raw;    /* operations per timed batch */
-  long messages_per_op;  /* 1, or W in the one-word benchmarks */
+  int verified;         /* 1: checked and right, 0: checked and WRONG, -1: not checked */
+  long n_ours, n_raw;   /* operations per timed batch */
+  long messages_per_op; /* 1, or W in the one-word benchmarks */
   int rounds;
   double ours[MB_MAX_ROUNDS], raw[MB_MAX_ROUNDS]; /* seconds per operation (per message) */
   stats_t so, sr;
@@ -239,8 +217,8 @@ typedef struct {
 /* The timed rounds: ours and raw alternate, ours first in even rounds and raw first in odd
  * ones, so that a slow phase of the machine falls on both alike. Process 0 keeps each
  * round's time per operation, divided by res->messages_per_op, in res->ours and res->raw. */
-static inline void mb_alternate_rounds(const mb_bench_run *run, int pid, int rounds, mb_result *res)
-{
+static inline void mb_alternate_rounds(const mb_bench_run *run, int pid, int rounds,
+                                       mb_result *res) {
   for (int k = 0; k < rounds; k++) {
     run->show_round(run->ctx, run->name, k + 1, rounds);
     for (int j = 0; j < 2; j++) {
@@ -255,8 +233,7 @@ static inline void mb_alternate_rounds(const mb_bench_run *run, int pid, int rou
 }
 
 /* Min, quartiles and max of the rounds (process 0, after mb_alternate_rounds). */
-static inline void mb_summarize(mb_result *res)
-{
+static inline void mb_summarize(mb_result *res) {
   double sorted[MB_MAX_ROUNDS];
   memcpy(sorted, res->ours, (size_t)res->rounds * sizeof *sorted);
   bspk_sort_doubles(sorted, res->rounds);
@@ -270,26 +247,21 @@ static inline void mb_summarize(mb_result *res)
 /* ---- the machine -------------------------------------------------------------------------- */
 
 /* The first line of /proc/loadavg, or "unknown". */
-static inline void mb_read_loadavg(char *buf, size_t n)
-{
+static inline void mb_read_loadavg(char *buf, size_t n) {
   snprintf(buf, n, "unknown");
   FILE *f = fopen("/proc/loadavg", "r");
-  if (!f)
-    return;
-  if (fgets(buf, (int)n, f))
-    buf[strcspn(buf, "\n")] = 0;
+  if (!f) return;
+  if (fgets(buf, (int)n, f)) buf[strcspn(buf, "\n")] = 0;
   fclose(f);
 }
 
 /* The local date and time (ISO 8601 with the UTC offset) and the host name. */
-static inline void mb_date_and_host(char *date, size_t date_size, char *host, size_t host_size)
-{
+static inline void mb_date_and_host(char *date, size_t date_size, char *host, size_t host_size) {
   time_t t = time(NULL);
   struct tm tm;
   localtime_r(&t, &tm);
   strftime(date, date_size, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  if (gethostname(host, host_size) != 0)
-    snprintf(host, host_size, "unknown");
+  if (gethostname(host, host_size) != 0) snprintf(host, host_size, "unknown");
   host[host_size - 1] = 0;
 }
 
@@ -297,8 +269,7 @@ static inline void mb_date_and_host(char *date, size_t date_size, char *host, si
 
 /* The column heads; name_width and unit_width are the widths of the first and the unit
  * columns, which differ between the programs. */
-static inline void mb_print_table_head(int name_width, int unit_width)
-{
+static inline void mb_print_table_head(int name_width, int unit_width) {
   printf("%-*s %3s %10s %10s %7s %10s %10s %10s %10s %10s %10s  %-*s %s\n", name_width, "benchmark",
          "p", "ours_med", "raw_med", "ratio", "ours_min", "ours_q1", "ours_q3", "raw_min", "raw_q1",
          "raw_q3", unit_width, "unit", "notes");
@@ -307,18 +278,16 @@ static inline void mb_print_table_head(int name_width, int unit_width)
 /* One benchmark's row: its times times scale (e.g. 1e6 for us) in `unit`. */
 static inline void mb_print_table_row(int name_width, int unit_width, const char *name, int p,
                                       const mb_result *r, double scale, const char *unit,
-                                      const char *notes)
-{
+                                      const char *notes) {
   printf("%-*s %3d %10.3f %10.3f %7.2f %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f  %-*s %s\n",
          name_width, name, p, r->so.med * scale, r->sr.med * scale, r->so.med / r->sr.med,
-         r->so.min * scale, r->so.q1 * scale, r->so.q3 * scale, r->sr.min * scale,
-         r->sr.q1 * scale, r->sr.q3 * scale, unit_width, unit, notes);
+         r->so.min * scale, r->so.q1 * scale, r->so.q3 * scale, r->sr.min * scale, r->sr.q1 * scale,
+         r->sr.q3 * scale, unit_width, unit, notes);
 }
 
 /* The bandwidth note of a benchmark that moves `bytes` per process per operation; returns
  * the length written, as snprintf does. */
-static inline int mb_gbps_note(char *buf, size_t n, double bytes, const mb_result *r)
-{
+static inline int mb_gbps_note(char *buf, size_t n, double bytes, const mb_result *r) {
   return snprintf(buf, n, "GB/s per process: ours %.2f raw %.2f", bytes / r->so.med * 1e-9,
                   bytes / r->sr.med * 1e-9);
 }
@@ -326,40 +295,33 @@ static inline int mb_gbps_note(char *buf, size_t n, double bytes, const mb_resul
 /* ---- JSON lines --------------------------------------------------------------------------- */
 
 /* The JSON-lines file at path, or NULL with a message. */
-static inline FILE *mb_json_open(const char *prog, const char *path)
-{
+static inline FILE *mb_json_open(const char *prog, const char *path) {
   FILE *f = fopen(path, "w");
-  if (!f)
-    fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
+  if (!f) fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
   return f;
 }
 
 /* Closes it; 0 with a message when the data did not reach the file. */
-static inline int mb_json_close(const char *prog, const char *path, FILE *f)
-{
-  if (fclose(f) == 0)
-    return 1;
+static inline int mb_json_close(const char *prog, const char *path, FILE *f) {
+  if (fclose(f) == 0) return 1;
   fprintf(stderr, "%s: error writing %s\n", prog, path);
   return 0;
 }
 
 /* ,"key":"value" (null for NULL). */
-static inline void mb_json_field(FILE *f, const char *key, const char *value)
-{
+static inline void mb_json_field(FILE *f, const char *key, const char *value) {
   fprintf(f, ",\"%s\":", key);
   bspk_json_write_string(f, value);
 }
 
 /* ,"ours_stats":{..},"raw_stats":{..},"ratio_of_medians":x with the times times scale. */
-static inline void mb_json_stats_and_ratio(FILE *f, const mb_result *r, double scale)
-{
+static inline void mb_json_stats_and_ratio(FILE *f, const mb_result *r, double scale) {
   json_stats(f, "ours_stats", r->so, scale);
   json_stats(f, "raw_stats", r->sr, scale);
   fprintf(f, ",\"ratio_of_medians\":%.6g", r->so.med / r->sr.med);
 }
 
-static inline void mb_json_gbps(FILE *f, double bytes, const mb_result *r)
-{
+static inline void mb_json_gbps(FILE *f, double bytes, const mb_result *r) {
   fprintf(f, ",\"GBps_per_process_ours\":%.6g,\"GBps_per_process_raw\":%.6g",
           bytes / r->so.med * 1e-9, bytes / r->sr.med * 1e-9);
 }
@@ -367,14 +329,11 @@ static inline void mb_json_gbps(FILE *f, double bytes, const mb_result *r)
 /* ,"<ours_key>":[..],"<raw_key>":[..] (every round's sample times scale), ,"wall_s":..} and
  * the end of the line. */
 static inline void mb_json_samples_and_end(FILE *f, const char *ours_key, const char *raw_key,
-                                           const mb_result *r, double scale)
-{
+                                           const mb_result *r, double scale) {
   fprintf(f, ",\"%s\":[", ours_key);
-  for (int k = 0; k < r->rounds; k++)
-    fprintf(f, "%s%.6g", k ? "," : "", r->ours[k] * scale);
+  for (int k = 0; k < r->rounds; k++) fprintf(f, "%s%.6g", k ? "," : "", r->ours[k] * scale);
   fprintf(f, "],\"%s\":[", raw_key);
-  for (int k = 0; k < r->rounds; k++)
-    fprintf(f, "%s%.6g", k ? "," : "", r->raw[k] * scale);
+  for (int k = 0; k < r->rounds; k++) fprintf(f, "%s%.6g", k ? "," : "", r->raw[k] * scale);
   fprintf(f, "],\"wall_s\":%.3f}\n", r->wall_s);
 }
 

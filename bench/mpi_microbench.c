@@ -54,8 +54,12 @@
 
 static const char *prog = "bsp_mpi_microbench";
 static int is_bench(const char *s, size_t len);
-static mb_options opts = {.prog = "bsp_mpi_microbench", .words = 10000, .max_words = 1000000,
-                          .only_hint = "", .only_size = 512, .is_benchmark = is_bench};
+static mb_options opts = {.prog = "bsp_mpi_microbench",
+                          .words = 10000,
+                          .max_words = 1000000,
+                          .only_hint = "",
+                          .only_size = 512,
+                          .is_benchmark = is_bench};
 static char load_start[128], load_end[128];
 static int exit_status;
 
@@ -71,10 +75,10 @@ typedef struct {
   uint64_t *warea;             /* p * W words, registered: words from s land at s*W.. */
   uint64_t *sbuf;              /* W: raw send buffer grouped by destination */
   int *scnt, *sdsp, *rcnt, *rdsp, *fill; /* p each */
-  uint64_t *expect;            /* what this process should receive, in delivery order */
-  long *expect_from;           /* p: how many words from each source */
+  uint64_t *expect;                      /* what this process should receive, in delivery order */
+  long *expect_from;                     /* p: how many words from each source */
   long nexpect;
-  uint64_t *seen;              /* send_word check: the drained payloads */
+  uint64_t *seen; /* send_word check: the drained payloads */
   long nseen;
   int bad_status;
   volatile uint64_t sink;
@@ -138,9 +142,10 @@ static int block_check(ctx_t *c) {
     for (size_t j = 0; j < BLOCK / 8; j++) {
       uint64_t want = s == c->pid ? 0 : block_word(s, c->pid, j);
       if (seg[j] != want) {
-        fprintf(stderr, "%s: process %d: word %zu of the block from process %d is %#llx, "
-                "expected %#llx\n", prog, c->pid, j, s, (unsigned long long)seg[j],
-                (unsigned long long)want);
+        fprintf(stderr,
+                "%s: process %d: word %zu of the block from process %d is %#llx, "
+                "expected %#llx\n",
+                prog, c->pid, j, s, (unsigned long long)seg[j], (unsigned long long)want);
         return 0;
       }
     }
@@ -185,9 +190,10 @@ static int word_check(ctx_t *c, const char *what) {
       uint64_t got = c->warea[(size_t)s * (size_t)c->W + (size_t)k];
       uint64_t want = k < c->expect_from[s] ? c->expect[e + k] : 0;
       if (got != want) {
-        fprintf(stderr, "%s: process %d: %s: word %ld from process %d is %#llx, expected "
-                "%#llx\n", prog, c->pid, what, k, s, (unsigned long long)got,
-                (unsigned long long)want);
+        fprintf(stderr,
+                "%s: process %d: %s: word %ld from process %d is %#llx, expected "
+                "%#llx\n",
+                prog, c->pid, what, k, s, (unsigned long long)got, (unsigned long long)want);
         return 0;
       }
     }
@@ -234,15 +240,14 @@ static void word_send_raw(ctx_t *c, long n) {
 }
 static int send_check(ctx_t *c) {
   if (c->bad_status || c->nseen != c->nexpect) {
-    fprintf(stderr, "%s: process %d: send_word: received %ld messages (expected %ld)%s\n",
-            prog, c->pid, c->nseen, c->nexpect, c->bad_status ? ", wrong payload sizes" : "");
+    fprintf(stderr, "%s: process %d: send_word: received %ld messages (expected %ld)%s\n", prog,
+            c->pid, c->nseen, c->nexpect, c->bad_status ? ", wrong payload sizes" : "");
     return 0;
   }
   for (long k = 0; k < c->nexpect; k++)
     if (c->seen[k] != c->expect[k]) {
-      fprintf(stderr, "%s: process %d: send_word: message %ld is %#llx, expected %#llx\n",
-              prog, c->pid, k, (unsigned long long)c->seen[k],
-              (unsigned long long)c->expect[k]);
+      fprintf(stderr, "%s: process %d: send_word: message %ld is %#llx, expected %#llx\n", prog,
+              c->pid, k, (unsigned long long)c->seen[k], (unsigned long long)c->expect[k]);
       return 0;
     }
   return 1;
@@ -300,8 +305,8 @@ static int verify(ctx_t *c, int bench, int raw) {
       uint64_t want = 0;
       for (long k = 0; k < c->nexpect; k++) want += c->expect[k];
       if (ok && c->sink != want) {
-        fprintf(stderr, "%s: process %d: send_word raw: sum %#llx, expected %#llx\n", prog,
-                c->pid, (unsigned long long)c->sink, (unsigned long long)want);
+        fprintf(stderr, "%s: process %d: send_word raw: sum %#llx, expected %#llx\n", prog, c->pid,
+                (unsigned long long)c->sink, (unsigned long long)want);
         ok = 0;
       }
     } else {
@@ -334,15 +339,12 @@ static inline double max_over_processes(ctx_t *c, double t) {
 
 MB_DEFINE_TIMED_BATCH(batch, ctx_t, bench_t, run_ours, run_raw, mpi_barrier, max_over_processes)
 
-
 static int tty;
 static void progress(const void *ctx, const char *name, int k, int n) {
   const ctx_t *c = ctx;
   if (c->pid != 0) return;
-  if (k == 0)
-    fprintf(stderr, "[p=%d] %-11s warm-up, calibration, check\n", c->p, name);
-  else if (tty)
-    fprintf(stderr, "\r[p=%d] %-11s round %d of %d ", c->p, name, k, n);
+  if (k == 0) fprintf(stderr, "[p=%d] %-11s warm-up, calibration, check\n", c->p, name);
+  else if (tty) fprintf(stderr, "\r[p=%d] %-11s round %d of %d ", c->p, name, k, n);
   fflush(stderr);
 }
 
@@ -352,14 +354,15 @@ static void run_bench(ctx_t *c, int i, int rounds, double target) {
   const mb_bench_run run = {batch, c, b, b->name, progress};
   double w0 = bspk_monotonic_seconds();
   progress(c, b->name, 0, rounds);
-  long n_ours = mb_calibrate(&run, 0, target, MAX_COUNT), n_raw = mb_calibrate(&run, 1, target, MAX_COUNT);
+  long n_ours = mb_calibrate(&run, 0, target, MAX_COUNT),
+       n_raw = mb_calibrate(&run, 1, target, MAX_COUNT);
   for (int raw = 0; raw < 2; raw++) {
     int ok = verify(c, i, raw), all_ok;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_ok) {
       if (c->pid == 0)
-        fprintf(stderr, "%s: VERIFY FAILED: %s (%s) delivered wrong data (details above)\n",
-                prog, b->name, raw ? "raw" : "ours");
+        fprintf(stderr, "%s: VERIFY FAILED: %s (%s) delivered wrong data (details above)\n", prog,
+                b->name, raw ? "raw" : "ours");
       bsp_abort("%s: %s: wrong results", prog, b->name);
     }
   }
@@ -371,8 +374,8 @@ static void run_bench(ctx_t *c, int i, int rounds, double target) {
     res->verified = 1; /* a failed check ended the run above */
     mb_summarize(res);
     res->wall_s = bspk_monotonic_seconds() - w0;
-    fprintf(stderr, "%s[p=%d] %-11s done in %.2f s (batches of %ld / %ld)\n", tty ? "\n" : "",
-            c->p, b->name, res->wall_s, n_ours, n_raw);
+    fprintf(stderr, "%s[p=%d] %-11s done in %.2f s (batches of %ld / %ld)\n", tty ? "\n" : "", c->p,
+            b->name, res->wall_s, n_ours, n_raw);
   }
 }
 
@@ -392,9 +395,10 @@ static void print_table(const ctx_t *c, const header_t *h) {
          h->p > h->cores ? " (oversubscribed)" : "", BENCH_BUILD_TYPE);
   printf("# MPI: %s\n", h->mpi);
   printf("# %s  host=%s  loadavg start: %s  end: %s\n", h->date, h->host, load_start, load_end);
-  printf("# rounds=%d  batch target=%.1f ms  W=%ld messages  block=8 MiB per pair  round time = "
-         "max over processes  clock resolution %.0f ns\n",
-         h->rounds, h->target * 1e3, h->W, h->clock_res * 1e9);
+  printf(
+      "# rounds=%d  batch target=%.1f ms  W=%ld messages  block=8 MiB per pair  round time = "
+      "max over processes  clock resolution %.0f ns\n",
+      h->rounds, h->target * 1e3, h->W, h->clock_res * 1e9);
   mb_print_table_head(12, 7);
   for (int i = 0; i < NBENCH; i++) {
     const bench_t *b = &benches[i];
@@ -420,7 +424,8 @@ static int write_json(const ctx_t *c, const char *path, const header_t *h) {
   fprintf(f, ",\"p\":%d,\"cores_online\":%d", h->p, h->cores);
   mb_json_field(f, "loadavg_start", load_start);
   mb_json_field(f, "loadavg_end", load_end);
-  fprintf(f, ",\"rounds\":%d,\"batch_target_s\":%.6g,\"words\":%ld,\"block_bytes\":%zu,"
+  fprintf(f,
+          ",\"rounds\":%d,\"batch_target_s\":%.6g,\"words\":%ld,\"block_bytes\":%zu,"
           "\"seed\":%llu,\"clock_resolution_s\":%.3g,\"round_time\":\"max over processes of "
           "each process's batch time (MPI_Allreduce outside the timed region)\",\"order\":"
           "\"ours first in even rounds, raw first in odd rounds\",\"wall_s\":%.3f}\n",
@@ -436,9 +441,11 @@ static int write_json(const ctx_t *c, const char *path, const header_t *h) {
     fprintf(f, ",\"p\":%d", h->p);
     mb_json_field(f, "ours", b->ours);
     mb_json_field(f, "raw", b->raw);
-    fprintf(f, ",\"unit\":\"%s\",\"messages_per_op\":%ld,\"ops_per_batch_ours\":%ld,"
+    fprintf(f,
+            ",\"unit\":\"%s\",\"messages_per_op\":%ld,\"ops_per_batch_ours\":%ld,"
             "\"ops_per_batch_raw\":%ld,\"rounds\":%d,\"verified\":true",
-            b->per_message ? "ns/msg" : "us/op", r->messages_per_op, r->n_ours, r->n_raw, r->rounds);
+            b->per_message ? "ns/msg" : "us/op", r->messages_per_op, r->n_ours, r->n_raw,
+            r->rounds);
     mb_json_stats_and_ratio(f, r, sc);
     if (b->blocks) {
       fprintf(f, ",\"bytes_per_process_per_op\":%.0f", bytes_per_op(c));
@@ -503,8 +510,10 @@ static void spmd(void) {
   c->W = opts.words;
   if (strncmp(bspk_backend(), "mpi", 3) != 0) {
     if (c->pid == 0)
-      fprintf(stderr, "%s: needs an MPI back end (bsprun -b mpi or -b mpi-rma); this run uses "
-              "'%s'\n", prog, bspk_backend());
+      fprintf(stderr,
+              "%s: needs an MPI back end (bsprun -b mpi or -b mpi-rma); this run uses "
+              "'%s'\n",
+              prog, bspk_backend());
     exit_status = 2;
     bsp_end();
     return;
@@ -513,8 +522,10 @@ static void spmd(void) {
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   /* registered areas of p * 8 MiB and p * W words must fit in a bsp_size_t (int) */
   if (world != c->p || c->p > 255 || (double)c->p * (double)c->W * 8 > 2147483647.0)
-    bsp_abort("%s: needs every MPI rank as a BSP process, p <= 255 and p * W * 8 < 2^31 "
-              "(p=%d, ranks=%d, W=%ld)", prog, c->p, world, c->W);
+    bsp_abort(
+        "%s: needs every MPI rank as a BSP process, p <= 255 and p * W * 8 < 2^31 "
+        "(p=%d, ranks=%d, W=%ld)",
+        prog, c->p, world, c->W);
   double wall0 = bspk_monotonic_seconds();
   setup(c);
   bsp_push_reg(c->barea, (bsp_size_t)((size_t)c->p * BLOCK));
@@ -526,7 +537,10 @@ static void spmd(void) {
   h.p = c->p;
   h.cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
   h.W = c->W;
-  h.rounds = opts.rounds ? opts.rounds : c->p > h.cores ? (opts.quick ? 5 : 11) : opts.quick ? 7 : 21;
+  h.rounds = opts.rounds      ? opts.rounds
+             : c->p > h.cores ? (opts.quick ? 5 : 11)
+             : opts.quick     ? 7
+                              : 21;
   h.target = (opts.batch_ms > 0 ? opts.batch_ms : opts.quick ? 2.0 : 10.0) * 1e-3;
   const char *be = getenv("BSPKIT_BACKEND");
   snprintf(h.backend, sizeof h.backend, "%s", be ? be : "(unset)");
@@ -588,30 +602,30 @@ static void describe(int i, const char **name, const char **ours, const char **r
 
 static void usage(FILE *f) {
   fprintf(f,
-      "usage: bsprun -b mpi|mpi-rma -n P %s [options]\n"
-      "\n"
-      "BSPlib on the MPI back ends against raw MPI doing the same data movement, in one run.\n"
-      "Each benchmark is calibrated (batches of about --batch-ms), checked once (both\n"
-      "versions must deliver the expected bytes; exit status 1 otherwise), then timed in\n"
-      "rounds that alternate ours and raw. A sample is the maximum over processes of the\n"
-      "batch time divided by its operations (us/op) or messages (ns/msg). The table gives\n"
-      "the medians, their ratio (ours/raw), minimum and quartiles.\n"
-      "\n"
-      "Benchmarks (W = --words, default 10000; destinations pseudo-random, fixed seed):\n",
-      prog);
+          "usage: bsprun -b mpi|mpi-rma -n P %s [options]\n"
+          "\n"
+          "BSPlib on the MPI back ends against raw MPI doing the same data movement, in one run.\n"
+          "Each benchmark is calibrated (batches of about --batch-ms), checked once (both\n"
+          "versions must deliver the expected bytes; exit status 1 otherwise), then timed in\n"
+          "rounds that alternate ours and raw. A sample is the maximum over processes of the\n"
+          "batch time divided by its operations (us/op) or messages (ns/msg). The table gives\n"
+          "the medians, their ratio (ours/raw), minimum and quartiles.\n"
+          "\n"
+          "Benchmarks (W = --words, default 10000; destinations pseudo-random, fixed seed):\n",
+          prog);
   mb_usage_benchmarks(f, 11, NBENCH, describe);
   fprintf(f,
-      "  --json FILE         also write JSON lines: a header record, then one record per\n"
-      "                      benchmark with statistics and every round's samples\n"
-      "  --quick             7 rounds (5 when P > cores) of 2 ms batches\n"
-      "  --rounds N          rounds (1..%d; default 21, or 11 when P > cores)\n"
-      "  --batch-ms X        target batch duration in ms (default 10)\n"
-      "  --only NAME[,NAME]  run only these benchmarks (may be repeated)\n"
-      "  --words W           messages per superstep in put_word and send_word\n"
-      "  -h, --help          this help\n"
-      "\n"
-      "Output: the table on stdout (header lines start with '#'), progress on stderr.\n",
-      MB_MAX_ROUNDS);
+          "  --json FILE         also write JSON lines: a header record, then one record per\n"
+          "                      benchmark with statistics and every round's samples\n"
+          "  --quick             7 rounds (5 when P > cores) of 2 ms batches\n"
+          "  --rounds N          rounds (1..%d; default 21, or 11 when P > cores)\n"
+          "  --batch-ms X        target batch duration in ms (default 10)\n"
+          "  --only NAME[,NAME]  run only these benchmarks (may be repeated)\n"
+          "  --words W           messages per superstep in put_word and send_word\n"
+          "  -h, --help          this help\n"
+          "\n"
+          "Output: the table on stdout (header lines start with '#'), progress on stderr.\n",
+          MB_MAX_ROUNDS);
 }
 
 static int is_bench(const char *s, size_t len) {

@@ -11,16 +11,14 @@
 
 #include "bsp.h"
 
-static inline void *bspk_xrealloc(const char *program, void *ptr, size_t bytes)
-{
+static inline void *bspk_xrealloc(const char *program, void *ptr, size_t bytes) {
   void *q = realloc(ptr, bytes ? bytes : 1);
   if (!q)
     bsp_abort("%s: out of memory (%zu bytes) on process %d\n", program, bytes, (int)bsp_pid());
   return q;
 }
 
-static inline void *bspk_xmalloc(const char *program, size_t bytes)
-{
+static inline void *bspk_xmalloc(const char *program, size_t bytes) {
   return bspk_xrealloc(program, NULL, bytes);
 }
 

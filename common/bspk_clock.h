@@ -11,8 +11,7 @@
 #include <time.h>
 
 /* Seconds since an arbitrary fixed point; only differences mean anything. */
-static inline double bspk_monotonic_seconds(void)
-{
+static inline double bspk_monotonic_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;

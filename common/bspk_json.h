@@ -12,8 +12,7 @@
 /* The text that stands for byte `ch` inside a JSON string, written into out (NUL-ended):
  * the byte itself, or an escape for '"', '\\', the control characters and DEL
  * (\n and \t by name, so that messages stay readable). Returns out. */
-static inline const char *bspk_json_escape_char(unsigned char ch, char out[8])
-{
+static inline const char *bspk_json_escape_char(unsigned char ch, char out[8]) {
   if (ch == '"' || ch == '\\') {
     out[0] = '\\';
     out[1] = (char)ch;
@@ -32,8 +31,7 @@ static inline const char *bspk_json_escape_char(unsigned char ch, char out[8])
 }
 
 /* s as a quoted, escaped JSON string; null for NULL. */
-static inline void bspk_json_write_string(FILE *f, const char *s)
-{
+static inline void bspk_json_write_string(FILE *f, const char *s) {
   if (!s) {
     fputs("null", f);
     return;
@@ -47,17 +45,13 @@ static inline void bspk_json_write_string(FILE *f, const char *s)
 
 /* v printed with the printf format fmt (e.g. "%.9g"), or null when v is not finite (JSON
  * has no NaN or infinity). Writes at most n bytes into out, NUL included. */
-static inline void bspk_json_format_number(char *out, size_t n, const char *fmt, double v)
-{
-  if (isfinite(v))
-    snprintf(out, n, fmt, v);
-  else
-    snprintf(out, n, "null");
+static inline void bspk_json_format_number(char *out, size_t n, const char *fmt, double v) {
+  if (isfinite(v)) snprintf(out, n, fmt, v);
+  else snprintf(out, n, "null");
 }
 
 /* The same, written to f. */
-static inline void bspk_json_write_number(FILE *f, const char *fmt, double v)
-{
+static inline void bspk_json_write_number(FILE *f, const char *fmt, double v) {
   char text[64];
   bspk_json_format_number(text, sizeof text, fmt, v);
   fputs(text, f);

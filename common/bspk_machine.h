@@ -10,12 +10,10 @@
 
 /* The CPU's model name from /proc/cpuinfo ("model name" on x86, "Hardware" or "cpu model"
  * on some other architectures), or "unknown". */
-static inline void bspk_cpu_model(char *buf, size_t n)
-{
+static inline void bspk_cpu_model(char *buf, size_t n) {
   snprintf(buf, n, "unknown");
   FILE *f = fopen("/proc/cpuinfo", "r");
-  if (!f)
-    return;
+  if (!f) return;
   char line[512];
   while (fgets(line, sizeof line, f)) {
     if (strncmp(line, "model name", 10) == 0 || strncmp(line, "Hardware", 8) == 0 ||
@@ -23,8 +21,7 @@ static inline void bspk_cpu_model(char *buf, size_t n)
       char *v = strchr(line, ':');
       if (v) {
         v++;
-        while (*v == ' ' || *v == '\t')
-          v++;
+        while (*v == ' ' || *v == '\t') v++;
         v[strcspn(v, "\n")] = 0;
         snprintf(buf, n, "%s", v);
         break;

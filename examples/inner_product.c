@@ -37,8 +37,7 @@ static void spmd(void) {
   if (s == 0) {
     /* sum_{i=1..n} i^2, exactly representable for n up to about 2e5, close beyond */
     double exact = (double)n * (n + 1) * (2.0 * n + 1) / 6.0;
-    printf("inner product of x = (1, ..., %ld) with itself on %d processes: %.10g\n", n, p,
-           alpha);
+    printf("inner product of x = (1, ..., %ld) with itself on %d processes: %.10g\n", n, p, alpha);
     printf("expected n(n+1)(2n+1)/6 = %.10g, relative error %.2e\n", exact,
            (alpha - exact) / exact);
     printf("time %.6f s (W = %ld flops, H = %d words, S = 2)\n", elapsed, 2 * ((n + p - 1) / p),

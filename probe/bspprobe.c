@@ -69,77 +69,76 @@ static int g_exit_status = 0; /* written by process 0 only */
 
 /* ---- command line ---------------------------------------------------------------------------- */
 
-static void usage(FILE *f)
-{
-  fprintf(f,
-"Usage: bsprun -n P bspprobe [options]\n"
-"\n"
-"Measures the BSP parameters of this machine and BSPlib library at P processes and\n"
-"writes every raw sample to a JSON-lines file (docs/probe-format.md); `bspkit fit`\n"
-"turns the file into f, g_inf, h_half, o and l. Progress goes to stderr.\n"
-"\n"
-"Options:\n"
-"  --quick               a coarse grid and fewer repetitions (a few seconds at p = 2\n"
-"                        on 2 cores); default: the full probe (about a minute there).\n"
-"  -o FILE, --output FILE\n"
-"                        where to write the samples. Default:\n"
-"                        bspprobe-<host>-p<P>-<UTC date>.jsonl in the current directory.\n"
-"  --seed N              seed of the random grid order, permutations and validation\n"
-"                        points (the same on every process). Default: %llu.\n"
-"  --only LIST           run only these sections (comma-separated), in the fixed order\n"
-"                        f, memcpy, l, g, validation, as:\n"
-"                          f           time per operation: dot product and matrix\n"
-"                                      product, int and double, plain loops and BLAS\n"
-"                                      (ddot, dgemm), on process 0 alone\n"
-"                          memcpy      time to copy 8 MiB blocks (cold), process 0 alone,\n"
-"                                      then every process at once\n"
-"                          l           bsp_sync alone, after a one-word shift, after\n"
-"                                      one-word puts to all other processes\n"
-"                          g           g surfaces: h* (words per request) x c (requests\n"
-"                                      per process) for each primitive and pattern\n"
-"                          validation  random h-relations off the grid (put/alltoall,\n"
-"                                      put/permutation, send/alltoall)\n"
-"                          as          the As suite: Empty, Comp, Full, Simple, Scatter,\n"
-"                                      total exchange with h doubling from 1 word per pair\n"
-"                        Default: all.\n"
-"  --primitives LIST     primitives for g and validation, of put, hpput, get, hpget,\n"
-"                        send. Default: all.\n"
-"  --patterns LIST       patterns for g and validation, of alltoall, permutation,\n"
-"                        shift. Default: all.\n"
-"  --max-words N         H_MAX: the most words (8 bytes) one process sends in one\n"
-"                        superstep (g grid h = c*h* <= N, validation, total exchange);\n"
-"                        1 <= N <= %ld. Default: %ld (8 MiB).\n"
-"  --reps N              exactly N repetitions per g/validation point, N samples per\n"
-"                        latency test, N per f kernel and memcpy (for tests; default:\n"
-"                        repeat until the point took long enough, see below).\n"
-"  --no-mlock            do not lock the memory into RAM (by default bspprobe calls\n"
-"                        mlockall, so that pages the kernel would reclaim while idle -\n"
-"                        DAMON, ballooning - do not turn into page faults in g).\n"
-"  --library-name NAME   the BSPlib implementation named in the header. Default:\n"
-"                        \"bspkit\" when built against bspkit, else \"unknown\".\n"
-"  -h, --help            print this help and exit.\n"
-"  -V, --version         print the version and exit.\n"
-"\n"
-"Grid: full: h* = 1, 2, 4, ..., c = 1, 2, 4, ... with c*h* <= H_MAX; quick:\n"
-"h* in {1, 16, 256, 4096, 65536}, c in {1, 8, 64, 512}, c*h* <= H_MAX. The points of all\n"
-"primitives and patterns are measured in one random order. Each sample: bsp_sync, clock,\n"
-"c requests, bsp_sync (send: and the receiver drains its queue), clock; the max over\n"
-"processes. Per point: 1-2 warm-ups, then at least 9 (quick: 5) repetitions and until\n"
-"they took 20 ms (quick: 4 ms), at most 400 (quick: 200). Latency tests: 500 (quick:\n"
-"100) samples, each a batch of back-to-back supersteps lasting about 100 us.\n"
-"\n"
-"Output: one JSON object per line: a header (machine, library, back end, BLAS, timer,\n"
-"load), then f, memcpy, l, g, validation, as and load records, then a footer (elapsed\n"
-"time, load, warnings such as a load average above the core count). Every record is\n"
-"flushed as it is written, so a run that is killed leaves a usable file.\n"
-"\n"
-"Exit status: 0 when the file was written; 1 on an error while running; 2 for a bad\n"
-"option.\n",
-          (unsigned long long)DEFAULT_SEED, MAX_MAX_WORDS, DEFAULT_MAX_WORDS);
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "Usage: bsprun -n P bspprobe [options]\n"
+      "\n"
+      "Measures the BSP parameters of this machine and BSPlib library at P processes and\n"
+      "writes every raw sample to a JSON-lines file (docs/probe-format.md); `bspkit fit`\n"
+      "turns the file into f, g_inf, h_half, o and l. Progress goes to stderr.\n"
+      "\n"
+      "Options:\n"
+      "  --quick               a coarse grid and fewer repetitions (a few seconds at p = 2\n"
+      "                        on 2 cores); default: the full probe (about a minute there).\n"
+      "  -o FILE, --output FILE\n"
+      "                        where to write the samples. Default:\n"
+      "                        bspprobe-<host>-p<P>-<UTC date>.jsonl in the current directory.\n"
+      "  --seed N              seed of the random grid order, permutations and validation\n"
+      "                        points (the same on every process). Default: %llu.\n"
+      "  --only LIST           run only these sections (comma-separated), in the fixed order\n"
+      "                        f, memcpy, l, g, validation, as:\n"
+      "                          f           time per operation: dot product and matrix\n"
+      "                                      product, int and double, plain loops and BLAS\n"
+      "                                      (ddot, dgemm), on process 0 alone\n"
+      "                          memcpy      time to copy 8 MiB blocks (cold), process 0 alone,\n"
+      "                                      then every process at once\n"
+      "                          l           bsp_sync alone, after a one-word shift, after\n"
+      "                                      one-word puts to all other processes\n"
+      "                          g           g surfaces: h* (words per request) x c (requests\n"
+      "                                      per process) for each primitive and pattern\n"
+      "                          validation  random h-relations off the grid (put/alltoall,\n"
+      "                                      put/permutation, send/alltoall)\n"
+      "                          as          the As suite: Empty, Comp, Full, Simple, Scatter,\n"
+      "                                      total exchange with h doubling from 1 word per pair\n"
+      "                        Default: all.\n"
+      "  --primitives LIST     primitives for g and validation, of put, hpput, get, hpget,\n"
+      "                        send. Default: all.\n"
+      "  --patterns LIST       patterns for g and validation, of alltoall, permutation,\n"
+      "                        shift. Default: all.\n"
+      "  --max-words N         H_MAX: the most words (8 bytes) one process sends in one\n"
+      "                        superstep (g grid h = c*h* <= N, validation, total exchange);\n"
+      "                        1 <= N <= %ld. Default: %ld (8 MiB).\n"
+      "  --reps N              exactly N repetitions per g/validation point, N samples per\n"
+      "                        latency test, N per f kernel and memcpy (for tests; default:\n"
+      "                        repeat until the point took long enough, see below).\n"
+      "  --no-mlock            do not lock the memory into RAM (by default bspprobe calls\n"
+      "                        mlockall, so that pages the kernel would reclaim while idle -\n"
+      "                        DAMON, ballooning - do not turn into page faults in g).\n"
+      "  --library-name NAME   the BSPlib implementation named in the header. Default:\n"
+      "                        \"bspkit\" when built against bspkit, else \"unknown\".\n"
+      "  -h, --help            print this help and exit.\n"
+      "  -V, --version         print the version and exit.\n"
+      "\n"
+      "Grid: full: h* = 1, 2, 4, ..., c = 1, 2, 4, ... with c*h* <= H_MAX; quick:\n"
+      "h* in {1, 16, 256, 4096, 65536}, c in {1, 8, 64, 512}, c*h* <= H_MAX. The points of all\n"
+      "primitives and patterns are measured in one random order. Each sample: bsp_sync, clock,\n"
+      "c requests, bsp_sync (send: and the receiver drains its queue), clock; the max over\n"
+      "processes. Per point: 1-2 warm-ups, then at least 9 (quick: 5) repetitions and until\n"
+      "they took 20 ms (quick: 4 ms), at most 400 (quick: 200). Latency tests: 500 (quick:\n"
+      "100) samples, each a batch of back-to-back supersteps lasting about 100 us.\n"
+      "\n"
+      "Output: one JSON object per line: a header (machine, library, back end, BLAS, timer,\n"
+      "load), then f, memcpy, l, g, validation, as and load records, then a footer (elapsed\n"
+      "time, load, warnings such as a load average above the core count). Every record is\n"
+      "flushed as it is written, so a run that is killed leaves a usable file.\n"
+      "\n"
+      "Exit status: 0 when the file was written; 1 on an error while running; 2 for a bad\n"
+      "option.\n",
+      (unsigned long long)DEFAULT_SEED, MAX_MAX_WORDS, DEFAULT_MAX_WORDS);
 }
 
-static void die_usage(const char *fmt, const char *arg)
-{
+static void die_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "bspprobe: error: ");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\nRun 'bspprobe --help' for the usage.\n");
@@ -147,19 +146,16 @@ static void die_usage(const char *fmt, const char *arg)
 }
 
 /* Parses a comma-separated list of names into a bit mask. */
-static unsigned parse_list(const char *opt, const char *arg, const char *const *names, int n)
-{
+static unsigned parse_list(const char *opt, const char *arg, const char *const *names, int n) {
   unsigned mask = 0;
   const char *q = arg;
-  if (!*arg)
-    die_usage("%s needs a non-empty list", opt);
+  if (!*arg) die_usage("%s needs a non-empty list", opt);
   while (*q) {
     const char *e = strchr(q, ',');
     size_t len = e ? (size_t)(e - q) : strlen(q);
     int found = -1;
     for (int i = 0; i < n; i++)
-      if (strlen(names[i]) == len && strncmp(names[i], q, len) == 0)
-        found = i;
+      if (strlen(names[i]) == len && strncmp(names[i], q, len) == 0) found = i;
     if (found < 0) {
       char msg[512];
       int w = snprintf(msg, sizeof msg, "%s: unknown name '%.*s'; choose from", opt, (int)len, q);
@@ -171,15 +167,13 @@ static unsigned parse_list(const char *opt, const char *arg, const char *const *
     q += len;
     if (*q == ',') {
       q++;
-      if (!*q)
-        die_usage("%s: the list ends with a comma", opt);
+      if (!*q) die_usage("%s: the list ends with a comma", opt);
     }
   }
   return mask;
 }
 
-static long long parse_int(const char *opt, const char *arg, long long lo, long long hi)
-{
+static long long parse_int(const char *opt, const char *arg, long long lo, long long hi) {
   char *end;
   errno = 0;
   long long v = strtoll(arg, &end, 10);
@@ -191,8 +185,7 @@ static long long parse_int(const char *opt, const char *arg, long long lo, long 
   return v;
 }
 
-static void parse_args(int argc, char **argv)
-{
+static void parse_args(int argc, char **argv) {
   probe_opts *o = &g_opts;
   memset(o, 0, sizeof *o);
   o->seed = DEFAULT_SEED;
@@ -214,12 +207,11 @@ static void parse_args(int argc, char **argv)
       val = eq + 1;
       a = name;
     }
-#define VALUE()                                                                               \
+#define VALUE() \
   (val ? val : (i + 1 < argc ? argv[++i] : (die_usage("option %s needs a value", a), "")))
-#define NOVALUE()                                                                             \
-  do {                                                                                        \
-    if (val)                                                                                  \
-      die_usage("option %s takes no value", a);                                               \
+#define NOVALUE()                                      \
+  do {                                                 \
+    if (val) die_usage("option %s takes no value", a); \
   } while (0)
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       NOVALUE();
@@ -234,8 +226,7 @@ static void parse_args(int argc, char **argv)
       o->quick = 1;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       o->output = VALUE();
-      if (!*o->output)
-        die_usage("%s needs a file name", a);
+      if (!*o->output) die_usage("%s needs a file name", a);
     } else if (!strcmp(a, "--seed")) {
       const char *v = VALUE();
       char *end;
@@ -258,8 +249,7 @@ static void parse_args(int argc, char **argv)
       o->reps = (int)parse_int("--reps", VALUE(), 1, 1000);
     } else if (!strcmp(a, "--library-name")) {
       o->library_name = VALUE();
-      if (!*o->library_name)
-        die_usage("%s needs a name", a);
+      if (!*o->library_name) die_usage("%s needs a name", a);
     } else if (a[0] == '-') {
       die_usage("unknown option '%s'", argv[i]);
     } else {
@@ -268,8 +258,7 @@ static void parse_args(int argc, char **argv)
 #undef VALUE
 #undef NOVALUE
   }
-  if (!o->max_words)
-    o->max_words = DEFAULT_MAX_WORDS;
+  if (!o->max_words) o->max_words = DEFAULT_MAX_WORDS;
   if (!o->library_name) {
 #ifdef BSPKIT_EXTENSIONS
     o->library_name = "bspkit";
@@ -281,17 +270,13 @@ static void parse_args(int argc, char **argv)
 
 /* ---- the machine ----------------------------------------------------------------------------- */
 
-static void read_machine(void)
-{
+static void read_machine(void) {
   machine_info *m = &g_machine;
-  if (gethostname(m->host, sizeof m->host - 1) != 0)
-    snprintf(m->host, sizeof m->host, "unknown");
+  if (gethostname(m->host, sizeof m->host - 1) != 0) snprintf(m->host, sizeof m->host, "unknown");
   bspk_cpu_model(m->cpu, sizeof m->cpu);
   struct utsname u;
-  if (uname(&u) == 0)
-    snprintf(m->kernel, sizeof m->kernel, "%s %s", u.sysname, u.release);
-  else
-    snprintf(m->kernel, sizeof m->kernel, "unknown");
+  if (uname(&u) == 0) snprintf(m->kernel, sizeof m->kernel, "%s %s", u.sysname, u.release);
+  else snprintf(m->kernel, sizeof m->kernel, "unknown");
   long online = sysconf(_SC_NPROCESSORS_ONLN);
   m->cores_online = online > 0 ? (int)online : 1;
   m->cores = m->cores_online;
@@ -303,29 +288,24 @@ static void read_machine(void)
     m->cores = m->cores_online;
 #elif defined(__linux__)
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0)
-    m->cores = CPU_COUNT(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) m->cores = CPU_COUNT(&set);
 #endif
 }
 
 /* The MPI library's version when the program has MPI loaded (an MPI back end, or a BSPlib on
  * top of MPI): MPI_Get_library_version may be called at any time. Else NULL. */
-static const char *mpi_version(char *buf, size_t n)
-{
+static const char *mpi_version(char *buf, size_t n) {
 #if defined(__linux__) && !defined(BSPPROBE_NO_DLSYM)
   void *sym = dlsym(RTLD_DEFAULT, "MPI_Get_library_version");
-  if (!sym)
-    return NULL;
+  if (!sym) return NULL;
   int (*fn)(char *, int *);
   memcpy(&fn, &sym, sizeof fn);
   static char text[16384]; /* >= MPI_MAX_LIBRARY_VERSION_STRING; process 0 only */
   int len = 0;
-  if (fn(text, &len) != 0)
-    return NULL;
+  if (fn(text, &len) != 0) return NULL;
   text[len > 0 && len < (int)sizeof text ? len : 0] = 0;
   size_t len1 = strcspn(text, "\n"); /* the first line */
-  if (len1 >= n)
-    len1 = n - 1;
+  if (len1 >= n) len1 = n - 1;
   memcpy(buf, text, len1);
   buf[len1] = 0;
   return buf;
@@ -336,46 +316,61 @@ static const char *mpi_version(char *buf, size_t n)
 #endif
 }
 
-static void set_params(probe_params *pr, int quick)
-{
+static void set_params(probe_params *pr, int quick) {
   if (quick) {
-    *pr = (probe_params){
-        .min_reps = 5, .max_reps = 200, .min_point_s = 4e-3,
-        .l_samples = 100, .l_batch_s = 100e-6, .validation_per_combo = 8,
-        .dot_n = 1L << 20, .dot_pool_bytes = 64L << 20, .dot_reps = 20,
-        .ijk_n = 200, .ijk_reps = 5, .gemm_n = 1000, .gemm_reps = 5,
-        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 64L << 20, .memcpy_reps = 20};
+    *pr = (probe_params){.min_reps = 5,
+                         .max_reps = 200,
+                         .min_point_s = 4e-3,
+                         .l_samples = 100,
+                         .l_batch_s = 100e-6,
+                         .validation_per_combo = 8,
+                         .dot_n = 1L << 20,
+                         .dot_pool_bytes = 64L << 20,
+                         .dot_reps = 20,
+                         .ijk_n = 200,
+                         .ijk_reps = 5,
+                         .gemm_n = 1000,
+                         .gemm_reps = 5,
+                         .memcpy_bytes = 8L << 20,
+                         .memcpy_pool_bytes = 64L << 20,
+                         .memcpy_reps = 20};
   } else {
-    *pr = (probe_params){
-        .min_reps = 9, .max_reps = 400, .min_point_s = 20e-3,
-        .l_samples = 500, .l_batch_s = 100e-6, .validation_per_combo = 30,
-        .dot_n = 1L << 21, .dot_pool_bytes = 128L << 20, .dot_reps = 30,
-        .ijk_n = 500, .ijk_reps = 5, .gemm_n = 2000, .gemm_reps = 5,
-        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 128L << 20, .memcpy_reps = 50};
+    *pr = (probe_params){.min_reps = 9,
+                         .max_reps = 400,
+                         .min_point_s = 20e-3,
+                         .l_samples = 500,
+                         .l_batch_s = 100e-6,
+                         .validation_per_combo = 30,
+                         .dot_n = 1L << 21,
+                         .dot_pool_bytes = 128L << 20,
+                         .dot_reps = 30,
+                         .ijk_n = 500,
+                         .ijk_reps = 5,
+                         .gemm_n = 2000,
+                         .gemm_reps = 5,
+                         .memcpy_bytes = 8L << 20,
+                         .memcpy_pool_bytes = 128L << 20,
+                         .memcpy_reps = 50};
   }
 }
 
 /* ---- timer check ----------------------------------------------------------------------------- */
 
-static void measure_timer(double *resolution, double *overhead, double *getres)
-{
+static void measure_timer(double *resolution, double *overhead, double *getres) {
   struct timespec ts;
-  *getres = clock_getres(CLOCK_MONOTONIC, &ts) == 0 ? (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec
-                                                     : -1;
+  *getres =
+      clock_getres(CLOCK_MONOTONIC, &ts) == 0 ? (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec : -1;
   double best = 1e9;
   for (int i = 0; i < 2000; i++) { /* smallest step the clock makes */
     double a = bspk_monotonic_seconds(), b;
-    do
-      b = bspk_monotonic_seconds();
+    do b = bspk_monotonic_seconds();
     while (b == a);
-    if (b - a < best)
-      best = b - a;
+    if (b - a < best) best = b - a;
   }
   *resolution = best;
   const int n = 200000;
   double t0 = bspk_monotonic_seconds(), sink = 0;
-  for (int i = 0; i < n; i++)
-    sink += bspk_monotonic_seconds();
+  for (int i = 0; i < n; i++) sink += bspk_monotonic_seconds();
   double t1 = bspk_monotonic_seconds();
   *overhead = (t1 - t0) / n;
   if (sink == 42) /* never: keeps the loop */
@@ -384,16 +379,14 @@ static void measure_timer(double *resolution, double *overhead, double *getres)
 
 /* ---- header and footer ----------------------------------------------------------------------- */
 
-static void iso_date(char *buf, size_t n, int compact)
-{
+static void iso_date(char *buf, size_t n, int compact) {
   time_t t = time(NULL);
   struct tm tm;
   gmtime_r(&t, &tm);
   strftime(buf, n, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static void describe_binding(probe_ctx *c, char *buf, size_t n)
-{
+static void describe_binding(probe_ctx *c, char *buf, size_t n) {
   snprintf(buf, n, "unknown");
 #ifdef __linux__
   cpu_set_t set;
@@ -401,8 +394,7 @@ static void describe_binding(probe_ctx *c, char *buf, size_t n)
     int cnt = CPU_COUNT(&set);
     if (cnt == 1) {
       int cpu = 0;
-      while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set))
-        cpu++;
+      while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set)) cpu++;
       snprintf(buf, n, "pinned: process 0 bound to core %d%s", cpu,
                c->p <= g_machine.cores ? " (1 process per core)" : "");
     } else {
@@ -422,8 +414,7 @@ static void describe_binding(probe_ctx *c, char *buf, size_t n)
 
 static int g_memory_locked = -1; /* 1 locked, 0 not asked (--no-mlock), -errno failed */
 
-static void write_header(probe_ctx *c, const char *date)
-{
+static void write_header(probe_ctx *c, const char *date) {
   jbuf *j = &c->j;
   char buf[512];
   double res, ovh, getres, la[3];
@@ -451,8 +442,10 @@ static void write_header(probe_ctx *c, const char *date)
   j_str(j, "binding", buf);
   j_bool(j, "memory_locked", g_memory_locked == 1);
   if (g_memory_locked < 0)
-    add_warning(c, "mlockall failed (%s): pages reclaimed while idle may turn into page faults "
-                   "in g (raise the memlock limit: ulimit -l unlimited)", strerror(-g_memory_locked));
+    add_warning(c,
+                "mlockall failed (%s): pages reclaimed while idle may turn into page faults "
+                "in g (raise the memlock limit: ulimit -l unlimited)",
+                strerror(-g_memory_locked));
   j_str(j, "blas", blas_name(buf, sizeof buf));
   j_str(j, "blas_coretype", getenv("OPENBLAS_CORETYPE"));
   j_str(j, "blas_config", blas_config());
@@ -462,13 +455,11 @@ static void write_header(probe_ctx *c, const char *date)
     size_t len = 0;
     buf[0] = 0;
     char *cmd = NULL;
-    for (int i = 0; i < c->opt->argc; i++)
-      len += strlen(c->opt->argv[i]) + 1;
+    for (int i = 0; i < c->opt->argc; i++) len += strlen(c->opt->argv[i]) + 1;
     cmd = xmalloc(len + 1);
     cmd[0] = 0;
     for (int i = 0; i < c->opt->argc; i++) {
-      if (i)
-        strcat(cmd, " ");
+      if (i) strcat(cmd, " ");
       strcat(cmd, c->opt->argv[i]);
     }
     j_str(j, "command", cmd);
@@ -482,10 +473,8 @@ static void write_header(probe_ctx *c, const char *date)
   j_num(j, "getres_s", getres);
   j_str(j, "clock", "clock_gettime(CLOCK_MONOTONIC)");
   j_obj_end(j);
-  if (la[0] >= 0)
-    j_nums(j, "loadavg_start", la, 3, "%.2f");
-  else
-    j_null(j, "loadavg_start"); /* no /proc/loadavg */
+  if (la[0] >= 0) j_nums(j, "loadavg_start", la, 3, "%.2f");
+  else j_null(j, "loadavg_start"); /* no /proc/loadavg */
   {
     long m[64], k[64];
     int nm, nk;
@@ -498,13 +487,11 @@ static void write_header(probe_ctx *c, const char *date)
     const char *names[8];
     int n = 0;
     for (int i = 0; i < NPRIMS; i++)
-      if (c->opt->primitives >> i & 1)
-        names[n++] = prim_names[i];
+      if (c->opt->primitives >> i & 1) names[n++] = prim_names[i];
     j_strs(j, "primitives", names, n);
     n = 0;
     for (int i = 0; i < NPATTERNS; i++)
-      if (c->opt->patterns >> i & 1)
-        names[n++] = pattern_names[i];
+      if (c->opt->patterns >> i & 1) names[n++] = pattern_names[i];
     j_strs(j, "patterns", names, n);
     j_int(j, "points_per_combo", grid_points_per_combo(c));
     j_obj_end(j);
@@ -513,8 +500,7 @@ static void write_header(probe_ctx *c, const char *date)
     const char *names[NSECTIONS];
     int n = 0;
     for (int i = 0; i < NSECTIONS; i++)
-      if (c->opt->sections >> i & 1)
-        names[n++] = section_names[i];
+      if (c->opt->sections >> i & 1) names[n++] = section_names[i];
     j_strs(j, "sections", names, n);
   }
   j_obj_begin(j, "repetitions");
@@ -529,18 +515,21 @@ static void write_header(probe_ctx *c, const char *date)
   }
   j_obj_end(j);
   emit(c);
-  if (res > 1e-6)
-    add_warning(c, "the clock's resolution is %.3g s: short samples are coarse", res);
+  if (res > 1e-6) add_warning(c, "the clock's resolution is %.3g s: short samples are coarse", res);
   if (la[0] > g_machine.cores)
     add_warning(c, "load average %.2f > %d cores at start: noisy run", la[0], g_machine.cores);
   else if (la[0] >= 0.5 * g_machine.cores)
-    add_warning(c, "load average %.2f at start: other work uses about %.1f of the %d cores; "
-                   "timings may be noisy", la[0], la[0], g_machine.cores);
+    add_warning(c,
+                "load average %.2f at start: other work uses about %.1f of the %d cores; "
+                "timings may be noisy",
+                la[0], la[0], g_machine.cores);
   if (c->p > g_machine.cores) {
 #ifdef BSPKIT_EXTENSIONS
     if (strncmp(bspk_backend(), "mpi", 3) == 0)
-      add_warning(c, "p = %d > %d cores of this node: processes share cores unless they run on "
-                     "several nodes", c->p, g_machine.cores);
+      add_warning(c,
+                  "p = %d > %d cores of this node: processes share cores unless they run on "
+                  "several nodes",
+                  c->p, g_machine.cores);
     else
 #endif
       add_warning(c, "p = %d > %d cores: processes share cores (oversubscribed)", c->p,
@@ -552,8 +541,7 @@ static void write_header(probe_ctx *c, const char *date)
  * pages that went unused for a moment (Linux DAMON with a pageout scheme, memory ballooning in
  * VMs): touching a reclaimed buffer again costs a page fault per page, which would show up as
  * a slow, random g. A communication library pins its buffers for the same reason. */
-static void lock_memory(void)
-{
+static void lock_memory(void) {
   if (!g_opts.mlock) {
     g_memory_locked = 0;
     return;
@@ -561,29 +549,26 @@ static void lock_memory(void)
   g_memory_locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0 ? 1 : -errno;
 }
 
-static void write_footer(probe_ctx *c)
-{
+static void write_footer(probe_ctx *c) {
   double la[3];
   read_loadavg(la);
   /* the run's own processes are runnable while it measures: count them out */
   if (la[0] >= 0 && la[0] - c->p > g_machine.cores)
-    add_warning(c, "load average %.2f at the end (this run's %d processes included) > %d cores "
-                   "+ %d: noisy run", la[0], c->p, g_machine.cores, c->p);
+    add_warning(c,
+                "load average %.2f at the end (this run's %d processes included) > %d cores "
+                "+ %d: noisy run",
+                la[0], c->p, g_machine.cores, c->p);
   jbuf *j = &c->j;
   j_begin(j, "footer");
   j_num(j, "elapsed_s", bspk_monotonic_seconds() - c->t0);
-  if (la[0] >= 0)
-    j_nums(j, "loadavg_end", la, 3, "%.2f");
-  else
-    j_null(j, "loadavg_end");
+  if (la[0] >= 0) j_nums(j, "loadavg_end", la, 3, "%.2f");
+  else j_null(j, "loadavg_end");
   j_arr_begin(j, "warnings");
-  for (int i = 0; i < c->nwarnings; i++)
-    j_str(j, NULL, c->warnings[i]);
+  for (int i = 0; i < c->nwarnings; i++) j_str(j, NULL, c->warnings[i]);
   j_arr_end(j);
   j_obj_begin(j, "section_s");
   for (int i = 0; i < NSECTIONS; i++)
-    if (c->opt->sections >> i & 1)
-      j_num(j, section_names[i], c->section_s[i]);
+    if (c->opt->sections >> i & 1) j_num(j, section_names[i], c->section_s[i]);
   j_obj_end(j);
   j_int(j, "records", c->records + 1);
   emit(c);
@@ -591,8 +576,7 @@ static void write_footer(probe_ctx *c)
 
 /* ---- the SPMD part --------------------------------------------------------------------------- */
 
-static void spmd(void)
-{
+static void spmd(void) {
   bsp_begin(bsp_nprocs());
   probe_ctx *c = xmalloc(sizeof *c);
   memset(c, 0, sizeof *c);
@@ -604,12 +588,9 @@ static void spmd(void)
   c->hmax = c->opt->max_words;
   c->area_words = c->hmax > c->p ? c->hmax : c->p;
   c->gather_stride = c->prm.max_reps;
-  if (c->prm.l_samples > c->gather_stride)
-    c->gather_stride = c->prm.l_samples;
-  if (c->prm.memcpy_reps > c->gather_stride)
-    c->gather_stride = c->prm.memcpy_reps;
-  if (c->opt->reps > c->gather_stride)
-    c->gather_stride = c->opt->reps;
+  if (c->prm.l_samples > c->gather_stride) c->gather_stride = c->prm.l_samples;
+  if (c->prm.memcpy_reps > c->gather_stride) c->gather_stride = c->prm.memcpy_reps;
+  if (c->opt->reps > c->gather_stride) c->gather_stride = c->opt->reps;
   c->src = xmalloc((size_t)c->area_words * WORD_BYTES);
   c->dst = xmalloc((size_t)c->area_words * WORD_BYTES);
   for (long i = 0; i < c->area_words; i++) { /* touch every page before timing */
@@ -633,10 +614,8 @@ static void spmd(void)
     iso_date(date, sizeof date, 0);
     iso_date(cdate, sizeof cdate, 1);
     c->tty = isatty(STDERR_FILENO);
-    if (c->opt->output)
-      snprintf(path, sizeof path, "%s", c->opt->output);
-    else
-      snprintf(path, sizeof path, "bspprobe-%s-p%d-%s.jsonl", g_machine.host, c->p, cdate);
+    if (c->opt->output) snprintf(path, sizeof path, "%s", c->opt->output);
+    else snprintf(path, sizeof path, "bspprobe-%s-p%d-%s.jsonl", g_machine.host, c->p, cdate);
     c->out = fopen(path, "w");
     if (!c->out) {
       fprintf(stderr, "bspprobe: error: cannot open the output file '%s': %s\n", path,
@@ -645,29 +624,27 @@ static void spmd(void)
     }
   }
   if (bspk_max_over_processes(failed, c->allv) > 0) {
-    if (c->s == 0)
-      g_exit_status = 1;
+    if (c->s == 0) g_exit_status = 1;
   } else {
     if (c->s == 0) {
-      fprintf(stderr, "bspprobe: %s mode at p = %d, writing %s\n",
-              c->opt->quick ? "quick" : "full", c->p, path);
+      fprintf(stderr, "bspprobe: %s mode at p = %d, writing %s\n", c->opt->quick ? "quick" : "full",
+              c->p, path);
       write_header(c, date);
     }
     bsp_sync(); /* the others wait while process 0 checks the timer */
     static const int order[] = {SEC_F, SEC_MEMCPY, SEC_L, SEC_G, SEC_VALIDATION, SEC_AS};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
       int sec = order[i];
-      if (!(c->opt->sections >> sec & 1))
-        continue;
+      if (!(c->opt->sections >> sec & 1)) continue;
       bsp_sync();
       c->sec_t0 = bspk_monotonic_seconds();
       switch (sec) {
-      case SEC_F: measure_f(c); break;
-      case SEC_MEMCPY: measure_memcpy(c); break;
-      case SEC_L: measure_l(c); break;
-      case SEC_G: measure_g(c); break;
-      case SEC_VALIDATION: measure_validation(c); break;
-      case SEC_AS: measure_as(c); break;
+        case SEC_F: measure_f(c); break;
+        case SEC_MEMCPY: measure_memcpy(c); break;
+        case SEC_L: measure_l(c); break;
+        case SEC_G: measure_g(c); break;
+        case SEC_VALIDATION: measure_validation(c); break;
+        case SEC_AS: measure_as(c); break;
       }
       c->section_s[sec] = bspk_monotonic_seconds() - c->sec_t0;
       if (c->s == 0) {
@@ -683,8 +660,7 @@ static void spmd(void)
         g_exit_status = 1;
       } else {
         fprintf(stderr, "bspprobe: done in %.1f s: %ld records in %s\n",
-                bspk_monotonic_seconds() - c->t0,
-                c->records, path);
+                bspk_monotonic_seconds() - c->t0, c->records, path);
       }
       c->out = NULL;
     }
@@ -704,8 +680,7 @@ static void spmd(void)
   bsp_end();
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
   parse_args(argc, argv);
   read_machine();
   lock_memory();

@@ -29,8 +29,7 @@ typedef void (*op_fn)(probe_ctx *c, const void *arg);
 
 /* ---- collective helpers ---------------------------------------------------------------------- */
 
-void gather_max(probe_ctx *c, const double *local, int n, double *out)
-{
+void gather_max(probe_ctx *c, const double *local, int n, double *out) {
   if (n > c->gather_stride)
     bsp_abort("bspprobe: internal error: %d samples, room for %d\n", n, c->gather_stride);
   bsp_put(0, local, c->gather, (probe_size_t)((size_t)c->s * c->gather_stride * sizeof(double)),
@@ -48,8 +47,7 @@ void gather_max(probe_ctx *c, const double *local, int n, double *out)
 
 /* ---- timing ---------------------------------------------------------------------------------- */
 
-static double time_once(probe_ctx *c, op_fn fn, const void *arg)
-{
+static double time_once(probe_ctx *c, op_fn fn, const void *arg) {
   bsp_sync(); /* common start */
   double t0 = bspk_monotonic_seconds();
   fn(c, arg);
@@ -58,8 +56,7 @@ static double time_once(probe_ctx *c, op_fn fn, const void *arg)
 
 /* Measures one point (warm-up, calibration, repetitions); on process 0 out[] receives the
  * max-over-processes time of each repetition. Returns the number of repetitions. */
-static int measure_point(probe_ctx *c, op_fn fn, const void *arg, double *out, int *warmups)
-{
+static int measure_point(probe_ctx *c, op_fn fn, const void *arg, double *out, int *warmups) {
   const probe_params *pr = &c->prm;
   double w = bspk_max_over_processes(time_once(c, fn, arg), c->allv);
   *warmups = 1;
@@ -73,25 +70,21 @@ static int measure_point(probe_ctx *c, op_fn fn, const void *arg, double *out, i
   } else {
     double r = ceil(pr->min_point_s / (w > 1e-9 ? w : 1e-9));
     reps = r > pr->max_reps ? pr->max_reps : (int)r;
-    if (reps < pr->min_reps)
-      reps = pr->min_reps;
+    if (reps < pr->min_reps) reps = pr->min_reps;
   }
-  for (int i = 0; i < reps; i++)
-    c->local[i] = time_once(c, fn, arg);
+  for (int i = 0; i < reps; i++) c->local[i] = time_once(c, fn, arg);
   gather_max(c, c->local, reps, out);
   return reps;
 }
 
 /* Batched latency samples: each sample = (time of `batch` back-to-back calls of fn) / batch,
  * max over processes. Returns the number of samples; *batch_out is the batch size. */
-static int measure_batched(probe_ctx *c, op_fn fn, const void *arg, double *out, long *batch_out)
-{
+static int measure_batched(probe_ctx *c, op_fn fn, const void *arg, double *out, long *batch_out) {
   double w = 0;
   for (int r = 0; r < 2; r++) { /* warm-up, then calibration */
     bsp_sync();
     double t0 = bspk_monotonic_seconds();
-    for (int i = 0; i < 8; i++)
-      fn(c, arg);
+    for (int i = 0; i < 8; i++) fn(c, arg);
     w = (bspk_monotonic_seconds() - t0) / 8;
   }
   w = bspk_max_over_processes(w, c->allv);
@@ -101,8 +94,7 @@ static int measure_batched(probe_ctx *c, op_fn fn, const void *arg, double *out,
   for (int i = 0; i < n; i++) {
     bsp_sync();
     double t0 = bspk_monotonic_seconds();
-    for (long k = 0; k < batch; k++)
-      fn(c, arg);
+    for (long k = 0; k < batch; k++) fn(c, arg);
     c->local[i] = (bspk_monotonic_seconds() - t0) / (double)batch;
   }
   gather_max(c, c->local, n, out);
@@ -122,8 +114,7 @@ typedef struct {
  * else o->target. It lands (put, hpput) at word k*h* of the destination's area, which is
  * free of other writers: for alltoall the senders to one destination use disjoint k mod
  * (p-1). Gets read word k*h* of the remote area into word k*h* of the local one. */
-static void comm_run(probe_ctx *c, const void *arg)
-{
+static void comm_run(probe_ctx *c, const void *arg) {
   const comm_op *o = arg;
   const long hs = o->hs, cnt = o->count;
   const int p = c->p, s = c->s;
@@ -133,46 +124,45 @@ static void comm_run(probe_ctx *c, const void *arg)
   int d = all ? (s + 1) % p : o->target;
   static const char tag[8] = {0}; /* read-only; the tag size is 0 */
 
-#define NEXT_DEST()                                                                           \
-  do {                                                                                        \
-    if (all) {                                                                                \
-      d = d + 1 == p ? 0 : d + 1;                                                             \
-      if (d == s)                                                                             \
-        d = d + 1 == p ? 0 : d + 1;                                                           \
-    }                                                                                         \
+#define NEXT_DEST()                           \
+  do {                                        \
+    if (all) {                                \
+      d = d + 1 == p ? 0 : d + 1;             \
+      if (d == s) d = d + 1 == p ? 0 : d + 1; \
+    }                                         \
   } while (0)
 
   switch (o->prim) {
-  case PRIM_PUT:
-    for (long k = 0; k < cnt; k++) {
-      bsp_put(d, src + k * hs, dst, (probe_size_t)(k * hs * WORD_BYTES), nb);
-      NEXT_DEST();
-    }
-    break;
-  case PRIM_HPPUT:
-    for (long k = 0; k < cnt; k++) {
-      bsp_hpput(d, src + k * hs, dst, (probe_size_t)(k * hs * WORD_BYTES), nb);
-      NEXT_DEST();
-    }
-    break;
-  case PRIM_GET:
-    for (long k = 0; k < cnt; k++) {
-      bsp_get(d, src, (probe_size_t)(k * hs * WORD_BYTES), dst + k * hs, nb);
-      NEXT_DEST();
-    }
-    break;
-  case PRIM_HPGET:
-    for (long k = 0; k < cnt; k++) {
-      bsp_hpget(d, src, (probe_size_t)(k * hs * WORD_BYTES), dst + k * hs, nb);
-      NEXT_DEST();
-    }
-    break;
-  case PRIM_SEND:
-    for (long k = 0; k < cnt; k++) {
-      bsp_send(d, tag, src + k * hs, nb);
-      NEXT_DEST();
-    }
-    break;
+    case PRIM_PUT:
+      for (long k = 0; k < cnt; k++) {
+        bsp_put(d, src + k * hs, dst, (probe_size_t)(k * hs * WORD_BYTES), nb);
+        NEXT_DEST();
+      }
+      break;
+    case PRIM_HPPUT:
+      for (long k = 0; k < cnt; k++) {
+        bsp_hpput(d, src + k * hs, dst, (probe_size_t)(k * hs * WORD_BYTES), nb);
+        NEXT_DEST();
+      }
+      break;
+    case PRIM_GET:
+      for (long k = 0; k < cnt; k++) {
+        bsp_get(d, src, (probe_size_t)(k * hs * WORD_BYTES), dst + k * hs, nb);
+        NEXT_DEST();
+      }
+      break;
+    case PRIM_HPGET:
+      for (long k = 0; k < cnt; k++) {
+        bsp_hpget(d, src, (probe_size_t)(k * hs * WORD_BYTES), dst + k * hs, nb);
+        NEXT_DEST();
+      }
+      break;
+    case PRIM_SEND:
+      for (long k = 0; k < cnt; k++) {
+        bsp_send(d, tag, src + k * hs, nb);
+        NEXT_DEST();
+      }
+      break;
   }
 #undef NEXT_DEST
   bsp_sync();
@@ -182,8 +172,7 @@ static void comm_run(probe_ctx *c, const void *arg)
     size_t off = 0, cap = (size_t)c->area_words * WORD_BYTES;
     for (;;) {
       bsp_get_tag(&status, tagbuf);
-      if (status == (probe_size_t)-1)
-        break;
+      if (status == (probe_size_t)-1) break;
       if (off + (size_t)status > cap)
         bsp_abort("bspprobe: process %d received more than %zu bytes\n", s, cap);
       bsp_move((char *)dst + off, status);
@@ -193,12 +182,9 @@ static void comm_run(probe_ctx *c, const void *arg)
 }
 
 /* A random derangement of 0..p-1 (no fixed points; the identity when p = 1). */
-static void derangement(uint64_t *rng, int *perm, int p)
-{
-  for (int i = 0; i < p; i++)
-    perm[i] = i;
-  if (p < 2)
-    return;
+static void derangement(uint64_t *rng, int *perm, int p) {
+  for (int i = 0; i < p; i++) perm[i] = i;
+  if (p < 2) return;
   for (;;) {
     for (int i = p - 1; i > 0; i--) {
       int k = (int)rng_below(rng, i + 1), t = perm[i];
@@ -206,16 +192,13 @@ static void derangement(uint64_t *rng, int *perm, int p)
       perm[k] = t;
     }
     int fixed = 0;
-    for (int i = 0; i < p; i++)
-      fixed |= perm[i] == i;
-    if (!fixed)
-      return;
+    for (int i = 0; i < p; i++) fixed |= perm[i] == i;
+    if (!fixed) return;
   }
 }
 
 /* Sets o->target for this process; the permutation is drawn per point from the seed. */
-static void comm_target(probe_ctx *c, comm_op *o, int *perm)
-{
+static void comm_target(probe_ctx *c, comm_op *o, int *perm) {
   if (o->pattern == PAT_PERMUTATION) {
     uint64_t r = rng_seed(c->opt->seed, 0x7065726dULL /* "perm" */,
                           (uint64_t)(o->prim * NPATTERNS + o->pattern) << 32 | (uint64_t)o->hs,
@@ -228,8 +211,7 @@ static void comm_target(probe_ctx *c, comm_op *o, int *perm)
 }
 
 static void write_comm_record(probe_ctx *c, const char *type, const comm_op *o,
-                              const double *samples, int reps, int warmups, long seq)
-{
+                              const double *samples, int reps, int warmups, long seq) {
   jbuf *j = &c->j;
   j_begin(j, type);
   j_str(j, "primitive", prim_names[o->prim]);
@@ -242,41 +224,35 @@ static void write_comm_record(probe_ctx *c, const char *type, const comm_op *o,
   j_int(j, "warmup", warmups);
   j_int(j, "seq", seq);
   if (o->prim == PRIM_SEND)
-    j_str(j, "note", "the clock stops after each process drained its queue (bsp_get_tag + "
-                     "bsp_move of every message, after bsp_sync); tag size 0");
+    j_str(j, "note",
+          "the clock stops after each process drained its queue (bsp_get_tag + "
+          "bsp_move of every message, after bsp_sync); tag size 0");
   emit(c);
 }
 
 /* ---- the g grid ------------------------------------------------------------------------------ */
 
-void plan_grid_axes(const probe_ctx *c, long *msg_words, int *nm, long *counts, int *nc)
-{
+void plan_grid_axes(const probe_ctx *c, long *msg_words, int *nm, long *counts, int *nc) {
   *nm = *nc = 0;
   if (c->opt->quick) {
     static const long qm[] = {1, 16, 256, 4096, 65536}, qc[] = {1, 8, 64, 512};
     for (size_t i = 0; i < sizeof qm / sizeof qm[0]; i++)
-      if (qm[i] <= c->hmax)
-        msg_words[(*nm)++] = qm[i];
+      if (qm[i] <= c->hmax) msg_words[(*nm)++] = qm[i];
     for (size_t i = 0; i < sizeof qc / sizeof qc[0]; i++)
-      if (qc[i] <= c->hmax)
-        counts[(*nc)++] = qc[i];
+      if (qc[i] <= c->hmax) counts[(*nc)++] = qc[i];
   } else {
-    for (long v = 1; v <= c->hmax && *nm < 64; v *= 2)
-      msg_words[(*nm)++] = v;
-    for (long v = 1; v <= c->hmax && *nc < 64; v *= 2)
-      counts[(*nc)++] = v;
+    for (long v = 1; v <= c->hmax && *nm < 64; v *= 2) msg_words[(*nm)++] = v;
+    for (long v = 1; v <= c->hmax && *nc < 64; v *= 2) counts[(*nc)++] = v;
   }
 }
 
-long grid_points_per_combo(const probe_ctx *c)
-{
+long grid_points_per_combo(const probe_ctx *c) {
   long m[64], k[64];
   int nm, nk;
   plan_grid_axes(c, m, &nm, k, &nk);
   long n = 0;
   for (int a = 0; a < nm; a++)
-    for (int b = 0; b < nk; b++)
-      n += m[a] * k[b] <= c->hmax;
+    for (int b = 0; b < nk; b++) n += m[a] * k[b] <= c->hmax;
   return n;
 }
 
@@ -286,8 +262,7 @@ typedef struct {
   int validation; /* a validation point (off the grid), measured among the grid's points */
 } point;
 
-static const char *point_label(char *buf, size_t n, const char *sec, const point *pt)
-{
+static const char *point_label(char *buf, size_t n, const char *sec, const point *pt) {
   snprintf(buf, n, "%s %s/%s h*=%ld c=%ld", sec, prim_names[pt->prim], pattern_names[pt->pattern],
            pt->hs, pt->count);
   return buf;
@@ -296,11 +271,9 @@ static const char *point_label(char *buf, size_t n, const char *sec, const point
 /* Measures a list of points in a random order (the same on every process). Each record's
  * type is "validation" for validation points, else `type`. */
 static void measure_points(probe_ctx *c, const char *sec, const char *type, point *pts, long n,
-                           uint64_t order_stream)
-{
+                           uint64_t order_stream) {
   long *order = xmalloc((size_t)(n ? n : 1) * sizeof *order);
-  for (long i = 0; i < n; i++)
-    order[i] = i;
+  for (long i = 0; i < n; i++) order[i] = i;
   uint64_t r = rng_seed(c->opt->seed, order_stream, 0, 0);
   rng_shuffle_long(&r, order, n);
   int *perm = xmalloc((size_t)c->p * sizeof *perm);
@@ -310,7 +283,8 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
     const point *pt = &pts[order[i]];
     comm_op o = {pt->prim, pt->pattern, pt->hs, pt->count, 0};
     comm_target(c, &o, perm);
-    progress(c, point_label(label, sizeof label, pt->validation ? "validation" : sec, pt), i, n, i == 0);
+    progress(c, point_label(label, sizeof label, pt->validation ? "validation" : sec, pt), i, n,
+             i == 0);
     int warm;
     int reps = measure_point(c, comm_run, &o, out, &warm);
     if (c->s == 0)
@@ -321,37 +295,30 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
   free(order);
 }
 
-static int is_pow2(long v)
-{
-  return v > 0 && (v & (v - 1)) == 0;
-}
+static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
 
 enum { VALIDATION_VISITS = 3 };
 static long draw_validation_points(probe_ctx *c, point *pts);
 
-void measure_g(probe_ctx *c)
-{
+void measure_g(probe_ctx *c) {
   long m[64], k[64];
   int nm, nk;
   plan_grid_axes(c, m, &nm, k, &nk);
   int with_validation = c->opt->sections >> SEC_VALIDATION & 1;
   long cap = (long)NPRIMS * NPATTERNS * nm * nk +
-             (with_validation ? 3L * c->prm.validation_per_combo * VALIDATION_VISITS : 0), n = 0;
+             (with_validation ? 3L * c->prm.validation_per_combo * VALIDATION_VISITS : 0),
+       n = 0;
   point *pts = xmalloc((size_t)(cap ? cap : 1) * sizeof *pts);
   for (int pr = 0; pr < NPRIMS; pr++) {
-    if (!(c->opt->primitives >> pr & 1))
-      continue;
+    if (!(c->opt->primitives >> pr & 1)) continue;
     for (int pa = 0; pa < NPATTERNS; pa++) {
-      if (!(c->opt->patterns >> pa & 1))
-        continue;
+      if (!(c->opt->patterns >> pa & 1)) continue;
       for (int a = 0; a < nm; a++)
         for (int b = 0; b < nk; b++)
-          if (m[a] * k[b] <= c->hmax)
-            pts[n++] = (point){pr, pa, m[a], k[b], 0};
+          if (m[a] * k[b] <= c->hmax) pts[n++] = (point){pr, pa, m[a], k[b], 0};
     }
   }
-  if (with_validation)
-    n += draw_validation_points(c, pts + n);
+  if (with_validation) n += draw_validation_points(c, pts + n);
   measure_points(c, "g", "g", pts, n, 0x67 /* 'g' */);
   free(pts);
 }
@@ -359,8 +326,7 @@ void measure_g(probe_ctx *c)
 /* Random (msg_words, count) off the grid: neither a power of two, h = c*h* between
  * min(4096, H_MAX/2) and H_MAX, drawn log-uniformly. Appends them to pts (room for
  * 3 * validation_per_combo * VALIDATION_VISITS) and returns how many. */
-static long draw_validation_points(probe_ctx *c, point *pts)
-{
+static long draw_validation_points(probe_ctx *c, point *pts) {
   static const int combos[][2] = {
       {PRIM_PUT, PAT_ALLTOALL}, {PRIM_PUT, PAT_PERMUTATION}, {PRIM_SEND, PAT_ALLTOALL}};
   const int ncombos = (int)(sizeof combos / sizeof combos[0]);
@@ -393,24 +359,23 @@ static long draw_validation_points(probe_ctx *c, point *pts)
     }
   }
   if (n == 0 && c->s == 0)
-    add_warning(c, "validation skipped: it needs put/alltoall, put/permutation or send/alltoall, "
-                   "and --primitives/--patterns left none of them");
+    add_warning(c,
+                "validation skipped: it needs put/alltoall, put/permutation or send/alltoall, "
+                "and --primitives/--patterns left none of them");
   /* Each point is visited VALIDATION_VISITS times at random places in the order, and its
    * records are merged by the reader: its median then spans several moments of the run, as
    * the fit over many grid points does. */
   for (int v = 1; v < VALIDATION_VISITS; v++)
-    for (long i = 0; i < n; i++)
-      pts[v * n + i] = pts[i];
+    for (long i = 0; i < n; i++) pts[v * n + i] = pts[i];
   return n * VALIDATION_VISITS;
 }
 
 /* With the g section, the validation points were measured among the grid's points (one
  * random order: whatever state the machine drifts through, both see it alike). */
-void measure_validation(probe_ctx *c)
-{
-  if (c->opt->sections >> SEC_G & 1)
-    return;
-  point *pts = xmalloc((size_t)(3 * c->prm.validation_per_combo * VALIDATION_VISITS + 1) * sizeof *pts);
+void measure_validation(probe_ctx *c) {
+  if (c->opt->sections >> SEC_G & 1) return;
+  point *pts =
+      xmalloc((size_t)(3 * c->prm.validation_per_combo * VALIDATION_VISITS + 1) * sizeof *pts);
   long n = draw_validation_points(c, pts);
   measure_points(c, "validation", "validation", pts, n, 0x76 /* 'v' */);
   free(pts);
@@ -418,30 +383,26 @@ void measure_validation(probe_ctx *c)
 
 /* ---- l --------------------------------------------------------------------------------------- */
 
-static void op_sync(probe_ctx *c, const void *arg)
-{
+static void op_sync(probe_ctx *c, const void *arg) {
   (void)c;
   (void)arg;
   bsp_sync();
 }
 
-static void op_shift1(probe_ctx *c, const void *arg)
-{
+static void op_shift1(probe_ctx *c, const void *arg) {
   (void)arg;
   bsp_put((c->s + 1) % c->p, c->src, c->dst, 0, WORD_BYTES);
   bsp_sync();
 }
 
 /* One word to every other process (to itself when p = 1), at word s of its area. */
-static void op_all_others1(probe_ctx *c, const void *arg)
-{
+static void op_all_others1(probe_ctx *c, const void *arg) {
   (void)arg;
   for (int i = 1; i < c->p; i++) {
     int t = (c->s + i) % c->p;
     bsp_put(t, c->src + t, c->dst, (probe_size_t)(c->s * WORD_BYTES), WORD_BYTES);
   }
-  if (c->p == 1)
-    bsp_put(0, c->src, c->dst, 0, WORD_BYTES);
+  if (c->p == 1) bsp_put(0, c->src, c->dst, 0, WORD_BYTES);
   bsp_sync();
 }
 
@@ -456,8 +417,7 @@ static const char batch_note[] =
     "sample = time of a batch of `batch` back-to-back supersteps (after a common bsp_sync) "
     "divided by `batch`, max over processes";
 
-void measure_l(probe_ctx *c)
-{
+void measure_l(probe_ctx *c) {
   static const latency_test vars[] = {
       {"empty", op_sync, "bsp_sync alone"},
       {"shift", op_shift1, "one one-word bsp_put to process (pid+1) mod p, then bsp_sync"},
@@ -489,41 +449,34 @@ void measure_l(probe_ctx *c)
 
 /* ---- the As suite (Gerbessiotis & Lee, sec. 3) ----------------------------------------------- */
 
-static void op_comp(probe_ctx *c, const void *arg)
-{
+static void op_comp(probe_ctx *c, const void *arg) {
   (void)arg;
   c->isink = c->isink + 1; /* the elementary computational operation */
   bsp_sync();
 }
 
-static void op_full(probe_ctx *c, const void *arg)
-{
+static void op_full(probe_ctx *c, const void *arg) {
   (void)arg;
   for (int t = 0; t < c->p; t++)
     bsp_put(t, c->src + t, c->dst, (probe_size_t)(c->s * WORD_BYTES), WORD_BYTES);
   bsp_sync();
 }
 
-static void op_simple(probe_ctx *c, const void *arg)
-{
+static void op_simple(probe_ctx *c, const void *arg) {
   (void)arg;
-  if (c->s == 0)
-    bsp_put(c->p - 1, c->src, c->dst, 0, WORD_BYTES);
+  if (c->s == 0) bsp_put(c->p - 1, c->src, c->dst, 0, WORD_BYTES);
   bsp_sync();
 }
 
-static void op_scatter(probe_ctx *c, const void *arg)
-{
+static void op_scatter(probe_ctx *c, const void *arg) {
   (void)arg;
   if (c->s == 0)
-    for (int t = 1; t < c->p; t++)
-      bsp_put(t, c->src + t, c->dst, 0, WORD_BYTES);
+    for (int t = 1; t < c->p; t++) bsp_put(t, c->src + t, c->dst, 0, WORD_BYTES);
   bsp_sync();
 }
 
 /* Total exchange: h words to every process, itself included, one put per destination. */
-static void op_total_exchange(probe_ctx *c, const void *arg)
-{
+static void op_total_exchange(probe_ctx *c, const void *arg) {
   const long h = *(const long *)arg;
   const probe_size_t nb = (probe_size_t)(h * WORD_BYTES);
   for (int i = 0; i < c->p; i++) {
@@ -533,8 +486,7 @@ static void op_total_exchange(probe_ctx *c, const void *arg)
   bsp_sync();
 }
 
-void measure_as(probe_ctx *c)
-{
+void measure_as(probe_ctx *c) {
   static const latency_test lat[] = {
       {"Empty", op_sync, "Test 1: bsp_sync alone (the barrier)"},
       {"Comp", op_comp, "Test 2: one integer addition, then bsp_sync"},
@@ -548,12 +500,10 @@ void measure_as(probe_ctx *c)
   const long nlat = (long)(sizeof lat / sizeof lat[0]);
   long hs[64];
   long nte = 0;
-  for (long h = 1; h * c->p <= c->hmax && nte < 64; h *= 2)
-    hs[nte++] = h;
+  for (long h = 1; h * c->p <= c->hmax && nte < 64; h *= 2) hs[nte++] = h;
   long n = nlat + nte;
   long order[128];
-  for (long i = 0; i < n; i++)
-    order[i] = i;
+  for (long i = 0; i < n; i++) order[i] = i;
   uint64_t r = rng_seed(c->opt->seed, 0x6173 /* "as" */, 0, 0);
   rng_shuffle_long(&r, order, n);
   double *out = xmalloc((size_t)c->gather_stride * sizeof *out);

@@ -40,14 +40,12 @@ char *openblas_get_corename(void);
 
 /* ---- BLAS identification --------------------------------------------------------------------- */
 
-const char *blas_name(char *buf, size_t n)
-{
+const char *blas_name(char *buf, size_t n) {
 #if defined(PROBE_OPENBLAS)
   /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." -> "openblas 0.3.21" */
   char v[64] = "";
   const char *cfg = openblas_get_config();
-  if (!cfg || sscanf(cfg, " OpenBLAS %63s", v) != 1)
-    snprintf(v, sizeof v, "(unknown version)");
+  if (!cfg || sscanf(cfg, " OpenBLAS %63s", v) != 1) snprintf(v, sizeof v, "(unknown version)");
   snprintf(buf, n, "openblas %s", v);
 #elif defined(BSPPROBE_HAVE_CBLAS)
   snprintf(buf, n, "cblas");
@@ -67,34 +65,28 @@ const char *blas_corename(void) { return NULL; }
 
 /* ---- kernels --------------------------------------------------------------------------------- */
 
-static PROBE_NOINLINE double dot_double(const double *x, const double *y, long n)
-{
+static PROBE_NOINLINE double dot_double(const double *x, const double *y, long n) {
   double s = 0;
-  for (long i = 0; i < n; i++)
-    s += x[i] * y[i];
+  for (long i = 0; i < n; i++) s += x[i] * y[i];
   return s;
 }
 
-static PROBE_NOINLINE int dot_int(const int *x, const int *y, long n)
-{
+static PROBE_NOINLINE int dot_int(const int *x, const int *y, long n) {
   int s = 0; /* inputs are 0..7 and n < 2^25: no overflow */
-  for (long i = 0; i < n; i++)
-    s += x[i] * y[i];
+  for (long i = 0; i < n; i++) s += x[i] * y[i];
   return s;
 }
 
 /* C = A B, row-major n x n, the plain IJK loop (inner products along a row of A and a column
  * of B), once per element type: a macro, so that each is compiled for its own type. */
-#define DEFINE_MATMUL_IJK(name, T)                                                             \
-  static PROBE_NOINLINE void name(int n, const T *a, const T *b, T *cm)                        \
-  {                                                                                            \
-    for (int i = 0; i < n; i++)                                                                \
-      for (int j = 0; j < n; j++) {                                                            \
-        T s = 0;                                                                               \
-        for (int k = 0; k < n; k++)                                                            \
-          s += a[(long)i * n + k] * b[(long)k * n + j];                                        \
-        cm[(long)i * n + j] = s;                                                               \
-      }                                                                                        \
+#define DEFINE_MATMUL_IJK(name, T)                                                \
+  static PROBE_NOINLINE void name(int n, const T *a, const T *b, T *cm) {         \
+    for (int i = 0; i < n; i++)                                                   \
+      for (int j = 0; j < n; j++) {                                               \
+        T s = 0;                                                                  \
+        for (int k = 0; k < n; k++) s += a[(long)i * n + k] * b[(long)k * n + j]; \
+        cm[(long)i * n + j] = s;                                                  \
+      }                                                                           \
   }
 DEFINE_MATMUL_IJK(matmul_ijk_double, double)
 DEFINE_MATMUL_IJK(matmul_ijk_int, int)
@@ -102,78 +94,73 @@ DEFINE_MATMUL_IJK(matmul_ijk_int, int)
 /* ---- f --------------------------------------------------------------------------------------- */
 
 enum { K_DOT_DOUBLE, K_DOT_DOUBLE_BLAS, K_DOT_INT, K_MM_DOUBLE, K_MM_DOUBLE_BLAS, K_MM_INT, NK };
-static const char *const kernel_names[NK] = {
-    "dot_double_naive", "dot_double_blas",    "dot_int_naive",
-    "matmul_double_ijk", "matmul_double_blas", "matmul_int_ijk"};
+static const char *const kernel_names[NK] = {"dot_double_naive",   "dot_double_blas",
+                                             "dot_int_naive",      "matmul_double_ijk",
+                                             "matmul_double_blas", "matmul_int_ijk"};
 
 typedef struct {
   probe_ctx *c;
-  void *pool;     /* dot products: pairs of vectors, rotated */
+  void *pool; /* dot products: pairs of vectors, rotated */
   long pool_bytes;
   double *ad, *bd, *cd; /* matrices */
   int *ai, *bi, *ci;
-  long rot;       /* next pair */
+  long rot; /* next pair */
 } f_state;
 
-static void run_kernel(f_state *st, int k, long n)
-{
+static void run_kernel(f_state *st, int k, long n) {
   probe_ctx *c = st->c;
   switch (k) {
-  case K_DOT_DOUBLE:
-  case K_DOT_DOUBLE_BLAS: {
-    long pairs = st->pool_bytes / (long)(2 * n * sizeof(double));
-    double *x = (double *)st->pool + 2 * n * (st->rot++ % pairs), *y = x + n;
+    case K_DOT_DOUBLE:
+    case K_DOT_DOUBLE_BLAS: {
+      long pairs = st->pool_bytes / (long)(2 * n * sizeof(double));
+      double *x = (double *)st->pool + 2 * n * (st->rot++ % pairs), *y = x + n;
 #ifdef BSPPROBE_HAVE_CBLAS
-    if (k == K_DOT_DOUBLE_BLAS) {
-      c->sink = c->sink + cblas_ddot((int)n, x, 1, y, 1);
+      if (k == K_DOT_DOUBLE_BLAS) {
+        c->sink = c->sink + cblas_ddot((int)n, x, 1, y, 1);
+        break;
+      }
+#endif
+      c->sink = c->sink + dot_double(x, y, n);
       break;
     }
-#endif
-    c->sink = c->sink + dot_double(x, y, n);
-    break;
-  }
-  case K_DOT_INT: {
-    long pairs = st->pool_bytes / (long)(2 * n * sizeof(int));
-    int *x = (int *)st->pool + 2 * n * (st->rot++ % pairs), *y = x + n;
-    c->isink = c->isink + dot_int(x, y, n);
-    break;
-  }
-  case K_MM_DOUBLE:
-    matmul_ijk_double((int)n, st->ad, st->bd, st->cd);
-    c->sink = c->sink + st->cd[(long)(n / 2) * n + n / 3];
-    break;
-  case K_MM_DOUBLE_BLAS:
+    case K_DOT_INT: {
+      long pairs = st->pool_bytes / (long)(2 * n * sizeof(int));
+      int *x = (int *)st->pool + 2 * n * (st->rot++ % pairs), *y = x + n;
+      c->isink = c->isink + dot_int(x, y, n);
+      break;
+    }
+    case K_MM_DOUBLE:
+      matmul_ijk_double((int)n, st->ad, st->bd, st->cd);
+      c->sink = c->sink + st->cd[(long)(n / 2) * n + n / 3];
+      break;
+    case K_MM_DOUBLE_BLAS:
 #ifdef BSPPROBE_HAVE_CBLAS
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, st->ad,
-                (int)n, st->bd, (int)n, 0.0, st->cd, (int)n);
-    c->sink = c->sink + st->cd[(long)(n / 2) * n + n / 3];
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, st->ad,
+                  (int)n, st->bd, (int)n, 0.0, st->cd, (int)n);
+      c->sink = c->sink + st->cd[(long)(n / 2) * n + n / 3];
 #endif
-    break;
-  case K_MM_INT:
-    matmul_ijk_int((int)n, st->ai, st->bi, st->ci);
-    c->isink = c->isink + st->ci[(long)(n / 2) * n + n / 3];
-    break;
+      break;
+    case K_MM_INT:
+      matmul_ijk_int((int)n, st->ai, st->bi, st->ci);
+      c->isink = c->isink + st->ci[(long)(n / 2) * n + n / 3];
+      break;
   }
 }
 
-static void fill_pool(f_state *st, int as_int)
-{
+static void fill_pool(f_state *st, int as_int) {
   if (as_int) {
     int *q = st->pool;
     long m = st->pool_bytes / (long)sizeof(int);
-    for (long i = 0; i < m; i++)
-      q[i] = (int)(i % 8);
+    for (long i = 0; i < m; i++) q[i] = (int)(i % 8);
   } else {
     double *q = st->pool;
     long m = st->pool_bytes / (long)sizeof(double);
-    for (long i = 0; i < m; i++)
-      q[i] = 0.125 * (double)(i % 8);
+    for (long i = 0; i < m; i++) q[i] = 0.125 * (double)(i % 8);
   }
 }
 
 /* Process 0 alone; the others wait in one bsp_sync. */
-void measure_f(probe_ctx *c)
-{
+void measure_f(probe_ctx *c) {
   if (c->s != 0) {
     bsp_sync();
     return;
@@ -211,8 +198,7 @@ void measure_f(probe_ctx *c)
   int order[NK], nk = 0;
   for (int k = 0; k < NK; k++) {
 #ifndef BSPPROBE_HAVE_CBLAS
-    if (k == K_DOT_DOUBLE_BLAS || k == K_MM_DOUBLE_BLAS)
-      continue;
+    if (k == K_DOT_DOUBLE_BLAS || k == K_MM_DOUBLE_BLAS) continue;
 #endif
     order[nk++] = k;
   }
@@ -248,14 +234,12 @@ void measure_f(probe_ctx *c)
       snprintf(note, sizeof note,
                "process 0 alone, the other p-1 processes waiting in bsp_sync; %s; row-major "
                "n x n matrices reused between repetitions; 1 warm-up repetition not kept",
-               k == K_MM_DOUBLE_BLAS ? "cblas_dgemm, BLAS on 1 thread"
-                                     : (k == K_MM_INT ? "plain IJK loop, 32-bit int"
-                                                      : "plain IJK loop"));
+               k == K_MM_DOUBLE_BLAS
+                   ? "cblas_dgemm, BLAS on 1 thread"
+                   : (k == K_MM_INT ? "plain IJK loop, 32-bit int" : "plain IJK loop"));
     }
-    if (c->opt->reps > 0)
-      reps = c->opt->reps;
-    if (reps > 1024)
-      reps = 1024;
+    if (c->opt->reps > 0) reps = c->opt->reps;
+    if (reps > 1024) reps = 1024;
     snprintf(label, sizeof label, "f %s n=%ld", kernel_names[k], n);
     progress(c, label, i, nk, 1);
     run_kernel(&st, k, n); /* warm-up */
@@ -290,8 +274,7 @@ void measure_f(probe_ctx *c)
  * the caches. First (p > 1) process 0 alone, then every process at once (the max over
  * processes per sample): the last record is the reference for g, which moves data on all
  * processes at once (readers that keep one memcpy record keep the last). */
-void measure_memcpy(probe_ctx *c)
-{
+void measure_memcpy(probe_ctx *c) {
   const probe_params *pr = &c->prm;
   long block = pr->memcpy_bytes;
   const int npass = c->p > 1 ? 2 : 1;
@@ -299,12 +282,10 @@ void measure_memcpy(probe_ctx *c)
     int concurrent = pass == npass - 1;
     int active = concurrent || c->s == 0;
     long pool = concurrent ? pr->memcpy_pool_bytes / c->p : pr->memcpy_pool_bytes;
-    if (pool < 4 * block)
-      pool = 4 * block;
+    if (pool < 4 * block) pool = 4 * block;
     long pairs = pool / (2 * block);
     int reps = c->opt->reps > 0 ? c->opt->reps : pr->memcpy_reps;
-    if (reps > c->gather_stride)
-      reps = c->gather_stride;
+    if (reps > c->gather_stride) reps = c->gather_stride;
     char *buf = NULL;
     if (active) {
       buf = xmalloc((size_t)(pairs * 2 * block));
@@ -321,8 +302,7 @@ void measure_memcpy(probe_ctx *c)
         memcpy(dst, src, (size_t)block);
         double t = bspk_monotonic_seconds() - t0;
         c->isink = c->isink + dst[block / 2];
-        if (r >= 0)
-          c->local[r] = t;
+        if (r >= 0) c->local[r] = t;
       }
       gather_max(c, c->local, reps, out);
     } else if (c->s == 0) {
@@ -332,12 +312,10 @@ void measure_memcpy(probe_ctx *c)
         memcpy(dst, src, (size_t)block);
         double t = bspk_monotonic_seconds() - t0;
         c->isink = c->isink + dst[block / 3];
-        if (r >= 0)
-          out[r] = t;
+        if (r >= 0) out[r] = t;
       }
     }
-    if (!concurrent)
-      bsp_sync(); /* the others wait here */
+    if (!concurrent) bsp_sync(); /* the others wait here */
     if (c->s == 0) {
       char note[512];
       jbuf *j = &c->j;

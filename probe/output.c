@@ -16,32 +16,25 @@
 
 /* ---- load ---------------------------------------------------------------------------- */
 
-void read_loadavg(double la[3])
-{
+void read_loadavg(double la[3]) {
   la[0] = la[1] = la[2] = -1;
   FILE *f = fopen("/proc/loadavg", "r");
-  if (!f)
-    return;
-  if (fscanf(f, "%lf %lf %lf", &la[0], &la[1], &la[2]) != 3)
-    la[0] = la[1] = la[2] = -1;
+  if (!f) return;
+  if (fscanf(f, "%lf %lf %lf", &la[0], &la[1], &la[2]) != 3) la[0] = la[1] = la[2] = -1;
   fclose(f);
 }
 
 /* ---- JSON ----------------------------------------------------------------------------- */
 
-static void j_grow(jbuf *j, size_t more)
-{
-  if (j->n + more + 1 <= j->cap)
-    return;
+static void j_grow(jbuf *j, size_t more) {
+  if (j->n + more + 1 <= j->cap) return;
   size_t cap = j->cap ? j->cap : 4096;
-  while (cap < j->n + more + 1)
-    cap *= 2;
+  while (cap < j->n + more + 1) cap *= 2;
   j->b = bspk_xrealloc("bspprobe", j->b, cap);
   j->cap = cap;
 }
 
-void j_raw(jbuf *j, const char *text)
-{
+void j_raw(jbuf *j, const char *text) {
   size_t len = strlen(text);
   j_grow(j, len);
   memcpy(j->b + j->n, text, len + 1);
@@ -49,14 +42,12 @@ void j_raw(jbuf *j, const char *text)
 }
 
 static void j_printf(jbuf *j, const char *fmt, ...) PROBE_PRINTF(2, 3);
-static void j_printf(jbuf *j, const char *fmt, ...)
-{
+static void j_printf(jbuf *j, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int len = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (len < 0)
-    return;
+  if (len < 0) return;
   j_grow(j, (size_t)len);
   va_start(ap, fmt);
   vsnprintf(j->b + j->n, (size_t)len + 1, fmt, ap);
@@ -64,8 +55,7 @@ static void j_printf(jbuf *j, const char *fmt, ...)
   j->n += (size_t)len;
 }
 
-static void j_string(jbuf *j, const char *v)
-{
+static void j_string(jbuf *j, const char *v) {
   char esc[8];
   j_raw(j, "\"");
   for (const unsigned char *q = (const unsigned char *)v; *q; q++)
@@ -73,10 +63,8 @@ static void j_string(jbuf *j, const char *v)
   j_raw(j, "\"");
 }
 
-void j_key(jbuf *j, const char *key)
-{
-  if (!j->first[j->depth])
-    j_raw(j, ",");
+void j_key(jbuf *j, const char *key) {
+  if (!j->first[j->depth]) j_raw(j, ",");
   j->first[j->depth] = 0;
   if (key) {
     j_string(j, key);
@@ -84,8 +72,7 @@ void j_key(jbuf *j, const char *key)
   }
 }
 
-void j_begin(jbuf *j, const char *type)
-{
+void j_begin(jbuf *j, const char *type) {
   j->n = 0;
   j_grow(j, 64);
   j->b[0] = 0;
@@ -95,56 +82,46 @@ void j_begin(jbuf *j, const char *type)
   j_str(j, "type", type);
 }
 
-void j_str(jbuf *j, const char *key, const char *v)
-{
+void j_str(jbuf *j, const char *key, const char *v) {
   j_key(j, key);
-  if (v)
-    j_string(j, v);
-  else
-    j_raw(j, "null");
+  if (v) j_string(j, v);
+  else j_raw(j, "null");
 }
 
-void j_int(jbuf *j, const char *key, long long v)
-{
+void j_int(jbuf *j, const char *key, long long v) {
   j_key(j, key);
   j_printf(j, "%lld", v);
 }
 
-static void j_double(jbuf *j, double v, const char *fmt)
-{
+static void j_double(jbuf *j, double v, const char *fmt) {
   char text[64];
   bspk_json_format_number(text, sizeof text, fmt, v);
   j_raw(j, text);
 }
 
-void j_num(jbuf *j, const char *key, double v)
-{
+void j_num(jbuf *j, const char *key, double v) {
   j_key(j, key);
   j_double(j, v, "%.9g");
 }
 
-void j_bool(jbuf *j, const char *key, int v)
-{
+void j_bool(jbuf *j, const char *key, int v) {
   j_key(j, key);
   j_raw(j, v ? "true" : "false");
 }
 
-void j_null(jbuf *j, const char *key)
-{
+void j_null(jbuf *j, const char *key) {
   j_key(j, key);
   j_raw(j, "null");
 }
 
 /* An object or array opens a level: its first member needs no comma. */
-static void j_open(jbuf *j, const char *key, const char *bracket)
-{
+static void j_open(jbuf *j, const char *key, const char *bracket) {
   j_key(j, key);
   j_raw(j, bracket);
   j->first[++j->depth] = 1;
 }
 
-static void j_close(jbuf *j, const char *bracket)
-{
+static void j_close(jbuf *j, const char *bracket) {
   j_raw(j, bracket);
   j->depth--;
 }
@@ -154,8 +131,7 @@ void j_obj_end(jbuf *j) { j_close(j, "}"); }
 void j_arr_begin(jbuf *j, const char *key) { j_open(j, key, "["); }
 void j_arr_end(jbuf *j) { j_close(j, "]"); }
 
-void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt)
-{
+void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt) {
   j_arr_begin(j, key);
   for (int i = 0; i < n; i++) {
     j_key(j, NULL);
@@ -164,8 +140,7 @@ void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt)
   j_arr_end(j);
 }
 
-void j_longs(jbuf *j, const char *key, const long *v, int n)
-{
+void j_longs(jbuf *j, const char *key, const long *v, int n) {
   j_arr_begin(j, key);
   for (int i = 0; i < n; i++) {
     j_key(j, NULL);
@@ -174,17 +149,14 @@ void j_longs(jbuf *j, const char *key, const long *v, int n)
   j_arr_end(j);
 }
 
-void j_strs(jbuf *j, const char *key, const char *const *v, int n)
-{
+void j_strs(jbuf *j, const char *key, const char *const *v, int n) {
   j_arr_begin(j, key);
-  for (int i = 0; i < n; i++)
-    j_str(j, NULL, v[i]);
+  for (int i = 0; i < n; i++) j_str(j, NULL, v[i]);
   j_arr_end(j);
 }
 
 /* One record per line, flushed at once: a run that is killed leaves every finished record. */
-void emit(probe_ctx *c)
-{
+void emit(probe_ctx *c) {
   j_raw(&c->j, "}\n");
   if (c->out) {
     if (fwrite(c->j.b, 1, c->j.n, c->out) != c->j.n || fflush(c->out) != 0)
@@ -193,17 +165,14 @@ void emit(probe_ctx *c)
   c->records++;
 }
 
-void add_warning(probe_ctx *c, const char *fmt, ...)
-{
-  if (c->nwarnings >= (int)(sizeof c->warnings / sizeof c->warnings[0]))
-    return;
+void add_warning(probe_ctx *c, const char *fmt, ...) {
+  if (c->nwarnings >= (int)(sizeof c->warnings / sizeof c->warnings[0])) return;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(c->warnings[c->nwarnings], sizeof c->warnings[0], fmt, ap);
   va_end(ap);
   if (c->s == 0) {
-    if (c->tty && c->progress_len)
-      fprintf(stderr, "\r%*s\r", c->progress_len, "");
+    if (c->tty && c->progress_len) fprintf(stderr, "\r%*s\r", c->progress_len, "");
     c->progress_len = 0;
     fprintf(stderr, "bspprobe: warning: %s\n", c->warnings[c->nwarnings]);
   }
@@ -212,42 +181,30 @@ void add_warning(probe_ctx *c, const char *fmt, ...)
 
 /* ---- progress ----------------------------------------------------------------------------- */
 
-static void fmt_duration(char *buf, size_t n, double s)
-{
-  if (s < 0 || !isfinite(s))
-    snprintf(buf, n, "?");
-  else if (s < 1)
-    snprintf(buf, n, "<1 s");
-  else if (s < 100)
-    snprintf(buf, n, "%.0f s", s);
-  else
-    snprintf(buf, n, "%d min %02d s", (int)(s / 60), (int)s % 60);
+static void fmt_duration(char *buf, size_t n, double s) {
+  if (s < 0 || !isfinite(s)) snprintf(buf, n, "?");
+  else if (s < 1) snprintf(buf, n, "<1 s");
+  else if (s < 100) snprintf(buf, n, "%.0f s", s);
+  else snprintf(buf, n, "%d min %02d s", (int)(s / 60), (int)s % 60);
 }
 
-void progress(probe_ctx *c, const char *what, long k, long n, int force)
-{
-  if (c->s != 0)
-    return;
+void progress(probe_ctx *c, const char *what, long k, long n, int force) {
+  if (c->s != 0) return;
   double t = bspk_monotonic_seconds();
-  if (!force && t - c->last_progress < (c->tty ? 0.25 : 5.0))
-    return;
+  if (!force && t - c->last_progress < (c->tty ? 0.25 : 5.0)) return;
   c->last_progress = t;
   char el[32], left[32], line[512];
   fmt_duration(el, sizeof el, t - c->t0);
   if (k > 0 && n > 0)
     fmt_duration(left, sizeof left, (t - c->sec_t0) * (double)(n - k) / (double)k);
-  else
-    snprintf(left, sizeof left, "?");
+  else snprintf(left, sizeof left, "?");
   int len = snprintf(line, sizeof line, "bspprobe: %s, %ld of %ld, elapsed %s, section left ~%s",
                      what, k, n, el, left);
-  if (len < 0)
-    return;
-  if (len >= (int)sizeof line)
-    len = (int)sizeof line - 1;
+  if (len < 0) return;
+  if (len >= (int)sizeof line) len = (int)sizeof line - 1;
   if (c->tty) {
     fprintf(stderr, "\r%s", line);
-    if (len < c->progress_len)
-      fprintf(stderr, "%*s", c->progress_len - len, "");
+    if (len < c->progress_len) fprintf(stderr, "%*s", c->progress_len - len, "");
     c->progress_len = len;
   } else {
     fprintf(stderr, "%s\n", line);
@@ -256,33 +213,26 @@ void progress(probe_ctx *c, const char *what, long k, long n, int force)
   maybe_load_record(c, 0);
 }
 
-void progress_end(probe_ctx *c, const char *section)
-{
-  if (c->s != 0)
-    return;
+void progress_end(probe_ctx *c, const char *section) {
+  if (c->s != 0) return;
   double t = bspk_monotonic_seconds();
   char tot[32];
   fmt_duration(tot, sizeof tot, t - c->t0);
-  if (c->tty && c->progress_len)
-    fprintf(stderr, "\r%*s\r", c->progress_len, "");
+  if (c->tty && c->progress_len) fprintf(stderr, "\r%*s\r", c->progress_len, "");
   c->progress_len = 0;
   fprintf(stderr, "bspprobe: %s done in %.2f s (elapsed %s)\n", section, t - c->sec_t0, tot);
   fflush(stderr);
 }
 
 /* A `load` record at most every 30 s (or now when forced), process 0. */
-void maybe_load_record(probe_ctx *c, int force)
-{
-  if (c->s != 0)
-    return;
+void maybe_load_record(probe_ctx *c, int force) {
+  if (c->s != 0) return;
   double t = bspk_monotonic_seconds();
-  if (!force && t - c->last_load < 30.0)
-    return;
+  if (!force && t - c->last_load < 30.0) return;
   c->last_load = t;
   double la[3];
   read_loadavg(la);
-  if (la[0] < 0)
-    return;
+  if (la[0] < 0) return;
   j_begin(&c->j, "load");
   j_num(&c->j, "t_s", t - c->t0);
   j_nums(&c->j, "loadavg", la, 3, "%.2f");
@@ -291,16 +241,14 @@ void maybe_load_record(probe_ctx *c, int force)
 
 /* ---- PRNG: splitmix64 ------------------------------------------------------------------- */
 
-uint64_t rng_next(uint64_t *state)
-{
+uint64_t rng_next(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
 
-uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
-{
+uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
   uint64_t st = seed;
   uint64_t x = rng_next(&st);
   st = x ^ (a * 0xd1342543de82ef95ULL);
@@ -311,26 +259,19 @@ uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
   return rng_next(&st);
 }
 
-long rng_below(uint64_t *state, long n)
-{
-  if (n <= 1)
-    return 0;
+long rng_below(uint64_t *state, long n) {
+  if (n <= 1) return 0;
   /* rejection keeps it exactly uniform */
   uint64_t un = (uint64_t)n, limit = UINT64_MAX - UINT64_MAX % un;
   uint64_t r;
-  do
-    r = rng_next(state);
+  do r = rng_next(state);
   while (r >= limit);
   return (long)(r % un);
 }
 
-double rng_unit(uint64_t *state)
-{
-  return (double)(rng_next(state) >> 11) * 0x1.0p-53;
-}
+double rng_unit(uint64_t *state) { return (double)(rng_next(state) >> 11) * 0x1.0p-53; }
 
-void rng_shuffle_long(uint64_t *state, long *v, long n)
-{
+void rng_shuffle_long(uint64_t *state, long *v, long n) {
   for (long i = n - 1; i > 0; i--) {
     long k = rng_below(state, i + 1);
     long t = v[i];

@@ -60,7 +60,7 @@ extern const char *const pattern_names[NPATTERNS];
 
 typedef struct {
   int quick;
-  const char *output;       /* NULL: bspprobe-<host>-p<P>-<date>.jsonl */
+  const char *output; /* NULL: bspprobe-<host>-p<P>-<date>.jsonl */
   uint64_t seed;
   unsigned sections;        /* bit i: section i */
   unsigned primitives;      /* bit i: primitive i */
@@ -82,17 +82,17 @@ typedef struct {
   int cores_online; /* sysconf(_SC_NPROCESSORS_ONLN) */
 } machine_info;
 
-extern probe_opts g_opts;        /* read-only after main parsed the command line */
-extern machine_info g_machine;   /* read-only after main filled it in */
+extern probe_opts g_opts;      /* read-only after main parsed the command line */
+extern machine_info g_machine; /* read-only after main filled it in */
 
 /* ---- measurement parameters of one mode (quick or full) ------------------------------- */
 
 typedef struct {
-  int min_reps;        /* at least this many repetitions per point */
-  int max_reps;        /* at most this many */
-  double min_point_s;  /* and repetitions until their total is at least this */
-  int l_samples;       /* samples of each l / As latency test */
-  double l_batch_s;    /* each such sample: a batch of supersteps lasting about this long */
+  int min_reps;       /* at least this many repetitions per point */
+  int max_reps;       /* at most this many */
+  double min_point_s; /* and repetitions until their total is at least this */
+  int l_samples;      /* samples of each l / As latency test */
+  double l_batch_s;   /* each such sample: a batch of supersteps lasting about this long */
   int validation_per_combo;
   /* f */
   long dot_n;
@@ -117,11 +117,11 @@ typedef struct {
   int first[16]; /* no comma needed before the next member at this depth */
 } jbuf;
 
-void j_begin(jbuf *j, const char *type);      /* starts a record {"type": type */
-void j_key(jbuf *j, const char *key);         /* ,"key": (key NULL inside arrays) */
+void j_begin(jbuf *j, const char *type);             /* starts a record {"type": type */
+void j_key(jbuf *j, const char *key);                /* ,"key": (key NULL inside arrays) */
 void j_str(jbuf *j, const char *key, const char *v); /* NULL -> null */
 void j_int(jbuf *j, const char *key, long long v);
-void j_num(jbuf *j, const char *key, double v);      /* %.9g; not finite -> null */
+void j_num(jbuf *j, const char *key, double v); /* %.9g; not finite -> null */
 void j_bool(jbuf *j, const char *key, int v);
 void j_null(jbuf *j, const char *key);
 void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt);
@@ -131,7 +131,7 @@ void j_obj_begin(jbuf *j, const char *key);
 void j_obj_end(jbuf *j);
 void j_arr_begin(jbuf *j, const char *key);
 void j_arr_end(jbuf *j);
-void j_raw(jbuf *j, const char *text);                /* appends text as is */
+void j_raw(jbuf *j, const char *text); /* appends text as is */
 
 /* ---- per-process context -------------------------------------------------------------- */
 
@@ -144,18 +144,18 @@ typedef struct probe_ctx {
   double *src, *dst; /* registered communication areas */
   double *gather;    /* registered: p * gather_stride doubles (gathers to process 0) */
   int gather_stride;
-  double *allv;      /* registered: p doubles (all-gather of one value) */
-  double *local;     /* this process's samples of the current point */
-  volatile double sink;   /* keeps computed results alive */
+  double *allv;         /* registered: p doubles (all-gather of one value) */
+  double *local;        /* this process's samples of the current point */
+  volatile double sink; /* keeps computed results alive */
   volatile long isink;
   /* process 0 only */
   FILE *out;
   jbuf j;
   long records;
-  double t0;                 /* start of the run (now()) */
-  double sec_t0;             /* start of the current section */
-  double last_progress;      /* when the progress line was last written */
-  double last_load;          /* when a load record was last written */
+  double t0;            /* start of the run (now()) */
+  double sec_t0;        /* start of the current section */
+  double last_progress; /* when the progress line was last written */
+  double last_load;     /* when a load record was last written */
   int tty;
   int progress_len;
   char warnings[16][256];
@@ -165,8 +165,8 @@ typedef struct probe_ctx {
 
 /* ---- helpers (output.c) ------------------------------------------------------------------- */
 
-void read_loadavg(double la[3]);        /* -1s when unknown */
-void emit(probe_ctx *c);                /* writes c->j as one line, flushes */
+void read_loadavg(double la[3]); /* -1s when unknown */
+void emit(probe_ctx *c);         /* writes c->j as one line, flushes */
 void add_warning(probe_ctx *c, const char *fmt, ...) PROBE_PRINTF(2, 3);
 /* Progress on stderr (process 0): what, k of n done; rate-limited unless force. */
 void progress(probe_ctx *c, const char *what, long k, long n, int force);
@@ -178,8 +178,8 @@ static inline void *xmalloc(size_t n) { return bspk_xmalloc("bspprobe", n); }
 /* PRNG: splitmix64; every process that seeds it alike draws alike. */
 uint64_t rng_next(uint64_t *state);
 uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
-long rng_below(uint64_t *state, long n);     /* uniform in [0, n) */
-double rng_unit(uint64_t *state);            /* uniform in [0, 1) */
+long rng_below(uint64_t *state, long n); /* uniform in [0, n) */
+double rng_unit(uint64_t *state);        /* uniform in [0, 1) */
 void rng_shuffle_long(uint64_t *state, long *v, long n);
 
 /* ---- collective helpers (measure_comm.c) ------------------------------------------------ */
@@ -191,12 +191,12 @@ void gather_max(probe_ctx *c, const double *local, int n, double *out);
 
 /* ---- sections ----------------------------------------------------------------------------- */
 
-void measure_f(probe_ctx *c);          /* measure_f.c */
-void measure_memcpy(probe_ctx *c);     /* measure_f.c */
+void measure_f(probe_ctx *c);               /* measure_f.c */
+void measure_memcpy(probe_ctx *c);          /* measure_f.c */
 const char *blas_name(char *buf, size_t n); /* "openblas 0.3.21" or "none" */
-const char *blas_config(void);         /* OpenBLAS config string or NULL */
-const char *blas_corename(void);       /* OpenBLAS core name or NULL */
-void measure_g(probe_ctx *c);          /* measure_comm.c */
+const char *blas_config(void);              /* OpenBLAS config string or NULL */
+const char *blas_corename(void);            /* OpenBLAS core name or NULL */
+void measure_g(probe_ctx *c);               /* measure_comm.c */
 void measure_validation(probe_ctx *c);
 void measure_l(probe_ctx *c);
 void measure_as(probe_ctx *c);

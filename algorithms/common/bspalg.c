@@ -146,7 +146,8 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
   json_string(f, info->algorithm);
   fputs(", \"backend\": ", f);
   json_string(f, backend);
-  fprintf(f, ", \"p\": %d, \"params\": %s, \"work_unit\": ", acc.p, info->params_json ? info->params_json : "{}");
+  fprintf(f, ", \"p\": %d, \"params\": %s, \"work_unit\": ", acc.p,
+          info->params_json ? info->params_json : "{}");
   json_string(f, info->work_unit);
   fprintf(f, ", \"reps\": %d, \"times_s\": [", reps);
   for (int r = 0; r < reps; r++) {
@@ -156,7 +157,9 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
   fputs("], \"time_s\": ", f);
   json_number(f, median);
   fprintf(f, ", \"verified\": %s, \"check_note\": ",
-          info->verified > 0 ? "true" : info->verified < 0 ? "false" : "null");
+          info->verified > 0   ? "true"
+          : info->verified < 0 ? "false"
+                               : "null");
   json_string(f, info->check_note);
   fputs(", \"f_s_per_unit\": ", f);
   if (info->f_s_per_unit > 0) json_number(f, info->f_s_per_unit);
@@ -232,7 +235,8 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
     double *max_times = xrealloc(NULL, (size_t)reps * sizeof *max_times);
     for (int r = 0; r < reps; r++) {
       max_times[r] = 0.0;
-      for (int s = 0; s < p; s++) max_times[r] = fmax(max_times[r], all[(size_t)s * each + mine + r]);
+      for (int s = 0; s < p; s++)
+        max_times[r] = fmax(max_times[r], all[(size_t)s * each + mine + r]);
     }
     median_time = bspalg_median(max_times, reps);
 
@@ -243,7 +247,8 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
     }
     if (!open_used) total = synced;
     step_cost *cost = xrealloc(NULL, (size_t)(total ? total : 1) * sizeof *cost);
-    double *sent = xrealloc(NULL, (size_t)p * sizeof *sent), *recv = xrealloc(NULL, (size_t)p * sizeof *recv);
+    double *sent = xrealloc(NULL, (size_t)p * sizeof *sent),
+           *recv = xrealloc(NULL, (size_t)p * sizeof *recv);
     double W = 0.0, H = 0.0;
     for (int k = 0; k < total; k++) {
       step_cost c = {0};
@@ -268,9 +273,14 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
       W += c.w;
       H += c.h;
     }
-    printf("%s on %d process%s: %.6f s (median of %d), W = %.6g %s, H = %.6g words, S = %d, check: %s\n",
-           info->algorithm, p, p == 1 ? "" : "es", median_time, reps, W, info->work_unit ? info->work_unit : "units",
-           H, synced, info->verified > 0 ? "passed" : info->verified < 0 ? "FAILED" : "not done");
+    printf(
+        "%s on %d process%s: %.6f s (median of %d), W = %.6g %s, H = %.6g words, S = %d, check: "
+        "%s\n",
+        info->algorithm, p, p == 1 ? "" : "es", median_time, reps, W,
+        info->work_unit ? info->work_unit : "units", H, synced,
+        info->verified > 0   ? "passed"
+        : info->verified < 0 ? "FAILED"
+                             : "not done");
     fflush(stdout);
     if (info->json) write_json(info, max_times, reps, median_time, cost, synced, total, W, H);
     free(cost);
@@ -330,7 +340,8 @@ long bspalg_parse_long(const char *prog, const char *what, const char *text, lon
   return v;
 }
 
-double bspalg_parse_double(const char *prog, const char *what, const char *text, double min, double max) {
+double bspalg_parse_double(const char *prog, const char *what, const char *text, double min,
+                           double max) {
   char *end = NULL;
   errno = 0;
   double v = text ? strtod(text, &end) : 0.0;
@@ -353,27 +364,28 @@ static const char *value_of(const char *prog, int argc, char **argv, int *i) {
 int bspalg_parse_common(const char *prog, bspalg_common_opts *o, int argc, char **argv, int *i) {
   const char *a = argv[*i];
   if (!strcmp(a, "-n") || !strcmp(a, "--procs"))
-    o->procs = (int)bspalg_parse_long(prog, "the number of processes", value_of(prog, argc, argv, i), 1, 1 << 20);
+    o->procs = (int)bspalg_parse_long(prog, "the number of processes",
+                                      value_of(prog, argc, argv, i), 1, 1 << 20);
   else if (!strcmp(a, "-r") || !strcmp(a, "--reps"))
-    o->reps = (int)bspalg_parse_long(prog, "the number of repetitions", value_of(prog, argc, argv, i), 1, 100000);
-  else if (!strcmp(a, "--json"))
-    o->json_path = value_of(prog, argc, argv, i);
-  else if (!strcmp(a, "--no-check"))
-    o->check = 0;
-  else if (!strcmp(a, "--measure-f"))
-    o->measure_f = 1;
+    o->reps = (int)bspalg_parse_long(prog, "the number of repetitions",
+                                     value_of(prog, argc, argv, i), 1, 100000);
+  else if (!strcmp(a, "--json")) o->json_path = value_of(prog, argc, argv, i);
+  else if (!strcmp(a, "--no-check")) o->check = 0;
+  else if (!strcmp(a, "--measure-f")) o->measure_f = 1;
   else if (!strcmp(a, "--seed"))
-    o->seed = (unsigned long)bspalg_parse_long(prog, "the seed", value_of(prog, argc, argv, i), 0, 0x7fffffffL);
-  else
-    return 0;
+    o->seed = (unsigned long)bspalg_parse_long(prog, "the seed", value_of(prog, argc, argv, i), 0,
+                                               0x7fffffffL);
+  else return 0;
   return 1;
 }
 
-int bspalg_parse_choice(const char *prog, const char *what, const char *text, const char *const *names, int n) {
+int bspalg_parse_choice(const char *prog, const char *what, const char *text,
+                        const char *const *names, int n) {
   for (int k = 0; k < n; k++)
     if (!strcmp(text, names[k])) return k;
   fprintf(stderr, "%s: %s must be ", prog, what);
-  for (int k = 0; k < n; k++) fprintf(stderr, "%s%s", names[k], k + 2 < n ? ", " : k + 2 == n ? " or " : "");
+  for (int k = 0; k < n; k++)
+    fprintf(stderr, "%s%s", names[k], k + 2 < n ? ", " : k + 2 == n ? " or " : "");
   fprintf(stderr, ", not '%s'\n", text);
   exit(2);
 }

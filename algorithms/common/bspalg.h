@@ -32,7 +32,9 @@
 #define BSPALG_WORD_BYTES 8
 
 /* Bytes -> words, rounded up (a 1-byte message still costs a word). */
-static inline long bspalg_words(long bytes) { return (bytes + BSPALG_WORD_BYTES - 1) / BSPALG_WORD_BYTES; }
+static inline long bspalg_words(long bytes) {
+  return (bytes + BSPALG_WORD_BYTES - 1) / BSPALG_WORD_BYTES;
+}
 
 /* Start / stop counting on this process. Both are collective (they register memory). */
 void bspalg_counters_begin(void);
@@ -59,17 +61,17 @@ void bspalg_sync(const char *primitive, const char *pattern);
 
 /* What process 0 writes about the run (strings are copied into the JSON as they are). */
 typedef struct {
-  const char *algorithm;    /* e.g. "matmul-blockcyclic" */
-  const char *params_json;  /* the problem's parameters, a JSON object: {"n": 4000, "q": 64} */
-  const char *work_unit;    /* "flop", "cell", ... */
-  int verified;             /* 1: the result was checked against the reference and is right,
-                               0: it was not checked, -1: checked and WRONG */
-  const char *check_note;   /* how it was checked (or why not) */
-  double f_s_per_unit;      /* the kernel's time per work unit on one process (0: not measured) */
-  const char *f_note;       /* how f was measured */
-  FILE *json;               /* where process 0 writes the JSON object (NULL: nowhere) */
-  double f_all_s_per_unit;  /* the same kernel timed on every process at once, max over
-                               processes (0: not measured): f under the run's own load */
+  const char *algorithm;   /* e.g. "matmul-blockcyclic" */
+  const char *params_json; /* the problem's parameters, a JSON object: {"n": 4000, "q": 64} */
+  const char *work_unit;   /* "flop", "cell", ... */
+  int verified;            /* 1: the result was checked against the reference and is right,
+                              0: it was not checked, -1: checked and WRONG */
+  const char *check_note;  /* how it was checked (or why not) */
+  double f_s_per_unit;     /* the kernel's time per work unit on one process (0: not measured) */
+  const char *f_note;      /* how f was measured */
+  FILE *json;              /* where process 0 writes the JSON object (NULL: nowhere) */
+  double f_all_s_per_unit; /* the same kernel timed on every process at once, max over
+                              processes (0: not measured): f under the run's own load */
 } bspalg_info;
 
 /* Collective: the max over processes of v (on every process). */
@@ -89,7 +91,8 @@ double bspalg_now(void);
 
 /* Parse helpers for drivers: exit(2) with "<prog>: <what>: ..." on a bad value. */
 long bspalg_parse_long(const char *prog, const char *what, const char *text, long min, long max);
-double bspalg_parse_double(const char *prog, const char *what, const char *text, double min, double max);
+double bspalg_parse_double(const char *prog, const char *what, const char *text, double min,
+                           double max);
 
 /* Options every driver takes (parsed by bspalg_parse_common; it returns 1 when argv[*i]
  * was one of them and advances *i past its value):
@@ -116,7 +119,8 @@ extern const char bspalg_common_help[];
 
 /* The index of `text` among names[0..n-1], else exit(2) with "<prog>: <what> must be a or b,
  * not 'text'" (for n > 2: "a, b or c"). */
-int bspalg_parse_choice(const char *prog, const char *what, const char *text, const char *const *names, int n);
+int bspalg_parse_choice(const char *prog, const char *what, const char *text,
+                        const char *const *names, int n);
 
 /* Open o->json_path for writing on process 0 ("-" = stdout; NULL path = NULL). Exits with a
  * message when it cannot. */

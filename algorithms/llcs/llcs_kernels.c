@@ -25,12 +25,13 @@ static inline int32_t max32(int32_t x, int32_t y) { return x > y ? x : y; }
 
 /* L(k, j) = max(L(k, j-1), L(k-1, j), L(k-1, j-1) + [a_k == b_j]): equal to (5.1) because
  * neighbours differ by at most 1, and free of branches (the compiler makes cmovs). */
-static inline int32_t dp_cell(int32_t left, int32_t up, int32_t diag, unsigned char ak, unsigned char bj) {
+static inline int32_t dp_cell(int32_t left, int32_t up, int32_t diag, unsigned char ak,
+                              unsigned char bj) {
   return max32(left, max32(up, diag + (ak == bj)));
 }
 
-void llcs_dp_block(const unsigned char *restrict a, size_t bw, const unsigned char *restrict b, size_t bh,
-                   int32_t *restrict row, int32_t *restrict col) {
+void llcs_dp_block(const unsigned char *restrict a, size_t bw, const unsigned char *restrict b,
+                   size_t bh, int32_t *restrict row, int32_t *restrict col) {
   size_t j = 0;
   /* Rows j and j+1 together: row j+1 runs one cell behind row j, reading row j's cell from a
    * register (pending) instead of the row buffer. */
@@ -76,7 +77,8 @@ void llcs_dp_block(const unsigned char *restrict a, size_t bw, const unsigned ch
 
 /* ---------------------------------------------------------------------- bit-parallel */
 
-void llcs_bitpar_masks(const unsigned char *b, size_t n, int sigma, uint64_t *masks, size_t stride) {
+void llcs_bitpar_masks(const unsigned char *b, size_t n, int sigma, uint64_t *masks,
+                       size_t stride) {
   memset(masks, 0, (size_t)sigma * stride * sizeof *masks);
   for (size_t j = 0; j < n; j++) masks[(size_t)b[j] * stride + j / 64] |= (uint64_t)1 << (j % 64);
 }
@@ -89,12 +91,13 @@ void llcs_bitpar_masks(const unsigned char *b, size_t n, int sigma, uint64_t *ma
 static inline uint64_t add_carry(uint64_t x, uint64_t y, unsigned char *carry) {
 #ifdef LLCS_X86_64_ASM
   unsigned char c = *carry;
-  __asm__("addb $0xff, %[c]\n\t"
-          "adcq %[y], %[x]\n\t"
-          "setc %[c]"
-          : [x] "+r"(x), [c] "+q"(c)
-          : [y] "r"(y)
-          : "cc");
+  __asm__(
+      "addb $0xff, %[c]\n\t"
+      "adcq %[y], %[x]\n\t"
+      "setc %[c]"
+      : [x] "+r"(x), [c] "+q"(c)
+      : [y] "r"(y)
+      : "cc");
   *carry = c;
   return x;
 #else
@@ -119,8 +122,9 @@ static void bitpar_one_column(const uint64_t *restrict mask, uint64_t *restrict 
   *carry = c;
 }
 
-void llcs_bitpar_block(const uint64_t *restrict masks, size_t stride, const unsigned char *restrict a,
-                       size_t bw, uint64_t *restrict v, size_t nw, unsigned char *restrict carries) {
+void llcs_bitpar_block(const uint64_t *restrict masks, size_t stride,
+                       const unsigned char *restrict a, size_t bw, uint64_t *restrict v, size_t nw,
+                       unsigned char *restrict carries) {
   size_t k = 0;
   if (nw >= 3) {
     /* Columns k..k+3 together, column k+i at word w-i: four independent carry chains. The
@@ -196,9 +200,11 @@ long llcs_reference_dp(const unsigned char *a, size_t m, const unsigned char *b,
   return result;
 }
 
-long llcs_reference_bitpar(const unsigned char *a, size_t m, const unsigned char *b, size_t n, int sigma) {
+long llcs_reference_bitpar(const unsigned char *a, size_t m, const unsigned char *b, size_t n,
+                           int sigma) {
   size_t nw = (n + 63) / 64;
-  uint64_t *masks = calloc((size_t)sigma * nw + 1, sizeof *masks), *v = malloc((nw + 1) * sizeof *v);
+  uint64_t *masks = calloc((size_t)sigma * nw + 1, sizeof *masks),
+           *v = malloc((nw + 1) * sizeof *v);
   if (!masks || !v) {
     free(masks);
     free(v);

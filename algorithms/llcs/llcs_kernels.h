@@ -47,6 +47,7 @@ long llcs_count_zeros(const uint64_t *v, size_t nw);
  * the DP recurrence (5.1) with two rows and an explicit if/else, O(mn);
  * the bit-parallel algorithm with one vector and a portable carry (Fig. 5.6), O(mn/64). */
 long llcs_reference_dp(const unsigned char *a, size_t m, const unsigned char *b, size_t n);
-long llcs_reference_bitpar(const unsigned char *a, size_t m, const unsigned char *b, size_t n, int sigma);
+long llcs_reference_bitpar(const unsigned char *a, size_t m, const unsigned char *b, size_t n,
+                           int sigma);
 
 #endif

@@ -100,8 +100,7 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
   bspk_engine *engine = active_ops->attach(maxprocs, &pid, &nprocs);
   if (!engine) {
     if (maxprocs < 1)
-      bspk_fatal("bsp_begin", "asked for %d processes; the number must be at least 1",
-                 maxprocs);
+      bspk_fatal("bsp_begin", "asked for %d processes; the number must be at least 1", maxprocs);
     pid = 0;
     nprocs = maxprocs;
     if (!spmd_function) read_program_arguments();

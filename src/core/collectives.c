@@ -77,8 +77,8 @@ BSPK_API void bspk_broadcast(bsp_pid_t root, const void *src, void *dst, bsp_siz
   const char *call = "bspk_broadcast";
   bspk_proc *self = bspk_enter(call);
   if (root < 0 || root >= self->nprocs)
-    bspk_fatal(call, "root %d is out of range: there are %d processes (0..%d)", root,
-               self->nprocs, self->nprocs - 1);
+    bspk_fatal(call, "root %d is out of range: there are %d processes (0..%d)", root, self->nprocs,
+               self->nprocs - 1);
   if (nbytes < 0) bspk_fatal(call, "negative size %d", nbytes);
   size_t n = (size_t)nbytes;
   int p = self->nprocs;
@@ -109,8 +109,7 @@ BSPK_API void bspk_broadcast(bsp_pid_t root, const void *src, void *dst, bsp_siz
 }
 
 /* Folds p operand blocks laid out one after another in pid order into result. */
-static void fold_blocks(bspk_op op, char *result, const char *blocks, size_t block_bytes,
-                        int p) {
+static void fold_blocks(bspk_op op, char *result, const char *blocks, size_t block_bytes, int p) {
   if (block_bytes == 0) return;
   memcpy(result, blocks, block_bytes);
   for (int q = 1; q < p; q++) {
@@ -162,13 +161,12 @@ BSPK_API void bspk_reduce(bspk_op op, const void *src, void *dst, bsp_size_t cou
   second_coll_sync(self, dst, n, call);
 }
 
-#define BSPK_ELEMENTWISE(name, type, expr)                                             \
-  BSPK_API void name(void *result, const void *left, const void *right,               \
-                     bsp_size_t *nbytes) {                                            \
-    type *r = result;                                                                 \
-    const type *a = left, *b = right;                                                 \
-    size_t n = (size_t)*nbytes / sizeof(type);                                        \
-    for (size_t i = 0; i < n; i++) r[i] = (expr);                                     \
+#define BSPK_ELEMENTWISE(name, type, expr)                                                    \
+  BSPK_API void name(void *result, const void *left, const void *right, bsp_size_t *nbytes) { \
+    type *r = result;                                                                         \
+    const type *a = left, *b = right;                                                         \
+    size_t n = (size_t)*nbytes / sizeof(type);                                                \
+    for (size_t i = 0; i < n; i++) r[i] = (expr);                                             \
   }
 
 BSPK_ELEMENTWISE(bspk_op_sum_double, double, a[i] + b[i])

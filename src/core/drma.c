@@ -100,8 +100,7 @@ BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offs
   if (slot < 0) return;
   if (BSPK_UNLIKELY(wants_large_path(self, pid, nbytes)))
     queue_large_put(self, pid, slot, src, offset, nbytes, 0, "bsp_put");
-  else
-    queue_put(self, pid, slot, src, offset, nbytes, "bsp_put");
+  else queue_put(self, pid, slot, src, offset, nbytes, "bsp_put");
 }
 
 BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,

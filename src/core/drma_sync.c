@@ -20,8 +20,7 @@ static void plan_get_stage(bspk_proc *self, int only_one_sided) {
     g->stage_at = (ptrdiff_t)need;
     need += (size_t)g->nbytes;
   }
-  BSPK_GROW(self, self->get_stage, self->get_stage_cap, need, 4096, "bsp_sync",
-            "the data of gets");
+  BSPK_GROW(self, self->get_stage, self->get_stage_cap, need, 4096, "bsp_sync", "the data of gets");
 }
 
 static inline char *get_landing(const bspk_proc *self, const bspk_get_request *g) {
@@ -107,8 +106,8 @@ void bspk_fetch_gets(bspk_proc *self, unsigned flags) {
 
 /* Receiver: the data of a large put from src lands straight in the area. */
 void bspk_expect_large_put(bspk_proc *self, int src, const bspk_record *rec) {
-  BSPK_GROW(self, self->large_recvs, self->large_recvs_cap, self->nlarge_recvs + 1, 16,
-            "bsp_sync", "the list of large puts");
+  BSPK_GROW(self, self->large_recvs, self->large_recvs_cap, self->nlarge_recvs + 1, 16, "bsp_sync",
+            "the list of large puts");
   self->large_recvs[self->nlarge_recvs++] =
       (bspk_transfer){src, self->slots[rec->slot].addr + rec->offset, (size_t)rec->nbytes};
 }
@@ -122,13 +121,12 @@ static int overlaps(const bspk_transfer *a, const bspk_transfer *b) {
  * in issue order. */
 void bspk_transfer_large_puts(bspk_proc *self) {
   int ns = self->nlarge_sends, nr = self->nlarge_recvs;
-  bspk_transfer *sends = bspk_xmalloc(self, (size_t)(ns + 1) * sizeof *sends, "bsp_sync",
-                                      "the list of large puts");
+  bspk_transfer *sends =
+      bspk_xmalloc(self, (size_t)(ns + 1) * sizeof *sends, "bsp_sync", "the list of large puts");
   for (int i = 0; i < ns; i++) {
     const struct bspk_large_send *ls = &self->large_sends[i];
-    sends[i] = (bspk_transfer){ls->pid,
-                               ls->ref ? (char *)ls->ref : self->large_copies + ls->copy_at,
-                               (size_t)ls->nbytes};
+    sends[i] = (bspk_transfer){
+        ls->pid, ls->ref ? (char *)ls->ref : self->large_copies + ls->copy_at, (size_t)ls->nbytes};
   }
   bspk_transfer *recvs = self->large_recvs;
   char **final = NULL;

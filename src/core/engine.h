@@ -34,14 +34,14 @@ enum bspk_arrival_kind { BSPK_AT_SYNC = 0, BSPK_AT_END = 1 };
 /* Flags a process raises for the superstep it ends; arrive() ORs them over processes, so
  * every process knows which phases of the superstep's end it must take part in. */
 enum bspk_superstep_flags {
-  BSPK_HAS_GET = 1u << 0,     /* buffered gets to serve before puts land     */
-  BSPK_HAS_PUT = 1u << 1,     /* puts (or collective data) to write          */
-  BSPK_HAS_SEND = 1u << 2,    /* BSMP messages                               */
-  BSPK_HAS_REG = 1u << 3,     /* push_reg/pop_reg calls to agree on          */
-  BSPK_HAS_TAGSIZE = 1u << 4, /* set_tagsize calls to agree on               */
-  BSPK_HAS_GET_RECORD = 1u << 5, /* get requests sent as records (answered two-sided) */
-  BSPK_HAS_LARGE_PUT = 1u << 6,  /* puts moved as their own messages (transfer())        */
-  BSPK_HAS_RMA_PUT = 1u << 7,    /* puts written by their sender (rma_put)                */
+  BSPK_HAS_GET = 1u << 0,          /* buffered gets to serve before puts land     */
+  BSPK_HAS_PUT = 1u << 1,          /* puts (or collective data) to write          */
+  BSPK_HAS_SEND = 1u << 2,         /* BSMP messages                               */
+  BSPK_HAS_REG = 1u << 3,          /* push_reg/pop_reg calls to agree on          */
+  BSPK_HAS_TAGSIZE = 1u << 4,      /* set_tagsize calls to agree on               */
+  BSPK_HAS_GET_RECORD = 1u << 5,   /* get requests sent as records (answered two-sided) */
+  BSPK_HAS_LARGE_PUT = 1u << 6,    /* puts moved as their own messages (transfer())        */
+  BSPK_HAS_RMA_PUT = 1u << 7,      /* puts written by their sender (rma_put)                */
   BSPK_HAS_GET_INTO_REG = 1u << 8, /* a get writes into a registered area of its process,
                                     * which other processes may access: its data lands
                                     * after every read, and nobody goes on before it has */
@@ -59,27 +59,27 @@ typedef struct bspk_outbox {
   char *data;
   size_t len, cap;
   uint32_t n_put, n_send, n_coll, n_get; /* records of each kind in data     */
-  size_t send_bytes;              /* sum of BSMP payload sizes                */
+  size_t send_bytes;                     /* sum of BSMP payload sizes                */
 } bspk_outbox;
 
 /* One push_reg or pop_reg call, in call order. */
 typedef struct bspk_regop {
   int is_push;
-  int slot;          /* pop: the slot popped, or BSPK_POP_PENDING(i): the push    */
-                     /* made as call i of this superstep (it never takes effect)  */
-  const void *addr;  /* push: the area                                        */
+  int slot;         /* pop: the slot popped, or BSPK_POP_PENDING(i): the push    */
+                    /* made as call i of this superstep (it never takes effect)  */
+  const void *addr; /* push: the area                                        */
   int size;
-  int cancelled;     /* push: popped again in the same superstep              */
+  int cancelled; /* push: popped again in the same superstep              */
 } bspk_regop;
 #define BSPK_POP_PENDING(i) (-2 - (i))
 
 /* What one process hands the engine at the end of a superstep. */
 typedef struct bspk_post {
-  int kind;                     /* enum bspk_arrival_kind                      */
-  const bspk_outbox *outbox;    /* [nprocs]                                    */
+  int kind;                  /* enum bspk_arrival_kind                      */
+  const bspk_outbox *outbox; /* [nprocs]                                    */
   const bspk_regop *regops;
   int nregops;
-  int tagsize;                  /* tag size requested in this superstep, or -1 */
+  int tagsize; /* tag size requested in this superstep, or -1 */
 } bspk_post;
 
 typedef struct bspk_arrival {

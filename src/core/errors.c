@@ -64,10 +64,8 @@ void bspk_terminate(int status) {
 static void vreport(const char *call, int pid, const char *format, va_list ap) {
   char text[1024];
   vsnprintf(text, sizeof text, format, ap);
-  if (pid >= 0)
-    fprintf(stderr, "bspkit: error in %s on process %d: %s\n", call, pid, text);
-  else
-    fprintf(stderr, "bspkit: error in %s: %s\n", call, text);
+  if (pid >= 0) fprintf(stderr, "bspkit: error in %s on process %d: %s\n", call, pid, text);
+  else fprintf(stderr, "bspkit: error in %s: %s\n", call, text);
 }
 
 static void vfatal(const char *call, int pid, const char *format, va_list ap)
@@ -110,10 +108,8 @@ BSPK_API void bsp_abort(const char *format, ...) {
   size_t n = strlen(text);
   while (n > 0 && text[n - 1] == '\n') text[--n] = '\0';
   bspk_proc *self = bspk_self;
-  if (self)
-    fprintf(stderr, "bspkit: bsp_abort on process %d: %s\n", self->pid, text);
-  else
-    fprintf(stderr, "bspkit: bsp_abort: %s\n", text);
+  if (self) fprintf(stderr, "bspkit: bsp_abort on process %d: %s\n", self->pid, text);
+  else fprintf(stderr, "bspkit: bsp_abort: %s\n", text);
   bspk_terminate(1);
 }
 

@@ -28,12 +28,12 @@ static const bspk_post *fake_peer_post(bspk_engine *e, int src) { return &e->pos
 /* Two-sided and without shared memory, like the MPI engine: gets become request records. */
 static const bspk_engine_ops fake_ops = {.name = "fake", .peer_post = fake_peer_post};
 
-#define EXPECT(cond)                                                                \
-  do {                                                                              \
-    if (!(cond)) {                                                                  \
-      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);          \
-      fake_failures++;                                                              \
-    }                                                                               \
+#define EXPECT(cond)                                                      \
+  do {                                                                    \
+    if (!(cond)) {                                                        \
+      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+      fake_failures++;                                                    \
+    }                                                                     \
   } while (0)
 
 static inline void fake_begin(int nprocs) {

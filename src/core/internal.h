@@ -20,11 +20,11 @@
 /* One record in a combined block; payloads follow, padded to 8 bytes so that a payload
  * handed out by bsp_hpmove is aligned for any scalar type. */
 enum bspk_record_kind {
-  BSPK_REC_PUT = 1,   /* data for a registered area                              */
-  BSPK_REC_SEND = 2,  /* a BSMP message                                          */
-  BSPK_REC_COLL = 3,  /* data for the receiver's collective buffer               */
-  BSPK_REC_GET = 4,   /* a get request (engines without direct access); no data */
-  BSPK_REC_REPLY = 5, /* the data answering one get request                      */
+  BSPK_REC_PUT = 1,       /* data for a registered area                              */
+  BSPK_REC_SEND = 2,      /* a BSMP message                                          */
+  BSPK_REC_COLL = 3,      /* data for the receiver's collective buffer               */
+  BSPK_REC_GET = 4,       /* a get request (engines without direct access); no data */
+  BSPK_REC_REPLY = 5,     /* the data answering one get request                      */
   BSPK_REC_PUT_LARGE = 6, /* a put whose data follows as its own message; no data  */
 };
 typedef struct bspk_record {
@@ -56,7 +56,7 @@ typedef struct bspk_area {
 /* A registration slot. Slot numbers agree on every process because every process makes
  * the same sequence of push/pop calls (checked at each sync). */
 typedef struct bspk_slot {
-  char *addr;          /* this process' area                               */
+  char *addr; /* this process' area                               */
   int size;
   int active;
   int popping;         /* pop_reg called in this superstep                 */
@@ -67,10 +67,10 @@ typedef struct bspk_slot {
 typedef struct bspk_get_request {
   char *dst;
   int pid, slot, offset, nbytes;
-  int one_sided;   /* done with rma_get, not answered by the owner                  */
+  int one_sided;       /* done with rma_get, not answered by the owner                  */
   int into_registered; /* dst lies in a registered area of this process              */
-  ptrdiff_t stage_at; /* where in get_stage the data waits for the end of all reads, */
-                      /* or -1: read straight into dst                              */
+  ptrdiff_t stage_at;  /* where in get_stage the data waits for the end of all reads, */
+                       /* or -1: read straight into dst                              */
 } bspk_get_request;
 
 /* A stretch of this process' memory inside some registered area. */
@@ -86,12 +86,12 @@ typedef struct bspk_message {
 
 typedef struct bspk_proc {
   int pid, nprocs;
-  int begun;          /* bsp_begin seen on this process */
+  int begun; /* bsp_begin seen on this process */
   long superstep;
   double start_time;
   const bspk_engine_ops *ops;
   bspk_engine *engine;
-  unsigned flags;     /* BSPK_HAS_* raised in this superstep */
+  unsigned flags; /* BSPK_HAS_* raised in this superstep */
 
   /* Registrations: slots, and an open-addressing index from address to newest slot. */
   bspk_slot *slots;
@@ -99,14 +99,14 @@ typedef struct bspk_proc {
   size_t slots_cap;
   uint64_t next_generation;
   const void **index_key;
-  int *index_slot;    /* slot + 1; 0 marks an empty bucket */
+  int *index_slot; /* slot + 1; 0 marks an empty bucket */
   size_t index_mask;
   const void *cached_addr;
   int cached_slot;
   bspk_regop *regops;
   int nregops;
   size_t regops_cap;
-  int *pop_targets;     /* [nregops]: the slot each pop removes, as all processes agree */
+  int *pop_targets; /* [nregops]: the slot each pop removes, as all processes agree */
   size_t pop_targets_cap;
   /* The union of this process' registered areas, sorted: other processes' gets may read
    * there at a sync, so a get writing there waits until every get has read. */
@@ -122,7 +122,7 @@ typedef struct bspk_proc {
   size_t gets_cap;
   char *get_stage; /* get data read before, written after, every process' reads */
   size_t get_stage_cap;
-  bspk_outbox *replies; /* [nprocs]: answers to get requests (engines without direct access) */
+  bspk_outbox *replies;  /* [nprocs]: answers to get requests (engines without direct access) */
   bspk_outbox *rma_puts; /* [nprocs]: buffered puts for an engine with one-sided access */
   int rma_min_bytes;     /* smaller transfers go two-sided: one RMA call costs microseconds */
 
@@ -130,7 +130,12 @@ typedef struct bspk_proc {
    * large_copies for buffered puts, or the caller's buffer for hpput) and receives. */
   int large_put_bytes;
   unsigned char *large_started; /* [nprocs]: a large put to pid in this superstep */
-  struct bspk_large_send { int pid; int nbytes; const char *ref; size_t copy_at; } *large_sends;
+  struct bspk_large_send {
+    int pid;
+    int nbytes;
+    const char *ref;
+    size_t copy_at;
+  } * large_sends;
   int nlarge_sends;
   size_t large_sends_cap;
   char *large_copies;
@@ -205,19 +210,20 @@ void *bspk_xrealloc(bspk_proc *self, void *p, size_t n, const char *call, const 
 /* Room for `need` elements in a growable array (capacity *cap, doubled, from `first`). */
 void *bspk_grow(bspk_proc *self, void *array, size_t *cap, size_t need, size_t elem_size,
                 size_t first, const char *call, const char *what);
-#define BSPK_GROW(self, array, cap, need, first, call, what)                               \
-  ((array) = bspk_grow((self), (array), &(cap), (size_t)(need), sizeof *(array), (first),   \
-                       (call), (what)))
+#define BSPK_GROW(self, array, cap, need, first, call, what)                                      \
+  ((array) = bspk_grow((self), (array), &(cap), (size_t)(need), sizeof *(array), (first), (call), \
+                       (what)))
 /* free() each of a list of pointers: BSPK_FREE_ALL(self->a, self->b, ...). */
 void bspk_free_each(void *const *pointers, size_t n);
-#define BSPK_FREE_ALL(...)                                                                 \
-  bspk_free_each((void *const[]){__VA_ARGS__}, sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
+#define BSPK_FREE_ALL(...)                     \
+  bspk_free_each((void *const[]){__VA_ARGS__}, \
+                 sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* The one check of a destination process id (put, get, send, collectives). */
 static inline void bspk_check_pid(const bspk_proc *self, const char *call, int pid) {
   if (BSPK_CHECK(pid < 0 || pid >= self->nprocs))
-    bspk_fatal(call, "pid %d is out of range: there are %d processes (0..%d)", pid,
-               self->nprocs, self->nprocs - 1);
+    bspk_fatal(call, "pid %d is out of range: there are %d processes (0..%d)", pid, self->nprocs,
+               self->nprocs - 1);
 }
 
 /* A pointer the library must write to (or read from) for a non-empty transfer. */

@@ -18,8 +18,7 @@ double bspk_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int pid,
-                            int nprocs) {
+bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int pid, int nprocs) {
   bspk_proc *self = calloc(1, sizeof *self);
   if (!self) {
     bspk_fatal_on("bsp_begin", pid, "out of memory");

@@ -36,8 +36,8 @@ int main(void) {
   EXPECT(bspk_current_outbox(self, 0)->len == 0); /* nothing for process 0 itself */
 
   /* Walk the block as the sync does. */
-  const uint32_t kinds[] = {BSPK_REC_PUT, BSPK_REC_PUT, BSPK_REC_PUT, BSPK_REC_PUT, BSPK_REC_SEND,
-                            BSPK_REC_SEND, BSPK_REC_GET, BSPK_REC_PUT};
+  const uint32_t kinds[] = {BSPK_REC_PUT,  BSPK_REC_PUT,  BSPK_REC_PUT, BSPK_REC_PUT,
+                            BSPK_REC_SEND, BSPK_REC_SEND, BSPK_REC_GET, BSPK_REC_PUT};
   const int nbytes[] = {1, 7, 8, 9, 5, 0, 4, 11};
   const char *p = ob->data, *end = ob->data + ob->len;
   int n = 0;

@@ -36,8 +36,8 @@ static void rebuild_own_spans(bspk_proc *self) {
   for (int s = 0; s < self->nslots; s++) {
     const bspk_slot *slot = &self->slots[s];
     if (slot->active && slot->size > 0)
-      self->own_spans[n++] = (bspk_span){(uintptr_t)slot->addr,
-                                         (uintptr_t)slot->addr + (uintptr_t)slot->size};
+      self->own_spans[n++] =
+          (bspk_span){(uintptr_t)slot->addr, (uintptr_t)slot->addr + (uintptr_t)slot->size};
   }
   if (n > 1) qsort(self->own_spans, (size_t)n, sizeof *self->own_spans, compare_spans);
   int merged = 0;
@@ -58,7 +58,8 @@ int bspk_in_own_area(const bspk_proc *self, const char *p, int n) {
   int a = 0, b = self->nown_spans; /* the first span ending after lo */
   while (a < b) {
     int m = (a + b) / 2;
-    if (self->own_spans[m].hi <= lo) a = m + 1; else b = m;
+    if (self->own_spans[m].hi <= lo) a = m + 1;
+    else b = m;
   }
   return a < self->nown_spans && self->own_spans[a].lo < hi;
 }
@@ -71,10 +72,10 @@ static void rebuild_index(bspk_proc *self) {
   if (want - 1 != self->index_mask || !self->index_slot) {
     free(self->index_key);
     free(self->index_slot);
-    self->index_key = bspk_xmalloc(self, want * sizeof *self->index_key, "bsp_sync",
-                                   "the registration index");
-    self->index_slot = bspk_xmalloc(self, want * sizeof *self->index_slot, "bsp_sync",
-                                    "the registration index");
+    self->index_key =
+        bspk_xmalloc(self, want * sizeof *self->index_key, "bsp_sync", "the registration index");
+    self->index_slot =
+        bspk_xmalloc(self, want * sizeof *self->index_slot, "bsp_sync", "the registration index");
     self->index_mask = want - 1;
   }
   memset(self->index_slot, 0, want * sizeof *self->index_slot);
@@ -139,14 +140,12 @@ static void describe_regops(const bspk_post *post, char *buf, size_t n) {
   size_t used = (size_t)snprintf(buf, n, "%d call(s): ", post->nregops);
   for (int i = 0; i < post->nregops && used < n; i++) {
     const bspk_regop *op = &post->regops[i];
-    if (op->is_push)
-      used += (size_t)snprintf(buf + used, n - used, "%spush_reg", i ? ", " : "");
+    if (op->is_push) used += (size_t)snprintf(buf + used, n - used, "%spush_reg", i ? ", " : "");
     else if (op->slot < 0)
       used += (size_t)snprintf(buf + used, n - used, "%spop_reg(of call %d)", i ? ", " : "",
                                -2 - op->slot + 1);
     else
-      used += (size_t)snprintf(buf + used, n - used, "%spop_reg(slot %d)", i ? ", " : "",
-                               op->slot);
+      used += (size_t)snprintf(buf + used, n - used, "%spop_reg(slot %d)", i ? ", " : "", op->slot);
   }
 }
 
@@ -178,8 +177,7 @@ static int resolve_pop(const bspk_proc *self, int i, const int *targets) {
   int best = -1;
   for (int s = 0; s < self->nslots; s++) {
     const bspk_slot *slot = &self->slots[s];
-    if (!slot->active || (best >= 0 && slot->generation < self->slots[best].generation))
-      continue;
+    if (!slot->active || (best >= 0 && slot->generation < self->slots[best].generation)) continue;
     int fits = 1;
     for (int q = 0; fits && q < self->nprocs; q++)
       fits = slot->peer[q].addr == (const char *)post_of(self, q)->regops[i].addr;

@@ -4,7 +4,6 @@
 
 #include "core/internal.h"
 
-
 /* Writes the puts and collective data of one incoming block and indexes its messages. */
 static void deliver_block(bspk_proc *self, int src, const bspk_outbox *block) {
   const char *p = block->data, *end = block->data + block->len;
@@ -16,20 +15,18 @@ static void deliver_block(bspk_proc *self, int src, const bspk_outbox *block) {
         memcpy(self->slots[rec->slot].addr + rec->offset, payload, (size_t)rec->nbytes);
         break;
       case BSPK_REC_SEND:
-        self->queue[self->queue_len++] = (bspk_message){
-            payload, payload + bspk_pad8((size_t)rec->slot), rec->nbytes};
+        self->queue[self->queue_len++] =
+            (bspk_message){payload, payload + bspk_pad8((size_t)rec->slot), rec->nbytes};
         break;
       case BSPK_REC_COLL:
         memcpy(self->coll_buffer + rec->offset, payload, (size_t)rec->nbytes);
         break;
-      case BSPK_REC_GET: /* answered before any put landed */
-        break;
+      case BSPK_REC_GET: /* answered before any put landed */ break;
       case BSPK_REC_PUT_LARGE: /* the data comes as its own message */
         bspk_expect_large_put(self, src, rec);
         break;
       default:
-        bspk_fatal("bsp_sync", "internal error: corrupt communication block (kind %u)",
-                   rec->kind);
+        bspk_fatal("bsp_sync", "internal error: corrupt communication block (kind %u)", rec->kind);
     }
     p += bspk_record_size(rec);
   }

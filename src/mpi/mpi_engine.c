@@ -61,11 +61,11 @@ struct bspk_engine {
   bspk_outbox *blocks;                  /* [nprocs] received in the last arrive()   */
   bspk_outbox *replies;                 /* [nprocs] received in the last exchange() */
   const bspk_post *mine;
-  bspk_post *posts;                     /* [nprocs] */
-  char *regops;                         /* every process' registration calls        */
+  bspk_post *posts; /* [nprocs] */
+  char *regops;     /* every process' registration calls        */
   size_t regops_cap;
-  int *counts, *displs;                 /* [nprocs] for MPI_Allgatherv              */
-  MPI_Request *requests;                /* [2 nprocs] */
+  int *counts, *displs;  /* [nprocs] for MPI_Allgatherv              */
+  MPI_Request *requests; /* [2 nprocs] */
   /* mpi-rma: one window per registration slot */
   MPI_Win *windows;
   char **window_base; /* this process' area of each slot */
@@ -75,9 +75,9 @@ struct bspk_engine {
 };
 
 static bspk_engine engine;
-static void (*spmd_entry)(void);  /* the function of the latest bsp_init            */
-static void (*first_spmd)(void);  /* that of the first: known to every rank         */
-static int in_section;            /* between attach and finish on this rank        */
+static void (*spmd_entry)(void);   /* the function of the latest bsp_init            */
+static void (*first_spmd)(void);   /* that of the first: known to every rank         */
+static int in_section;             /* between attach and finish on this rank        */
 static int sections_run_from_init; /* ranks > 0: run_sections() holds next_section */
 static jmp_buf next_section;
 
@@ -258,8 +258,8 @@ static bspk_engine *mpi_attach(int maxprocs, int *pid, int *nprocs) {
   e->counts = calloc((size_t)p, sizeof *e->counts);
   e->displs = calloc((size_t)p, sizeof *e->displs);
   e->requests = calloc(2 * (size_t)p, sizeof *e->requests);
-  if (!e->header_out || !e->header_in || !e->blocks || !e->replies || !e->posts ||
-      !e->counts || !e->displs || !e->requests)
+  if (!e->header_out || !e->header_in || !e->blocks || !e->replies || !e->posts || !e->counts ||
+      !e->displs || !e->requests)
     services->fatal("bsp_begin", rank, "out of memory: cannot allocate the MPI engine's tables");
   *pid = rank;
   *nprocs = p;
@@ -321,8 +321,8 @@ static void mpi_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
     e->header_out[q] = (block_header){ob->len,    ob->send_bytes, ob->n_put, ob->n_send,
                                       ob->n_coll, ob->n_get,      flags,     mine->kind};
   }
-  MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in,
-               sizeof(block_header), MPI_BYTE, e->comm);
+  MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in, sizeof(block_header),
+               MPI_BYTE, e->comm);
   e->mine = mine;
   arrival->flags = 0;
   arrival->n_at_end = 0;
@@ -352,8 +352,8 @@ static const bspk_post *mpi_peer_post(bspk_engine *e, int src) { return &e->post
 
 static const bspk_outbox *mpi_exchange(bspk_engine *e, const bspk_outbox *out) {
   for (int q = 0; q < e->nprocs; q++) e->header_out[q].len = out[q].len;
-  MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in,
-               sizeof(block_header), MPI_BYTE, e->comm);
+  MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in, sizeof(block_header),
+               MPI_BYTE, e->comm);
   move_blocks(e, out, e->replies, 1);
   /* A process' answers to itself never leave it. */
   bspk_outbox *self = &e->replies[e->pid];
@@ -373,7 +373,8 @@ static void mpi_transfer(bspk_engine *e, const bspk_transfer *sends, int nsends,
                          const bspk_transfer *recvs, int nrecvs) {
   MPI_Request *requests = malloc((size_t)(nsends + nrecvs + 1) * sizeof *requests);
   if (!requests)
-    services->fatal("bsp_sync", e->pid, "out of memory: cannot allocate the requests of large puts");
+    services->fatal("bsp_sync", e->pid,
+                    "out of memory: cannot allocate the requests of large puts");
   int n = 0;
   for (int i = 0; i < nrecvs; i++)
     MPI_Irecv(recvs[i].data, (int)recvs[i].nbytes, MPI_BYTE, recvs[i].pid, 2, e->comm,
@@ -390,8 +391,8 @@ static void grow_windows(bspk_engine *e, int slot) {
   int n = e->nwindows ? e->nwindows : 16;
   while (n <= slot) n *= 2;
   e->windows = xrealloc(e->windows, (size_t)n * sizeof *e->windows, "bsp_sync", "MPI windows");
-  e->window_base = xrealloc(e->window_base, (size_t)n * sizeof *e->window_base, "bsp_sync",
-                            "MPI windows");
+  e->window_base =
+      xrealloc(e->window_base, (size_t)n * sizeof *e->window_base, "bsp_sync", "MPI windows");
   e->window_used = xrealloc(e->window_used, (size_t)n, "bsp_sync", "MPI windows");
   for (int i = e->nwindows; i < n; i++) {
     e->windows[i] = MPI_WIN_NULL;
@@ -491,18 +492,11 @@ static void mpi_terminate(int status) {
 
 /* What the two back ends share: everything but DRMA (and large puts, which mpi-rma does
  * with RMA instead). */
-#define MPI_ENGINE_COMMON_OPS                \
-  .direct_access = 0, .init = mpi_init,      \
-  .available_procs = mpi_available_procs,    \
-  .start = NULL, .attach = mpi_attach,       \
-  .arrive = mpi_arrive,                      \
-  .incoming = mpi_incoming,                  \
-  .peer_post = mpi_peer_post,                \
-  .exchange = mpi_exchange,                  \
-  .barrier = mpi_barrier,                    \
-  .finish = mpi_finish,                      \
-  .terminate = mpi_terminate,                \
-  .job_dir = mpi_job_dir
+#define MPI_ENGINE_COMMON_OPS                                                                  \
+  .direct_access = 0, .init = mpi_init, .available_procs = mpi_available_procs, .start = NULL, \
+  .attach = mpi_attach, .arrive = mpi_arrive, .incoming = mpi_incoming,                        \
+  .peer_post = mpi_peer_post, .exchange = mpi_exchange, .barrier = mpi_barrier,                \
+  .finish = mpi_finish, .terminate = mpi_terminate, .job_dir = mpi_job_dir
 
 BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
     .name = "mpi",

@@ -28,7 +28,8 @@ static void *run(void *arg) {
   for (int r = 0; r < ROUNDS; r++) {
     arrived[r]++;
     int n_at_end = -1;
-    unsigned flags = bspk_barrier_arrive(&barrier, &epoch, flags_of(t, r), at_end_of(t, r), &n_at_end);
+    unsigned flags =
+        bspk_barrier_arrive(&barrier, &epoch, flags_of(t, r), at_end_of(t, r), &n_at_end);
     unsigned want_flags = 0;
     int want_at_end = 0;
     for (int u = 0; u < nthreads; u++) {
@@ -37,7 +38,8 @@ static void *run(void *arg) {
     }
     if (arrived[r] != nthreads || flags != want_flags || n_at_end != want_at_end) {
       if (failures++ < 5)
-        fprintf(stderr, "p=%d round %d thread %d: %d arrived, flags %#x (want %#x), at end %d (want %d)\n",
+        fprintf(stderr,
+                "p=%d round %d thread %d: %d arrived, flags %#x (want %#x), at end %d (want %d)\n",
                 nthreads, r, t, (int)arrived[r], flags, want_flags, n_at_end, want_at_end);
     }
   }

@@ -20,8 +20,8 @@ typedef struct threads_run threads_run;
 struct bspk_engine {
   _Alignas(64) threads_run *run;
   int pid;
-  uint32_t epoch;     /* this process' copy of the barrier epoch */
-  unsigned arrivals;  /* arrive() calls so far: selects the published post */
+  uint32_t epoch;    /* this process' copy of the barrier epoch */
+  unsigned arrivals; /* arrive() calls so far: selects the published post */
   pthread_t thread;
 };
 
@@ -134,8 +134,8 @@ static void threads_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags
   threads_run *run = e->run;
   /* Published before our arrival; read by others only after the barrier released them. */
   run->published[e->pid].post[e->arrivals & 1] = mine;
-  all->flags = bspk_barrier_arrive(&run->barrier, &e->epoch, flags,
-                                   mine->kind == BSPK_AT_END, &all->n_at_end);
+  all->flags = bspk_barrier_arrive(&run->barrier, &e->epoch, flags, mine->kind == BSPK_AT_END,
+                                   &all->n_at_end);
   e->arrivals++;
 }
 
@@ -155,8 +155,8 @@ static void threads_finish(bspk_engine *e, int pid) {
   if (pid != 0) pthread_exit(NULL);
   threads_run *run = e->run;
   for (int q = 1; q < run->nprocs; q++) pthread_join(run->engines[q].thread, NULL);
-  if (run->cpus) pthread_setaffinity_np(pthread_self(), sizeof run->original_mask,
-                                        &run->original_mask);
+  if (run->cpus)
+    pthread_setaffinity_np(pthread_self(), sizeof run->original_mask, &run->original_mask);
   free(run->cpus);
   free(run->published);
   free(run->engines);

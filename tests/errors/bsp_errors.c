@@ -32,8 +32,7 @@ static int culprit(void) { return bsp_pid() == CULPRIT; }
 
 /* ---- pid out of range -------------------------------------------------------------------- */
 
-ERROR_CASE(put_pid, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*out of range") {
+ERROR_CASE(put_pid, ERROR_PROCS, "", E "bsp_put on process 1: .*out of range") {
   int x[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -42,8 +41,7 @@ ERROR_CASE(put_pid, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(put_negpid, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*out of range") {
+ERROR_CASE(put_negpid, ERROR_PROCS, "", E "bsp_put on process 1: .*out of range") {
   int x[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -52,8 +50,7 @@ ERROR_CASE(put_negpid, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(get_pid, ERROR_PROCS, "",
-           E "bsp_get on process 1: .*out of range") {
+ERROR_CASE(get_pid, ERROR_PROCS, "", E "bsp_get on process 1: .*out of range") {
   int x[4] = {0}, y[4];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -62,8 +59,7 @@ ERROR_CASE(get_pid, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(hpput_pid, ERROR_PROCS, "",
-           E "bsp_hpput on process 1: .*out of range") {
+ERROR_CASE(hpput_pid, ERROR_PROCS, "", E "bsp_hpput on process 1: .*out of range") {
   int x[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -72,8 +68,7 @@ ERROR_CASE(hpput_pid, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(hpget_pid, ERROR_PROCS, "",
-           E "bsp_hpget on process 1: .*out of range") {
+ERROR_CASE(hpget_pid, ERROR_PROCS, "", E "bsp_hpget on process 1: .*out of range") {
   int x[4] = {0}, y[4];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -82,16 +77,14 @@ ERROR_CASE(hpget_pid, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(send_pid, ERROR_PROCS, "",
-           E "bsp_send on process 1: .*out of range") {
+ERROR_CASE(send_pid, ERROR_PROCS, "", E "bsp_send on process 1: .*out of range") {
   int v = 7, tag = 0;
   if (culprit()) bsp_send(bsp_nprocs(), &tag, &v, sizeof v);
   bsp_sync();
   return 0;
 }
 
-ERROR_CASE(send_negpid, ERROR_PROCS, "",
-           E "bsp_send on process 1: .*out of range") {
+ERROR_CASE(send_negpid, ERROR_PROCS, "", E "bsp_send on process 1: .*out of range") {
   int v = 7, tag = 0;
   if (culprit()) bsp_send(-3, &tag, &v, sizeof v);
   bsp_sync();
@@ -100,8 +93,7 @@ ERROR_CASE(send_negpid, ERROR_PROCS, "",
 
 /* ---- unregistered addresses ------------------------------------------------------------ */
 
-ERROR_CASE(put_unreg, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*not registered") {
+ERROR_CASE(put_unreg, ERROR_PROCS, "", E "bsp_put on process 1: .*not registered") {
   int x[4] = {0}, unreg[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -110,8 +102,7 @@ ERROR_CASE(put_unreg, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(get_unreg, ERROR_PROCS, "",
-           E "bsp_get on process 1: .*not registered") {
+ERROR_CASE(get_unreg, ERROR_PROCS, "", E "bsp_get on process 1: .*not registered") {
   int x[4] = {0}, unreg[4] = {0}, y[4];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -120,8 +111,7 @@ ERROR_CASE(get_unreg, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(hpput_unreg, ERROR_PROCS, "",
-           E "bsp_hpput on process 1: .*not registered") {
+ERROR_CASE(hpput_unreg, ERROR_PROCS, "", E "bsp_hpput on process 1: .*not registered") {
   int x[4] = {0}, unreg[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -130,8 +120,7 @@ ERROR_CASE(hpput_unreg, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(hpget_unreg, ERROR_PROCS, "",
-           E "bsp_hpget on process 1: .*not registered") {
+ERROR_CASE(hpget_unreg, ERROR_PROCS, "", E "bsp_hpget on process 1: .*not registered") {
   int x[4] = {0}, unreg[4] = {0}, y[4];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -141,8 +130,7 @@ ERROR_CASE(hpget_unreg, ERROR_PROCS, "",
 }
 
 /* A registration pushed in this superstep is not usable before the next bsp_sync. */
-ERROR_CASE(put_unreg_pending, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*not registered") {
+ERROR_CASE(put_unreg_pending, ERROR_PROCS, "", E "bsp_put on process 1: .*not registered") {
   int x[4] = {0};
   bsp_push_reg(x, sizeof x);
   if (culprit()) bsp_put(0, x, x, 0, sizeof(int));
@@ -152,8 +140,7 @@ ERROR_CASE(put_unreg_pending, ERROR_PROCS, "",
 
 /* ---- past the end of a registered area --------------------------------------------------- */
 
-ERROR_CASE(put_past, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*past the end") {
+ERROR_CASE(put_past, ERROR_PROCS, "", E "bsp_put on process 1: .*past the end") {
   int x[4] = {0}, src[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -162,8 +149,7 @@ ERROR_CASE(put_past, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(put_past_offset, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*past the end") {
+ERROR_CASE(put_past_offset, ERROR_PROCS, "", E "bsp_put on process 1: .*past the end") {
   int x[4] = {0}, src[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -172,8 +158,7 @@ ERROR_CASE(put_past_offset, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(get_past, ERROR_PROCS, "",
-           E "bsp_get on process 1: .*past the end") {
+ERROR_CASE(get_past, ERROR_PROCS, "", E "bsp_get on process 1: .*past the end") {
   int x[4] = {0}, y[4];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -182,8 +167,7 @@ ERROR_CASE(get_past, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(hpput_past, ERROR_PROCS, "",
-           E "bsp_hpput on process 1: .*past the end") {
+ERROR_CASE(hpput_past, ERROR_PROCS, "", E "bsp_hpput on process 1: .*past the end") {
   int x[4] = {0}, src[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -192,8 +176,7 @@ ERROR_CASE(hpput_past, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(hpget_past, ERROR_PROCS, "",
-           E "bsp_hpget on process 1: .*past the end") {
+ERROR_CASE(hpget_past, ERROR_PROCS, "", E "bsp_hpget on process 1: .*past the end") {
   int x[4] = {0}, y[8];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -204,8 +187,7 @@ ERROR_CASE(hpget_past, ERROR_PROCS, "",
 
 /* ---- registration ------------------------------------------------------------------------ */
 
-ERROR_CASE(pop_unreg, ERROR_PROCS, "",
-           E "bsp_pop_reg on process 1: .*not registered") {
+ERROR_CASE(pop_unreg, ERROR_PROCS, "", E "bsp_pop_reg on process 1: .*not registered") {
   int x[4] = {0}, never[4];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -215,8 +197,7 @@ ERROR_CASE(pop_unreg, ERROR_PROCS, "",
 }
 
 /* Detected in bsp_sync; which process reports it is not fixed. */
-ERROR_CASE(reg_differ, ERROR_PROCS, "",
-           E "bsp_sync on process [0-9]+: .*registrations differ") {
+ERROR_CASE(reg_differ, ERROR_PROCS, "", E "bsp_sync on process [0-9]+: .*registrations differ") {
   int x[4] = {0}, extra[4] = {0};
   bsp_push_reg(x, sizeof x);
   if (culprit()) bsp_push_reg(extra, sizeof extra);
@@ -231,14 +212,16 @@ ERROR_CASE(reg_differ, ERROR_PROCS, "",
  * process(es) that called bsp_end. */
 #define ENDERS "process(\\(es\\))? ([0-9]+, )*"
 ERROR_CASE(end_while_sync0, ERROR_PROCS, "",
-           E "(bsp_end on process 0: .*called bsp_end while|bsp_sync on process [0-9]+: .*" ENDERS "0(, [0-9]+)* called bsp_end while)") {
+           E "(bsp_end on process 0: .*called bsp_end while|bsp_sync on process [0-9]+: .*" ENDERS
+             "0(, [0-9]+)* called bsp_end while)") {
   if (bsp_pid() == 0) return 0; /* straight to bsp_end */
   bsp_sync();
   return 0;
 }
 
 ERROR_CASE(end_while_sync1, ERROR_PROCS, "",
-           E "(bsp_end on process 1: .*called bsp_end while|bsp_sync on process [0-9]+: .*" ENDERS "1(, [0-9]+)* called bsp_end while)") {
+           E "(bsp_end on process 1: .*called bsp_end while|bsp_sync on process [0-9]+: .*" ENDERS
+             "1(, [0-9]+)* called bsp_end while)") {
   if (bsp_pid() == 1) return 0; /* straight to bsp_end */
   bsp_sync();
   return 0;
@@ -246,14 +229,15 @@ ERROR_CASE(end_while_sync1, ERROR_PROCS, "",
 
 /* Process 1 returns from the SPMD function without calling bsp_end. */
 ERROR_CASE(noend, ERROR_PROCS, "",
-           E "[a-z_]+ on process (1: .*without calling bsp_end|[0-9]+: .*process 1 .*without calling bsp_end)") {
+           E
+           "[a-z_]+ on process (1: .*without calling bsp_end|[0-9]+: .*process 1 .*without calling "
+           "bsp_end)") {
   if (culprit()) return 1;
   bsp_sync();
   return 0;
 }
 
-ERROR_CASE(begin_twice, ERROR_PROCS, "",
-           E "bsp_begin on process 1: .*twice") {
+ERROR_CASE(begin_twice, ERROR_PROCS, "", E "bsp_begin on process 1: .*twice") {
   if (culprit()) bsp_begin(bsp_nprocs());
   bsp_sync();
   return 0;
@@ -261,8 +245,7 @@ ERROR_CASE(begin_twice, ERROR_PROCS, "",
 
 /* ---- negative sizes and offsets ---------------------------------------------------------- */
 
-ERROR_CASE(neg_put_nbytes, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*negative") {
+ERROR_CASE(neg_put_nbytes, ERROR_PROCS, "", E "bsp_put on process 1: .*negative") {
   int x[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -271,8 +254,7 @@ ERROR_CASE(neg_put_nbytes, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(neg_put_offset, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*negative") {
+ERROR_CASE(neg_put_offset, ERROR_PROCS, "", E "bsp_put on process 1: .*negative") {
   int x[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -281,8 +263,7 @@ ERROR_CASE(neg_put_offset, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(neg_get_nbytes, ERROR_PROCS, "",
-           E "bsp_get on process 1: .*negative") {
+ERROR_CASE(neg_get_nbytes, ERROR_PROCS, "", E "bsp_get on process 1: .*negative") {
   int x[4] = {0}, y[4];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -291,8 +272,7 @@ ERROR_CASE(neg_get_nbytes, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(neg_hpget_offset, ERROR_PROCS, "",
-           E "bsp_hpget on process 1: .*negative") {
+ERROR_CASE(neg_hpget_offset, ERROR_PROCS, "", E "bsp_hpget on process 1: .*negative") {
   int x[4] = {0}, y[4];
   bsp_push_reg(x, sizeof x);
   bsp_sync();
@@ -301,8 +281,7 @@ ERROR_CASE(neg_hpget_offset, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(neg_tagsize, ERROR_PROCS, "",
-           E "bsp_set_tagsize on process 1: .*negative") {
+ERROR_CASE(neg_tagsize, ERROR_PROCS, "", E "bsp_set_tagsize on process 1: .*negative") {
   if (culprit()) {
     bsp_size_t t = -1;
     bsp_set_tagsize(&t);
@@ -311,16 +290,14 @@ ERROR_CASE(neg_tagsize, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(neg_send, ERROR_PROCS, "",
-           E "bsp_send on process 1: .*negative") {
+ERROR_CASE(neg_send, ERROR_PROCS, "", E "bsp_send on process 1: .*negative") {
   int v = 1, tag = 0;
   if (culprit()) bsp_send(0, &tag, &v, -1);
   bsp_sync();
   return 0;
 }
 
-ERROR_CASE(neg_push_reg, ERROR_PROCS, "",
-           E "bsp_push_reg on process 1: .*negative") {
+ERROR_CASE(neg_push_reg, ERROR_PROCS, "", E "bsp_push_reg on process 1: .*negative") {
   int x[4];
   if (culprit()) bsp_push_reg(x, -16);
   bsp_sync();
@@ -335,8 +312,8 @@ ERROR_CASE(neg_push_reg, ERROR_PROCS, "",
 static char *oom_src, *oom_dst;
 
 static void *map_area(size_t n) {
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void *p =
+      mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     perror("bsp_errors: mmap");
     exit(3);
@@ -377,16 +354,14 @@ ERROR_CASE_AROUND(oom_put, oom_setup, NULL, ERROR_PROCS, "nosan",
 
 /* ---- NULL where the library writes a result ------------------------------------------------ */
 
-ERROR_CASE(get_tag_null_status, ERROR_PROCS, "",
-           E "bsp_get_tag on process 1: .*NULL") {
+ERROR_CASE(get_tag_null_status, ERROR_PROCS, "", E "bsp_get_tag on process 1: .*NULL") {
   int tag[1];
   if (culprit()) bsp_get_tag(NULL, tag);
   bsp_sync();
   return 0;
 }
 
-ERROR_CASE(get_tag_null_tag, ERROR_PROCS, "",
-           E "bsp_get_tag on process 1: .*NULL") {
+ERROR_CASE(get_tag_null_tag, ERROR_PROCS, "", E "bsp_get_tag on process 1: .*NULL") {
   bsp_size_t tagsize = sizeof(int), status;
   bsp_set_tagsize(&tagsize);
   bsp_sync(); /* the new size holds from here: the queue after the next sync has it */
@@ -397,8 +372,7 @@ ERROR_CASE(get_tag_null_tag, ERROR_PROCS, "",
 }
 
 /* Every process sends itself one message, so the culprit's queue is not empty. */
-ERROR_CASE(move_null, ERROR_PROCS, "",
-           E "bsp_move on process 1: .*NULL") {
+ERROR_CASE(move_null, ERROR_PROCS, "", E "bsp_move on process 1: .*NULL") {
   int v = 5;
   bsp_send(bsp_pid(), NULL, &v, sizeof v);
   bsp_sync();
@@ -407,8 +381,7 @@ ERROR_CASE(move_null, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(hpmove_null, ERROR_PROCS, "",
-           E "bsp_hpmove on process 1: .*NULL") {
+ERROR_CASE(hpmove_null, ERROR_PROCS, "", E "bsp_hpmove on process 1: .*NULL") {
   int v = 5;
   void *payload;
   bsp_send(bsp_pid(), NULL, &v, sizeof v);
@@ -418,8 +391,7 @@ ERROR_CASE(hpmove_null, ERROR_PROCS, "",
   return 0;
 }
 
-ERROR_CASE(qsize_null, ERROR_PROCS, "",
-           E "bsp_qsize on process 1: .*NULL") {
+ERROR_CASE(qsize_null, ERROR_PROCS, "", E "bsp_qsize on process 1: .*NULL") {
   int n;
   if (culprit()) bsp_qsize(&n, NULL);
   bsp_sync();
@@ -427,8 +399,7 @@ ERROR_CASE(qsize_null, ERROR_PROCS, "",
 }
 
 /* Pushed and popped in one superstep: legal, and nothing is registered afterwards. */
-ERROR_CASE(push_pop_then_put, ERROR_PROCS, "",
-           E "bsp_put on process 1: .*not registered") {
+ERROR_CASE(push_pop_then_put, ERROR_PROCS, "", E "bsp_put on process 1: .*not registered") {
   int x[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_pop_reg(x);
@@ -441,8 +412,7 @@ ERROR_CASE(push_pop_then_put, ERROR_PROCS, "",
 /* ---- every process at once (one message, one end: two ranks aborting together once
  * crashed Open MPI's launcher) ---------------------------------------------------------------- */
 
-ERROR_CASE(neg_put_all, ERROR_PROCS, "",
-           E "bsp_put on process [0-9]+: .*negative") {
+ERROR_CASE(neg_put_all, ERROR_PROCS, "", E "bsp_put on process [0-9]+: .*negative") {
   int x[4] = {0};
   bsp_push_reg(x, sizeof x);
   bsp_sync();

@@ -12,7 +12,9 @@
 
 /* Process 1 returns from main without calling bsp_end. */
 ERROR_CASE(noend, ERROR_PROCS, "",
-           E "[a-z_]+ on process (1: .*without calling bsp_end|[0-9]+: .*process 1 .*without calling bsp_end)") {
+           E
+           "[a-z_]+ on process (1: .*without calling bsp_end|[0-9]+: .*process 1 .*without calling "
+           "bsp_end)") {
   return bsp_pid() == 1;
 }
 

@@ -47,11 +47,11 @@ static inline void error_case_add(struct error_case c) {
 }
 
 /* Registered before main runs, so that a case is written in one place only. */
-#define ERROR_CASE_AROUND(name, before_fn, after_fn, procs, labels, expect_re)         \
-  static int case_##name(void);                                                        \
-  __attribute__((constructor)) static void register_case_##name(void) {                \
+#define ERROR_CASE_AROUND(name, before_fn, after_fn, procs, labels, expect_re)               \
+  static int case_##name(void);                                                              \
+  __attribute__((constructor)) static void register_case_##name(void) {                      \
     error_case_add((struct error_case){#name, case_##name, before_fn, after_fn, expect_re}); \
-  }                                                                                    \
+  }                                                                                          \
   static int case_##name(void)
 #define ERROR_CASE(name, procs, labels, expect_re) \
   ERROR_CASE_AROUND(name, NULL, NULL, procs, labels, expect_re)

@@ -20,176 +20,176 @@
 #include "testutil.h"
 
 static void fill(int *a, int n, int base) {
-    for (int k = 0; k < n; k++) a[k] = base + k;
+  for (int k = 0; k < n; k++) a[k] = base + k;
 }
 
 /* Checks a[k] == base + k for every k. */
 static void expect(const char *what, const int *a, int n, int base) {
-    for (int k = 0; k < n; k++)
-        if (a[k] != base + k)
-            TU_CHECK(0, "%s (%d ints): element %d is %d, expected %d", what, n, k, a[k], base + k);
+  for (int k = 0; k < n; k++)
+    if (a[k] != base + k)
+      TU_CHECK(0, "%s (%d ints): element %d is %d, expected %d", what, n, k, a[k], base + k);
 }
 
 static void get_then_put_same_destination(int n) {
-    int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p, left = (s + p - 1) % p;
-    int *x = tu_malloc(sizeof(int) * (size_t)n), *y = tu_malloc(sizeof(int) * (size_t)n),
-        *v = tu_malloc(sizeof(int) * (size_t)n);
-    fill(x, n, 1000000 * 1 + s);
-    fill(y, n, 1000000 * 2 + s * 1000);
-    fill(v, n, 1000000 * 3 + s * 1000);
-    bsp_push_reg(x, n * (int)sizeof(int));
-    bsp_push_reg(y, n * (int)sizeof(int));
-    bsp_sync();
-    /* The get is issued first and the put second on every process, and vice versa for
-     * half of the cases below: the order of issue must not matter. */
-    bsp_get(right, y, 0, x, n * (int)sizeof(int));
-    bsp_put(right, v, x, 0, n * (int)sizeof(int));
-    fill(v, n, -7); /* put is buffered: the value at the call counts */
-    bsp_sync();
-    expect("x after get(right's y -> x) and left's put(-> x)", x, n, 1000000 * 3 + left * 1000);
+  int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p, left = (s + p - 1) % p;
+  int *x = tu_malloc(sizeof(int) * (size_t)n), *y = tu_malloc(sizeof(int) * (size_t)n),
+      *v = tu_malloc(sizeof(int) * (size_t)n);
+  fill(x, n, 1000000 * 1 + s);
+  fill(y, n, 1000000 * 2 + s * 1000);
+  fill(v, n, 1000000 * 3 + s * 1000);
+  bsp_push_reg(x, n * (int)sizeof(int));
+  bsp_push_reg(y, n * (int)sizeof(int));
+  bsp_sync();
+  /* The get is issued first and the put second on every process, and vice versa for
+   * half of the cases below: the order of issue must not matter. */
+  bsp_get(right, y, 0, x, n * (int)sizeof(int));
+  bsp_put(right, v, x, 0, n * (int)sizeof(int));
+  fill(v, n, -7); /* put is buffered: the value at the call counts */
+  bsp_sync();
+  expect("x after get(right's y -> x) and left's put(-> x)", x, n, 1000000 * 3 + left * 1000);
 
-    fill(v, n, 1000000 * 4 + s * 1000);
-    bsp_put(right, v, x, 0, n * (int)sizeof(int));
-    bsp_get(right, y, 0, x, n * (int)sizeof(int));
-    bsp_sync();
-    expect("x after left's put(-> x) and get(right's y -> x)", x, n, 1000000 * 4 + left * 1000);
-    bsp_pop_reg(y);
-    bsp_pop_reg(x);
-    bsp_sync();
-    free(x);
-    free(y);
-    free(v);
+  fill(v, n, 1000000 * 4 + s * 1000);
+  bsp_put(right, v, x, 0, n * (int)sizeof(int));
+  bsp_get(right, y, 0, x, n * (int)sizeof(int));
+  bsp_sync();
+  expect("x after left's put(-> x) and get(right's y -> x)", x, n, 1000000 * 4 + left * 1000);
+  bsp_pop_reg(y);
+  bsp_pop_reg(x);
+  bsp_sync();
+  free(x);
+  free(y);
+  free(v);
 }
 
 static void gets_read_before_gets_write(int n) {
-    int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p;
-    int *x = tu_malloc(sizeof(int) * (size_t)n), *w = tu_malloc(sizeof(int) * (size_t)n);
-    bsp_push_reg(x, n * (int)sizeof(int));
-    bsp_push_reg(w, n * (int)sizeof(int));
-    bsp_sync();
+  int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p;
+  int *x = tu_malloc(sizeof(int) * (size_t)n), *w = tu_malloc(sizeof(int) * (size_t)n);
+  bsp_push_reg(x, n * (int)sizeof(int));
+  bsp_push_reg(w, n * (int)sizeof(int));
+  bsp_sync();
 
-    /* Swap (p = 2), rotation (p > 2), self-copy (p = 1): x <- right's x. */
-    fill(x, n, 100000 * s);
-    bsp_sync();
-    bsp_get(right, x, 0, x, n * (int)sizeof(int));
-    bsp_sync();
-    expect("x after get(right's x -> x)", x, n, 100000 * right);
+  /* Swap (p = 2), rotation (p > 2), self-copy (p = 1): x <- right's x. */
+  fill(x, n, 100000 * s);
+  bsp_sync();
+  bsp_get(right, x, 0, x, n * (int)sizeof(int));
+  bsp_sync();
+  expect("x after get(right's x -> x)", x, n, 100000 * right);
 
-    /* A chain: w <- right's x and x <- right's w, both reading the old values. */
-    fill(x, n, 100000 * s + 10000);
-    fill(w, n, 100000 * s + 20000);
-    bsp_sync();
-    bsp_get(right, x, 0, w, n * (int)sizeof(int));
-    bsp_get(right, w, 0, x, n * (int)sizeof(int));
-    bsp_sync();
-    expect("w after get(right's x -> w)", w, n, 100000 * right + 10000);
-    expect("x after get(right's w -> x)", x, n, 100000 * right + 20000);
+  /* A chain: w <- right's x and x <- right's w, both reading the old values. */
+  fill(x, n, 100000 * s + 10000);
+  fill(w, n, 100000 * s + 20000);
+  bsp_sync();
+  bsp_get(right, x, 0, w, n * (int)sizeof(int));
+  bsp_get(right, w, 0, x, n * (int)sizeof(int));
+  bsp_sync();
+  expect("w after get(right's x -> w)", w, n, 100000 * right + 10000);
+  expect("x after get(right's w -> x)", x, n, 100000 * right + 20000);
 
-    /* The same chain from the process itself: reads of the old values, too. */
-    fill(x, n, 100000 * s + 30000);
-    fill(w, n, 100000 * s + 40000);
-    bsp_sync();
-    bsp_get(s, x, 0, w, n * (int)sizeof(int));
-    bsp_get(s, w, 0, x, n * (int)sizeof(int));
-    bsp_sync();
-    expect("w after self-get(x -> w)", w, n, 100000 * s + 30000);
-    expect("x after self-get(w -> x)", x, n, 100000 * s + 40000);
-    bsp_pop_reg(w);
-    bsp_pop_reg(x);
-    bsp_sync();
-    free(x);
-    free(w);
+  /* The same chain from the process itself: reads of the old values, too. */
+  fill(x, n, 100000 * s + 30000);
+  fill(w, n, 100000 * s + 40000);
+  bsp_sync();
+  bsp_get(s, x, 0, w, n * (int)sizeof(int));
+  bsp_get(s, w, 0, x, n * (int)sizeof(int));
+  bsp_sync();
+  expect("w after self-get(x -> w)", w, n, 100000 * s + 30000);
+  expect("x after self-get(w -> x)", x, n, 100000 * s + 40000);
+  bsp_pop_reg(w);
+  bsp_pop_reg(x);
+  bsp_sync();
+  free(x);
+  free(w);
 }
 
 static void push_and_pop_in_one_superstep(void) {
-    int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p, left = (s + p - 1) % p;
-    int a[4] = {0}, b[2] = {0};
+  int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p, left = (s + p - 1) % p;
+  int a[4] = {0}, b[2] = {0};
 
-    /* push(a) + pop(a) in one superstep: nothing of it remains; then a is registered
-     * normally and works. */
-    bsp_push_reg(a, sizeof a);
-    bsp_pop_reg(a);
-    bsp_sync();
-    bsp_push_reg(a, sizeof a);
-    bsp_sync();
-    int v = 10 + s;
-    bsp_put(right, &v, a, 3 * (int)sizeof(int), sizeof v);
-    bsp_sync();
-    TU_EQ("a[3] after put into a (registered after a push+pop)", 10 + left, a[3]);
+  /* push(a) + pop(a) in one superstep: nothing of it remains; then a is registered
+   * normally and works. */
+  bsp_push_reg(a, sizeof a);
+  bsp_pop_reg(a);
+  bsp_sync();
+  bsp_push_reg(a, sizeof a);
+  bsp_sync();
+  int v = 10 + s;
+  bsp_put(right, &v, a, 3 * (int)sizeof(int), sizeof v);
+  bsp_sync();
+  TU_EQ("a[3] after put into a (registered after a push+pop)", 10 + left, a[3]);
 
-    /* a is registered (16 bytes); push(a, 4 bytes) and pop(a) in one superstep: the pop
-     * removes the newer push, so the 16-byte registration is left and the put to a[3]
-     * (past 4 bytes) is legal. */
-    bsp_push_reg(a, sizeof(int));
-    bsp_pop_reg(a);
-    bsp_sync();
-    v = 20 + s;
-    bsp_put(right, &v, a, 3 * (int)sizeof(int), sizeof v);
-    bsp_sync();
-    TU_EQ("a[3] after push+pop over an older registration", 20 + left, a[3]);
+  /* a is registered (16 bytes); push(a, 4 bytes) and pop(a) in one superstep: the pop
+   * removes the newer push, so the 16-byte registration is left and the put to a[3]
+   * (past 4 bytes) is legal. */
+  bsp_push_reg(a, sizeof(int));
+  bsp_pop_reg(a);
+  bsp_sync();
+  v = 20 + s;
+  bsp_put(right, &v, a, 3 * (int)sizeof(int), sizeof v);
+  bsp_sync();
+  TU_EQ("a[3] after push+pop over an older registration", 20 + left, a[3]);
 
-    /* pop(a) then push(a) in one superstep: the new registration is left. Pushing b in
-     * between checks that slot numbers still agree across processes. */
-    bsp_pop_reg(a);
-    bsp_push_reg(b, sizeof b);
-    bsp_push_reg(a, sizeof a);
-    bsp_sync();
-    v = 30 + s;
-    bsp_put(right, &v, a, 2 * (int)sizeof(int), sizeof v);
-    bsp_put(right, &v, b, 1 * (int)sizeof(int), sizeof v);
-    bsp_sync();
-    TU_EQ("a[2] after pop then push", 30 + left, a[2]);
-    TU_EQ("b[1] after pop then push", 30 + left, b[1]);
+  /* pop(a) then push(a) in one superstep: the new registration is left. Pushing b in
+   * between checks that slot numbers still agree across processes. */
+  bsp_pop_reg(a);
+  bsp_push_reg(b, sizeof b);
+  bsp_push_reg(a, sizeof a);
+  bsp_sync();
+  v = 30 + s;
+  bsp_put(right, &v, a, 2 * (int)sizeof(int), sizeof v);
+  bsp_put(right, &v, b, 1 * (int)sizeof(int), sizeof v);
+  bsp_sync();
+  TU_EQ("a[2] after pop then push", 30 + left, a[2]);
+  TU_EQ("b[1] after pop then push", 30 + left, b[1]);
 
-    /* Two pushes of a and two pops in one superstep: nothing new remains; the
-     * registration from before is still there. */
-    bsp_push_reg(a, sizeof(int));
-    bsp_push_reg(a, 2 * sizeof(int));
-    bsp_pop_reg(a);
-    bsp_pop_reg(a);
-    bsp_sync();
-    v = 40 + s;
-    bsp_put(right, &v, a, 3 * (int)sizeof(int), sizeof v);
-    bsp_sync();
-    TU_EQ("a[3] after two pushes and two pops", 40 + left, a[3]);
-    bsp_pop_reg(a);
-    bsp_pop_reg(b);
-    bsp_sync();
+  /* Two pushes of a and two pops in one superstep: nothing new remains; the
+   * registration from before is still there. */
+  bsp_push_reg(a, sizeof(int));
+  bsp_push_reg(a, 2 * sizeof(int));
+  bsp_pop_reg(a);
+  bsp_pop_reg(a);
+  bsp_sync();
+  v = 40 + s;
+  bsp_put(right, &v, a, 3 * (int)sizeof(int), sizeof v);
+  bsp_sync();
+  TU_EQ("a[3] after two pushes and two pops", 40 + left, a[3]);
+  bsp_pop_reg(a);
+  bsp_pop_reg(b);
+  bsp_sync();
 }
 
 static void pop_of_an_address_registered_twice(void) {
-    int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p, left = (s + p - 1) % p;
-    int x[2] = {0, 0};
-    /* Process 0 registers NULL twice, the others NULL and then x. */
-    bsp_push_reg(NULL, 0);
-    bsp_push_reg(s == 0 ? NULL : x, s == 0 ? 0 : (int)sizeof x);
+  int p = bsp_nprocs(), s = bsp_pid(), right = (s + 1) % p, left = (s + p - 1) % p;
+  int x[2] = {0, 0};
+  /* Process 0 registers NULL twice, the others NULL and then x. */
+  bsp_push_reg(NULL, 0);
+  bsp_push_reg(s == 0 ? NULL : x, s == 0 ? 0 : (int)sizeof x);
+  bsp_sync();
+  /* The newest registration of NULL is the second on process 0 and the first elsewhere;
+   * the pop means the first (NULL on every process). The second stays registered. */
+  bsp_pop_reg(NULL);
+  bsp_sync();
+  if (p > 1) {
+    int v = 50 + s;
+    /* Process 0 names the area by its own address of that registration, NULL. */
+    if (right != 0) bsp_put(right, &v, s == 0 ? NULL : x, sizeof(int), sizeof v);
     bsp_sync();
-    /* The newest registration of NULL is the second on process 0 and the first elsewhere;
-     * the pop means the first (NULL on every process). The second stays registered. */
-    bsp_pop_reg(NULL);
-    bsp_sync();
-    if (p > 1) {
-        int v = 50 + s;
-        /* Process 0 names the area by its own address of that registration, NULL. */
-        if (right != 0) bsp_put(right, &v, s == 0 ? NULL : x, sizeof(int), sizeof v);
-        bsp_sync();
-        if (s != 0) TU_EQ("x[1] after a put through the second registration", 50 + left, x[1]);
-    }
-    bsp_pop_reg(s == 0 ? NULL : x);
-    bsp_sync();
+    if (s != 0) TU_EQ("x[1] after a put through the second registration", 50 + left, x[1]);
+  }
+  bsp_pop_reg(s == 0 ? NULL : x);
+  bsp_sync();
 }
 
 int main(void) {
-    bsp_begin(bsp_nprocs());
-    /* 1 int: records; 4096 ints (16 KiB): one-sided on mpi-rma; 32768 ints (128 KiB): own
-     * messages on mpi. */
-    const int sizes[] = {1, 37, 4096, 32768};
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        get_then_put_same_destination(sizes[i]);
-        gets_read_before_gets_write(sizes[i]);
-    }
-    push_and_pop_in_one_superstep();
-    pop_of_an_address_registered_twice();
-    bsp_end();
-    return 0;
+  bsp_begin(bsp_nprocs());
+  /* 1 int: records; 4096 ints (16 KiB): one-sided on mpi-rma; 32768 ints (128 KiB): own
+   * messages on mpi. */
+  const int sizes[] = {1, 37, 4096, 32768};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    get_then_put_same_destination(sizes[i]);
+    gets_read_before_gets_write(sizes[i]);
+  }
+  push_and_pop_in_one_superstep();
+  pop_of_an_address_registered_twice();
+  bsp_end();
+  return 0;
 }
