@@ -784,11 +784,7 @@ static void usage(FILE *f) {
       MB_MAX_ROUNDS);
 }
 
-static int known_bench(const char *name, size_t len) {
-  for (int i = 0; i < NBENCH; i++)
-    if (strlen(benches[i].name) == len && strncmp(benches[i].name, name, len) == 0) return 1;
-  return 0;
-}
+MB_DEFINE_IS_BENCHMARK(known_bench, benches, NBENCH)
 
 int main(int argc, char **argv) {
   bsp_init(spmd, argc, argv);

@@ -56,6 +56,15 @@ typedef struct {
   int (*is_benchmark)(const char *name, size_t len);
 } mb_options;
 
+/* Defines `static int fn(const char *name, size_t len)`, the is_benchmark above: whether
+ * name[0..len) names one of the n entries of table (each with a .name). */
+#define MB_DEFINE_IS_BENCHMARK(fn, table, n)                                                    \
+  static int fn(const char *name, size_t len) {                                                 \
+    for (int i = 0; i < (n); i++)                                                               \
+      if (strlen((table)[i].name) == len && strncmp((table)[i].name, name, len) == 0) return 1; \
+    return 0;                                                                                   \
+  }
+
 /* "<prog>: <fmt with arg>" and a hint to --help on stderr; exit status 2. */
 static inline void mb_usage_error(const char *prog, const char *fmt, const char *arg) {
   fprintf(stderr, "%s: ", prog);

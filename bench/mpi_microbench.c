@@ -628,11 +628,7 @@ static void usage(FILE *f) {
           MB_MAX_ROUNDS);
 }
 
-static int is_bench(const char *s, size_t len) {
-  for (int i = 0; i < NBENCH; i++)
-    if (strlen(benches[i].name) == len && !strncmp(benches[i].name, s, len)) return 1;
-  return 0;
-}
+MB_DEFINE_IS_BENCHMARK(is_bench, benches, NBENCH)
 
 int main(int argc, char **argv) {
   /* Every MPI rank runs main up to bsp_init (ranks other than 0 then run spmd from

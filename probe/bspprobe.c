@@ -316,43 +316,26 @@ static const char *mpi_version(char *buf, size_t n) {
 #endif
 }
 
+/* The two sets of settings, read as a table (clang-format would give each its own line). */
+// clang-format off
 static void set_params(probe_params *pr, int quick) {
   if (quick) {
-    *pr = (probe_params){.min_reps = 5,
-                         .max_reps = 200,
-                         .min_point_s = 4e-3,
-                         .l_samples = 100,
-                         .l_batch_s = 100e-6,
-                         .validation_per_combo = 8,
-                         .dot_n = 1L << 20,
-                         .dot_pool_bytes = 64L << 20,
-                         .dot_reps = 20,
-                         .ijk_n = 200,
-                         .ijk_reps = 5,
-                         .gemm_n = 1000,
-                         .gemm_reps = 5,
-                         .memcpy_bytes = 8L << 20,
-                         .memcpy_pool_bytes = 64L << 20,
-                         .memcpy_reps = 20};
+    *pr = (probe_params){
+        .min_reps = 5, .max_reps = 200, .min_point_s = 4e-3,
+        .l_samples = 100, .l_batch_s = 100e-6, .validation_per_combo = 8,
+        .dot_n = 1L << 20, .dot_pool_bytes = 64L << 20, .dot_reps = 20,
+        .ijk_n = 200, .ijk_reps = 5, .gemm_n = 1000, .gemm_reps = 5,
+        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 64L << 20, .memcpy_reps = 20};
   } else {
-    *pr = (probe_params){.min_reps = 9,
-                         .max_reps = 400,
-                         .min_point_s = 20e-3,
-                         .l_samples = 500,
-                         .l_batch_s = 100e-6,
-                         .validation_per_combo = 30,
-                         .dot_n = 1L << 21,
-                         .dot_pool_bytes = 128L << 20,
-                         .dot_reps = 30,
-                         .ijk_n = 500,
-                         .ijk_reps = 5,
-                         .gemm_n = 2000,
-                         .gemm_reps = 5,
-                         .memcpy_bytes = 8L << 20,
-                         .memcpy_pool_bytes = 128L << 20,
-                         .memcpy_reps = 50};
+    *pr = (probe_params){
+        .min_reps = 9, .max_reps = 400, .min_point_s = 20e-3,
+        .l_samples = 500, .l_batch_s = 100e-6, .validation_per_combo = 30,
+        .dot_n = 1L << 21, .dot_pool_bytes = 128L << 20, .dot_reps = 30,
+        .ijk_n = 500, .ijk_reps = 5, .gemm_n = 2000, .gemm_reps = 5,
+        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 128L << 20, .memcpy_reps = 50};
   }
 }
+// clang-format on
 
 /* ---- timer check ----------------------------------------------------------------------------- */
 
