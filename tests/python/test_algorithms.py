@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,25 +81,22 @@ HAVE_INPROD = bool(BUILD and (BUILD / "bin" / "bspalg-inprod").is_file() and (BU
 needs_inprod = pytest.mark.skipif(not HAVE_INPROD, reason="$BSPKIT_BUILD_DIR/bin/bspalg-inprod (and bsprun) not built")
 
 
-@needs_inprod
-def test_run_inprod_end_to_end(tmp_path: Path) -> None:
+def run_inprod(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`bspkit run inprod` at p = 2, n = 100000; asserts it passed its check; (result, JSON)."""
     out = tmp_path / "run.json"
     r = run_bspkit(
-        "run",
-        "inprod",
-        "-n",
-        "2",
-        "--size",
-        "100000",
-        "--json",
-        str(out),
-        env={"BSPKIT_BUILD_DIR": str(BUILD)},
-        timeout=120,
-    )
+        "run", "inprod", "-n", "2", "--size", "100000", *args, "--json", str(out),
+        env={"BSPKIT_BUILD_DIR": str(BUILD)}, timeout=120,
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "check: passed" in r.stdout
+    return r, json.loads(out.read_text())
+
+
+@needs_inprod
+def test_run_inprod_end_to_end(tmp_path: Path) -> None:
+    r, d = run_inprod(tmp_path)
     assert "inprod on 2 processes" in r.stdout
-    d = json.loads(out.read_text())
     assert d["algorithm"] == "inprod" and d["p"] == 2 and d["params"]["n"] == 100000
     assert d["verified"] is True
     assert d["S"] == sum(1 for s in d["supersteps"] if s["sync"])
@@ -110,24 +109,7 @@ def test_run_inprod_end_to_end(tmp_path: Path) -> None:
 def test_run_inprod_with_params_prints_the_predictions(tmp_path: Path) -> None:
     pfile = tmp_path / "params.json"
     pfile.write_text(json.dumps(PARAMS_JSON))
-    out = tmp_path / "run.json"
-    r = run_bspkit(
-        "run",
-        "inprod",
-        "-n",
-        "2",
-        "--size",
-        "100000",
-        "--params",
-        str(pfile),
-        "--json",
-        str(out),
-        env={"BSPKIT_BUILD_DIR": str(BUILD)},
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    assert "check: passed" in r.stdout
-    d = json.loads(out.read_text())
+    r, d = run_inprod(tmp_path, "--params", str(pfile))
     f = d["f_s_per_unit"]
     assert f and f > 0  # --params makes the run measure f
     m = re.search(r"efficiency .*: ([0-9.]+)%", r.stdout)

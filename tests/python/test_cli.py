@@ -38,6 +38,10 @@ TINY = [
 ]
 
 
+# bspprobe's own options for a probe of seconds: l and one g surface (put, shift) up to 64 words.
+TINY_PROBE = ("--", "--only", "l,g", "--primitives", "put", "--patterns", "shift", "--max-words", "64", "--reps", "3")
+
+
 # --------------------------------------------------------------- fit and report
 
 
@@ -175,17 +179,7 @@ def test_probe_through_a_launcher(tmp_path: Path) -> None:
         "launched-lib",
         "--output-dir",
         str(out),
-        "--",
-        "--only",
-        "l,g",
-        "--primitives",
-        "put",
-        "--patterns",
-        "shift",
-        "--max-words",
-        "64",
-        "--reps",
-        "3",
+        *TINY_PROBE,
         timeout=120,
     )
     assert r.returncode == 0, r.stdout + r.stderr
@@ -213,17 +207,7 @@ def test_probe_against_another_library_with_bspcc(tmp_path: Path) -> None:
         "stand-in",
         "--output-dir",
         str(out),
-        "--",
-        "--only",
-        "l,g",
-        "--primitives",
-        "put",
-        "--patterns",
-        "shift",
-        "--max-words",
-        "64",
-        "--reps",
-        "3",
+        *TINY_PROBE,
         timeout=180,
     )
     assert r.returncode == 0, r.stdout + r.stderr
