@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "bspk_alloc.h"
-#include "bspk_clock.h"
 #include "bspk_json.h"
 #include "bspk_spmd.h"
 #include "bspk_stats.h"
@@ -120,10 +119,6 @@ double bspalg_median(const double *v, int n) {
   return m;
 }
 
-double bspalg_now(void) { return bspk_monotonic_seconds(); }
-
-static void json_string(FILE *f, const char *s) { bspk_json_write_string(f, s); }
-
 static void json_number(FILE *f, double x) { bspk_json_write_number(f, "%.10g", x); }
 
 /* What one superstep cost, over all processes (process 0, after the gather). */
@@ -143,12 +138,12 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
   backend = bspk_backend();
 #endif
   fputs("{\"format\": 1, \"tool\": \"bspalg\", \"algorithm\": ", f);
-  json_string(f, info->algorithm);
+  bspk_json_write_string(f, info->algorithm);
   fputs(", \"backend\": ", f);
-  json_string(f, backend);
+  bspk_json_write_string(f, backend);
   fprintf(f, ", \"p\": %d, \"params\": %s, \"work_unit\": ", acc.p,
           info->params_json ? info->params_json : "{}");
-  json_string(f, info->work_unit);
+  bspk_json_write_string(f, info->work_unit);
   fprintf(f, ", \"reps\": %d, \"times_s\": [", reps);
   for (int r = 0; r < reps; r++) {
     if (r) fputs(", ", f);
@@ -160,12 +155,12 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
           info->verified > 0   ? "true"
           : info->verified < 0 ? "false"
                                : "null");
-  json_string(f, info->check_note);
+  bspk_json_write_string(f, info->check_note);
   fputs(", \"f_s_per_unit\": ", f);
   if (info->f_s_per_unit > 0) json_number(f, info->f_s_per_unit);
   else fputs("null", f);
   fputs(", \"f_note\": ", f);
-  json_string(f, info->f_note);
+  bspk_json_write_string(f, info->f_note);
   fputs(", \"f_all_s_per_unit\": ", f);
   if (info->f_all_s_per_unit > 0) json_number(f, info->f_all_s_per_unit);
   else fputs("null", f);
@@ -187,17 +182,17 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
     fputs(", \"msg_words\": ", f);
     json_number(f, cost[k].msg_words);
     fputs(", \"primitive\": ", f);
-    json_string(f, sc->primitive);
+    bspk_json_write_string(f, sc->primitive);
     fputs(", \"pattern\": ", f);
-    json_string(f, sc->pattern);
+    bspk_json_write_string(f, sc->pattern);
     fprintf(f, ", \"sync\": %s}", k < synced ? "true" : "false");
   }
   fputs("], \"blas_coretype\": ", f);
-  json_string(f, getenv("OPENBLAS_CORETYPE"));
+  bspk_json_write_string(f, getenv("OPENBLAS_CORETYPE"));
   fputs(", \"date\": ", f);
-  json_string(f, date);
+  bspk_json_write_string(f, date);
   fputs(", \"host\": ", f);
-  json_string(f, host);
+  bspk_json_write_string(f, host);
   fputs("}\n", f);
   fflush(f);
 }

@@ -86,9 +86,6 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps);
 /* Median of n doubles (n >= 1); does not change `v`. */
 double bspalg_median(const double *v, int n);
 
-/* Wall-clock seconds (monotonic), for timing a kernel on one process. */
-double bspalg_now(void);
-
 /* Parse helpers for drivers: exit(2) with "<prog>: <what>: ..." on a bad value. */
 long bspalg_parse_long(const char *prog, const char *what, const char *text, long min, long max);
 double bspalg_parse_double(const char *prog, const char *what, const char *text, double min,

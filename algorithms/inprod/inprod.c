@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "bspalg_driver.h"
+#include "bspk_clock.h"
 
 static const char prog[] = "bspalg-inprod";
 static long size = 1000000; /* --size: set before bsp_init, read-only afterwards */
@@ -61,16 +62,16 @@ static double local_dot(const double *x, const double *y, long n) {
 static double measure_f(void *state, int every_process, char *note, size_t note_size) {
   const inprod_state *st = state;
   volatile double sink = 0.0; /* keeps the timed calls from being optimized away */
-  double t0 = bspalg_now();
+  double t0 = bspk_monotonic_seconds();
   sink += local_dot(st->x, st->y, st->nlocal);
-  double first = bspalg_now() - t0;
+  double first = bspk_monotonic_seconds() - t0;
   int reps = first > 0 ? (int)(0.2 / first) : 64;
   reps = reps < 5 ? 5 : reps > 64 ? 64 : reps;
   double samples[64];
   for (int r = 0; r < reps; r++) {
-    t0 = bspalg_now();
+    t0 = bspk_monotonic_seconds();
     sink += local_dot(st->x, st->y, st->nlocal);
-    samples[r] = bspalg_now() - t0;
+    samples[r] = bspk_monotonic_seconds() - t0;
   }
   double f = bspalg_median(samples, reps) / (2.0 * (double)(st->nlocal > 0 ? st->nlocal : 1));
   if (!every_process && f > 0)

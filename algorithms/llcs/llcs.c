@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "bspalg_driver.h"
+#include "bspk_clock.h"
 #include "llcs_kernels.h"
 
 static const char prog[] = "bspalg-llcs";
@@ -296,17 +297,17 @@ static double measure_kernel(llcs_state *st, char *note, size_t note_size) {
   }
   double samples[50];
   int reps = 0;
-  double start = bspalg_now();
-  while (reps < 50 && (reps < 3 || bspalg_now() - start < 1.0)) {
+  double start = bspk_monotonic_seconds();
+  while (reps < 50 && (reps < 3 || bspk_monotonic_seconds() - start < 1.0)) {
     reset_state(st);
     if (g->kernel == KERNEL_BITPAR)
       llcs_bitpar_masks(st->b, (size_t)g->n, opt.sigma, st->masks, st->mask_stride);
-    double t0 = bspalg_now();
+    double t0 = bspk_monotonic_seconds();
     for (long y = 0; y < blocks; y++) {
       long units = row_start(g, y + 1) - row_start(g, y);
       compute_block(st, 0, 0, y, first_column_boundary(st, units));
     }
-    samples[reps++] = bspalg_now() - t0;
+    samples[reps++] = bspk_monotonic_seconds() - t0;
   }
   double f = bspalg_median(samples, reps) / cells;
   snprintf(
