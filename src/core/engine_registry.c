@@ -56,9 +56,9 @@ static const bspk_engine_ops *load_plugin(const char *backend) {
                   BSPK_SERVICES_SYMBOL);
   *services = &bspk_engine_services;
   char symbol[128];
-  int len = snprintf(symbol, sizeof symbol, "%s_%s", BSPK_ENGINE_SYMBOL, backend);
-  for (int i = len - (int)strlen(backend); i < len; i++)
-    if (symbol[i] == '-') symbol[i] = '_';
+  snprintf(symbol, sizeof symbol, "%s_%s", BSPK_ENGINE_SYMBOL, backend);
+  for (char *c = symbol + strlen(BSPK_ENGINE_SYMBOL); *c; c++) /* within the snprintf'd text */
+    if (*c == '-') *c = '_';
   const bspk_engine_ops *ops = dlsym(handle, symbol);
   if (!ops)
     bspk_fatal_on("bsp_begin", -1, "back end '%s': the MPI plugin lacks %s", backend, symbol);
