@@ -26,8 +26,14 @@
 #endif
 #endif
 
+/* bspkit's version, which CMake gives (BSPKIT_VERSION_STRING, from the project's one
+ * version); a build by hand against another BSPlib says "unknown". */
 #ifndef BSPPROBE_VERSION
-#define BSPPROBE_VERSION "0.1.0"
+#ifdef BSPKIT_VERSION_STRING
+#define BSPPROBE_VERSION BSPKIT_VERSION_STRING
+#else
+#define BSPPROBE_VERSION "unknown"
+#endif
 #endif
 
 /* The type of bsp_get_tag's status: bsp_size_t (bspkit, MulticoreBSP), or int for libraries

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,6 +127,11 @@ typedef struct {
   double w, h, count, words, msg_words;
 } step_cost;
 
+/* bspkit's version, from CMake (the project's one version). */
+#ifndef BSPKIT_VERSION_STRING
+#define BSPKIT_VERSION_STRING "unknown"
+#endif
+
 static void write_json(const bspalg_info *info, const double *max_times, int reps, double median,
                        const step_cost *cost, int synced, int total, double W, double H) {
   FILE *f = info->json;
@@ -137,7 +143,9 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
 #ifdef BSPALG_HAVE_BSPKIT
   backend = bspk_backend();
 #endif
-  fputs("{\"format\": 1, \"tool\": \"bspalg\", \"algorithm\": ", f);
+  fputs("{\"format\": 1, \"tool\": \"bspalg\", \"bspkit_version\": ", f);
+  bspk_json_write_string(f, BSPKIT_VERSION_STRING);
+  fputs(", \"algorithm\": ", f);
   bspk_json_write_string(f, info->algorithm);
   fputs(", \"backend\": ", f);
   bspk_json_write_string(f, backend);
@@ -383,6 +391,27 @@ int bspalg_parse_choice(const char *prog, const char *what, const char *text,
     fprintf(stderr, "%s%s", names[k], k + 2 < n ? ", " : k + 2 == n ? " or " : "");
   fprintf(stderr, ", not '%s'\n", text);
   exit(2);
+}
+
+void bspalg_check_json_path(const char *prog, const char *path) {
+  if (!path || !strcmp(path, "-")) return;
+  const char *problem = NULL;
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) problem = "it is a directory";
+    else if (access(path, W_OK) != 0) problem = strerror(errno);
+  } else {
+    /* not there yet: its directory must let us make it */
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+             slash ? path : ".");
+    if (access(dir, W_OK | X_OK) != 0) problem = strerror(errno);
+  }
+  if (problem) {
+    fprintf(stderr, "%s: cannot write the JSON output '%s': %s\n", prog, path, problem);
+    exit(2);
+  }
 }
 
 FILE *bspalg_open_json(const char *prog, const char *path) {

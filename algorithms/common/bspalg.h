@@ -122,5 +122,8 @@ int bspalg_parse_choice(const char *prog, const char *what, const char *text,
 /* Open o->json_path for writing on process 0 ("-" = stdout; NULL path = NULL). Exits with a
  * message when it cannot. */
 FILE *bspalg_open_json(const char *prog, const char *path);
+/* Before the run: exits with status 2 and a message when --json PATH could not be written
+ * afterwards (a directory, no permission, no such directory), so no run is wasted. */
+void bspalg_check_json_path(const char *prog, const char *path);
 
 #endif

@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "bspk_machine.h"
 
 /* Set in bspalg_main before bsp_init and only read afterwards: on the threads back end the
  * BSP processes share them; on a process-based one every process parsed its own copy. */
@@ -22,6 +26,10 @@ typedef struct held {
   struct held *next;
 } held;
 static _Thread_local held *allocated, *registered;
+/* What bspalg_alloc gave this process so far, and the memory free when the program started
+ * (read once, before the processes start filling theirs). */
+static _Thread_local size_t allocated_bytes;
+static unsigned long long memory_at_start;
 
 static held *hold(held *list, void *ptr) {
   held *node = malloc(sizeof *node);
@@ -30,16 +38,40 @@ static held *hold(held *list, void *ptr) {
   return node;
 }
 
-void *bspalg_alloc(size_t bytes, const char *why, ...) {
-  void *ptr = calloc(1, bytes ? bytes : 1);
-  if (!ptr) {
-    char reason[256];
-    va_list args;
-    va_start(args, why);
-    vsnprintf(reason, sizeof reason, why, args);
-    va_end(args);
-    bsp_abort("%s: out of memory%s%s\n", driver->program, reason[0] ? " " : "", reason);
+/* The BSP processes that share this machine's memory: all of them on the threads back end;
+ * on a process-based one at most one per core here (more nodes hold the rest). */
+static unsigned long long processes_here(void) {
+  const char *backend = getenv("BSPKIT_BACKEND");
+  unsigned long long p = (unsigned long long)bsp_nprocs();
+  if (backend && *backend && strcmp(backend, "threads") != 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores > 0 && (unsigned long long)cores < p) p = (unsigned long long)cores;
   }
+  return p;
+}
+
+void *bspalg_alloc(size_t bytes, const char *why, ...) {
+  char reason[256];
+  va_list args;
+  va_start(args, why);
+  vsnprintf(reason, sizeof reason, why, args);
+  va_end(args);
+  /* Refused before it is touched: a calloc the kernel overcommits succeeds, and filling it
+   * would get the whole run killed by the out-of-memory killer, without a word. */
+  allocated_bytes += bytes;
+  unsigned long long here = processes_here();
+  if (memory_at_start > 0 && (unsigned long long)allocated_bytes * here > memory_at_start) {
+    const double gib = (double)(1u << 30);
+    bsp_abort(
+        "%s: the run needs at least %.1f GiB (%.2f GiB on each of %llu processes on this "
+        "machine%s%s) but this machine has %.1f GiB available: use a smaller problem or "
+        "fewer processes per machine\n",
+        driver->program, (double)allocated_bytes * (double)here / gib,
+        (double)allocated_bytes / gib, here, reason[0] ? ", " : "", reason,
+        (double)memory_at_start / gib);
+  }
+  void *ptr = calloc(1, bytes ? bytes : 1);
+  if (!ptr) bsp_abort("%s: out of memory%s%s\n", driver->program, reason[0] ? " " : "", reason);
   allocated = hold(allocated, ptr);
   return ptr;
 }
@@ -162,10 +194,43 @@ static void spmd(void) {
   if (verified < 0) exit(1);
 }
 
+/* Before bsp_init the processes of an MPI launch do not know their pid yet, but every one of
+ * them parses the command line: only the launcher's rank 0 may say what is wrong with it. */
+static int launched_as_other_rank(void) {
+  const char *names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+    const char *rank = getenv(names[k]);
+    if (rank && *rank) return strcmp(rank, "0") != 0;
+  }
+  return 0;
+}
+
+/* Options and the --json path, checked before anything runs; usage errors exit(2). */
+static void check_command_line(int argc, char **argv) {
+  int saved_stderr = -1;
+  if (launched_as_other_rank()) {
+    fflush(stderr);
+    saved_stderr = dup(STDERR_FILENO);
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) {
+      dup2(devnull, STDERR_FILENO);
+      close(devnull);
+    }
+  }
+  parse_command_line(argc, argv);
+  bspalg_check_json_path(driver->program, opts.json_path);
+  if (saved_stderr >= 0) {
+    fflush(stderr);
+    dup2(saved_stderr, STDERR_FILENO);
+    close(saved_stderr);
+  }
+}
+
 int bspalg_main(const bspalg_driver *d, int argc, char **argv) {
   driver = d;
   /* Parsed before bsp_init: on a process-based back end only process 0 returns from it. */
-  parse_command_line(argc, argv);
+  check_command_line(argc, argv);
+  memory_at_start = bspk_available_memory_bytes();
   if (driver->before_init) driver->before_init();
   bsp_init(spmd, argc, argv);
   spmd();

@@ -105,7 +105,9 @@ typedef struct {
  *
  * bspalg_alloc: `bytes` zeroed bytes (at least one), freed after the run. Out of memory:
  * bsp_abort with "<program>: out of memory <why>", why formatted as by printf (e.g. "for A
- * (%ld doubles)"; "" for nothing more).
+ * (%ld doubles)"; "" for nothing more). Before that, a process whose allocations times the
+ * processes sharing this machine exceed the memory available at the start is refused with
+ * the numbers (bsp_abort), not left to be killed while it fills the memory.
  * bspalg_register: bsp_push_reg(ptr, bytes) now and bsp_pop_reg(ptr) after the run, in the
  * reverse order of the registrations. Collective, as bsp_push_reg is. */
 #if defined(__GNUC__)

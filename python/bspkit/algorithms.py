@@ -19,6 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bspkit.console import describe_exit
+from bspkit.fileformat import format_problem
+
+# The format of a driver's JSON object that this bspkit reads (docs/algorithm-output.md).
+RUN_FORMAT = 1
+
 # The driver's "params" object: the problem's parameters (n, q, alpha, m, ...).
 ProblemParams = Mapping[str, Any]
 # A cost model: the work of the whole problem in the driver's work unit, None if unknown.
@@ -50,6 +56,35 @@ def llcs_work(params: ProblemParams) -> float | None:
     return None if n is None else float(params.get("m", n)) * float(n)
 
 
+# Memory models: the bytes a run holds at its peak, all processes together, with the driver's
+# check of the result (measured with /usr/bin/time at p = 2 and rounded up: inner product
+# 16.0 n bytes; matmul 45 n^2; Cannon 50 n^2; LLCS a few MiB).
+
+
+def inner_product_memory(params: ProblemParams) -> float | None:
+    """x and y: 2 n doubles."""
+    n = params.get("n")
+    return None if n is None else 16.0 * n
+
+
+def matrix_product_memory(params: ProblemParams) -> float | None:
+    """A, B, C and the fetched blocks, and the check's reference: 6 n^2 doubles."""
+    n = params.get("n")
+    return None if n is None else 48.0 * float(n) ** 2
+
+
+def cannon_memory(params: ProblemParams) -> float | None:
+    """A, B, C, the blocks in flight and the check's reference: 7 n^2 doubles."""
+    n = params.get("n")
+    return None if n is None else 56.0 * float(n) ** 2
+
+
+def llcs_memory(params: ProblemParams) -> float | None:
+    """The two strings and a few rows of the table per process."""
+    n = params.get("n")
+    return None if n is None else 16.0 * (float(params.get("m", n)) + float(n)) + (1 << 20)
+
+
 # ---------------------------------------------------------------------- records
 
 
@@ -65,6 +100,7 @@ class Algorithm:
     sizes: tuple[int, ...]  # validate's default problem sizes (--size); --quick takes the first two
     sweep_option: str | None = None  # driver option of the second parameter validate sweeps
     sweep_values: tuple[str, ...] = ()  # validate's default values of it
+    memory: WorkModel | None = None  # bytes of the whole run at its peak, to refuse one that cannot fit
 
     @property
     def sweep_param(self) -> str | None:
@@ -85,6 +121,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         (),
         "inner product, cyclic distribution",
         inner_product_work,
+        memory=inner_product_memory,
         sizes=(64 * 10**6, 160 * 10**6, 320 * 10**6),  # 320e6: 5 GiB of vectors, 0.14 s at p = 2
     ),
     Algorithm(
@@ -93,6 +130,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--dist", "blockcyclic"),
         "memory-efficient matrix multiplication, q blocks, customized block-cyclic distribution (thesis 4.2)",
         matrix_product_work,
+        memory=matrix_product_memory,
         sizes=MATMUL_SIZES,
         sweep_option="--q",
         sweep_values=MATMUL_Q,
@@ -103,6 +141,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--dist", "static2d"),
         "memory-efficient matrix multiplication, q blocks, static 2D distribution, rows by hpget (thesis 4.2)",
         matrix_product_work,
+        memory=matrix_product_memory,
         sizes=MATMUL_SIZES,
         sweep_option="--q",
         sweep_values=MATMUL_Q,
@@ -113,6 +152,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--variant", "put"),
         "Cannon-style MatMul with put (Gerbessiotis & Lee, Fig. 7)",
         matrix_product_work,
+        memory=cannon_memory,
         sizes=CANNON_SIZES,
     ),
     Algorithm(
@@ -121,6 +161,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--variant", "get"),
         "Cannon-style MatMulG with get (Gerbessiotis & Lee, Fig. 8)",
         matrix_product_work,
+        memory=cannon_memory,
         sizes=CANNON_SIZES,
     ),
     Algorithm(
@@ -129,6 +170,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--kernel", "dp"),
         "LLCS, blocked wavefront, dynamic-programming kernel (thesis 5.1)",
         llcs_work,
+        memory=llcs_memory,
         sizes=(20000, 40000, 80000),
         sweep_option="--alpha",
         sweep_values=LLCS_ALPHA,
@@ -139,6 +181,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--kernel", "bitpar"),
         "LLCS, blocked wavefront, bit-parallel kernel (thesis 5.2)",
         llcs_work,
+        memory=llcs_memory,
         sizes=(100000, 200000, 400000),
         sweep_option="--alpha",
         sweep_values=LLCS_ALPHA,
@@ -164,6 +207,57 @@ def efficiency(alg: Algorithm, run: Mapping[str, Any], f: float | None) -> float
 
 
 # ------------------------------------------------------------------------------ running
+
+# The library's own memory per process and peer once every process has written to every
+# other, and per thread (src/core: bspk_proc_bytes, BSPK_THREAD_BYTES; measured: p = 2000
+# threads hold 2.2 GB after one all-to-all).
+LIBRARY_BYTES_PER_PEER = 600
+LIBRARY_BYTES_PER_PROCESS = 64 * 1024
+
+
+def available_memory_bytes() -> int | None:
+    """MemAvailable, or less where a cgroup limits us (as the C side's bspk_machine.h)."""
+    avail = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                avail = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = int(Path("/sys/fs/cgroup/memory.max").read_text())
+        used = int(Path("/sys/fs/cgroup/memory.current").read_text())
+        avail = min(avail, max(limit - used, 0)) if avail is not None else max(limit - used, 0)
+    except (OSError, ValueError):  # no cgroup v2 limit ("max") here
+        pass
+    return avail
+
+
+def memory_needed(alg: Algorithm, params: ProblemParams, nprocs: int) -> float | None:
+    """Bytes a run needs on one machine: the algorithm's data and the library's buffers."""
+    data = alg.memory(params) if alg.memory else None
+    if data is None:
+        return None
+    return data + nprocs * (nprocs * LIBRARY_BYTES_PER_PEER + LIBRARY_BYTES_PER_PROCESS)
+
+
+def check_memory(alg: Algorithm, runs: Sequence[ProblemParams], nprocs: int) -> None:
+    """Refuses, with the numbers, when the largest of the runs cannot fit in this machine's
+    memory (instead of being killed by the kernel part-way through a sweep)."""
+    avail = available_memory_bytes()
+    needs = [(need, r) for r in runs if (need := memory_needed(alg, r, nprocs)) is not None]
+    if avail is None or not needs:
+        return
+    need, worst = max(needs, key=lambda x: x[0])
+    if need > avail:
+        what = ", ".join(f"{k} = {v}" for k, v in worst.items())
+        gib = 2.0**30
+        raise AlgorithmError(
+            f"{alg.name} with {what} on p = {nprocs} needs about {need / gib:.1f} GiB, but this machine has "
+            f"{avail / gib:.1f} GiB available: use a smaller size"
+            + (" (--sizes)" if len(runs) > 1 else " (--size)")
+            + (" or fewer processes" if nprocs * nprocs * LIBRARY_BYTES_PER_PEER > need / 2 else "")
+        )
 
 
 @dataclass
@@ -200,10 +294,14 @@ def run_driver(
             raise AlgorithmError(f"{alg.name} did not finish within {timeout_s:.0f} s: {shlex.join(cmd)}") from None
         if proc.returncode != 0:
             detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-5:]
-            what = "its result is WRONG" if proc.returncode == 1 else f"exit status {proc.returncode}"
-            raise AlgorithmError(f"{alg.name} failed ({what}): {shlex.join(cmd)}\n  " + "\n  ".join(detail))
+            raise AlgorithmError(
+                f"{alg.name} failed ({describe_exit(proc.returncode)}): {shlex.join(cmd)}\n  " + "\n  ".join(detail)
+            )
         try:
             data = json.loads(out.read_text())
         except (OSError, ValueError) as e:
             raise AlgorithmError(f"{alg.name}: cannot read the driver's JSON ({e}): {shlex.join(cmd)}") from None
+        problem = format_problem(data, "run", RUN_FORMAT) if isinstance(data, dict) else "not a JSON object"
+        if problem:
+            raise AlgorithmError(f"{exe}: its output: {problem}")
     return RunResult(alg.name, cmd, data, proc.stdout)

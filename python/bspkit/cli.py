@@ -24,6 +24,28 @@ PASS_THROUGH = ("probe", "run", "validate")
 
 # -------------------------------------------------------------------------- parser
 
+
+def positive_int(text: str) -> int:
+    """One rule for -n, --reps, ...: a positive integer; 0, negatives and words are usage errors."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer (at least 1)")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number")
+    return value
+
+
 PROBE_EPILOG = """\
 Everything after `--` is passed to bspprobe unchanged (see `bspprobe --help`), e.g.
   bspkit probe --quick -n 2 -- --only g,l --max-words 4096
@@ -52,7 +74,7 @@ Output: OUTDIR/raw.jsonl (bspprobe's samples), params.json (bspkit fit), report.
 def add_launch_args(p: argparse.ArgumentParser) -> None:
     """-n, -b and --build-dir: how probe, run and validate start BSP programs."""
     p.add_argument(
-        "-n", "--nprocs", type=int, metavar="P", help="number of BSP processes (default: the cores available)"
+        "-n", "--nprocs", type=positive_int, metavar="P", help="number of BSP processes (default: the cores available)"
     )
     p.add_argument(
         "-b",
@@ -88,7 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bspcc-flags", metavar="FLAGS", help="extra compiler flags for --bspcc, e.g. '-DBSPPROBE_INT_API'")
     p.add_argument("--launcher", metavar="CMD", help="run bspprobe through this command ({p} is replaced by P)")
     p.add_argument("--probe-binary", metavar="PATH", help="run this bspprobe binary instead of building one")
-    p.add_argument("--output-dir", metavar="DIR", help="where raw.jsonl, params.json and report.html go")
+    p.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="where raw.jsonl, params.json and report.html go; a directory that holds a run is refused without --force",
+    )
+    p.add_argument("--force", action="store_true", help="overwrite the run in --output-dir")
     p.add_argument(
         "--library-name", metavar="NAME", help="the BSPlib library's name for the header (bspprobe --library-name)"
     )
@@ -147,14 +174,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ru.add_argument("algorithm", metavar="ALG", help=algs)
     add_launch_args(ru)
-    ru.add_argument("--size", type=int, metavar="N", help="problem size (the driver's --size)")
-    ru.add_argument("--params", metavar="FILE", help="a probe's params.json: predict the run from it")
-    ru.add_argument(
+    ru.add_argument("--size", type=positive_int, metavar="N", help="problem size (the driver's --size)")
+    predict_from = ru.add_mutually_exclusive_group()
+    predict_from.add_argument("--params", metavar="FILE", help="a probe's params.json: predict the run from it")
+    predict_from.add_argument(
         "--predict",
         action="store_true",
-        help="predict from the newest probe of this back end and p under results/probe/",
+        help="predict from the newest probe of this back end and p under results/probe/ (an error if there is none)",
     )
-    ru.add_argument("--json", metavar="FILE", help="also write the driver's JSON object here")
+    ru.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write the driver's JSON object here; '-': to stdout, the summary then goes to stderr",
+    )
 
     va = sub.add_parser(
         "validate",
@@ -180,17 +212,29 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("--sizes", metavar="N,N,...", help="problem sizes (default: per algorithm, listed below)")
     va.add_argument("--values", metavar="V,V,...", help="values of the second parameter: q for matmul, alpha for llcs")
     va.add_argument(
-        "-r", "--reps", type=int, default=3, metavar="R", help="repetitions per run; the median is used (default 3)"
+        "-r",
+        "--reps",
+        type=positive_int,
+        default=3,
+        metavar="R",
+        help="repetitions per run; the median is used (default 3)",
     )
     va.add_argument("--quick", action="store_true", help="the first two sizes and values only")
     va.add_argument(
-        "--timeout", type=float, default=600.0, metavar="S", help="give up a run after S seconds (default 600)"
+        "--timeout", type=positive_float, default=600.0, metavar="S", help="give up a run after S seconds (default 600)"
     )
     va.add_argument("--keep-going", action="store_true", help="skip a run that fails instead of stopping")
     va.add_argument(
         "--output-dir",
         metavar="DIR",
-        help="where validate.json and validate.html go (default: results/validate/ALG-...)",
+        help="where validate.json and validate.html go (default: results/validate/ALG-...); "
+        "a directory that holds a sweep is refused: use --resume",
+    )
+    va.add_argument(
+        "--resume",
+        metavar="DIR",
+        help="continue the sweep in DIR (its validate.json, written after every run): the runs already there are "
+        "kept and skipped, the others run; the sweep, back end and p come from DIR unless given again",
     )
     return ap
 

@@ -14,8 +14,17 @@ from pathlib import Path
 from bspkit import algorithms as al
 from bspkit import predict as pd
 from bspkit import probe as pr
-from bspkit.console import Failure, UsageError, progress, write_text
-from bspkit.inputs import algorithm_arg, default_beside, driver_tools, load_fit, load_params, params_for, resolve_input
+from bspkit.console import Failure, UsageError, check_writable, progress, write_text
+from bspkit.inputs import (
+    algorithm_arg,
+    check_launch,
+    default_beside,
+    driver_tools,
+    load_fit,
+    load_params,
+    params_for,
+    resolve_input,
+)
 from bspkit.params import Params, Surface
 from bspkit.rawdata import RawRun
 
@@ -163,30 +172,45 @@ def _bsprun_for_probe(build_dir_arg: str | None, root: Path | None) -> Path:
     return bsprun
 
 
+# what makes a directory hold a probe run: writing into it would overwrite these
+RUN_FILES = ("raw.jsonl", "params.json", "report.html")
+
+
+def _probe_output_dir(args: argparse.Namespace, root: Path | None, backend: str, nprocs: int) -> Path:
+    """--output-dir, refused when it holds a run and --force is not given; else a new
+    timestamped directory. Nothing is created here."""
+    if not args.output_dir:
+        return pr.default_output_dir(root, backend.replace("/", "_"), nprocs)
+    outdir = Path(args.output_dir)
+    if outdir.exists() and not outdir.is_dir():
+        raise UsageError(f"--output-dir {outdir} is a file, not a directory")
+    held = [name for name in RUN_FILES if (outdir / name).exists()]
+    if held and not args.force:
+        raise UsageError(
+            f"--output-dir {outdir} holds a run ({', '.join(held)}): give another directory, or --force to overwrite it"
+        )
+    return outdir
+
+
 def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
-    if args.nprocs is not None and args.nprocs < 1:
-        raise UsageError("-n must be a positive integer")
     if args.bspcc and args.probe_binary:
         raise UsageError("--bspcc and --probe-binary exclude each other")
     if args.launcher is not None and not args.launcher.strip():
         raise UsageError("--launcher needs a command")
     nprocs = args.nprocs or pr.cores()
     root = pr.repo_root()
+    backend = (args.library_name or Path(args.bspcc).name) if args.bspcc else args.backend
+    outdir = _probe_output_dir(args, root, backend, nprocs)
+    # Every option is checked, and bspkit's own bspprobe built, before the run directory is
+    # made: a mistake must not leave an empty run behind.
     try:
         bsprun: Path | None = None
+        binary: Path | None = None
         if args.bspcc:
-            backend = args.library_name or Path(args.bspcc).name
             if root is None:
                 raise Failure("cannot find the bspprobe sources: set BSPKIT_SOURCE_DIR")
-        else:
-            backend = args.backend
-        outdir = (
-            Path(args.output_dir) if args.output_dir else pr.default_output_dir(root, backend.replace("/", "_"), nprocs)
-        )
-        outdir.mkdir(parents=True, exist_ok=True)
-        if args.bspcc:
-            assert root is not None
-            binary = pr.build_other(root, args.bspcc, outdir, shlex.split(args.bspcc_flags or ""))
+            if shutil.which(args.bspcc) is None:
+                raise Failure(f"--bspcc {args.bspcc}: no such compiler wrapper")
         elif args.probe_binary:
             binary = Path(args.probe_binary)
             if not binary.is_file():
@@ -201,11 +225,23 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
             binary = build_dir / "probe" / "bspprobe"
         if not args.bspcc and args.launcher is None:
             bsprun = _bsprun_for_probe(args.build_dir, root)
+            check_launch(bsprun, args.backend, nprocs)
+        made = not outdir.exists()
+        outdir.mkdir(parents=True, exist_ok=True)
         raw = outdir / "raw.jsonl"
-        probe_run = pr.probe_command(
-            binary, raw, nprocs, backend, bsprun, args.launcher, args.quick, args.library_name, extra
-        )
-        probe_run.run()
+        try:
+            if args.bspcc:
+                assert root is not None
+                binary = pr.build_other(root, args.bspcc, outdir, shlex.split(args.bspcc_flags or ""))
+            assert binary is not None
+            probe_run = pr.probe_command(
+                binary, raw, nprocs, backend, bsprun, args.launcher, args.quick, args.library_name, extra
+            )
+            probe_run.run()
+        except BaseException:
+            if made and not raw.exists():  # nothing measured: leave no empty run behind
+                shutil.rmtree(outdir, ignore_errors=True)
+            raise
     except pr.ProbeError as e:
         raise Failure(str(e)) from None
     if not raw.is_file():
@@ -222,10 +258,21 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
 def run_command(args: argparse.Namespace, extra: list[str]) -> int:
     alg = algorithm_arg(args.algorithm)
     nprocs = args.nprocs or pr.cores()
-    bsprun, bindir = driver_tools(args.build_dir, alg.driver)
+    json_to_stdout = args.json == "-"
+    if args.json and not json_to_stdout:
+        check_writable(Path(args.json), "--json")
+    # with --json -, stdout holds the JSON object alone and the summary goes to stderr
+    say = sys.stderr if json_to_stdout else sys.stdout
     params_path, params = (
-        params_for(args.params, args.backend, nprocs, required=False) if args.predict or args.params else (None, None)
+        params_for(args.params, args.backend, nprocs, required=True) if args.predict or args.params else (None, None)
     )
+    if args.size is not None:
+        try:
+            al.check_memory(alg, [{"n": args.size}], nprocs)
+        except al.AlgorithmError as e:
+            raise Failure(str(e)) from None
+    bsprun, bindir = driver_tools(args.build_dir, alg.driver)
+    check_launch(bsprun, args.backend, nprocs)
     dargs = list(extra)
     if args.size is not None:
         dargs += ["--size", str(args.size)]
@@ -235,11 +282,11 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
         res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs)
     except al.AlgorithmError as e:
         raise Failure(str(e)) from None
-    sys.stdout.write(res.stdout)
+    say.write(res.stdout)
     d = res.data
     eff = al.efficiency(alg, d, d.get("f_s_per_unit"))
     if eff is not None:
-        print(f"efficiency (one-process kernel time of the whole problem / p T): {eff:.1%}")
+        print(f"efficiency (one-process kernel time of the whole problem / p T): {eff:.1%}", file=say)
     if params is not None:
         try:
             pred = pd.predict(params, d)
@@ -247,13 +294,16 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
             raise Failure(str(e)) from None
         print(
             f"predicted from {params_path} (work {pred['work_s']:.4g} s at f = {pred['f_s_per_unit']:.3g} "
-            f"s/{d.get('work_unit')}):"
+            f"s/{d.get('work_unit')}):",
+            file=say,
         )
         for m in pd.MODELS:
             v = pred[m]
             err = pd.relative_error(v, d["time_s"])
-            print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -")
-    if args.json:
+            print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
+    if json_to_stdout:
+        sys.stdout.write(json.dumps(d) + "\n")
+    elif args.json:
         write_text(Path(args.json), json.dumps(d) + "\n")
-        print(f"run written to {args.json}")
+        print(f"run written to {args.json}", file=say)
     return 0

@@ -1,9 +1,12 @@
 """What every command shares for talking to the user: progress lines, the two kinds of error
-(exit status 1 and 2) and writing an output file."""
+(exit status 1 and 2), how a program ended, and writing an output file."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import tempfile
 from pathlib import Path
 
 
@@ -24,9 +27,62 @@ def print_error(msg: str) -> None:
     print(f"bspkit: error: {msg}", file=sys.stderr)
 
 
+def describe_exit(returncode: int) -> str:
+    """How a program ended, for a message: 'exit status 3', 'killed by SIGSEGV (...)'.
+
+    A negative status is a signal (subprocess' convention); 128 + N is a shell's or mpirun's
+    report of one. SIGKILL is almost always the kernel's out-of-memory killer."""
+    signum = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 160 else None
+    if signum is None:
+        return f"exit status {returncode}"
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        return f"exit status {returncode}"
+    why = {
+        "SIGKILL": "killed, most likely out of memory",
+        "SIGSEGV": "a crash: invalid memory access",
+        "SIGBUS": "a crash: bad memory access",
+        "SIGABRT": "aborted",
+        "SIGFPE": "a crash: arithmetic error",
+        "SIGTERM": "terminated",
+        "SIGINT": "interrupted",
+    }.get(name)
+    return f"killed by {name}" + (f" ({why})" if why else "")
+
+
 def write_text(path: Path, text: str) -> None:
+    """Writes the file whole or not at all: into a temporary file beside it, then renamed over
+    it, so an interrupted or failed write never leaves half a file (or loses the old one)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, 0o666 & ~_umask())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     except OSError as e:
         raise Failure(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def check_writable(path: Path, what: str) -> None:
+    """Fails now, before a long run, when `path` could not be written afterwards (write_text
+    renames into its directory, so that directory, or the nearest one that exists, must be
+    writable)."""
+    if path.is_dir():
+        raise Failure(f"cannot write {what} {path}: it is a directory")
+    target = path.parent
+    while not target.exists():
+        target = target.parent
+    if not target.is_dir() or not os.access(target, os.W_OK | os.X_OK):
+        raise Failure(f"cannot write {what} {path}: {target} is not a writable directory")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

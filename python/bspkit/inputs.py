@@ -4,11 +4,14 @@ parameter files (given, or the newest probe's), and the build with bsprun and th
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from bspkit import algorithms as al
+from bspkit import predict as pd
 from bspkit import probe as pr
-from bspkit.console import Failure, UsageError, progress
+from bspkit.console import Failure, UsageError, describe_exit, progress
 from bspkit.fit import fit_run
 from bspkit.params import Params, ParamsError
 from bspkit.rawdata import RawDataError, RawRun, load_raw
@@ -71,20 +74,28 @@ def newest_params(backend: str, nprocs: int) -> Path | None:
 
 def params_for(params_arg: str | None, backend: str, nprocs: int, required: bool) -> tuple[Path | None, Params | None]:
     """The parameter file given (--params), else the newest probe's; (None, None) if there is
-    none and none is required."""
+    none and none is required. Checked before anything runs: its format, and that it can
+    predict (l and a g surface)."""
     if params_arg:
-        path = Path(params_arg)
-        return path, load_params(path)
-    found = newest_params(backend, nprocs)
-    if found is None:
-        if required:
-            raise Failure(
-                f"no parameter file: give --params FILE, or run `bspkit probe -b {backend} -n {nprocs}` first "
-                "(its params.json under results/probe/ is found by itself)"
-            )
-        return None, None
-    progress(f"parameters: {found} (the newest probe for {backend}, p = {nprocs})")
-    return found, load_params(found)
+        path: Path | None = Path(params_arg)
+    else:
+        path = newest_params(backend, nprocs)
+        if path is None:
+            if required:
+                raise Failure(
+                    f"no parameter file: give --params FILE, or run `bspkit probe -b {backend} -n {nprocs}` first "
+                    "(its params.json under results/probe/ is found by itself)"
+                )
+            return None, None
+        progress(f"parameters: {path} (the newest probe for {backend}, p = {nprocs})")
+    params = load_params(path)
+    try:
+        unserved = pd.check_usable(params)
+    except pd.PredictionError as e:
+        raise Failure(f"{path}: {e}") from None
+    for model in unserved:
+        progress(f"warning: {path} has no fit the {model} model can use: its predictions will be '-'")
+    return path, params
 
 
 def driver_tools(build_dir_arg: str | None, driver: str) -> tuple[Path, Path]:
@@ -114,3 +125,19 @@ def algorithm_arg(name: str) -> al.Algorithm:
         return al.find_algorithm(name)
     except al.AlgorithmError as e:
         raise UsageError(str(e)) from None
+
+
+def check_launch(bsprun: Path, backend: str, nprocs: int) -> None:
+    """Asks bsprun (`--dry-run`) whether it can start P processes on this back end: it knows
+    the back ends this build has. Its refusal is the user's usage error, in bsprun's words."""
+    cmd = [str(bsprun), "--dry-run", "-b", backend, "-n", str(nprocs), sys.executable]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise Failure(f"cannot run {bsprun}: {e}") from None
+    if proc.returncode == 2:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("bsprun: error:")]
+        msg = lines[0].removeprefix("bsprun: error: ") if lines else proc.stderr.strip()
+        raise UsageError(f"-b {backend} -n {nprocs}: {msg}")
+    if proc.returncode != 0:
+        raise Failure(f"{bsprun} --dry-run failed ({describe_exit(proc.returncode)}): {proc.stderr.strip()}")

@@ -22,6 +22,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from bspkit import __version__
+from bspkit.fileformat import format_problem
+
 FORMAT_VERSION = 1
 
 R = TypeVar("R")  # a record read from JSON (Surface, Params)
@@ -222,6 +225,7 @@ class Params:
     """A parameter file: what `bspkit fit` writes (docs/probe-format.md)."""
 
     format: int = FORMAT_VERSION
+    bspkit_version: str | None = None  # the bspkit that wrote the file (dumps stamps this one)
     source: str | None = None  # the raw file fitted
     fitted: str | None = None  # when (ISO 8601 UTC)
     machine: JsonObject = field(default_factory=dict)  # the raw header's machine fields
@@ -265,14 +269,17 @@ class Params:
         return json_safe(out)
 
     def dumps(self) -> str:
-        """The file's text, as `bspkit fit` writes it."""
-        return json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n"
+        """The file's text, as `bspkit fit` writes it (stamped with this bspkit's version)."""
+        return json.dumps({**self.to_json(), "bspkit_version": __version__}, indent=1, allow_nan=False) + "\n"
 
     @classmethod
     def from_json(cls, d: Any) -> Params:
         """Reads a parameter file's object; ParamsError when it is not one (format 1, with g)."""
-        if not isinstance(d, Mapping) or d.get("format") != FORMAT_VERSION or "g" not in d:
+        if not isinstance(d, Mapping) or "g" not in d:
             raise ParamsError(f"not a bspkit parameter file (format {FORMAT_VERSION})")
+        problem = format_problem(d, "parameter file", FORMAT_VERSION)
+        if problem:
+            raise ParamsError(problem)
 
         def value(attr: str, v: Any) -> Any:
             return {k: Surface.from_json(e) for k, e in (v or {}).items()} if attr == "g" else v

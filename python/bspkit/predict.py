@@ -110,6 +110,21 @@ def empty_sync_s(params: Params) -> float:
     return v
 
 
+def check_usable(params: Params) -> list[str]:
+    """Raises PredictionError when the parameters cannot predict any run (no l, no g surface
+    with a fit); returns the models they cannot serve (their predictions will be '-')."""
+    missing = []
+    if params.empty_sync_s() is None:
+        missing.append("l (the empty sync)")
+    if not params.g:
+        missing.append("a g surface (the probe was run with --only and without g)")
+    if missing:
+        raise PredictionError(
+            f"the parameter file has no {' and no '.join(missing)}: run `bspkit probe` without --only"
+        )
+    return [m for m in MODELS if _surface_for(params, None, None, m) is None]
+
+
 def superstep_comm_s(params: Params, step: Superstep, model: str) -> float | None:
     """Time of one superstep's communication and synchronization under a model."""
     h = float(step.get("h") or 0.0)

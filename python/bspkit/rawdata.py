@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from bspkit.fileformat import format_problem
+
 FORMAT_VERSION = 1
 
 T = TypeVar("T")
@@ -229,11 +231,9 @@ def load_raw(path: str | Path) -> RawRun:
         if rtype == "header":
             if header is not None:
                 raise RawDataError(f"{where}: a second header (two runs in one file?)")
-            fmt = rec.get("format")
-            if fmt != FORMAT_VERSION:
-                raise RawDataError(
-                    f"{where}: raw format {fmt!r} is not supported (this bspkit reads format {FORMAT_VERSION})"
-                )
+            problem = format_problem(rec, "raw", FORMAT_VERSION)
+            if problem:
+                raise RawDataError(f"{where}: {problem}")
             header = rec
             continue
         if rtype == "footer":

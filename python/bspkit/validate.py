@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import statistics
 import sys
 from pathlib import Path
 from typing import Any
 
+from bspkit import __version__, validate_report
 from bspkit import algorithms as al
 from bspkit import predict as pd
 from bspkit import probe as pr
-from bspkit import validate_report
-from bspkit.console import Failure, UsageError, progress
-from bspkit.inputs import algorithm_arg, driver_tools, params_for
+from bspkit.console import Failure, UsageError, check_writable, progress
+from bspkit.fileformat import format_problem
+from bspkit.inputs import algorithm_arg, check_launch, driver_tools, params_for
 from bspkit.params import Params
 
 # Runs shorter than this are left out of the mean error (issue 5: "over runs longer than 0.1 s").
@@ -132,50 +134,59 @@ def _print_table(
         print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
 
 
-def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
-    if args.reps < 1:
-        raise UsageError("--reps must be at least 1")
-    alg = algorithm_arg(args.algorithm)
-    nprocs = args.nprocs or pr.cores()
-    sizes, sweep_vals = sweep_of(alg, args.sizes, args.values, args.quick)
-    params_path, params = params_for(args.params, args.backend, nprocs, required=True)
-    assert params is not None and params_path is not None
-    if params.p not in (None, nprocs):
-        progress(f"warning: the parameters were measured at p = {params.p}, the runs use p = {nprocs}")
-    bsprun, bindir = driver_tools(args.build_dir, alg.driver)
-    outdir = (
-        Path(args.output_dir)
-        if args.output_dir
-        else (pr.repo_root() or Path.cwd())
-        / "results"
-        / "validate"
-        / (f"{alg.name}-{args.backend}-p{nprocs}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}")
-    )
-    configs = [(n, v) for v in (sweep_vals or [None]) for n in sizes]
-    rows: list[Row] = []
-    load0 = os.getloadavg()
-    for i, (n, v) in enumerate(configs):
-        dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", "--no-check", *extra]
-        if v is not None and alg.sweep_option:
-            dargs += [alg.sweep_option, v]
-        progress(
-            f"[{i + 1}/{len(configs)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else "")
-        )
-        try:
-            res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout)
-        except al.AlgorithmError as e:
-            if args.keep_going:
-                progress(f"skipped: {e}")
-                continue
-            raise Failure(str(e)) from None
-        row = measured_row(alg, res, params, v)
-        rows.append(row)
-        errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
-        eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
-        progress(f"    measured {row['measured_s']:.4g} s{eff}; predicted: {errs}")
-    if not rows:
-        raise Failure("no run finished")
+# The format of validate.json this bspkit writes and reads (--resume).
+RESULT_FORMAT = 1
 
+
+def _config_key(size: Any, sweep_value: Any) -> tuple[str, str]:
+    return (str(size), str(sweep_value))
+
+
+def _row_key(row: Row) -> tuple[str, str]:
+    return _config_key(row.get("size", (row.get("params") or {}).get("n")), row.get("sweep_value"))
+
+
+def load_resumed(outdir: Path, alg: al.Algorithm, backend: str, nprocs: int | None) -> dict[str, Any]:
+    """The sweep in DIR that --resume continues: its validate.json, checked to be the same
+    algorithm, back end and p as this command's."""
+    js = outdir / "validate.json"
+    try:
+        data = json.loads(js.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--resume {outdir}: no validate.json there (nothing to continue)") from None
+    except (OSError, ValueError) as e:
+        raise Failure(f"--resume {outdir}: cannot read {js}: {e}") from None
+    if not isinstance(data, dict):
+        raise Failure(f"{js}: not a validate.json")
+    problem = format_problem(data, "validate.json", RESULT_FORMAT)
+    if problem:
+        raise Failure(f"{js}: {problem}")
+    theirs = (data.get("algorithm"), data.get("backend"), data.get("p"))
+    ours = (alg.name, backend, nprocs if nprocs is not None else data.get("p"))
+    if theirs != ours:
+        raise UsageError(
+            f"--resume {outdir}: that sweep is {theirs[0]} on {theirs[1]} with p = {theirs[2]}, this command asks for "
+            f"{ours[0]} on {ours[1]} with p = {ours[2]}: give the same ALG, -b and -n"
+        )
+    return data
+
+
+def _output_dir(args: argparse.Namespace, alg: al.Algorithm, nprocs: int) -> Path:
+    if args.resume:
+        return Path(args.resume)
+    if args.output_dir:
+        outdir = Path(args.output_dir)
+        if (outdir / "validate.json").exists():
+            raise UsageError(
+                f"--output-dir {outdir} holds a sweep (validate.json): continue it with --resume {outdir}, "
+                "or give another directory"
+            )
+        return outdir
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return (pr.repo_root() or Path.cwd()) / "results" / "validate" / f"{alg.name}-{args.backend}-p{nprocs}-{stamp}"
+
+
+def _summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[dict[str, Any], list[tuple[Any, dict[str, Any]]]]:
     overall = group_summary(rows)
     for r in rows:
         r["best_model"] = overall.get("best_model")
@@ -184,8 +195,45 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         rs = [r for r in rows if r["sweep_value"] == v]
         if rs:
             by_sweep.append((v if v is not None else "all sizes", group_summary(rs)))
-    result = {
-        "format": 1,
+    return overall, by_sweep
+
+
+def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
+    alg = algorithm_arg(args.algorithm)
+    if args.resume and args.output_dir:
+        raise UsageError("--resume DIR continues the sweep in DIR: --output-dir is not needed")
+    resumed = load_resumed(Path(args.resume), alg, args.backend, args.nprocs) if args.resume else None
+    nprocs = args.nprocs or (int(resumed["p"]) if resumed else pr.cores())
+    sizes, sweep_vals = sweep_of(alg, args.sizes, args.values, args.quick)
+    params_arg = args.params or (resumed.get("params_file") if resumed else None)
+    params_path, params = params_for(params_arg, args.backend, nprocs, required=True)
+    assert params is not None and params_path is not None
+    if params.p not in (None, nprocs):
+        progress(f"warning: the parameters were measured at p = {params.p}, the runs use p = {nprocs}")
+    outdir = _output_dir(args, alg, nprocs)
+    check_writable(outdir / "validate.json", "the sweep's results")
+
+    rows: list[Row] = list(resumed.get("rows", [])) if resumed else []
+    done = {_row_key(r) for r in rows}
+    configs = [(n, v) for v in (sweep_vals or [None]) for n in sizes]
+    todo = [(n, v) for n, v in configs if _config_key(n, v) not in done]
+    if resumed:
+        progress(f"resuming {outdir}: {len(rows)} runs kept, {len(todo)} of this sweep to run")
+    try:
+        al.check_memory(
+            alg, [{"n": n, **({alg.sweep_param: v} if alg.sweep_param and v else {})} for n, v in todo], nprocs
+        )
+    except al.AlgorithmError as e:
+        raise Failure(str(e)) from None
+    bsprun, bindir = driver_tools(args.build_dir, alg.driver)
+    check_launch(bsprun, args.backend, nprocs)
+
+    load0 = os.getloadavg()
+    failed: list[dict[str, Any]] = []
+    result: dict[str, Any] = {
+        "format": RESULT_FORMAT,
+        "bspkit_version": __version__,
+        "complete": False,
         "algorithm": alg.name,
         "description": alg.description,
         "backend": args.backend,
@@ -196,12 +244,60 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         "machine": params.machine,
         "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
         "loadavg_start": [round(x, 2) for x in load0],
-        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
         "command": "bspkit " + " ".join(sys.argv[1:]),
         "rows": rows,
-        "summary": {"all": overall, "by_sweep": by_sweep},
+        "failed": failed,
     }
+
+    def save() -> Path:
+        """validate.json as it stands: a sweep cut short keeps every run that finished."""
+        result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+        if rows:
+            overall, by_sweep = _summaries(rows, sweep_vals)
+            result["summary"] = {"all": overall, "by_sweep": by_sweep}
+        return validate_report.write_json(result, outdir)
+
+    resume_hint = f"the runs done are in {outdir / 'validate.json'}; continue with --resume {outdir}"
+    try:
+        for i, (n, v) in enumerate(todo):
+            dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", "--no-check", *extra]
+            if v is not None and alg.sweep_option:
+                dargs += [alg.sweep_option, v]
+            progress(
+                f"[{i + 1}/{len(todo)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else "")
+            )
+            try:
+                res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout)
+            except al.AlgorithmError as e:
+                if not args.keep_going:
+                    if rows:
+                        save()
+                    raise Failure(f"{e}\n{resume_hint}" if rows else str(e)) from None
+                progress(f"skipped: {e}")
+                failed.append({"size": n, "sweep_value": v, "error": str(e)})
+                save()
+                continue
+            row = {"size": n, **measured_row(alg, res, params, v)}
+            rows.append(row)
+            save()
+            errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
+            eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
+            progress(f"    measured {row['measured_s']:.4g} s{eff}; predicted: {errs}")
+    except KeyboardInterrupt:
+        if rows:
+            save()
+            progress(f"interrupted: {resume_hint}")
+        raise
+    if not rows:
+        raise Failure("no run finished")
+
+    result["complete"] = not failed
+    overall, by_sweep = _summaries(rows, sweep_vals)
+    result["summary"] = {"all": overall, "by_sweep": by_sweep}
+    result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     js, page_path, nimg = validate_report.write(result, outdir)
     _print_table(alg, args.backend, nprocs, by_sweep, overall)
     print(f"results: {js}\nreport:  {page_path} ({nimg} plots)")
+    if failed:
+        raise Failure(f"{len(failed)} of the sweep's runs failed (listed in {js}); rerun them with --resume {outdir}")
     return 0

@@ -15,6 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from bspkit.console import write_text
 from bspkit.plots import png_bytes
 from bspkit.predict import MODELS
 from bspkit.report import esc, img, page, table
@@ -162,14 +163,19 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     return page(f"bspkit validate: {alg}, {result['backend']}, p = {result['p']}", "\n".join(parts)), nimg
 
 
-def write(result: dict[str, Any], outdir: Path) -> tuple[Path, Path, int]:
-    outdir.mkdir(parents=True, exist_ok=True)
+def write_json(result: dict[str, Any], outdir: Path) -> Path:
+    """validate.json, whole or not at all (written after every run of a sweep)."""
     js = outdir / "validate.json"
-    js.write_text(json.dumps(result, indent=1) + "\n")
+    write_text(js, json.dumps(result, indent=1) + "\n")
+    return js
+
+
+def write(result: dict[str, Any], outdir: Path) -> tuple[Path, Path, int]:
+    js = write_json(result, outdir)
     html, nimg = html_report(result)
     page_path = outdir / "validate.html"
-    page_path.write_text(html)
+    write_text(page_path, html)
     return js, page_path, nimg
 
 
-__all__ = ["html_report", "write"]
+__all__ = ["html_report", "write", "write_json"]

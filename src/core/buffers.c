@@ -35,5 +35,6 @@ void bspk_free_each(void *const *pointers, size_t n) {
 }
 
 void bspk_outbox_grow(bspk_proc *self, bspk_outbox *ob, size_t need, const char *call) {
-  BSPK_GROW(self, ob->data, ob->cap, ob->len + need, 4096, call, "the communication buffer");
+  BSPK_GROW(self, ob->data, ob->cap, ob->len + need, BSPK_OUTBOX_FIRST_BYTES, call,
+            "the communication buffer");
 }

@@ -18,6 +18,13 @@ double bspk_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+size_t bspk_proc_bytes(const bspk_engine_ops *ops, int nprocs) {
+  /* outbox[2], replies, large_started; and the two outboxes' first capacity */
+  size_t per_peer = 3 * sizeof(bspk_outbox) + 1 + 2 * BSPK_OUTBOX_FIRST_BYTES;
+  if (ops->rma_put) per_peer += sizeof(bspk_outbox);
+  return sizeof(bspk_proc) + (size_t)nprocs * per_peer;
+}
+
 bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int pid, int nprocs) {
   bspk_proc *self = calloc(1, sizeof *self);
   if (!self) {
