@@ -19,6 +19,7 @@ from bspkit.algorithms import (
     AlgorithmError,
     efficiency,
     find_algorithm,
+    run_driver,
 )
 from bspkit.params import Params
 from bspkit.predict import MODELS, predict
@@ -157,3 +158,125 @@ def test_the_toy_driver_and_one_record_are_an_algorithm(tmp_path: Path, monkeypa
     assert d["algorithm"] == "toy" and d["p"] == 3 and d["params"]["n"] == 1000 and d["verified"] is True
     # the header's cost: one superstep with h = p - 1 words, then a closing local step
     assert d["S"] == 1 and d["supersteps"][0]["h"] == 2
+
+
+# ------------------------------------------- checked before running, said after
+
+
+def run_inprod_expecting(status: int, *args: str) -> subprocess.CompletedProcess[str]:
+    r = run_bspkit("run", "inprod", *args, env={"BSPKIT_BUILD_DIR": str(BUILD)}, timeout=120)
+    assert r.returncode == status, (r.returncode, r.stdout, r.stderr)
+    return r
+
+
+@needs_inprod
+def test_run_json_to_stdout_holds_the_json_alone(tmp_path: Path) -> None:
+    r = run_inprod_expecting(0, "-n", "2", "--size", "1000", "--json", "-")
+    d = json.loads(r.stdout)  # the whole of stdout is one JSON object
+    assert d["format"] == 1 and d["bspkit_version"] and d["params"]["n"] == 1000
+    assert "inprod on 2 processes" in r.stderr and "check: passed" in r.stderr
+
+
+@needs_inprod
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({**PARAMS_JSON, "format": 7, "bspkit_version": "7.1.0"}, "parameter file format 7 (written by bspkit 7.1.0)"),
+        ({**PARAMS_JSON, "l": {}}, "has no l (the empty sync)"),
+        ({**PARAMS_JSON, "g": {}}, "has no a g surface (the probe was run with --only and without g)"),
+    ],
+)
+def test_run_params_are_checked_before_the_driver_runs(tmp_path: Path, params: dict[str, Any], message: str) -> None:
+    pfile = tmp_path / "params.json"
+    pfile.write_text(json.dumps(params))
+    r = run_inprod_expecting(1, "-n", "2", "--size", "1000", "--params", str(pfile))
+    assert message in r.stderr and "inprod on" not in r.stdout + r.stderr
+
+
+@needs_inprod
+def test_run_predict_without_a_probe_fails(tmp_path: Path) -> None:
+    # no probe of this back end at p = 13 exists under results/probe/
+    r = run_inprod_expecting(1, "-n", "13", "--size", "1000", "--predict")
+    assert "no parameter file: give --params FILE, or run `bspkit probe -b threads -n 13` first" in r.stderr
+
+
+@needs_inprod
+def test_run_json_to_a_place_it_cannot_write_fails_before_the_run(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    r = run_inprod_expecting(1, "-n", "2", "--size", "1000", "--json", str(tmp_path / "a-file" / "x.json"))
+    assert f"cannot write --json {tmp_path / 'a-file' / 'x.json'}: {tmp_path / 'a-file'} is not a writable" in r.stderr
+    assert "inprod on" not in r.stdout
+    (tmp_path / "ro").mkdir(mode=0o500)
+    if os.geteuid() != 0:  # root may write anywhere
+        r = run_inprod_expecting(1, "-n", "2", "--size", "1000", "--json", str(tmp_path / "ro" / "x.json"))
+        assert "is not a writable directory" in r.stderr
+    r = run_inprod_expecting(1, "-n", "2", "--size", "1000", "--json", str(tmp_path))
+    assert f"cannot write --json {tmp_path}: it is a directory" in r.stderr
+
+
+@needs_inprod
+def test_run_too_big_for_memory_is_refused_with_the_numbers() -> None:
+    r = run_inprod_expecting(1, "-n", "100000", "--size", "1000")
+    assert "inprod with n = 1000 on p = 100000 needs about 5594.0 GiB, but this machine has" in r.stderr
+    assert "use a smaller size (--size) or fewer processes" in r.stderr
+    r = run_inprod_expecting(1, "-n", "2", "--size", str(10**14))
+    assert "needs about 1490116.1 GiB" in r.stderr and "fewer processes" not in r.stderr
+
+
+@needs_inprod
+@pytest.mark.parametrize("backend", ["threads", "mpi"])
+def test_a_driver_refuses_inputs_too_big_for_memory(backend: str) -> None:
+    """By hand, without bspkit run: the skeleton's bspalg_alloc checks before it fills memory."""
+    assert BUILD is not None
+    if backend == "mpi" and not (BUILD / "lib" / "bspkit").exists() and not list(BUILD.glob("src/*mpi*")):
+        pytest.skip("no MPI back end built")
+    r = subprocess.run(
+        [str(BUILD / "bin" / "bsprun"), "-b", backend, "-n", "2", str(BUILD / "bin" / "bspalg-inprod"), "--size", str(10**12)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    assert "bspalg-inprod: the run needs at least" in r.stderr
+    assert "GiB on each of 2 processes on this machine, for n = 1000000000000) but this machine has" in r.stderr
+
+
+@needs_inprod
+def test_the_library_refuses_more_processes_than_memory_holds() -> None:
+    assert BUILD is not None
+    r = subprocess.run(
+        [str(BUILD / "bin" / "bsprun"), "-n", "100000", str(BUILD / "bin" / "bspalg-inprod"), "--size", "1000"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert re.search(
+        r"bspkit: error in bsp_begin: 100000 processes need at least [0-9.]+ GiB \([0-9.]+ MiB each once it has "
+        r"written to all 100000 processes\) but this machine has [0-9.]+ GiB available: use fewer processes",
+        r.stderr,
+    ), r.stderr
+
+
+def write_stand_in(bindir: Path, body: str) -> None:
+    bindir.mkdir(exist_ok=True)
+    exe = bindir / "bspalg-inprod"
+    exe.write_text("#!/bin/sh\n" + body)
+    exe.chmod(0o755)
+
+
+@needs_inprod
+def test_a_driver_killed_by_a_signal_is_named(tmp_path: Path) -> None:
+    assert BUILD is not None
+    write_stand_in(tmp_path / "bin", "kill -KILL $$\n")
+    with pytest.raises(
+        AlgorithmError, match=r"inprod failed \(killed by SIGKILL \(killed, most likely out of memory\)\)"
+    ):
+        run_driver(ALGORITHMS["inprod"], BUILD / "bin" / "bsprun", tmp_path / "bin", "threads", 2, [])
+
+
+@needs_inprod
+def test_a_driver_output_of_another_format_names_both_versions(tmp_path: Path) -> None:
+    assert BUILD is not None
+    # the stand-in writes its JSON where --json (its last argument) says
+    write_stand_in(
+        tmp_path / "bin", 'for a; do out=$a; done\necho \'{"format": 2, "bspkit_version": "2.3.0"}\' > "$out"\n'
+    )
+    with pytest.raises(AlgorithmError, match=r"run format 2 \(written by bspkit 2.3.0\) is not supported: this bspkit"):
+        run_driver(ALGORITHMS["inprod"], BUILD / "bin" / "bsprun", tmp_path / "bin", "threads", 2, [])

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bspkit import __version__
+
 from conftest import check_report, run_bspkit
 from synth import SynthSpec, write_synthetic
 
@@ -77,7 +79,10 @@ def test_fit_to_stdout_and_named_output(tmp_path: Path) -> None:
         (["validate", "inprod", "-n", "x"], "argument -n/--nprocs: 'x' is not a positive integer"),
         (["run", "inprod", "--size", "0"], "argument --size: '0' is not a positive integer"),
         (["validate", "inprod", "--timeout", "0"], "argument --timeout: '0' is not a positive number"),
-        (["run", "inprod", "--params", "p.json", "--predict"], "argument --predict: not allowed with argument --params"),
+        (
+            ["run", "inprod", "--params", "p.json", "--predict"],
+            "argument --predict: not allowed with argument --params",
+        ),
         (["probe", "--bspcc", "x", "--probe-binary", "y"], "exclude each other"),
         (["report"], "the following arguments are required"),
         (["no-such-command"], "invalid choice"),
@@ -262,3 +267,58 @@ def test_probe_put_and_send_on_a_shift(tmp_path: Path) -> None:
     assert (out / "report.html").stat().st_size > 10_000
     header = json.loads((out / "raw.jsonl").read_text().splitlines()[0])
     assert header["type"] == "header" and header["backend"] == "threads"
+
+
+# ------------------------------------------------------- a run directory is never lost
+
+
+def test_probe_refuses_a_directory_that_holds_a_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "raw.jsonl").write_text("the first run's samples\n")
+    r = run_bspkit("probe", "-n", "2", "--output-dir", str(out), *TINY_PROBE)
+    assert r.returncode == 2, r.stderr
+    assert f"--output-dir {out} holds a run (raw.jsonl): give another directory, or --force to overwrite it" in r.stderr
+    assert (out / "raw.jsonl").read_text() == "the first run's samples\n"
+
+
+@pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+def test_probe_force_overwrites_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "raw.jsonl").write_text("the first run's samples\n")
+    r = run_bspkit(
+        "probe", "-n", "2", "--probe-binary", str(PROBE), "--build-dir", str(BUILD), "--output-dir", str(out),
+        "--force", *TINY_PROBE, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    header = json.loads((out / "raw.jsonl").read_text().splitlines()[0])
+    assert header["type"] == "header" and header["format"] == 1 and header["version"] == __version__
+    params = json.loads((out / "params.json").read_text())
+    assert params["format"] == 1 and params["bspkit_version"] == __version__
+
+
+@pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-b", "nosuch"], "-b nosuch -n 2: unknown back end in -b nosuch: use threads"),
+        (["--probe-binary", "/nonexistent/bspprobe"], "--probe-binary /nonexistent/bspprobe: no such file"),
+    ],
+)
+def test_a_probe_refused_makes_no_directory(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "results" / "run"
+    opts = ["--probe-binary", str(PROBE)] if "--probe-binary" not in args else []
+    r = run_bspkit("probe", "-n", "2", *opts, "--build-dir", str(BUILD), "--output-dir", str(out), *args)
+    assert r.returncode in (1, 2) and message in r.stderr, r.stderr
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+def test_a_probe_that_fails_leaves_no_empty_directory(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    r = run_bspkit(
+        "probe", "-n", "2", "--probe-binary", "/bin/false", "--build-dir", str(BUILD), "--output-dir", str(out)
+    )
+    assert r.returncode == 1 and "bspprobe failed with exit status 1" in r.stderr
+    assert not out.exists()

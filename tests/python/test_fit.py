@@ -690,7 +690,9 @@ def test_raw_reader_errors_and_truncation(tmp_path: Path) -> None:
         load_raw(bad)
     fmt = tmp_path / "fmt.jsonl"
     fmt.write_text(lines[0].replace('"format": 1', '"format": 9') + "\n")
-    with pytest.raises(RawDataError, match=r"raw format 9 \(written by bspkit .*\) is not supported: this bspkit .* reads raw format 1"):
+    with pytest.raises(
+        RawDataError, match=r"raw format 9 \(written by bspkit .*\) is not supported: this bspkit .* reads raw format 1"
+    ):
         load_raw(fmt)
     unknown = tmp_path / "unknown.jsonl"
     unknown.write_text(lines[0] + '\n{"type": "future_thing", "x": 1}\n' + "\n".join(lines[1:]) + "\n")

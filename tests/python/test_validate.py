@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from bspkit import __version__, cli
 from bspkit import algorithms as al
-from bspkit import cli
 from bspkit import validate as va
 from bspkit.params import Params
 from bspkit.predict import MODELS, predict
@@ -230,3 +230,135 @@ def test_validate_usage_errors(
         rc = int(e.code or 0)
     assert rc == 2 and message in capsys.readouterr().err
     assert stand_in_drivers == []
+
+
+# ------------------------------------------------- no lost runs: partial writes, --resume
+
+
+def stand_in_failing_at(monkeypatch: pytest.MonkeyPatch, calls: list[list[str]], bad: int, exc: BaseException) -> None:
+    """The stand-in drivers, except that run number `bad` (0-based) raises exc."""
+
+    def run(alg: al.Algorithm, *rest: Any, **kw: Any) -> al.RunResult:
+        calls.append(list(rest[-1]))
+        if len(calls) - 1 == bad:
+            raise exc
+        return fake_driver(alg, *rest, **kw)
+
+    monkeypatch.setattr(al, "run_driver", run)
+
+
+def run_validate(tmp_path: Path, *args: str) -> int:
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps(PARAMS_JSON))
+    return cli.main(["validate", "inprod", "-n", "2", "--params", str(params), "--sizes", "1000,2000,3000,4000", *args])
+
+
+def sizes_run(calls: list[list[str]]) -> list[int]:
+    return [int(c[c.index("--size") + 1]) for c in calls]
+
+
+def test_a_failed_sweep_keeps_its_runs_and_resume_runs_only_the_rest(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "sweep"
+    calls: list[list[str]] = []
+    stand_in_failing_at(monkeypatch, calls, 2, al.AlgorithmError("inprod failed (killed by SIGKILL)"))
+    assert run_validate(tmp_path, "--output-dir", str(out)) == 1
+    err = capsys.readouterr().err
+    assert "killed by SIGKILL" in err and f"continue with --resume {out}" in err
+    saved = json.loads((out / "validate.json").read_text())
+    assert saved["complete"] is False and [r["size"] for r in saved["rows"]] == [1000, 2000]
+    assert saved["format"] == va.RESULT_FORMAT and saved["bspkit_version"] == __version__
+    assert not (out / "validate.html").exists()
+    assert not list(out.glob(".*.tmp"))  # written whole, through a renamed temporary file
+
+    # an --output-dir that holds a sweep is refused: that is what --resume is for
+    assert run_validate(tmp_path, "--output-dir", str(out)) == 2
+    assert (
+        f"--output-dir {out} holds a sweep (validate.json): continue it with --resume {out}" in capsys.readouterr().err
+    )
+
+    calls.clear()
+    stand_in_failing_at(monkeypatch, calls, -1, RuntimeError("not raised"))
+    assert run_validate(tmp_path, "--resume", str(out)) == 0
+    assert sizes_run(calls) == [3000, 4000]  # the two runs that were missing, and only those
+    assert f"resuming {out}: 2 runs kept, 2 of this sweep to run" in capsys.readouterr().err
+    done = json.loads((out / "validate.json").read_text())
+    assert done["complete"] is True and [r["size"] for r in done["rows"]] == [1000, 2000, 3000, 4000]
+    assert [r["measured_s"] for r in done["rows"][:2]] == [r["measured_s"] for r in saved["rows"]]  # kept
+    assert done["summary"]["all"]["runs"] == 4
+    assert (out / "validate.html").is_file()
+
+
+def test_ctrl_c_keeps_the_runs_done(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "sweep"
+    calls: list[list[str]] = []
+    stand_in_failing_at(monkeypatch, calls, 1, KeyboardInterrupt())
+    assert run_validate(tmp_path, "--output-dir", str(out)) == 130
+    assert f"interrupted: the runs done are in {out / 'validate.json'}; continue with --resume {out}" in (
+        capsys.readouterr().err
+    )
+    assert [r["size"] for r in json.loads((out / "validate.json").read_text())["rows"]] == [1000]
+
+
+def test_keep_going_records_the_failed_runs_and_exits_1(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = tmp_path / "sweep"
+    calls: list[list[str]] = []
+    stand_in_failing_at(monkeypatch, calls, 0, al.AlgorithmError("inprod failed (exit status 1)"))
+    assert run_validate(tmp_path, "--output-dir", str(out), "--keep-going") == 1
+    assert "1 of the sweep's runs failed" in capsys.readouterr().err
+    saved = json.loads((out / "validate.json").read_text())
+    assert [f["size"] for f in saved["failed"]] == [1000] and len(saved["rows"]) == 3
+    assert saved["complete"] is False and (out / "validate.html").is_file()
+    calls.clear()
+    stand_in_failing_at(monkeypatch, calls, -1, RuntimeError("not raised"))
+    assert run_validate(tmp_path, "--resume", str(out)) == 0 and sizes_run(calls) == [1000]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"p": 4}, "that sweep is inprod on threads with p = 4, this command asks for inprod on threads with p = 2"),
+        ({"format": 9, "bspkit_version": "9.0.0"}, "validate.json format 9 (written by bspkit 9.0.0) is not supported"),
+    ],
+)
+def test_resume_checks_the_sweep_it_continues(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    capsys: pytest.CaptureFixture[str],
+    change: dict[str, Any],
+    message: str,
+) -> None:
+    out = tmp_path / "sweep"
+    assert run_validate(tmp_path, "--output-dir", str(out)) == 0
+    saved = json.loads((out / "validate.json").read_text())
+    (out / "validate.json").write_text(json.dumps(saved | change))
+    stand_in_drivers.clear()
+    assert run_validate(tmp_path, "--resume", str(out)) in (1, 2)
+    assert message in capsys.readouterr().err and stand_in_drivers == []
+
+
+def test_a_sweep_too_big_for_memory_is_refused_before_any_run(
+    tmp_path: Path, stand_in_drivers: list[list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps(PARAMS_JSON))
+    huge = 10**15  # 16 PB of vectors
+    rc = cli.main(["validate", "inprod", "-n", "2", "--params", str(params), "--sizes", f"1000,{huge}"])
+    err = capsys.readouterr().err
+    assert rc == 1 and stand_in_drivers == []
+    assert f"inprod with n = {huge} on p = 2 needs about 14901161.2 GiB, but this machine has" in err
+    assert "use a smaller size (--sizes)" in err
