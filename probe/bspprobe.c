@@ -82,7 +82,7 @@ static void usage(FILE *f) {
       "  --quick               a coarse grid and fewer repetitions (a few seconds at p = 2\n"
       "                        on 2 cores); default: the full probe (about a minute there).\n"
       "  -o FILE, --output FILE\n"
-      "                        where to write the samples. Default:\n"
+      "                        where to write the samples ('-': stdout). Default:\n"
       "                        bspprobe-<host>-p<P>-<UTC date>.jsonl in the current directory.\n"
       "  --seed N              seed of the random grid order, permutations and validation\n"
       "                        points (the same on every process). Default: %llu.\n"
@@ -599,7 +599,7 @@ static void spmd(void) {
     c->tty = isatty(STDERR_FILENO);
     if (c->opt->output) snprintf(path, sizeof path, "%s", c->opt->output);
     else snprintf(path, sizeof path, "bspprobe-%s-p%d-%s.jsonl", g_machine.host, c->p, cdate);
-    c->out = fopen(path, "w");
+    c->out = strcmp(path, "-") == 0 ? stdout : fopen(path, "w"); /* progress is on stderr */
     if (!c->out) {
       fprintf(stderr, "bspprobe: error: cannot open the output file '%s': %s\n", path,
               strerror(errno));
@@ -638,7 +638,7 @@ static void spmd(void) {
     bsp_sync();
     if (c->s == 0) {
       write_footer(c);
-      if (fclose(c->out) != 0) {
+      if ((c->out == stdout ? fflush(c->out) : fclose(c->out)) != 0) {
         fprintf(stderr, "bspprobe: error: cannot write '%s'\n", path);
         g_exit_status = 1;
       } else {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -322,3 +323,17 @@ def test_a_probe_that_fails_leaves_no_empty_directory(tmp_path: Path) -> None:
     )
     assert r.returncode == 1 and "bspprobe failed with exit status 1" in r.stderr
     assert not out.exists()
+
+
+@pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+def test_bspprobe_output_dash_writes_the_samples_to_stdout() -> None:
+    assert BSPRUN and PROBE
+    r = subprocess.run(
+        [str(BSPRUN), "-n", "2", str(PROBE), "--quick", "--only", "l", "--output", "-"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in r.stdout.splitlines()]  # stdout: the JSON lines alone
+    assert records[0]["type"] == "header" and records[-1]["type"] == "footer"
+    assert {rec["type"] for rec in records[1:-1]} == {"l", "load"}
+    assert "bspprobe: done" in r.stderr  # progress stays on stderr
