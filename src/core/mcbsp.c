@@ -7,11 +7,11 @@
 #include "core/internal.h"
 #include "mcbsp.h"
 
-enum mcbsp_affinity_mode MCBSP_DEFAULT_AFFINITY = SCATTER;
-size_t MCBSP_DEFAULT_THREADS_PER_CORE = 1;
-enum mcbsp_thread_numbering MCBSP_DEFAULT_THREAD_NUMBERING = CONSECUTIVE;
-enum mcbsp_affinity_mode MCBSP_AFFINITY = SCATTER;
-int *MCBSP_MANUAL_AFFINITY = NULL;
+BSPK_API enum mcbsp_affinity_mode MCBSP_DEFAULT_AFFINITY = SCATTER;
+BSPK_API size_t MCBSP_DEFAULT_THREADS_PER_CORE = 1;
+BSPK_API enum mcbsp_thread_numbering MCBSP_DEFAULT_THREAD_NUMBERING = CONSECUTIVE;
+BSPK_API enum mcbsp_affinity_mode MCBSP_AFFINITY = SCATTER;
+BSPK_API int *MCBSP_MANUAL_AFFINITY = NULL;
 
 /* A setting and whether the program made it (else the default applies). */
 typedef struct hint {
