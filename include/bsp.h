@@ -107,10 +107,10 @@ bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
  * precedence at link time) still compiles and links; errors name the old call. A program
  * that defines one of these names as a static function defines BSPKIT_NO_OXFORD_NAMES. */
 #ifndef BSPKIT_NO_OXFORD_NAMES
-void bsp_pushregister(const void *ident, bsp_size_t size); /* = bsp_push_reg    */
-void bsp_popregister(const void *ident);                   /* = bsp_pop_reg     */
-void bsp_set_tag_size(bsp_size_t *tag_nbytes);             /* = bsp_set_tagsize */
-void bsp_bsmp_info(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes); /* = bsp_qsize */
+void bsp_pushregister(const void *ident, bsp_size_t size);             /* = bsp_push_reg    */
+void bsp_popregister(const void *ident);                               /* = bsp_pop_reg     */
+void bsp_set_tag_size(bsp_size_t *tag_nbytes);                         /* = bsp_set_tagsize */
+void bsp_bsmp_info(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes); /* = bsp_qsize       */
 #endif
 
 #ifdef __cplusplus

@@ -41,8 +41,7 @@ BSPK_API void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload,
 void bspk_set_tagsize(bsp_size_t *tag_nbytes, const char *call) {
   bspk_proc *self = bspk_enter(call);
   if (BSPK_CHECK(tag_nbytes == NULL)) bspk_fatal(call, "NULL argument");
-  if (BSPK_CHECK(*tag_nbytes < 0))
-    bspk_fatal(call, "negative tag size %d", *tag_nbytes);
+  if (BSPK_CHECK(*tag_nbytes < 0)) bspk_fatal(call, "negative tag size %d", *tag_nbytes);
   int previous = self->pending_tagsize >= 0 ? self->pending_tagsize : self->tagsize;
   self->pending_tagsize = *tag_nbytes;
   self->flags |= BSPK_HAS_TAGSIZE;

@@ -106,8 +106,7 @@ static void log_regop(bspk_proc *self, bspk_regop op, const char *call) {
 
 void bspk_push_reg(const void *ident, int size, const char *call) {
   bspk_proc *self = bspk_enter(call);
-  if (BSPK_CHECK(size < 0))
-    bspk_fatal(call, "negative size %d for the area at %p", size, ident);
+  if (BSPK_CHECK(size < 0)) bspk_fatal(call, "negative size %d for the area at %p", size, ident);
   log_regop(self, (bspk_regop){1, -1, ident, size, 0}, call);
 }
 

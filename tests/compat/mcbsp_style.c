@@ -68,8 +68,8 @@ static void check_hpsend(void) {
   MCBSP_BYTESIZE_TYPE total = -1;
   bsp_qsize(&nmessages, &total);
   if (nmessages != p || total != p * (MCBSP_BYTESIZE_TYPE)sizeof payload)
-    fail("bsp_qsize after bsp_hpsend: %d messages of %d bytes, not %d of %d", nmessages, total,
-         p, p * (int)sizeof payload);
+    fail("bsp_qsize after bsp_hpsend: %d messages of %d bytes, not %d of %d", nmessages, total, p,
+         p * (int)sizeof payload);
   for (mcbsp_pid_t i = 0; i < p; i++) {
     MCBSP_BYTESIZE_TYPE status = -1;
     int from = -1;
@@ -85,8 +85,8 @@ static void check_hpsend(void) {
 static void spmd(void) {
   bsp_begin(bsp_nprocs());
   if (mcbsp_nprocs() != bsp_nprocs() || mcbsp_pid() != bsp_pid())
-    fail("mcbsp_nprocs/mcbsp_pid (%d, %d) differ from bsp_nprocs/bsp_pid (%d, %d)",
-         mcbsp_nprocs(), mcbsp_pid(), bsp_nprocs(), bsp_pid());
+    fail("mcbsp_nprocs/mcbsp_pid (%d, %d) differ from bsp_nprocs/bsp_pid (%d, %d)", mcbsp_nprocs(),
+         mcbsp_pid(), bsp_nprocs(), bsp_pid());
   mcbsp_pid_t s = bsp_pid();
   long *values = malloc(NVALUES * sizeof *values);
   if (!values) fail("out of memory");
