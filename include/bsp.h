@@ -71,6 +71,12 @@ void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_s
  * touch the memory involved until then. */
 void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
 void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
+/* MulticoreBSP for C: reads process pid's registered area now, without waiting for a sync,
+ * and returns when the data is in dst. The owner must not write those bytes in the same
+ * superstep (order the write and the read by a bsp_sync). threads and mpi-rma only; on mpi
+ * it is an error. See README, "Programs written for MulticoreBSP or the Oxford toolset". */
+void bsp_direct_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
+                    bsp_size_t nbytes);
 
 /* ---- Bulk synchronous message passing (BSMP) ------------------------------------------ */
 
@@ -91,6 +97,21 @@ void bsp_move(void *payload, bsp_size_t reception_nbytes);
 /* Unbuffered move: points at the first message's tag and payload (valid until the next
  * sync), removes it from the queue, returns its payload size, or -1 when the queue is empty. */
 bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
+
+/* ---- The Oxford BSP toolset's older names --------------------------------------------- *
+ * Programs written for the Oxford toolset (BSPlib 1.x of Hill, McColl et al.) still use the
+ * names its bsp.h kept from the drafts of the standard. They are declared here rather than
+ * in a header of their own because those programs include <bsp.h> and nothing else. They
+ * are functions of libbsp, not macros, so that a program carrying its own shim for them
+ * (`#define bsp_pushregister bsp_push_reg`, or a function of that name, which then takes
+ * precedence at link time) still compiles and links; errors name the old call. A program
+ * that defines one of these names as a static function defines BSPKIT_NO_OXFORD_NAMES. */
+#ifndef BSPKIT_NO_OXFORD_NAMES
+void bsp_pushregister(const void *ident, bsp_size_t size);             /* = bsp_push_reg    */
+void bsp_popregister(const void *ident);                               /* = bsp_pop_reg     */
+void bsp_set_tag_size(bsp_size_t *tag_nbytes);                         /* = bsp_set_tagsize */
+void bsp_bsmp_info(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes); /* = bsp_qsize       */
+#endif
 
 #ifdef __cplusplus
 }

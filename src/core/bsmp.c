@@ -38,15 +38,18 @@ BSPK_API void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload,
   queue_message(self, "bsp_hpsend", pid, tag, payload, payload_nbytes);
 }
 
-BSPK_API void bsp_set_tagsize(bsp_size_t *tag_nbytes) {
-  bspk_proc *self = bspk_enter("bsp_set_tagsize");
-  if (BSPK_CHECK(tag_nbytes == NULL)) bspk_fatal("bsp_set_tagsize", "NULL argument");
-  if (BSPK_CHECK(*tag_nbytes < 0))
-    bspk_fatal("bsp_set_tagsize", "negative tag size %d", *tag_nbytes);
+void bspk_set_tagsize(bsp_size_t *tag_nbytes, const char *call) {
+  bspk_proc *self = bspk_enter(call);
+  if (BSPK_CHECK(tag_nbytes == NULL)) bspk_fatal(call, "NULL argument");
+  if (BSPK_CHECK(*tag_nbytes < 0)) bspk_fatal(call, "negative tag size %d", *tag_nbytes);
   int previous = self->pending_tagsize >= 0 ? self->pending_tagsize : self->tagsize;
   self->pending_tagsize = *tag_nbytes;
   self->flags |= BSPK_HAS_TAGSIZE;
   *tag_nbytes = previous;
+}
+
+BSPK_API void bsp_set_tagsize(bsp_size_t *tag_nbytes) {
+  bspk_set_tagsize(tag_nbytes, "bsp_set_tagsize");
 }
 
 /* Every process must request the same tag size in the same superstep. */
@@ -68,13 +71,17 @@ void bspk_queue_reset(bspk_proc *self, size_t nmessages) {
   BSPK_GROW(self, self->queue, self->queue_cap, nmessages, 64, "bsp_sync", "the message queue");
 }
 
-BSPK_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {
-  bspk_proc *self = bspk_enter("bsp_qsize");
+void bspk_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes, const char *call) {
+  bspk_proc *self = bspk_enter(call);
   if (BSPK_CHECK(nmessages == NULL || accum_nbytes == NULL))
-    bspk_fatal("bsp_qsize", "the %s argument is NULL (bsp_qsize writes both)",
-               nmessages == NULL ? "first" : "second");
+    bspk_fatal(call, "the %s argument is NULL (%s writes both)",
+               nmessages == NULL ? "first" : "second", call);
   *nmessages = self->queue_len - self->queue_head;
   *accum_nbytes = (bsp_size_t)self->queue_bytes;
+}
+
+BSPK_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {
+  bspk_qsize(nmessages, accum_nbytes, "bsp_qsize");
 }
 
 BSPK_API void bsp_get_tag(bsp_size_t *status, void *tag) {

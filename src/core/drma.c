@@ -159,3 +159,27 @@ BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void 
     queue_get(self, pid, slot, offset, dst, nbytes, "bsp_hpget");
   }
 }
+
+/* MulticoreBSP's bsp_direct_get: the read happens now. On shared memory it is a plain copy
+ * from the owner's memory, ordered after the owner's earlier writes by the syncs between
+ * them; a write by the owner in the same superstep is a data race of the program. */
+BSPK_API void bsp_direct_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
+                             bsp_size_t nbytes) {
+  static const char call[] = "bsp_direct_get";
+  bspk_proc *self = bspk_enter(call);
+  int slot = check_access(self, call, pid, src, offset, nbytes);
+  bspk_check_buffer(call, dst, "the destination", nbytes);
+  if (self->ops->direct_access) {
+    if (nbytes) memcpy(dst, bspk_remote_address(self, slot, pid, offset), (size_t)nbytes);
+    return;
+  }
+  const char *refused = self->ops->direct_get
+                            ? self->ops->direct_get(self->engine, pid, slot, offset, dst, nbytes)
+                            : "it reads another process' memory without a sync, which needs "
+                              "shared memory or one-sided MPI";
+  if (refused)
+    bspk_fatal(call,
+               "not available on the %s back end: %s; use bsp_get (the data arrives at the "
+               "next bsp_sync), or run with bsprun -b threads or -b mpi-rma",
+               self->ops->name, refused);
+}

@@ -123,6 +123,11 @@ typedef struct bspk_engine_ops {
   void (*rma_put)(bspk_engine *e, int pid, int slot, int offset, const void *src, int nbytes);
   void (*rma_get)(bspk_engine *e, int pid, int slot, int offset, void *dst, int nbytes);
   void (*rma_complete)(bspk_engine *e);
+  /* bsp_direct_get on an engine without direct_access (may be NULL: not available there):
+   * reads nbytes at offset of process pid's area of slot into dst now, without the owner
+   * taking part, and returns when dst holds them. A string instead of the read: the reason
+   * it cannot be done (then the core reports it), else NULL. */
+  const char *(*direct_get)(bspk_engine *e, int pid, int slot, int offset, void *dst, int nbytes);
   /* After the final arrive of bsp_end: process 0 waits for the others and frees the run;
    * the others never return. */
   void (*finish)(bspk_engine *e, int pid);

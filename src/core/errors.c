@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "mcbsp.h" /* bsp_vabort */
 
 static atomic_int dying;
 
@@ -98,19 +99,23 @@ void bspk_fatal_outside(const char *call) {
   bspk_terminate(1);
 }
 
-BSPK_API void bsp_abort(const char *format, ...) {
+/* MulticoreBSP's bsp_abort with a va_list (declared in mcbsp.h), and what bsp_abort does. */
+BSPK_API void bsp_vabort(const char *format, va_list ap) {
   bspk_claim_dying();
   char text[4096];
-  va_list ap;
-  va_start(ap, format);
   vsnprintf(text, sizeof text, format, ap);
-  va_end(ap);
   size_t n = strlen(text);
   while (n > 0 && text[n - 1] == '\n') text[--n] = '\0';
   bspk_proc *self = bspk_self;
   if (self) fprintf(stderr, "bspkit: bsp_abort on process %d: %s\n", self->pid, text);
   else fprintf(stderr, "bspkit: bsp_abort: %s\n", text);
   bspk_terminate(1);
+}
+
+BSPK_API void bsp_abort(const char *format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  bsp_vabort(format, ap);
 }
 
 /* ---- services for engines (engine.h) ---- */

@@ -255,6 +255,9 @@ int bspk_in_own_area(const bspk_proc *self, const char *p, int n);
 static inline char *bspk_remote_address(const bspk_proc *self, int slot, int pid, int offset) {
   return self->slots[slot].peer[pid].addr + offset;
 }
+/* bsp_push_reg and bsp_pop_reg, under the name the program called them by (oxford.c). */
+void bspk_push_reg(const void *ident, int size, const char *call);
+void bspk_pop_reg(const void *ident, const char *call);
 void bspk_registrations_check(bspk_proc *self, const char *call);
 void bspk_registrations_apply(bspk_proc *self);
 void bspk_registrations_free(bspk_proc *self);
@@ -268,6 +271,9 @@ void bspk_transfer_large_puts(bspk_proc *self);
 /* ---- BSMP (bsmp.c) ---- */
 void bspk_queue_reset(bspk_proc *self, size_t nmessages);
 void bspk_tagsize_check(bspk_proc *self, const char *call);
+/* bsp_set_tagsize and bsp_qsize, under the name the program called them by (oxford.c). */
+void bspk_set_tagsize(bsp_size_t *tag_nbytes, const char *call);
+void bspk_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes, const char *call);
 
 /* ---- superstep (superstep.c) ---- */
 void bspk_end_superstep(bspk_proc *self, int kind, const char *call);

@@ -104,15 +104,14 @@ static void log_regop(bspk_proc *self, bspk_regop op, const char *call) {
   self->flags |= BSPK_HAS_REG;
 }
 
-BSPK_API void bsp_push_reg(const void *ident, bsp_size_t size) {
-  bspk_proc *self = bspk_enter("bsp_push_reg");
-  if (BSPK_CHECK(size < 0))
-    bspk_fatal("bsp_push_reg", "negative size %d for the area at %p", size, ident);
-  log_regop(self, (bspk_regop){1, -1, ident, size, 0}, "bsp_push_reg");
+void bspk_push_reg(const void *ident, int size, const char *call) {
+  bspk_proc *self = bspk_enter(call);
+  if (BSPK_CHECK(size < 0)) bspk_fatal(call, "negative size %d for the area at %p", size, ident);
+  log_regop(self, (bspk_regop){1, -1, ident, size, 0}, call);
 }
 
-BSPK_API void bsp_pop_reg(const void *ident) {
-  bspk_proc *self = bspk_enter("bsp_pop_reg");
+void bspk_pop_reg(const void *ident, const char *call) {
+  bspk_proc *self = bspk_enter(call);
   /* Registration calls take effect at the sync in the order made, so the registration a
    * pop removes is the newest one at that point: a push of ident earlier in this
    * superstep (then neither takes effect), else the newest active one not popped yet. */
@@ -120,7 +119,7 @@ BSPK_API void bsp_pop_reg(const void *ident) {
     bspk_regop *op = &self->regops[i];
     if (op->is_push && !op->cancelled && op->addr == ident) {
       op->cancelled = 1;
-      log_regop(self, (bspk_regop){0, BSPK_POP_PENDING(i), ident, 0, 0}, "bsp_pop_reg");
+      log_regop(self, (bspk_regop){0, BSPK_POP_PENDING(i), ident, 0, 0}, call);
       return;
     }
   }
@@ -131,10 +130,16 @@ BSPK_API void bsp_pop_reg(const void *ident) {
         (best < 0 || slot->generation > self->slots[best].generation))
       best = s;
   }
-  if (best < 0) bspk_fatal("bsp_pop_reg", "address %p is not registered", ident);
+  if (best < 0) bspk_fatal(call, "address %p is not registered", ident);
   self->slots[best].popping = 1;
-  log_regop(self, (bspk_regop){0, best, ident, 0, 0}, "bsp_pop_reg");
+  log_regop(self, (bspk_regop){0, best, ident, 0, 0}, call);
 }
+
+BSPK_API void bsp_push_reg(const void *ident, bsp_size_t size) {
+  bspk_push_reg(ident, size, "bsp_push_reg");
+}
+
+BSPK_API void bsp_pop_reg(const void *ident) { bspk_pop_reg(ident, "bsp_pop_reg"); }
 
 static void describe_regops(const bspk_post *post, char *buf, size_t n) {
   size_t used = (size_t)snprintf(buf, n, "%d call(s): ", post->nregops);

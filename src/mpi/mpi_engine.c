@@ -13,7 +13,8 @@
  * registration: MPI_Win_create when the push takes effect (a collective call, which a
  * registration is anyway), a passive-target epoch (MPI_Win_lock_all) for the window's
  * life, MPI_Put/MPI_Get at the sync from the core's buffers (hpput/hpget at the call), and
- * MPI_Win_flush_all plus a barrier to complete them. One window per registration, not one
+ * MPI_Win_flush_all plus a barrier to complete them; bsp_direct_get is an MPI_Get and an
+ * MPI_Win_flush at the call. One window per registration, not one
  * dynamic window, because BSPlib programs may register overlapping areas (an array and a
  * slice of it), which MPI_Win_attach does not allow, and because a put then needs no
  * address translation. Accesses to the process itself are plain copies, so with one
@@ -441,6 +442,25 @@ static void rma_get(bspk_engine *e, int pid, int slot, int offset, void *dst, in
   e->window_used[slot] = 1;
 }
 
+/* bsp_direct_get: one passive-target MPI_Get in the epoch every window keeps open, completed
+ * at once by MPI_Win_flush. The owner's stores of earlier supersteps are in the window's
+ * memory only under the unified memory model (MPI-3: one copy of the window); with the
+ * separate model they would need an MPI_Win_sync by the owner, which does not take part. */
+static const char *rma_direct_get(bspk_engine *e, int pid, int slot, int offset, void *dst,
+                                  int nbytes) {
+  if (pid == e->pid) {
+    memmove(dst, e->window_base[slot] + offset, (size_t)nbytes);
+    return NULL;
+  }
+  if (e->separate_model)
+    return "this MPI library's windows use the separate memory model, where another "
+           "process' latest writes may not be visible without its help";
+  if (nbytes == 0) return NULL;
+  MPI_Get(dst, nbytes, MPI_BYTE, pid, offset, nbytes, MPI_BYTE, e->windows[slot]);
+  MPI_Win_flush(pid, e->windows[slot]);
+  return NULL;
+}
+
 static void rma_complete(bspk_engine *e) {
   for (int s = 0; s < e->nwindows; s++)
     if (e->window_used[s]) {
@@ -512,4 +532,5 @@ BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi_rma = {
     .rma_put = rma_put,
     .rma_get = rma_get,
     .rma_complete = rma_complete,
+    .direct_get = rma_direct_get,
 };

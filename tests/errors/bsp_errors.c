@@ -185,6 +185,78 @@ ERROR_CASE(hpget_past, ERROR_PROCS, "", E "bsp_hpget on process 1: .*past the en
   return 0;
 }
 
+/* ---- MulticoreBSP's bsp_direct_get: the checks of bsp_get, at the call ------------------- */
+
+ERROR_CASE(direct_get_unreg, ERROR_PROCS, "", E "bsp_direct_get on process 1: .*not registered") {
+  int x[4] = {0}, unreg[4] = {0}, y[4];
+  bsp_push_reg(x, sizeof x);
+  bsp_sync();
+  if (culprit()) bsp_direct_get(0, unreg, 0, y, sizeof(int));
+  bsp_sync();
+  return 0;
+}
+
+ERROR_CASE(direct_get_past, ERROR_PROCS, "", E "bsp_direct_get on process 1: .*past the end") {
+  int x[4] = {0}, y[4];
+  bsp_push_reg(x, sizeof x);
+  bsp_sync();
+  if (culprit()) bsp_direct_get(0, x, 2 * sizeof(int), y, 3 * sizeof(int));
+  bsp_sync();
+  return 0;
+}
+
+ERROR_CASE(direct_get_pid, ERROR_PROCS, "", E "bsp_direct_get on process 1: .*out of range") {
+  int x[4] = {0}, y[4];
+  bsp_push_reg(x, sizeof x);
+  bsp_sync();
+  if (culprit()) bsp_direct_get(bsp_nprocs(), x, 0, y, sizeof(int));
+  bsp_sync();
+  return 0;
+}
+
+ERROR_CASE(direct_get_negative, ERROR_PROCS, "", E "bsp_direct_get on process 1: .*negative") {
+  int x[4] = {0}, y[4];
+  bsp_push_reg(x, sizeof x);
+  bsp_sync();
+  if (culprit()) bsp_direct_get(0, x, 0, y, -4);
+  bsp_sync();
+  return 0;
+}
+
+/* ---- the Oxford toolset's old names report errors under the name called ------------------ */
+
+ERROR_CASE(pushregister_negative, ERROR_PROCS, "",
+           E "bsp_pushregister on process 1: negative size") {
+  int x[4] = {0};
+  if (culprit()) bsp_pushregister(x, -1);
+  bsp_sync();
+  return 0;
+}
+
+ERROR_CASE(popregister_unreg, ERROR_PROCS, "",
+           E "bsp_popregister on process 1: address .* is not registered") {
+  int never[4];
+  if (culprit()) bsp_popregister(never);
+  bsp_sync();
+  return 0;
+}
+
+ERROR_CASE(set_tag_size_negative, ERROR_PROCS, "",
+           E "bsp_set_tag_size on process 1: negative tag size -2") {
+  int size = -2;
+  if (culprit()) bsp_set_tag_size(&size);
+  bsp_sync();
+  return 0;
+}
+
+ERROR_CASE(bsmp_info_null, ERROR_PROCS, "",
+           E "bsp_bsmp_info on process 1: the second argument is NULL \\(bsp_bsmp_info writes") {
+  int n;
+  if (culprit()) bsp_bsmp_info(&n, NULL);
+  bsp_sync();
+  return 0;
+}
+
 /* ---- registration ------------------------------------------------------------------------ */
 
 ERROR_CASE(pop_unreg, ERROR_PROCS, "", E "bsp_pop_reg on process 1: .*not registered") {

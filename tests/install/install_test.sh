@@ -9,6 +9,7 @@
 #   2. pkg-config with PKG_CONFIG_PATH=<prefix>/<libdir>/pkgconfig;
 #   3. a CMake project (tests/install/consumer) with find_package(bspkit VERSION),
 #      linking bspkit::bsp (static) and bspkit::bsp_shared.
+# Also builds tests/compat/mcbsp_style.c with the installed bspcc (the installed mcbsp.h).
 # Then it moves the installation elsewhere and checks that bspcc and bspkit.pc follow.
 # The extra C flags (sanitizer builds) are added to every compilation.
 set -u
@@ -63,7 +64,7 @@ check "cmake --install" "$cmake" --install "$build" --prefix "$prefix" || {
 }
 
 step "installed files"
-for f in bin/bsprun bin/bspcc include/bsp.h include/bspkit.h; do
+for f in bin/bsprun bin/bspcc include/bsp.h include/bspkit.h include/mcbsp.h; do
   [ -f "$prefix/$f" ] && pass "$f" || fail "$f is not installed"
 done
 for f in bin/bsprun bin/bspcc; do
@@ -94,6 +95,16 @@ fi
 if check "bspcc --bsp-static -o hello_bspcc_static" env BSPCC_CC="$cc" "$prefix/bin/bspcc" $extra_flags \
      --bsp-static -O2 -o hello_bspcc_static "$hello"; then
   run_hello "bspcc --bsp-static" ./hello_bspcc_static
+fi
+# A MulticoreBSP-style program (tests/compat) against the installed mcbsp.h and shared libbsp.
+# shellcheck disable=SC2086
+if check "bspcc -o mcbsp_style (installed mcbsp.h)" env BSPCC_CC="$cc" "$prefix/bin/bspcc" \
+     $extra_flags -O2 -Wall -Wextra -Werror -o mcbsp_style "$here/../compat/mcbsp_style.c"; then
+  if out=$("$prefix/bin/bsprun" -n 2 ./mcbsp_style 2>&1) && [ "$out" = "mcbsp_style: all checks passed" ]; then
+    pass "installed bsprun -n 2 ./mcbsp_style"
+  else
+    fail "installed bsprun -n 2 ./mcbsp_style: $out"
+  fi
 fi
 showme=$(env BSPCC_CC="$cc" "$prefix/bin/bspcc" --showme x.c)
 case $showme in
