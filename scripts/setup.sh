@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - installs what bspkit needs to build, test and measure, if it is missing:
 #   Debian packages: a C compiler, CMake, Ninja, pkg-config, OpenBLAS (CBLAS), Open MPI,
-#   clang-format;
+#   clang-format, help2man (the man pages);
 #   a Python virtual environment .venv with the analysis packages (python/requirements.txt)
 #   and the bspkit command installed from python/.
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
@@ -19,6 +19,7 @@ have ninja || need_packages+=(ninja-build)
 have pkg-config || need_packages+=(pkg-config)
 have timeout || need_packages+=(coreutils)
 have clang-format || need_packages+=(clang-format)   # the C style check (scripts/lint.sh)
+have help2man || need_packages+=(help2man)   # the man pages of bsprun, bspcc and bspkit (from --help)
 have_header cblas.h || need_packages+=(libopenblas-dev)
 have mpicc && have mpirun || need_packages+=(openmpi-bin libopenmpi-dev)
 have python3 || need_packages+=(python3)

@@ -15,6 +15,36 @@ Modules:
   inputs           what the commands start from: run directories, raw and parameter files, the build
   console          progress lines, the two kinds of error, writing output files
   cli              the `bspkit` command: parses the arguments and dispatches
+  programs         where bsprun, bspprobe and the drivers are (build tree or installed)
+  api              for notebooks: load_run, load_params, predict_supersteps, plot_g_surface,
+                   plot_prediction (re-exported here, imported on first use)
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
+
+# bspkit.api's names, imported on first use: `import bspkit` (and `bspkit --help`) must not
+# import numpy, scipy or matplotlib
+_API = (
+    "MODELS",
+    "Run",
+    "SuperstepPrediction",
+    "load_params",
+    "load_run",
+    "plot_g_surface",
+    "plot_prediction",
+    "predict_supersteps",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from bspkit import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'bspkit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

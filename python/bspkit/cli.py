@@ -55,7 +55,10 @@ Building: unless --probe-binary or --bspcc is given, bspkit builds bspkit (cmake
 <build-dir>/probe/bspprobe is missing or older than the sources, and runs
   <build-dir>/bin/bsprun -n P -b BACKEND <build-dir>/probe/bspprobe --output RAW [--quick] ...
 The repository is the one this package was installed from, or $BSPKIT_SOURCE_DIR; the build
-directory defaults to $BSPKIT_BUILD_DIR, else <repo>/build.
+directory is --build-dir, else $BSPKIT_BUILD_DIR, else <repo>/build. Without a source tree
+(bspkit installed with `cmake --install` and pip), nothing is built: bspprobe is the one next
+to the bsprun found on PATH, else bspprobe on PATH. `bspkit run` and `validate` find bsprun
+and the drivers (bspalg-*) the same way.
 
 Another BSPlib: --bspcc PATH compiles <repo>/probe/*.c with that library's compiler wrapper
   PATH -O2 -DBSPPROBE_NO_EXTENSIONS [-DBSPPROBE_HAVE_CBLAS] [--bspcc-flags] probe/*.c
@@ -67,7 +70,8 @@ replaced by P, e.g. --launcher 'mpirun -n {p}' (BSPonMPI) or --launcher 'bsprun 
 wrapper's file name). --launcher also works for bspkit's own binary instead of bsprun.
 
 Output: OUTDIR/raw.jsonl (bspprobe's samples), params.json (bspkit fit), report.html
-(bspkit report). OUTDIR defaults to <repo>/results/probe/<host>-<backend>-p<P>-<time>/.
+(bspkit report). OUTDIR defaults to <repo>/results/probe/<host>-<backend>-p<P>-<time>/,
+or results/probe/... under the current directory when there is no source tree.
 """
 
 
@@ -84,7 +88,10 @@ def add_launch_args(p: argparse.ArgumentParser) -> None:
         help="bspkit back end for bsprun: threads (default), mpi, mpi-rma",
     )
     p.add_argument(
-        "--build-dir", metavar="DIR", help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build)"
+        "--build-dir",
+        metavar="DIR",
+        help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build; without a source tree, "
+        "the programs next to bsprun on PATH)",
     )
 
 

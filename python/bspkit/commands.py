@@ -4,7 +4,6 @@ the parsed arguments and returns the exit status; errors are Failure or UsageErr
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shlex
 import shutil
@@ -14,6 +13,7 @@ from pathlib import Path
 from bspkit import algorithms as al
 from bspkit import predict as pd
 from bspkit import probe as pr
+from bspkit import programs
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 from bspkit.inputs import (
     algorithm_arg,
@@ -156,22 +156,6 @@ def compare_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bsprun_for_probe(build_dir_arg: str | None, root: Path | None) -> Path:
-    """bspkit's own bspprobe runs through bsprun (it knows the back ends)."""
-    cands = []
-    if build_dir_arg:
-        cands.append(Path(build_dir_arg) / "bin" / "bsprun")
-    with contextlib.suppress(pr.ProbeError):  # no default build: only --build-dir or PATH
-        cands.append(pr.default_build_dir(root) / "bin" / "bsprun")
-    bsprun = next((c for c in cands if c.is_file()), None)
-    if bsprun is None:
-        found = shutil.which("bsprun")
-        if found is None:
-            raise Failure("cannot find bsprun (build bspkit, or give --build-dir or --launcher)")
-        bsprun = Path(found)
-    return bsprun
-
-
 # what makes a directory hold a probe run: writing into it would overwrite these
 RUN_FILES = ("raw.jsonl", "params.json", "report.html")
 
@@ -216,15 +200,9 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
             if not binary.is_file():
                 raise Failure(f"--probe-binary {binary}: no such file")
         else:
-            if root is None:
-                raise Failure("cannot find the bspkit sources: set BSPKIT_SOURCE_DIR")
-            build_dir = Path(args.build_dir) if args.build_dir else pr.default_build_dir(root)
-            if pr.needs_build(root, build_dir):
-                progress(f"bspprobe in {build_dir} is missing or older than the sources: building")
-                pr.build(root, build_dir)
-            binary = build_dir / "probe" / "bspprobe"
+            binary = programs.find("bspprobe", args.build_dir)
         if not args.bspcc and args.launcher is None:
-            bsprun = _bsprun_for_probe(args.build_dir, root)
+            bsprun = programs.find("bsprun", args.build_dir)
             check_launch(bsprun, args.backend, nprocs)
         made = not outdir.exists()
         outdir.mkdir(parents=True, exist_ok=True)

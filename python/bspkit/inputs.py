@@ -11,6 +11,7 @@ from pathlib import Path
 from bspkit import algorithms as al
 from bspkit import predict as pd
 from bspkit import probe as pr
+from bspkit import programs
 from bspkit.console import Failure, UsageError, describe_exit, progress
 from bspkit.fit import fit_run
 from bspkit.params import Params, ParamsError
@@ -99,24 +100,9 @@ def params_for(params_arg: str | None, backend: str, nprocs: int, required: bool
 
 
 def driver_tools(build_dir_arg: str | None, driver: str) -> tuple[Path, Path]:
-    """(bsprun, bindir) of the build, building it first when the driver is missing or older
-    than the sources."""
-    root = pr.repo_root()
-    try:
-        build_dir = Path(build_dir_arg) if build_dir_arg else pr.default_build_dir(root)
-    except pr.ProbeError as e:
-        raise Failure(str(e)) from None
-    bsprun = build_dir / "bin" / "bsprun"
-    exe = build_dir / "bin" / driver
-    if root is not None and (not exe.is_file() or exe.stat().st_mtime < pr.newest_source(root)):
-        progress(f"bspkit in {build_dir} is missing or older than the sources: building")
-        try:
-            pr.build(root, build_dir)
-        except pr.ProbeError as e:
-            raise Failure(str(e)) from None
-    if not bsprun.is_file():
-        raise Failure(f"{bsprun} does not exist: build bspkit or give --build-dir")
-    return bsprun, build_dir / "bin"
+    """(bsprun, the directory holding the driver): see bspkit.programs for where they are looked for."""
+    exe = programs.find(driver, build_dir_arg)
+    return programs.find("bsprun", build_dir_arg), exe.parent
 
 
 def algorithm_arg(name: str) -> al.Algorithm:

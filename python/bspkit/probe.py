@@ -36,15 +36,6 @@ def repo_root() -> Path | None:
     return None
 
 
-def default_build_dir(root: Path | None) -> Path:
-    env = os.environ.get("BSPKIT_BUILD_DIR")
-    if env:
-        return Path(env)
-    if root is None:
-        raise ProbeError("cannot find the bspkit sources: set BSPKIT_SOURCE_DIR or give --build-dir")
-    return root / "build"
-
-
 def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -67,13 +58,6 @@ def newest_source(root: Path) -> float:
     for cm in root.glob("CMakeLists.txt"):
         newest = max(newest, cm.stat().st_mtime)
     return newest
-
-
-def needs_build(root: Path, build: Path) -> bool:
-    exe = build / "probe" / "bspprobe"
-    if not exe.is_file() or not (build / "bin" / "bsprun").is_file():
-        return True
-    return exe.stat().st_mtime < newest_source(root)
 
 
 def _run_checked(cmd: list[str], what: str, **kw: object) -> None:

@@ -2,7 +2,8 @@
 # install_test.sh BUILD_DIR WORK_DIR CMAKE GENERATOR MAKE_PROGRAM CC VERSION [extra C flags...]
 #
 # Installs the build tree BUILD_DIR with `cmake --install` into WORK_DIR/prefix and checks
-# the installed copy: its files (and that bsp_unchecked is not among them), then builds
+# the installed copy: its files (and that bsp_unchecked is not among them), the man pages
+# (when help2man is installed: their .TH header, NAME line, and `man -l` if man is there), then builds
 # tests/install/hello_bsp.c against it three ways and runs each with the installed
 # `bsprun -n 2`:
 #   1. the installed bspcc (shared libbsp with an rpath; also --bsp-static);
@@ -84,6 +85,31 @@ unchecked=$(find "$prefix" -name '*bsp_unchecked*')
 [ -z "$unchecked" ] && pass "bsp_unchecked is not installed" || fail "installed: $unchecked"
 grep -q 'bsp_unchecked' "$(find "$prefix" -name 'bspkitTargets*.cmake' | head -n 1)" 2>/dev/null &&
   fail "bsp_unchecked is in the exported targets"
+
+step "man pages: bsprun(1), bspcc(1), bspkit(1) (made by help2man from --help)"
+if command -v help2man >/dev/null 2>&1; then
+  for prog in bsprun bspcc bspkit; do
+    page=$(find "$prefix" -path "*/man1/$prog.1" | head -n 1)
+    if [ -z "$page" ]; then
+      fail "$prog.1 is not installed"
+      continue
+    fi
+    upper=$(printf '%s' "$prog" | tr '[:lower:]' '[:upper:]')
+    th=$(grep -m 1 '^\.TH ' "$page")
+    case $th in
+      ".TH $upper \"1\" "*"\"bspkit $version\""*) pass "${page#"$prefix"/}: $th" ;;
+      *) fail "${page#"$prefix"/}: the .TH header is '$th'" ;;
+    esac
+    grep -q "^$prog \\\\- " "$page" || fail "$prog.1 has no NAME line '$prog \\- ...'"
+    grep -qF '\-\-help' "$page" || fail "$prog.1 does not describe --help"
+    if command -v man >/dev/null 2>&1; then
+      out=$(MANWIDTH=80 man -l "$page" 2>/dev/null | head -n 1)
+      case $out in "$upper(1)"*) pass "man -l $prog.1: $out" ;; *) fail "man -l $prog.1 printed '$out'" ;; esac
+    fi
+  done
+else
+  echo "skip: help2man is not installed (Debian: apt-get install help2man), so no man pages were made"
+fi
 
 step "1. the installed bspcc"
 cd "$work" || exit 1
