@@ -13,6 +13,7 @@ Modules:
   probe            build bspkit and run bspprobe
   commands         the commands probe, fit, report, compare, run
   inputs           what the commands start from: run directories, raw and parameter files, the build
+  fileformat       the format and version stamp of every JSON file, and the message for another format
   console          progress lines, the two kinds of error, writing output files
   cli              the `bspkit` command: parses the arguments and dispatches
   programs         where bsprun, bspprobe and the drivers are (build tree or installed)
