@@ -46,6 +46,7 @@ from bspkit.params import JsonObject, Level, Params, PredictModel, Surface, json
 from bspkit.predict import model_g, predict_time, predict_time_levels
 from bspkit.rawdata import GPoint, RawRun
 from bspkit.rawdata import stats as _stats
+from bspkit.units import quantity
 
 CONFIDENCE = 0.95
 LOSS = "soft_l1"
@@ -58,8 +59,9 @@ SPREAD_WARN = 0.10  # IQR/median above this marks a noisy grid point
 # --------------------------------------------------------------------------- helpers
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+def _fmt(v: float, unit: str) -> str:
+    """A value of a flag, with its unit (units.quantity: 3.2 ns/word, not 3.2e-09 s/word)."""
+    return quantity(v, unit) if unit else quantity(v)
 
 
 def checked(
@@ -70,12 +72,11 @@ def checked(
     unit: str = "",
 ) -> float | None:
     """The value, or None with a flag when it is missing, negative or its interval reaches 0."""
-    u = f" {unit}" if unit else ""
     if value is None or not math.isfinite(value):
         flags.append(f"{name}: could not be computed")
         return None
     if value < 0:
-        flags.append(f"{name} = {_fmt(value)}{u} is negative")
+        flags.append(f"{name} = {_fmt(value, unit)} is negative")
         return None
     if ci is not None:
         lo, hi = ci
@@ -83,7 +84,7 @@ def checked(
             flags.append(f"{name}: no confidence interval (ill-posed fit)")
             return None
         if lo <= 0:
-            flags.append(f"{name}: {int(CONFIDENCE * 100)}% interval [{_fmt(lo)}, {_fmt(hi)}]{u} spans zero")
+            flags.append(f"{name}: {int(CONFIDENCE * 100)}% interval [{_fmt(lo, unit)}, {_fmt(hi, unit)}] spans zero")
             return None
     return float(value)
 
@@ -748,7 +749,9 @@ def noise_summary(run: RawRun) -> dict[str, Any]:
     if pts and isinstance(res, (int, float)) and res > 0:
         tmin = min(p.stats.median for p in pts)
         if res > 0.01 * tmin:
-            warnings.append(f"timer resolution {res:.3g} s is more than 1% of the shortest median {tmin:.3g} s")
+            warnings.append(
+                f"timer resolution {quantity(res, 's')} is more than 1% of the shortest median {quantity(tmin, 's')}"
+            )
     fw = (run.footer or {}).get("warnings")
     if isinstance(fw, list):
         warnings.extend(f"bspprobe: {w}" for w in fw)
