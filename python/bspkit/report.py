@@ -1025,6 +1025,18 @@ def ranking_rows(params: Sequence[Params]) -> list[tuple[str, list[float | None]
     return rows
 
 
+# the unit of each ranking category's score (ranking_rows)
+RANKING_UNITS = {
+    "Communication gap (put/get)": "s/word",
+    "Communication gap (send)": "s/word",
+    "Per-message overhead (o, h_half)": "s",
+    "Latency": "s",
+    "Computation speed (f)": "s/op",
+    "Total exchange (As suite)": "s/word",
+    "Predictability (validation)": "%",
+}
+
+
 def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
     """The comparison page of several runs (label, params); returns (html, number of images)."""
     params = [pr for _, pr in entries]
@@ -1071,7 +1083,9 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
         rows.append(
             [esc(name)]
             + [
-                f"{bb}<br><span class='note'>{num(s, 3)}</span>" if s is not None else "n/a"
+                f"{bb}<br><span class='note'>{quantity(s, RANKING_UNITS.get(name, ''), 3)}</span>"
+                if s is not None
+                else "n/a"
                 for bb, s in zip(b, scores, strict=True)
             ]
             + [f"<span class='note'>{esc(what)}</span>"]

@@ -135,6 +135,10 @@ def test_compare_two_runs(tmp_path: Path) -> None:
     html = out.read_text()
     assert_self_contained(html)
     assert len(report_pngs(html)) == 3
+    # the ranking's scores with their units: g in ns/word, l in µs, the validation in %
+    assert re.search(r"<span class='note'>[\d.]+ ns/word</span>", html)
+    assert re.search(r"<span class='note'>[\d.]+ µs</span>", html)
+    assert not re.findall(r"\d(?:\.\d+)?e[-+]\d+", re.sub(r'src="data:[^"]+"', "", html))
     for text in (
         "Ranking",
         "Table 6.1",
