@@ -62,6 +62,7 @@ p.summary { font-size: 1.05em; }
 nav.toc { background: #f6f8fa; border: 1px solid #dde; padding: .4em 1em; margin: 1em 0; }
 nav.toc ul { columns: 3; margin: .3em 0; padding-left: 1.2em; }
 details > summary { cursor: pointer; color: #a00; margin: .5em 0; }
+details > summary.plain { color: #235; }
 """
 
 
@@ -752,7 +753,13 @@ def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
         s.add("<p>no validation point could be predicted (see the table).</p>")
     head = ["primitive/pattern", "h*", "c", "h", "measured", "predicted (per h)", "rel. error", ""]
     head += ["predicted (one fit)", "rel. error", "machine factor"]
-    s.add(table(head, [_validation_point_row(r) for r in sorted_validation_points(vpts)]))
+    # folded: the plot below shows them all; the table is for looking one up
+    s.add(
+        f'<details id="{anchor}validation-points"><summary class="plain">the {len(vpts)} validation points, by '
+        "primitive/pattern and h</summary>"
+        + table(head, [_validation_point_row(r) for r in sorted_validation_points(vpts)])
+        + "</details>"
+    )
     if val.get("used"):
         s.image(plots.validation(vpts, VALIDATION_THRESHOLD, f"Validation, {run.label()}"), "validation")
     per_h = per_h_tables(g)
