@@ -17,8 +17,8 @@ h = c h*, T = median superstep time, g~ = T / h):
   5 %); 95 % confidence intervals come from the Jacobian with the loss's IRLS weights and
   Student's t, carried to h_half and o by the delta method; plus the relative RMS of the
   residuals;
-* Bisseling's linear regression T = g h + l over the points of one message size (the
-  largest measured with 5 or more message counts, or with the most there are).
+* Bisseling's linear regression T = g h + l (the "g const" model) as BSPedupack's bspbench
+  fits it: one-word messages, h from p to 2048 words (`linreg`), with the range used.
 
 The superstep time measured includes its bsp_sync, so the constant term g_inf*h_half of the
 fit holds the synchronisation latency as well (eq. 2.4 folds l into g(h) this way). A
@@ -46,6 +46,7 @@ from bspkit.params import JsonObject, Level, Params, PredictModel, Surface, json
 from bspkit.predict import model_g, predict_time, predict_time_levels
 from bspkit.rawdata import GPoint, RawRun
 from bspkit.rawdata import stats as _stats
+from bspkit.units import quantity
 
 CONFIDENCE = 0.95
 LOSS = "soft_l1"
@@ -58,8 +59,9 @@ SPREAD_WARN = 0.10  # IQR/median above this marks a noisy grid point
 # --------------------------------------------------------------------------- helpers
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
+def _fmt(v: float, unit: str) -> str:
+    """A value of a flag, with its unit (units.quantity: 3.2 ns/word, not 3.2e-09 s/word)."""
+    return quantity(v, unit) if unit else quantity(v)
 
 
 def checked(
@@ -70,12 +72,11 @@ def checked(
     unit: str = "",
 ) -> float | None:
     """The value, or None with a flag when it is missing, negative or its interval reaches 0."""
-    u = f" {unit}" if unit else ""
     if value is None or not math.isfinite(value):
         flags.append(f"{name}: could not be computed")
         return None
     if value < 0:
-        flags.append(f"{name} = {_fmt(value)}{u} is negative")
+        flags.append(f"{name} = {_fmt(value, unit)} is negative")
         return None
     if ci is not None:
         lo, hi = ci
@@ -83,7 +84,7 @@ def checked(
             flags.append(f"{name}: no confidence interval (ill-posed fit)")
             return None
         if lo <= 0:
-            flags.append(f"{name}: {int(CONFIDENCE * 100)}% interval [{_fmt(lo)}, {_fmt(hi)}]{u} spans zero")
+            flags.append(f"{name}: {int(CONFIDENCE * 100)}% interval [{_fmt(lo, unit)}, {_fmt(hi, unit)}] spans zero")
             return None
     return float(value)
 
@@ -219,29 +220,69 @@ def lsq_fit(points: list[GPoint], with_o: bool = True) -> dict[str, Any]:
 
 # ------------------------------------------------------------- linear regression
 
+BSPBENCH_H_MAX = 2048  # BSPedupack 2.0's bspbench: MAXH, the largest h-relation it fits
+LINE_BREAK = 0.5  # a top segment this much steeper than the median segment starts another regime
 
-def linreg(points: list[GPoint]) -> dict[str, Any]:
-    """Bisseling's fit T = g h + l (ordinary least squares) over the points of one message
-    size: the largest h* measured with at least 5 message counts (or with as many as any)."""
-    hs, c, h, t = _arrays(points)
-    ncounts = {v: len(np.unique(c[hs == v])) for v in set(hs)}
-    need = min(5, max(ncounts.values()))
-    usable = [v for v in sorted(ncounts, reverse=True) if ncounts[v] >= need]
-    if need < 3:
-        return {
-            "msg_words": int(hs.max()),
-            "points": 0,
-            "error": "no message size was measured with 3 or more message counts",
-        }
-    hsel = usable[0]
-    sel = hs == hsel
-    out: dict[str, Any] = {"msg_words": int(hsel), "points": int(np.count_nonzero(sel))}
-    x, y = h[sel], t[sel]
+
+def _ols(x: np.ndarray, y: np.ndarray) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """Ordinary least squares y = g x + l with 95 % intervals: ((g, lo, hi), (l, lo, hi))."""
     r = sstats.linregress(x, y)
-    dof = x.size - 2
-    tq = float(sstats.t.ppf(0.5 + CONFIDENCE / 2, dof))
-    out["g"] = (float(r.slope), r.slope - tq * r.stderr, r.slope + tq * r.stderr)
-    out["l"] = (float(r.intercept), r.intercept - tq * r.intercept_stderr, r.intercept + tq * r.intercept_stderr)
+    tq = float(sstats.t.ppf(0.5 + CONFIDENCE / 2, x.size - 2))
+    g = (float(r.slope), float(r.slope - tq * r.stderr), float(r.slope + tq * r.stderr))
+    l_s = (
+        float(r.intercept),
+        float(r.intercept - tq * r.intercept_stderr),
+        float(r.intercept + tq * r.intercept_stderr),
+    )
+    return g, l_s
+
+
+def linreg(points: list[GPoint], p: int | None = None) -> dict[str, Any]:
+    """Bisseling's g and l (the "g const" model): T = g h + l fitted by ordinary least
+    squares as BSPedupack's bspbench does, over its h-relations: messages of one word (the
+    smallest message size of the grid), h from p to bspbench's MAXH = 2048 words.
+
+    Why that range: bspbench reports the fit over h = p..MAXH (MAXH >> p) as "the bottom
+    line" (h below p is not a full h-relation: some processes send nothing); the h-relations
+    there stay in the first level of the cache. Beyond it g grows step-wise as the
+    h-relation leaves each cache level, and a line through several regimes has a negative
+    intercept l. For the same reason the top of the range is dropped while the time per word
+    added up to it is more than LINE_BREAK above the median over the range (a cache regime
+    that begins inside it). The range used is reported (`h_min`, `h_max`, `excluded_h`)."""
+    hs, c, h, t = _arrays(points)
+    hstar = float(hs.min())
+    h_lo = float(max(p or 1, hstar))
+    sel = (hs == hstar) & (h >= h_lo) & (h <= BSPBENCH_H_MAX)
+    out: dict[str, Any] = {
+        "msg_words": int(hstar),
+        "points": int(np.count_nonzero(sel)),
+        "range": f"h* = {int(hstar)} word(s) per message, {int(h_lo)} <= h <= {BSPBENCH_H_MAX} (bspbench: p..MAXH)",
+    }
+    if len(np.unique(h[sel])) < 3:
+        out["error"] = (
+            f"fewer than 3 h-relations with h* = {int(hstar)} and {int(h_lo)} <= h <= {BSPBENCH_H_MAX} in the grid"
+        )
+        return out
+    levels = np.unique(h[sel])
+    t_at = np.array([np.median(t[sel][h[sel] == v]) for v in levels])
+    # Drop the top h-relation while the time per extra word up to it (the slope of the last
+    # segment) is more than LINE_BREAK above the median slope of all segments: a cache
+    # regime begins there. The median ignores the noise of the small h, where T is mostly
+    # the sync; only slower counts: leaving a cache never makes an h-relation faster.
+    n_used = levels.size
+    while n_used > 3:
+        slopes = np.diff(t_at[:n_used]) / np.diff(levels[:n_used])
+        if slopes[-1] <= (1 + LINE_BREAK) * np.median(slopes):
+            break
+        n_used -= 1
+    keep = sel & (h <= levels[n_used - 1])
+    x, y = h[keep], t[keep]
+    excluded = [int(v) for v in levels[n_used:]]
+    out["points"] = int(x.size)
+    out["h_min"] = int(x.min())
+    out["h_max"] = int(x.max())
+    out["excluded_h"] = sorted(excluded)
+    out["g"], out["l"] = _ols(x, y)
     return out
 
 
@@ -301,8 +342,9 @@ def _triplet(name: str, fit: dict[str, Any], key: str, flags: list[str], unit: s
     return [float(val), float(lo), float(hi)]
 
 
-def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = None) -> Surface:
-    """Every fit of one g surface, with the null rule applied."""
+def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = None, p: int | None = None) -> Surface:
+    """Every fit of one g surface, with the null rule applied; p sets the smallest h of
+    Bisseling's regression (bspbench's range starts at h = p)."""
     flags: list[str] = []
     entry: JsonObject = {"points": len(points)}
     hs, c, h, t = _arrays(points)
@@ -354,10 +396,13 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     )
     entry["lsq_2.5"] = lsq5
     # Bisseling's regression.
-    lr = linreg(points)
-    lin: dict[str, Any] = {"msg_words": lr["msg_words"], "points": lr["points"]}
+    lr = linreg(points, p)
+    lin: dict[str, Any] = {
+        k: lr[k] for k in ("msg_words", "points", "range", "h_min", "h_max", "excluded_h") if k in lr
+    }
     if "error" in lr:
         flags.append(f"linreg: {lr['error']}")
+        lin["error"] = lr["error"]
     lin["g"] = _triplet("linreg g", lr, "g", flags, "s/word")
     lin["l"] = _triplet("linreg l", lr, "l", flags, "s")
     entry["linreg"] = lin
@@ -704,7 +749,9 @@ def noise_summary(run: RawRun) -> dict[str, Any]:
     if pts and isinstance(res, (int, float)) and res > 0:
         tmin = min(p.stats.median for p in pts)
         if res > 0.01 * tmin:
-            warnings.append(f"timer resolution {res:.3g} s is more than 1% of the shortest median {tmin:.3g} s")
+            warnings.append(
+                f"timer resolution {quantity(res, 's')} is more than 1% of the shortest median {quantity(tmin, 's')}"
+            )
     fw = (run.footer or {}).get("warnings")
     if isinstance(fw, list):
         warnings.extend(f"bspprobe: {w}" for w in fw)
@@ -775,7 +822,7 @@ def fit_run(run: RawRun) -> Params:
         lo, hi = l_detail["empty"]["ci"]
         l0 = (l_s["empty"], lo, hi)
     memcpy_spw, memcpy_rows = fit_memcpy(run)
-    g = {key: fit_surface(run.g_points(key), l0) for key in run.g_keys()}
+    g = {key: fit_surface(run.g_points(key), l0, run.p) for key in run.g_keys()}
     params = Params(
         source=str(run.path),
         fitted=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -19,6 +19,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from bspkit.params import PredictModel, Surface
 from bspkit.predict import model_g, model_t
 from bspkit.rawdata import GPoint
+from bspkit.units import plain, quantity
 
 DPI = 96
 
@@ -83,7 +84,9 @@ def g_surface(points: list[GPoint], surface: Surface, title: str) -> bytes:
         ax.plot_wireframe(XX, YY, ZZ, color="tab:red", linewidth=0.6, alpha=0.7, label=f"model eq. {pm.model}")
     ax.set_xlabel("message size h* [words]")
     ax.set_ylabel("message count c")
-    ax.set_zlabel("g~ [ns/word]")
+    # matplotlib turns the z label with the view; at this azimuth it would read upside down
+    ax.zaxis.set_rotate_label(False)
+    ax.set_zlabel("g~ [ns/word]", rotation=90)
     ax.xaxis.set_major_formatter(_pow2_formatter())
     ax.yaxis.set_major_formatter(_pow2_formatter())
     ax.zaxis.set_major_formatter(_pow10_formatter())
@@ -123,7 +126,7 @@ def g_surface(points: list[GPoint], surface: Surface, title: str) -> bytes:
     if pm:
         hh = np.geomspace(h.min(), h.max(), 100)
         ax2.plot(hh, model_g(hh, np.inf, pm.g_inf, pm.h_half) * 1e9, "k--", lw=1, label="eq. 2.5 (o = 0)")
-        ax2.axhline(pm.g_inf * 1e9, color="gray", lw=0.8, ls=":", label=f"g_inf = {pm.g_inf * 1e9:.3g} ns")
+        ax2.axhline(pm.g_inf * 1e9, color="gray", lw=0.8, ls=":", label=f"g_inf = {quantity(pm.g_inf, 's/word', 3)}")
     _per_word_axes(ax2, "h = c h* [words per process]", "g~ = T / h [ns/word]")
     ax2.legend(fontsize=7, ncol=2)
     ax2.set_title("g~ against h; lines: fitted model per c", fontsize=10)
@@ -152,7 +155,7 @@ def latency(l_detail: dict[str, Any], as_tests: dict[str, Any], title: str) -> b
     ax.invert_yaxis()
     ax.set_xlabel("time [µs] (median, bars: quartiles)")
     for yi, m, up in zip(y, med, hi, strict=True):
-        ax.text(m + up, yi, f"  {m:.3g}", va="center", fontsize=8)
+        ax.text(m + up, yi, f"  {plain(m, 3)}", va="center", fontsize=8)
     ax.set_xlim(0, max(m + up for m, up in zip(med, hi, strict=True)) * 1.15 if med else 1)
     ax.set_title(title)
     ax.grid(True, axis="x", alpha=0.3)
@@ -175,7 +178,7 @@ def compute_speed(f_detail: dict[str, Any], title: str) -> bytes:
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("operations per second 1/f [M/s] (log scale)")
     for yi, r in zip(y, rates, strict=True):
-        ax.text(r, yi, f" {r:,.0f} M" if r >= 100 else f" {r:.3g} M", va="center", fontsize=8)
+        ax.text(r, yi, f" {plain(r, 4)} M", va="center", fontsize=8)
     ax.set_title(title)
     ax.grid(True, axis="x", which="both", alpha=0.3)
     return png_bytes(fig)
@@ -283,10 +286,10 @@ def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, fact
     ax.barh(y, vals, color=colors)
     ax.set_yticks(y, [k for k, _v in rows])
     ax.invert_yaxis()
-    ax.axvline(m, color="k", lw=1.2, label=f"memcpy {m:.3g} ns/word")
+    ax.axvline(m, color="k", lw=1.2, label=f"memcpy {quantity(memcpy_s_per_word, 's/word', 3)}")
     ax.axvspan(m / factor, m * factor, color="gray", alpha=0.2, label=f"within {factor}x of memcpy")
     for yi, v in zip(y, vals, strict=True):
-        ax.text(v, yi, f" {v:.3g}", va="center", fontsize=8)
+        ax.text(v, yi, f" {plain(v, 3)}", va="center", fontsize=8)
     ax.set_xlim(0, max(vals + [m * factor]) * 1.15)
     ax.set_xlabel(
         "g_inf [ns/word] (prediction model's value; checked for put/hpput: green within, red outside; gray: not checked)"

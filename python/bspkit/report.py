@@ -7,6 +7,7 @@ import base64
 import datetime as _dt
 import html
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +16,18 @@ import numpy as np
 
 from bspkit import __version__, plots
 from bspkit.console import progress
-from bspkit.fit import CONFIDENCE, LOSS, LOSS_SCALE, MEMCPY_FACTOR, VALIDATION_THRESHOLD
+from bspkit.fit import (
+    BSPBENCH_H_MAX,
+    CONFIDENCE,
+    LINE_BREAK,
+    LOSS,
+    LOSS_SCALE,
+    MEMCPY_FACTOR,
+    VALIDATION_THRESHOLD,
+)
 from bspkit.params import Params, Surface
 from bspkit.rawdata import RawRun
+from bspkit.units import quantity
 
 PRIM_NAMES = {"put": "Put", "hpput": "HpPut", "get": "Get", "hpget": "HpGet", "send": "Send"}
 PATTERN_NAMES = {"permutation": "Random Permutation", "alltoall": "All-to-all", "shift": "Cyclic shift"}
@@ -34,6 +44,8 @@ table { border-collapse: collapse; margin: .6em 0 1em 0; font-size: .88em; }
 th, td { border: 1px solid #ccc; padding: .25em .55em; text-align: right; vertical-align: top; }
 th { background: #eef2f6; text-align: center; }
 td.l, th.l { text-align: left; }
+td { white-space: nowrap; }
+td.l, td:last-child { white-space: normal; }
 tr.group td { background: #f6f6f6; font-style: italic; text-align: left; }
 .fail { color: #a00; font-size: .92em; }
 .pass { color: #060; font-weight: bold; }
@@ -46,6 +58,11 @@ figure { margin: 1em 0; }
 figcaption { color: #555; font-size: .88em; }
 .best { font-weight: bold; background: #eaf5ea; }
 code { background: #f3f3f3; padding: 0 .2em; }
+p.summary { font-size: 1.05em; }
+nav.toc { background: #f6f8fa; border: 1px solid #dde; padding: .4em 1em; margin: 1em 0; }
+nav.toc ul { columns: 3; margin: .3em 0; padding-left: 1.2em; }
+details > summary { cursor: pointer; color: #a00; margin: .5em 0; }
+details > summary.plain { color: #235; }
 """
 
 
@@ -56,24 +73,52 @@ def esc(v: Any) -> str:
     return html.escape("" if v is None else str(v))
 
 
+# Every number of the pages goes through units.quantity; these name its common uses.
+
+
 def num(v: Any, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    return f"{v:.{digits}g}"
+    """A number without a unit (a ratio, a count)."""
+    return quantity(v, "", digits)
 
 
-def us(v: float | None) -> str:
-    return "–" if v is None else f"{v * 1e6:.4g} µs"
+def seconds(v: float | None) -> str:
+    """A time, scaled to ns, µs, ms or s."""
+    return quantity(v, "s")
 
 
-def ns(v: float | None) -> str:
-    return "–" if v is None else f"{v * 1e9:.4g} ns"
+def per_word(v: float | None) -> str:
+    """A time per word (g), in ns/word."""
+    return quantity(v, "s/word")
 
 
 def words(v: float | None) -> str:
-    if v is None:
-        return "–"
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3g}"
+    """A size in words, the unit in the column's header."""
+    return quantity(v, "words", 3, show_unit=False)
+
+
+def pct(v: float | None, digits: int = 3) -> str:
+    return quantity(v, "%", digits)
+
+
+def signed_pct(v: float | None) -> str:
+    """A relative error with its sign: +3.2 %."""
+    return "–" if v is None else ("+" if v >= 0 else "") + pct(v)
+
+
+def ns_col(v: float | None) -> str:  # for columns headed [ns/word] or [ns]
+    return quantity(v, "ns", show_unit=False)
+
+
+def us_col(v: float | None) -> str:  # for columns headed [µs]
+    return quantity(v, "µs", show_unit=False)
+
+
+def linreg_range(lr: Mapping[str, Any]) -> str:
+    """The h range Bisseling's regression used: "h* = 1, h = 2–2048"."""
+    if lr.get("h_min") is None:
+        return esc(f"h* = {lr.get('msg_words')}")
+    cut = f" ({len(lr['excluded_h'])} larger h dropped)" if lr.get("excluded_h") else ""
+    return esc(f"h* = {lr['msg_words']}, h = {lr['h_min']}–{lr['h_max']}{cut}")
 
 
 def fail_cell(flags: Sequence[str], *prefixes: str) -> str:
@@ -174,6 +219,114 @@ def _rows_by_pattern(
     return rows
 
 
+R_KERNELS = ("dot_double_naive", "dot_double_blas")  # nearest to bspbench's DAXPY, in this order
+
+
+def computing_rate(params: Params) -> tuple[float, str] | None:
+    """bspbench's r, the computing rate in flop/s that g and l are counted in: the rate of the
+    double-precision vector kernel (bspbench times a DAXPY), as (r, kernel name)."""
+    for kernel in R_KERNELS:
+        f = params.f.get(kernel)
+        if f:
+            return 1.0 / f, kernel
+    avg = params.f_average.get("double")
+    return (1.0 / avg, "the mean rate of the double kernels") if avg else None
+
+
+def g_const_of(params: Params, surface: Surface) -> tuple[float, float, bool] | None:
+    """(g, l, l_measured) of the g const model as predict.py uses it: the regression's g and
+    l, the empty sync for l (l_measured False) where the regression has no l."""
+    regression = surface.bisseling_g_l()
+    if regression is None:
+        return None
+    g, l_s = regression
+    if l_s is not None and l_s > 0:
+        return g, l_s, True
+    empty = params.l.get("empty")
+    return (g, empty, False) if empty else None
+
+
+def run_warnings(params: Params) -> list[str]:
+    """The measurement's warnings: noise and load (fit.noise_summary), and a machine whose
+    speed changed during the run (fit.machine_drift)."""
+    out = list(params.noise.get("warnings", []))
+    drift = params.validation.get("drift") or {}
+    bound = (params.validation.get("stable_state") or {}).get("factor_bound") or 1.25
+    if drift.get("share_off"):
+        out.append(
+            f"the machine changed speed during the run: {pct(drift['share_off'], 2)} of it ran outside "
+            f"[1/{bound}, {bound}] of the fit's speed (between {quantity(drift['min_factor'], 'x', 3)} and "
+            f"{quantity(drift['max_factor'], 'x', 3)})"
+        )
+    return out
+
+
+def summary_section(run: RawRun, params: Params, anchor: str) -> Section:
+    """What the run measured, first: p, r, l; per primitive/pattern g_inf and h_half of the
+    prediction model and Bisseling's g and l (in time and in flops of r, as bspbench prints
+    them); the validation's verdict; the warnings."""
+    s = Section.headed(anchor, "summary", "Summary")
+    rate = computing_rate(params)
+    r = rate[0] if rate else None
+    facts = [f"p = <b>{esc(params.p)}</b>"]
+    if rate:
+        facts.append(f"r = <b>{esc(quantity(rate[0], 'flop/s'))}</b> ({esc(rate[1])})")
+    facts.append(f"l (empty sync) = <b>{esc(seconds(params.l.get('empty')))}</b>")
+    val = params.validation
+    if val.get("used"):
+        ok = bool(val.get("pass"))
+        facts.append(
+            f'validation <span class="{"pass" if ok else "bad"}">{"PASS" if ok else "FAIL"}</span>: mean |relative '
+            f"error| {esc(pct(val.get('mean_abs_rel_error')))} over {val['used']} points (threshold "
+            f'{esc(pct(VALIDATION_THRESHOLD, 2))}; <a href="#{anchor}validation">details</a>)'
+        )
+    else:
+        facts.append("validation: not made (no validation points)")
+    s.add('<p class="summary">' + " · ".join(facts) + "</p>")
+    if params.g:
+        rows = []
+        for key in sorted_keys(list(params.g)):
+            e = params.g[key]
+            pm = e.predict
+            gc = g_const_of(params, e)
+            lr = e.linreg
+            rows.append(
+                [
+                    esc(key),
+                    ns_col(pm.g_inf) if pm else "–",
+                    words(pm.h_half) if pm else "–",
+                    ns_col(gc[0]) if gc else "–",
+                    (us_col(gc[1]) + ("" if gc[2] else " *")) if gc else "–",
+                    quantity(gc[0] * r, "flop", 3, show_unit=False) if gc and r else "–",
+                    quantity(gc[1] * r, "flop", 3, show_unit=False) if gc and r else "–",
+                    linreg_range(lr),
+                ]
+            )
+        head = ["primitive/pattern", "g_inf [ns/word]", "h_half [words]", "g [ns/word]", "l [µs]"]
+        head += ["g [flop]", "l [flop]", "range of g, l (words)"]
+        s.add(table(head, rows))
+        s.add(
+            '<p class="note">g_inf, h_half: eq. (2.5)/(2.6) fitted over the whole grid (the prediction model). '
+            "g, l: Bisseling's T = g h + l as bspbench fits it (one-word messages, h = p.."
+            f"{BSPBENCH_H_MAX}); in flops: times r, as bspbench reports them. "
+            "* l of the empty sync where the regression's l is not significant (as the g const prediction does).</p>"
+        )
+    warnings = run_warnings(params)
+    if warnings:
+        items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
+        s.add(f'<div class="warn"><b>{len(warnings)} warnings</b><ul>{items}</ul></div>')
+    else:
+        s.add('<div class="ok">no warnings: load below the core count, few outliers, small spread</div>')
+    return s
+
+
+def contents(html: str, anchor: str) -> str:
+    """The table of contents: a link to every section heading (h2 with an id) of a run's body."""
+    items = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', html)
+    links = "".join(f'<li><a href="#{i}">{title}</a></li>' for i, title in items if i != f"{anchor}summary")
+    return f'<nav class="toc" id="{anchor}contents"><b>Contents</b><ul>{links}</ul></nav>'
+
+
 def machine_section(run: RawRun, params: Params, anchor: str) -> Section:
     s = Section.headed(anchor, "machine", "Machine and build")
     m = params.machine
@@ -196,12 +349,12 @@ def machine_section(run: RawRun, params: Params, anchor: str) -> Section:
         ("date (UTC)", m.get("date")),
         (
             "timer resolution / overhead",
-            f"{num(timer.get('resolution_s'))} s / {num(timer.get('overhead_s'))} s"
+            f"{seconds(timer.get('resolution_s'))} / {seconds(timer.get('overhead_s'))}"
             if isinstance(timer, dict)
             else timer,
         ),
         ("load average start / end", f"{m.get('loadavg_start')} / {m.get('loadavg_end')}"),
-        ("elapsed", f"{num(m.get('elapsed_s'))} s"),
+        ("elapsed", seconds(m.get("elapsed_s"))),
         ("command", m.get("command")),
         ("raw samples", params.source),
     ]
@@ -230,7 +383,7 @@ def noise_section(run: RawRun, params: Params, anchor: str) -> Section:
             table(
                 ["primitive/pattern", "h*", "c", "spread (IQR/median)", "outliers"],
                 [
-                    [esc(r["key"]), str(r["msg_words"]), str(r["count"]), f"{r['spread']:.1%}", str(r["outliers"])]
+                    [esc(r["key"]), str(r["msg_words"]), str(r["count"]), pct(r["spread"]), str(r["outliers"])]
                     for r in nz["noisy_points"][:10]
                 ],
             )
@@ -239,9 +392,13 @@ def noise_section(run: RawRun, params: Params, anchor: str) -> Section:
     for key in sorted_keys(list(params.g)):
         flags_all += [f"{key}: {fl}" for fl in params.g[key].flags]
     if flags_all:
-        s.add("<h3>Parameters not reported (null in params.json)</h3><ul>")
+        # folded: the reasons matter to whoever reads a "failed fit" cell, not to every reader
+        s.add(
+            f'<details id="{anchor}flags"><summary>{len(flags_all)} parameters not reported (null in params.json): '
+            "why</summary><ul>"
+        )
         s.add("".join(f'<li class="fail">failed fit: {esc(fl)}</li>' for fl in flags_all))
-        s.add("</ul>")
+        s.add("</ul></details>")
     return s
 
 
@@ -257,16 +414,18 @@ def compute_speed_section(run: RawRun, params: Params, anchor: str) -> Section:
         rows.append(
             [
                 esc(k),
-                val_or_fail(d.get("s_per_op"), lambda v: f"{v * 1e6:.4g} µs", params.flags, f"f {k}"),
-                "–" if not d.get("ops_per_s") else f"{d['ops_per_s'] / 1e6:.4g} M",
+                val_or_fail(d.get("s_per_op"), lambda v: quantity(v, "s/op"), params.flags, f"f {k}"),
+                quantity(d.get("ops_per_s"), "ops/s"),
                 esc(d.get("n")),
                 num(d.get("ops")),
-                f"{d.get('spread', 0):.1%}",
+                pct(d.get("spread", 0)),
                 esc(d.get("note")),
             ]
         )
     for kind, v in params.f_average.items():
-        rows.append([f"Average ({kind})", f"{v * 1e6:.4g} µs", f"{1 / v / 1e6:.4g} M", "", "", "", "mean of the rates"])
+        rows.append(
+            [f"Average ({kind})", quantity(v, "s/op"), quantity(1 / v, "ops/s"), "", "", "", "mean of the rates"]
+        )
     s.add(table(["kernel", "time per op f", "'flops' 1/f", "n", "ops", "spread", "note"], rows))
     if any(d.get("s_per_op") for d in f_detail.values()):
         s.image(plots.compute_speed(f_detail, f"Computation speed, {run.label()}"), "f per kernel")
@@ -283,7 +442,7 @@ def latency_section(run: RawRun, params: Params, anchor: str) -> Section:
         s.add(
             table(
                 ["p"] + [esc(L_NAMES.get(v, v)) for v in variants],
-                [[esc(params.p)] + [val_or_fail(params.l.get(v), us, params.flags, f"l {v}") for v in variants]],
+                [[esc(params.p)] + [val_or_fail(params.l.get(v), seconds, params.flags, f"l {v}") for v in variants]],
             )
         )
         s.add(
@@ -292,10 +451,10 @@ def latency_section(run: RawRun, params: Params, anchor: str) -> Section:
                 [
                     [
                         esc(v),
-                        us(d["median"]),
-                        f"{us(d['ci'][0])} – {us(d['ci'][1])}",
-                        f"{us(d['q1'])} – {us(d['q3'])}",
-                        us(d["min"]),
+                        seconds(d["median"]),
+                        f"{seconds(d['ci'][0])} – {seconds(d['ci'][1])}",
+                        f"{seconds(d['q1'])} – {seconds(d['q3'])}",
+                        seconds(d["min"]),
                         str(d["n"]),
                         str(d["outliers"]),
                     ]
@@ -325,11 +484,11 @@ def _estimator_row(p: int | None, prim: str, e: Surface) -> list[str]:
     return [
         esc(p),
         esc(PRIM_NAMES.get(prim, prim)),
-        val_or_fail(e.g_inf, lambda v: f"{v * 1e9:.4g} ns", fl, "g_inf (eq. 3.2)"),
+        val_or_fail(e.g_inf, per_word, fl, "g_inf (eq. 3.2)"),
         val_or_fail(e.h_half, words, fl, "h_half (eq. 3.4)", "g_inf (eq. 3.2)"),
         val_or_fail(e.o, words, fl, "o (eq. 3.6)", "g_inf (eq. 3.2)"),
-        num(e.error_bspstar, 2),
-        num(e.error_bsp, 2),
+        quantity(e.error_bspstar, "s²/word²", 3, show_unit=False),
+        quantity(e.error_bsp, "s²/word²", 3, show_unit=False),
         val_or_fail(e.o_eq31, words, fl, "o (eq. 3.1)"),
         f"{e.points} ({len(e.msg_words)} h* × {len(e.count)} c)",
     ]
@@ -341,12 +500,12 @@ def _lsq26_row(prim: str, e: Surface) -> list[str]:
     pm = e.predict
     return [
         esc(PRIM_NAMES.get(prim, prim)),
-        ci_cell(q.get("g_inf"), lambda v: f"{v * 1e9:.4g}", fl, "lsq (2.6)"),
+        ci_cell(q.get("g_inf"), ns_col, fl, "lsq (2.6)"),
         ci_cell(q.get("h_half"), words, fl, "lsq (2.6) h_half", "lsq (2.6)"),
         ci_cell(q.get("o"), words, fl, "lsq (2.6) o", "lsq (2.6)"),
-        "–" if q.get("residual_rel_rms") is None else f"{q['residual_rel_rms']:.2%}",
-        num(q.get("error_bspstar"), 2),
-        us(q["l0"][0]) if q.get("l0") else "–",
+        pct(q.get("residual_rel_rms")),
+        quantity(q.get("error_bspstar"), "s²/word²", 3, show_unit=False),
+        seconds(q["l0"][0]) if q.get("l0") else "–",
         words(q.get("h_half_net")),
         esc(pm.model) if pm else '<span class="fail">no model</span>',
     ]
@@ -358,13 +517,13 @@ def _lsq25_linreg_row(prim: str, e: Surface) -> list[str]:
     lr = e.linreg
     return [
         esc(PRIM_NAMES.get(prim, prim)),
-        ci_cell(q5.get("g_inf"), lambda v: f"{v * 1e9:.4g}", fl, "lsq (2.5)"),
+        ci_cell(q5.get("g_inf"), ns_col, fl, "lsq (2.5)"),
         ci_cell(q5.get("h_half"), words, fl, "lsq (2.5) h_half", "lsq (2.5)"),
-        "–" if q5.get("residual_rel_rms") is None else f"{q5['residual_rel_rms']:.2%}",
-        num(q5.get("error_bsp"), 2),
-        ci_cell(lr.get("g"), lambda v: f"{v * 1e9:.4g}", fl, "linreg g", "linreg"),
-        ci_cell(lr.get("l"), lambda v: f"{v * 1e6:.4g}", fl, "linreg l", "linreg"),
-        esc(lr.get("msg_words")),
+        pct(q5.get("residual_rel_rms")),
+        quantity(q5.get("error_bsp"), "s²/word²", 3, show_unit=False),
+        ci_cell(lr.get("g"), ns_col, fl, "linreg g", "linreg"),
+        ci_cell(lr.get("l"), lambda v: quantity(v, "µs", show_unit=False), fl, "linreg l", "linreg"),
+        linreg_range(lr),
     ]
 
 
@@ -378,11 +537,27 @@ def bandwidth_section(run: RawRun, params: Params, anchor: str) -> Section:
     keys = sorted_keys(list(g))
     s.add(
         "<h3>Weighted estimators (eq. 3.2–3.6) and squared errors (App. B.1)</h3>"
-        '<p class="note">g_inf in ns per 8-byte word; h_half and o in words; ε in s²/word² (mean squared '
+        '<p class="note">g_inf in ns per 8-byte word; h_half and o in words; ε in ns²/word² (mean squared '
         "error of g~ against eq. 2.6 (ε_BSP*) and eq. 2.5 (ε_BSP)), as in the thesis' tables.</p>"
     )
     rows = _rows_by_pattern(g, keys, lambda prim, e: _estimator_row(params.p, prim, e))
-    s.add(table(["p", "Fn", "g_inf", "h_half", "o", "ε_BSP*", "ε_BSP", "o (eq. 3.1)", "grid points"], rows, left=2))
+    s.add(
+        table(
+            [
+                "p",
+                "Fn",
+                "g_inf",
+                "h_half",
+                "o",
+                "ε_BSP* [ns²/word²]",
+                "ε_BSP [ns²/word²]",
+                "o (eq. 3.1)",
+                "grid points",
+            ],
+            rows,
+            left=2,
+        )
+    )
     s.add(
         "<h3>Robust least squares, eq. (2.6): T = g_inf (h + h_half + o·c)</h3>"
         f'<p class="note">Relative residuals (T_model − T)/T, loss {esc(LOSS)} (scale {LOSS_SCALE:.0%}); '
@@ -391,9 +566,26 @@ def bandwidth_section(run: RawRun, params: Params, anchor: str) -> Section:
         "the synchronisation: l0 is the empty-sync latency measured on its own, h_half_net = h_half − l0/g_inf "
         "the start-up cost beyond it (the same fit written T = l0 + g_inf (h + h_half_net + o·c)).</p>"
     )
-    head = ["Fn", "g_inf [ns/word]", "h_half [words]", "o [words]", "residual rel. RMS", "ε_BSP*", "l0", "h_half_net"]
+    head = [
+        "Fn",
+        "g_inf [ns/word]",
+        "h_half [words]",
+        "o [words]",
+        "residual rel. RMS",
+        "ε_BSP* [ns²/word²]",
+        "l0",
+        "h_half_net",
+    ]
     s.add(table([*head, "prediction model"], _rows_by_pattern(g, keys, _lsq26_row)))
     s.add("<h3>Robust least squares, eq. (2.5): T = g_inf (h + h_half); linear regression T = g h + l (Bisseling)</h3>")
+    s.add(
+        '<p class="note">Bisseling\'s g and l (the "g const" model) are fitted as BSPedupack\'s bspbench fits them: '
+        "ordinary least squares of T = g h + l over h-relations of one-word messages (the grid's smallest message "
+        f"size), h from p to {BSPBENCH_H_MAX} words (bspbench's MAXH). Larger h-relations leave the first cache "
+        "level and g grows in steps: a line through several regimes has a negative l. Where a regime begins inside "
+        f"the range (the time per added word more than {LINE_BREAK:.0%} above the median), the h above it are "
+        "dropped. The range column gives the h used.</p>"
+    )
     s.add(
         table(
             [
@@ -401,10 +593,10 @@ def bandwidth_section(run: RawRun, params: Params, anchor: str) -> Section:
                 "g_inf [ns/word]",
                 "h_half [words]",
                 "residual rel. RMS",
-                "ε_BSP",
+                "ε_BSP [ns²/word²]",
                 "linreg g [ns/word]",
                 "linreg l [µs]",
-                "linreg at h*",
+                "linreg range (words)",
             ],
             _rows_by_pattern(g, keys, _lsq25_linreg_row),
         )
@@ -439,8 +631,8 @@ def as_suite_section(run: RawRun, params: Params, anchor: str) -> Section:
                 [
                     [
                         esc(t),
-                        us(as_tests[t]["median"]),
-                        f"{us(as_tests[t]['q1'])} – {us(as_tests[t]['q3'])}",
+                        seconds(as_tests[t]["median"]),
+                        f"{seconds(as_tests[t]['q1'])} – {seconds(as_tests[t]['q3'])}",
                         str(as_tests[t]["n"]),
                         str(as_tests[t]["outliers"]),
                         esc(as_tests[t].get("note")),
@@ -458,7 +650,13 @@ def as_suite_section(run: RawRun, params: Params, anchor: str) -> Section:
             table(
                 ["h [words per pair]", "t", "t / h", "quartiles of t", "samples"],
                 [
-                    [str(r["h"]), us(r["t_s"]), ns(r["t_per_h_s"]), f"{us(r['q1'])} – {us(r['q3'])}", str(r["samples"])]
+                    [
+                        str(r["h"]),
+                        seconds(r["t_s"]),
+                        per_word(r["t_per_h_s"]),
+                        f"{seconds(r['q1'])} – {seconds(r['q3'])}",
+                        str(r["samples"]),
+                    ]
                     for r in te
                 ],
             )
@@ -481,7 +679,7 @@ def _validation_verdict(val: Mapping[str, Any]) -> str:
         "<p>Eq. (2.6), T(h, c) = A + B c with A = g_inf (h + h_half) and B = g_inf o fitted at each h of the grid "
         "and interpolated between (one fit cannot span the memory hierarchy: see the table of g(h) per h below). "
         f"{val['used']} points with h ≥ h_half used ({val['skipped']} skipped); mean |relative error| "
-        f"<b>{val['mean_abs_rel_error']:.2%}</b>, max {val['max_abs_rel_error']:.2%}; "
+        f"<b>{pct(val['mean_abs_rel_error'])}</b>, max {pct(val['max_abs_rel_error'])}; "
         f"{val['within_threshold']} of {val['used']} within {VALIDATION_THRESHOLD:.0%}: "
         f'<span class="{verdict}">{"PASS" if val.get("pass") else "FAIL"}</span> '
         f"(the mean must be within {VALIDATION_THRESHOLD:.0%}).</p>"
@@ -501,7 +699,7 @@ def _machine_state(run: RawRun, val: Mapping[str, Any], s: Section) -> None:
         + ". "
         + (
             f"On the {st['points']} validation points measured while the machine ran as the fit says: mean "
-            f"|relative error| {st['mean_abs_rel_error']:.2%}."
+            f"|relative error| {pct(st['mean_abs_rel_error'])}."
             if st.get("mean_abs_rel_error") is not None
             else ""
         )
@@ -513,18 +711,24 @@ def _machine_state(run: RawRun, val: Mapping[str, Any], s: Section) -> None:
 
 
 def _validation_point_row(r: Mapping[str, Any]) -> list[str]:
-    where = [esc(r["key"]), str(r["msg_words"]), str(r["count"]), str(r["h"]), us(r["measured_s"])]
+    where = [esc(r["key"]), str(r["msg_words"]), str(r["count"]), str(r["h"]), seconds(r["measured_s"])]
     if "rel_error" not in r:
         return [*where, "–", "–", "skipped " + esc(r.get("skipped")), "–", "–", "–"]
     return [
         *where,
-        us(r["predicted_s"]),
-        f"{r['rel_error']:+.2%}",
+        seconds(r["predicted_s"]),
+        signed_pct(r["rel_error"]),
         '<span class="pass">pass</span>' if r["pass"] else '<span class="bad">fail</span>',
-        us(r.get("predicted_global_s")),
-        f"{r['rel_error_global']:+.2%}" if r.get("rel_error_global") is not None else "–",
-        num(r.get("drift_factor"), 3),
+        seconds(r.get("predicted_global_s")),
+        signed_pct(r.get("rel_error_global")),
+        quantity(r.get("drift_factor"), "x", 3),
     ]
+
+
+def sorted_validation_points(points: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The validation points in the order of the report's tables: pattern, primitive, then h and c."""
+    order = {k: i for i, k in enumerate(sorted_keys(sorted({str(r["key"]) for r in points})))}
+    return sorted(points, key=lambda r: (order[str(r["key"])], r["h"], r["count"]))
 
 
 def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
@@ -542,33 +746,61 @@ def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
         if gl.get("mean_abs_rel_error") is not None:
             s.add(
                 "<p>With one fit of eq. (2.6) over the whole grid (the parameter table above): mean |relative error| "
-                f"{gl['mean_abs_rel_error']:.2%}, max {gl['max_abs_rel_error']:.2%}.</p>"
+                f"{pct(gl['mean_abs_rel_error'])}, max {pct(gl['max_abs_rel_error'])}.</p>"
             )
         _machine_state(run, val, s)
     else:
         s.add("<p>no validation point could be predicted (see the table).</p>")
     head = ["primitive/pattern", "h*", "c", "h", "measured", "predicted (per h)", "rel. error", ""]
     head += ["predicted (one fit)", "rel. error", "machine factor"]
-    s.add(table(head, [_validation_point_row(r) for r in vpts]))
+    # folded: the plot below shows them all; the table is for looking one up
+    s.add(
+        f'<details id="{anchor}validation-points"><summary class="plain">the {len(vpts)} validation points, by '
+        "primitive/pattern and h</summary>"
+        + table(head, [_validation_point_row(r) for r in sorted_validation_points(vpts)])
+        + "</details>"
+    )
     if val.get("used"):
         s.image(plots.validation(vpts, VALIDATION_THRESHOLD, f"Validation, {run.label()}"), "validation")
-    # g(h) per value of h: what the per-h model holds.
-    lev_keys = [k for k in sorted_keys(list(g)) if g[k].levels]
-    if lev_keys:
-        hs = sorted({lv.h for k in lev_keys for lv in g[k].levels})
-        rows = []
-        for hv in hs:
-            row = [str(hv)]
-            for k in lev_keys:
-                lv = next((x for x in g[k].levels if x.h == hv), None)
-                row.append(f"{ns(lv.g_h)} / {lv.B_s * 1e9:.3g}" if lv else "–")
-            rows.append(row)
-        s.add(
-            "<p>The per-h model: g(h) = A/h (time per word of the whole superstep, sync included) / B "
-            "(ns per extra message), per primitive/pattern.</p>"
-        )
-        s.add(table(["h (words)"] + [esc(k) for k in lev_keys], rows))
+    per_h = per_h_tables(g)
+    if per_h:
+        s.add(per_h)
     return s
+
+
+PER_H_COLUMNS = 11  # h values in the per-h tables: they fit a 1400 px window
+
+
+def per_h_tables(g: Mapping[str, Surface]) -> str:
+    """The per-h model (fit.level_fits) as two tables, one row per primitive/pattern and one
+    column per h (every other value of h where the grid has more than PER_H_COLUMNS): g(h)
+    in ns/word and B in ns per extra message. params.json holds every level."""
+    keys = [k for k in sorted_keys(list(g)) if g[k].levels]
+    if not keys:
+        return ""
+    hs = sorted({lv.h for k in keys for lv in g[k].levels})
+    step = math.ceil(len(hs) / PER_H_COLUMNS)
+    shown = hs[::step] if hs[::step][-1] == hs[-1] else hs[::step][:-1] + [hs[-1]]
+    head = ["primitive/pattern"] + [esc(quantity(hv, "words", 3, show_unit=False)) for hv in shown]
+
+    def rows(cell: Callable[[Any], str]) -> list[list[str]]:
+        out = []
+        for k in keys:
+            by_h = {lv.h: lv for lv in g[k].levels}
+            out.append([esc(k)] + [cell(by_h[hv]) if hv in by_h else "–" for hv in shown])
+        return out
+
+    every = "" if step == 1 else f" ({len(shown)} of the {len(hs)} values of h; params.json has all)"
+    return (
+        "<h3>The per-h model: g(h) and B per primitive/pattern</h3>"
+        '<p class="note">Eq. (2.6) at each h of the grid: T(h, c) = A + B c; g(h) = A/h is the time per word of the '
+        f"whole superstep, sync included; B the time of one more message{esc(every)}. Columns: h in words.</p>"
+        "<p><b>g(h) [ns/word]</b></p>"
+        + table(head, rows(lambda lv: ns_col(lv.g_h)))
+        + "<p><b>B [ns per extra message]</b></p>"
+        # a B below a picosecond is the bound of the fit (B >= 0): no per-message cost
+        + table(head, rows(lambda lv: "0" if lv.B_s < 1e-12 else quantity(lv.B_s, "ns", 3, show_unit=False)))
+    )
 
 
 def memcpy_section(run: RawRun, params: Params, anchor: str) -> Section:
@@ -586,9 +818,9 @@ def memcpy_section(run: RawRun, params: Params, anchor: str) -> Section:
                 [
                     str(r["bytes"]),
                     str(r.get("procs", 1)),
-                    us(r["median_s"]),
-                    ns(r["s_per_word"]),
-                    f"{r['spread']:.1%}",
+                    seconds(r["median_s"]),
+                    per_word(r["s_per_word"]),
+                    pct(r["spread"]),
                     "yes" if r.get("reference") else "",
                     f'<span class="note">{esc(r.get("note"))}</span>',
                 ]
@@ -608,10 +840,10 @@ def memcpy_section(run: RawRun, params: Params, anchor: str) -> Section:
                 [
                     esc(r["key"]),
                     str(r.get("h")),
-                    ns(r["g_inf"]),
-                    ns(r.get("g_inf_global")),
-                    ns(r["memcpy_s_per_word"]),
-                    num(r["ratio"], 3),
+                    per_word(r["g_inf"]),
+                    per_word(r.get("g_inf_global")),
+                    per_word(r["memcpy_s_per_word"]),
+                    quantity(r["ratio"], "x", 3),
                     verdict,
                 ]
             )
@@ -633,6 +865,7 @@ def memcpy_section(run: RawRun, params: Params, anchor: str) -> Section:
 
 # The sections of one run's report, in page order.
 RUN_SECTIONS: tuple[Callable[[RawRun, Params, str], Section], ...] = (
+    summary_section,
     machine_section,
     noise_section,
     compute_speed_section,
@@ -646,13 +879,12 @@ RUN_SECTIONS: tuple[Callable[[RawRun, Params, str], Section], ...] = (
 
 def run_sections(run: RawRun, params: Params, anchor: str = "") -> tuple[str, int]:
     """The body of one run's report; returns (html, number of images)."""
-    parts: list[str] = []
-    images = 0
-    for section in RUN_SECTIONS:
-        s = section(run, params, anchor)
-        parts += s.parts
-        images += s.images
-    return "\n".join(parts), images
+    sections = [section(run, params, anchor) for section in RUN_SECTIONS]
+    first = sections[0].parts
+    rest = [part for s in sections[1:] for part in s.parts]
+    # the contents follow the summary: the page answers first, then says where the rest is
+    toc = contents("\n".join(rest), anchor)
+    return "\n".join([*first, toc, *rest]), sum(s.images for s in sections)
 
 
 METHOD_NOTES = f"""
@@ -663,7 +895,7 @@ processes; sizes are in 8-byte words. g~(h*, c) = median T / h with h = c·h* (t
 <li>Weighted estimators: eq. (3.2) g_inf = Σ g~ h³ / Σ h³; (3.3) g_small with weight h⁻³; (3.4) h_half =
 (g_small/g_inf − 1) h_min; (3.5) g_mm over the smallest message size, weight c²; (3.6) o = (g_mm/g_inf − 1) h*_min;
 (3.1) the Oxford bspprobe's o = (g_max/g_min − 1) h_max, for reference.</li>
-<li>ε_BSP and ε_BSP* (App. B.1): mean squared error of g~ against eq. (2.5) and (2.6), in s²/word².</li>
+<li>ε_BSP and ε_BSP* (App. B.1): mean squared error of g~ against eq. (2.5) and (2.6), shown in ns²/word² (s²/word² in params.json).</li>
 <li>Least squares: eq. (2.6) multiplied by h, T = g_inf (h + h_half + o·c), and eq. (2.5), T = g_inf (h + h_half),
 fitted to all grid points with relative residuals and the robust {LOSS} loss; {CONFIDENCE:.0%} intervals from the
 Jacobian with IRLS weights and Student's t. The prediction model is eq. (2.6) when its o is significant, else eq. (2.5).</li>
@@ -800,6 +1032,18 @@ def ranking_rows(params: Sequence[Params]) -> list[tuple[str, list[float | None]
     return rows
 
 
+# the unit of each ranking category's score (ranking_rows)
+RANKING_UNITS = {
+    "Communication gap (put/get)": "s/word",
+    "Communication gap (send)": "s/word",
+    "Per-message overhead (o, h_half)": "s",
+    "Latency": "s",
+    "Computation speed (f)": "s/op",
+    "Total exchange (As suite)": "s/word",
+    "Predictability (validation)": "%",
+}
+
+
 def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
     """The comparison page of several runs (label, params); returns (html, number of images)."""
     params = [pr for _, pr in entries]
@@ -846,7 +1090,9 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
         rows.append(
             [esc(name)]
             + [
-                f"{bb}<br><span class='note'>{num(s, 3)}</span>" if s is not None else "n/a"
+                f"{bb}<br><span class='note'>{quantity(s, RANKING_UNITS.get(name, ''), 3)}</span>"
+                if s is not None
+                else "n/a"
                 for bb, s in zip(b, scores, strict=True)
             ]
             + [f"<span class='note'>{esc(what)}</span>"]
@@ -883,32 +1129,27 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
     parts.append(
         "<h2>Parameters side by side</h2><p class='note'>Best value per row in bold. g values: least squares eq. (2.6) where reported, else the weighted estimator.</p>"
     )
-    param_table(
-        "g_inf [ns/word]",
-        gkeys,
-        lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "g_inf"),
-        lambda v: f"{v * 1e9:.4g}",
-    )
+    param_table("g_inf [ns/word]", gkeys, lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "g_inf"), ns_col)
     param_table("h_half [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "h_half"), words)
     param_table("o [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "o"), words)
     param_table(
         "g_inf, weighted estimator eq. (3.2) [ns/word]",
         gkeys,
         lambda pr, k: pr.g.get(k, MISSING_SURFACE).g_inf,
-        lambda v: f"{v * 1e9:.4g}",
+        ns_col,
     )
     lvars = [v for v in L_NAMES if any(v in pr.l for pr in params)] + sorted(
         {v for pr in params for v in pr.l if v not in L_NAMES}
     )
-    param_table("latency l [µs]", lvars, lambda pr, v: pr.l.get(v), lambda v: f"{v * 1e6:.4g}")
+    param_table("latency l [µs]", lvars, lambda pr, v: pr.l.get(v), us_col)
     kernels = sorted({k for pr in params for k in pr.f})
-    param_table("f [ns per operation]", kernels, lambda pr, k: pr.f.get(k), lambda v: f"{v * 1e9:.4g}")
+    param_table("f [ns per operation]", kernels, lambda pr, k: pr.f.get(k), ns_col)
     tests = [t for t in AS_ORDER if any(t in pr.as_suite.get("tests", {}) for pr in params)]
     param_table(
         "As suite latency tests [µs]",
         tests,
         lambda pr, t: (pr.as_suite.get("tests", {}).get(t) or {}).get("median"),
-        lambda v: f"{v * 1e6:.4g}",
+        us_col,
     )
     hs = sorted({r["h"] for pr in params for r in pr.as_suite.get("total_exchange", [])})
 
@@ -918,13 +1159,13 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
                 return r["t_per_h_s"]
         return None
 
-    param_table("As total exchange t/h [ns/word] by h", [str(h) for h in hs], te_get, lambda v: f"{v * 1e9:.4g}")
-    param_table("memcpy [ns per word]", ["memcpy"], lambda pr, _k: pr.memcpy_s_per_word, lambda v: f"{v * 1e9:.4g}")
+    param_table("As total exchange t/h [ns/word] by h", [str(h) for h in hs], te_get, ns_col)
+    param_table("memcpy [ns per word]", ["memcpy"], lambda pr, _k: pr.memcpy_s_per_word, ns_col)
     param_table(
         "validation mean |rel. error|",
         ["eq. (2.6)"],
         lambda pr, _k: pr.validation.get("mean_abs_rel_error"),
-        lambda v: f"{v:.2%}",
+        pct,
     )
 
     # Plots.

@@ -19,6 +19,7 @@ from bspkit.console import write_text
 from bspkit.plots import png_bytes
 from bspkit.predict import MODELS
 from bspkit.report import esc, img, page, table
+from bspkit.units import quantity
 
 MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
 
@@ -60,23 +61,56 @@ def plot_time_vs_size(rows: Sequence[dict[str, Any]], sweep: str | None, title: 
         rs = sorted(rs, key=lambda r: r["params"].get("n", 0))
         n = [r["params"].get("n") for r in rs]
         color = plt.cm.tab10(i % 10)
-        lab = f"{sweep} = {gval}" if sweep else "measured"
-        ax.plot(n, [r["measured_s"] for r in rs], marker="o", color=color, label=f"{lab} (measured)")
+        # one group without a swept parameter: "measured" / "predicted (model)", not "measured (measured)"
+        prefix = f"{sweep} = {gval} " if sweep else ""
+        ax.plot(n, [r["measured_s"] for r in rs], marker="o", color=color, label=f"{prefix}measured")
         best = rs[0].get("best_model")  # the model with the least mean error over all runs
         if best:
             ax.plot(
-                n, [r["predicted_s"].get(best) for r in rs], ls="--", color=color, label=f"{lab} (predicted, {best})"
+                n, [r["predicted_s"].get(best) for r in rs], ls="--", color=color, label=f"{prefix}predicted, {best}"
             )
     _log_log_axes(ax, "problem size n", "time (s)", title, 7)
     return png_bytes(fig)
 
 
 def _pct(v: float | None) -> str:
-    return "–" if v is None else f"{100 * v:.1f}"
+    """A percentage in a column headed (%)."""
+    return quantity(v, "%", 3, show_unit=False)
 
 
 def _time(v: float | None) -> str:
-    return "–" if v is None else f"{v:.4g}"
+    return quantity(v, "s")
+
+
+def _load(v: Any) -> str:
+    """A load average (1, 5, 15 minutes) as "0.5, 0.4, 0.3"."""
+    return ", ".join(quantity(x, "", 3) for x in v) if isinstance(v, list) and v else "not recorded"
+
+
+def blas_core_types(result: dict[str, Any]) -> tuple[str, str]:
+    """(OPENBLAS_CORETYPE of the runs, the core OpenBLAS used in the probe): from the drivers'
+    output where a row has it, else the variable as validate recorded it ("not set" where it
+    was not set), else "not recorded"; the probe's core from its header."""
+    runs = next((r["blas_coretype"] for r in result.get("rows", []) if r.get("blas_coretype")), None)
+    if runs is None:
+        runs = (result["blas_coretype"] or "not set") if "blas_coretype" in result else "not recorded"
+    probe = (result.get("machine") or {}).get("blas_corename") or "not recorded"
+    return str(runs), str(probe)
+
+
+def _sweep_order(v: Any) -> tuple[int, float, str]:
+    """Swept values in numeric order where they are numbers ("2" before "10")."""
+    try:
+        return (0, float(v), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(v))
+
+
+def sorted_rows(rows: Sequence[dict[str, Any]], sweep: str | None) -> list[dict[str, Any]]:
+    """The runs by swept value, then problem size: the order of the summary table."""
+    return sorted(
+        rows, key=lambda r: (_sweep_order(r["params"].get(sweep)) if sweep else (0, 0.0, ""), r["params"].get("n", 0))
+    )
 
 
 def html_report(result: dict[str, Any]) -> tuple[str, int]:
@@ -88,13 +122,15 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     min_time_s = summary["all"]["min_time_s"]  # runs shorter than this are not scored
     parts: list[str] = []
     m = result.get("machine", {})
+    core_runs, core_probe = blas_core_types(result)
     parts.append(
         "<p>"
         + esc(
             f"{alg} ({result.get('description', '')}) on {m.get('host')} ({m.get('cpu')}), back end {result['backend']}, "
-            f"p = {result['p']}; BLAS core type {result.get('blas_coretype')}; parameters from {result['params_file']} "
+            f"p = {result['p']}; BLAS core type (OPENBLAS_CORETYPE) {core_runs}, core in use at the probe {core_probe}; "
+            f"parameters from {result['params_file']} "
             f"(probe of {m.get('date')}, {m.get('backend')}, p = {result.get('params_p')}); load average "
-            f"{result.get('loadavg_start')} at start, {result.get('loadavg_end')} at the end."
+            f"{_load(result.get('loadavg_start'))} at start, {_load(result.get('loadavg_end'))} at the end."
         )
         + "</p>"
     )
@@ -125,29 +161,30 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     body = [[str(gval)] + cells(s) for gval, s in summary["by_sweep"]]
     s = summary["all"]
     body.append(["all"] + cells(s))
-    parts.append("<h2>Efficiency and mean relative prediction error (layout of Tables D-G)</h2>")
-    parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
+    # the answer first: which model predicts, and how well
     best = s.get("best_model")
     if best:
         verdict = "meets" if s["best_error"] <= 0.10 else "misses"
         parts.append(
             f"<p>best model: <b>{esc(best)}</b>, mean |relative error| {_pct(s['best_error'])} % ({verdict} the 10 % target).</p>"
         )
+    parts.append("<h2>Efficiency and mean relative prediction error (layout of Tables D-G)</h2>")
+    parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
     # Every run.
-    head = ["n", sweep or "", "S", "H (words)", "W", "measured (s)", "efficiency (%)", "f (s/unit)"]
-    head += [f"{mm} (s)" for mm in MODELS] + [f"err {mm} (%)" for mm in MODELS]
+    head = ["n", sweep or "", "S", "H (words)", "W", "measured", "efficiency (%)", "f per unit"]
+    head += list(MODELS) + [f"err {mm} (%)" for mm in MODELS]
     body = []
-    for r in rows:
+    for r in sorted_rows(rows, sweep):
         body.append(
             [
                 str(r["params"].get("n")),
                 str(r["params"].get(sweep, "")) if sweep else "",
                 str(r["S"]),
-                f"{r['H']:.4g}",
-                f"{r['W']:.4g}",
+                quantity(r["H"], "words", show_unit=False),
+                quantity(r["W"], "", 4),
                 _time(r["measured_s"]),
                 _pct(r.get("efficiency")),
-                f"{r['f_s_per_unit']:.3g}",
+                quantity(r["f_s_per_unit"], "s/op"),
             ]
             + [_time(r["predicted_s"].get(mm)) for mm in MODELS]
             + [_pct(r["rel_error"].get(mm)) for mm in MODELS]

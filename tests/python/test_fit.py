@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -158,12 +159,13 @@ def test_linear_regression_and_latency(tmp_path: Path) -> None:
     e = params["g"]["put/alltoall"]
     t = spec.g["put/alltoall"]
     lr = e["linreg"]
-    assert lr["msg_words"] == max(spec.msg_words)
-    # T = g h + l at fixed h*: slope g_inf (1 + o/h*), intercept g_inf h_half
-    assert lr["g"][0] == pytest.approx(t.g_inf * (1 + t.o / lr["msg_words"]), rel=0.03)
-    # l = g_inf h_half = 2 us is tiny next to T at h = 4096 x 128 words: not significant
-    assert lr["l"] is None
-    assert any(f.startswith("linreg l:") and "spans zero" in f for f in e["flags"])
+    # bspbench's range: one-word messages, h = p..2048 (the grid has c = 2, 8, 32, 128 there)
+    assert (lr["msg_words"], lr["h_min"], lr["h_max"], lr["points"]) == (1, 2, 128, 4)
+    assert lr["excluded_h"] == [] and lr["range"] == "h* = 1 word(s) per message, 2 <= h <= 2048 (bspbench: p..MAXH)"
+    # one word per message, c = h: T = g_inf (h + h_half + o h), slope g_inf (1 + o), intercept g_inf h_half
+    assert lr["g"][0] == pytest.approx(t.g_inf * (1 + t.o), rel=0.05)
+    assert lr["l"][0] == pytest.approx(t.g_inf * t.h_half, rel=0.1)
+    assert not any(f.startswith("linreg") for f in e["flags"])
     for v, truth in spec.l.items():
         assert params["l"][v] == pytest.approx(truth, rel=0.03)
     lo, hi = params["l_detail"]["empty"]["ci"]
@@ -184,10 +186,48 @@ def test_linear_regression_recovers_l() -> None:
         seed=2,
     )
     lr = fit_surface(pts).linreg
-    assert lr["msg_words"] == 64 and lr["points"] == 5
-    assert lr["g"][1] < g * (1 + o / 64) < lr["g"][2]
+    # the smallest message size, h = 16..256 words
+    assert lr["msg_words"] == 16 and lr["points"] == 5 and (lr["h_min"], lr["h_max"]) == (16, 256)
+    assert lr["g"][1] < g * (1 + o / 16) < lr["g"][2]
     assert lr["l"][1] < g * hh < lr["l"][2]
     assert lr["l"][0] == pytest.approx(g * hh, rel=0.1)
+
+
+def cache_regimes_t(h_break: int) -> Callable[[float, float], float]:
+    """T = l + g h with g three times larger beyond h_break words (the h-relation left a
+    cache) and again beyond 64 Ki words; one-word messages cost 0.5 ns more per message."""
+    l_s, g1 = 5e-6, 2e-9
+
+    def t(h: float, c: float) -> float:
+        g = g1 if h <= h_break else (3 * g1 if h <= 1 << 16 else 8 * g1)
+        return l_s + g * h + 0.5e-9 * c
+
+    return t
+
+
+@pytest.mark.parametrize(
+    ("h_break", "h_max", "excluded"),
+    [(1 << 14, 2048, []), (2048, 2048, []), (512, 512, [1024, 2048])],
+)
+def test_g_const_regression_keeps_to_bspbench_range(h_break: int, h_max: int, excluded: list[int]) -> None:
+    """Bisseling's T = g h + l recovers g and l where cache regimes lie outside its range
+    (h <= 2048) and where one begins inside it (the top points off the line are dropped)."""
+    pts = points_from(cache_regimes_t(h_break), [1 << k for k in range(0, 11)], [1 << k for k in range(0, 15)], 0.01, 7)
+    e = fit_surface(pts, p=4)
+    lr = e.linreg
+    assert lr["msg_words"] == 1 and lr["h_min"] == 4 and lr["h_max"] == h_max
+    assert lr["excluded_h"] == excluded and lr["points"] == len([h for h in range(2, 12) if 1 << h <= h_max])
+    assert lr["g"][0] == pytest.approx(2.5e-9, rel=0.03)  # g1 + the per-message 0.5 ns (c = h)
+    assert lr["l"][0] == pytest.approx(5e-6, rel=0.05)
+    assert e.bisseling_g_l() == (lr["g"][0], lr["l"][0])
+    assert not any(f.startswith("linreg") for f in e.flags)
+
+
+def test_g_const_regression_needs_three_h_in_range() -> None:
+    pts = points_from(lambda h, c: 1e-6 + 1e-9 * h, [4096], [1, 2, 4])
+    lr = fit_surface(pts, p=2).linreg
+    assert lr["g"] is None and lr["l"] is None
+    assert lr["error"] == "fewer than 3 h-relations with h* = 4096 and 4096 <= h <= 2048 in the grid"
 
 
 def test_f_memcpy_as_validation(tmp_path: Path) -> None:
