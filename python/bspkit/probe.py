@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bspkit.console import progress
+from bspkit.console import describe_exit, progress
 
 SOURCE_DIRS = ("probe", "src", "include", "tools", "cmake", "algorithms")
 BUILD_INPUT_SUFFIXES = (".c", ".h", ".txt", ".cmake", ".in", ".sh")
@@ -68,7 +68,7 @@ def _run_checked(cmd: list[str], what: str, **kw: object) -> None:
     except FileNotFoundError:
         raise ProbeError(f"{what}: cannot run {cmd[0]!r}: not found") from None
     if rc != 0:
-        raise ProbeError(f"{what} failed with exit status {rc}")
+        raise ProbeError(f"{what} failed ({describe_exit(rc)})")
 
 
 def build(root: Path, build_dir: Path) -> None:
@@ -132,7 +132,7 @@ class ProbeRun:
         except PermissionError:
             raise ProbeError(f"cannot run {self.command[0]!r}: permission denied") from None
         if rc != 0:
-            raise ProbeError(f"bspprobe failed with exit status {rc} (its messages are above)")
+            raise ProbeError(f"bspprobe failed ({describe_exit(rc)}; its messages are above)")
 
 
 def probe_command(

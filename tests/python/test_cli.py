@@ -321,7 +321,7 @@ def test_a_probe_that_fails_leaves_no_empty_directory(tmp_path: Path) -> None:
     r = run_bspkit(
         "probe", "-n", "2", "--probe-binary", "/bin/false", "--build-dir", str(BUILD), "--output-dir", str(out)
     )
-    assert r.returncode == 1 and "bspprobe failed with exit status 1" in r.stderr
+    assert r.returncode == 1 and "bspprobe failed (exit status 1; its messages are above)" in r.stderr
     assert not out.exists()
 
 
@@ -337,3 +337,23 @@ def test_bspprobe_output_dash_writes_the_samples_to_stdout() -> None:
     assert records[0]["type"] == "header" and records[-1]["type"] == "footer"
     assert {rec["type"] for rec in records[1:-1]} == {"l", "load"}
     assert "bspprobe: done" in r.stderr  # progress stays on stderr
+
+
+@pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+def test_a_probe_killed_by_a_signal_is_named(tmp_path: Path) -> None:
+    killer = tmp_path / "killed-probe"
+    killer.write_text("#!/bin/sh\nkill -KILL $$\n")
+    killer.chmod(0o755)
+    r = run_bspkit(
+        "probe",
+        "-n",
+        "2",
+        "--probe-binary",
+        str(killer),
+        "--build-dir",
+        str(BUILD),
+        "--output-dir",
+        str(tmp_path / "run"),
+    )
+    assert r.returncode == 1
+    assert "bspprobe failed (killed by SIGKILL (killed, most likely out of memory); its messages are above)" in r.stderr
