@@ -51,6 +51,10 @@ def test_importing_bspkit_loads_no_numpy_until_the_api_is_used() -> None:
     assert res.returncode == 0, res.stderr
     with pytest.raises(AttributeError, match="module 'bspkit' has no attribute 'nosuch'"):
         _ = bspkit.nosuch  # type: ignore[attr-defined]
+    # bspkit re-exports exactly the API (its list is kept apart so that the import stays lazy)
+    from bspkit import api
+
+    assert sorted(bspkit._API) == sorted(api.__all__)
 
 
 def test_load_run_fits_the_samples_or_reads_params_json(run_dir: Path) -> None:
