@@ -16,7 +16,6 @@ read), bspkit.params.ParamsError (a parameter file), ValueError (arguments).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,7 +52,7 @@ class Run:
 
 def load_params(path: str | Path) -> Params:
     """A parameter file (params.json, as `bspkit fit` or `bspkit probe` writes it)."""
-    return Params.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+    return Params.read(path)
 
 
 def load_run(path: str | Path, refit: bool = False) -> Run:

@@ -46,14 +46,13 @@ def load_fit(raw: Path) -> tuple[RawRun, Params]:
 
 
 def load_params(path: Path) -> Params:
+    """Params.read, its errors told as the commands tell a failure."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return Params.read(path)
     except OSError as e:
         raise Failure(f"cannot read {path}: {e.strerror or e}") from None
     except json.JSONDecodeError as e:
         raise Failure(f"{path}: not JSON: {e.msg} (line {e.lineno})") from None
-    try:
-        return Params.from_json(data)
     except ParamsError as e:
         raise Failure(f"{path}: {e}") from None
 

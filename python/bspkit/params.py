@@ -18,6 +18,7 @@ import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -271,6 +272,12 @@ class Params:
     def dumps(self) -> str:
         """The file's text, as `bspkit fit` writes it (stamped with this bspkit's version)."""
         return json.dumps({**self.to_json(), "bspkit_version": __version__}, indent=1, allow_nan=False) + "\n"
+
+    @classmethod
+    def read(cls, path: str | Path) -> Params:
+        """A parameter file from disk; OSError, json.JSONDecodeError or ParamsError when it
+        cannot be read or is not one."""
+        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
 
     @classmethod
     def from_json(cls, d: Any) -> Params:

@@ -249,12 +249,16 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         "failed": failed,
     }
 
-    def save() -> Path:
-        """validate.json as it stands: a sweep cut short keeps every run that finished."""
+    def bring_up_to_date() -> None:
+        """The summaries and the load as they stand after the runs so far."""
         result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
         if rows:
             overall, by_sweep = _summaries(rows, sweep_vals)
             result["summary"] = {"all": overall, "by_sweep": by_sweep}
+
+    def save() -> Path:
+        """validate.json as it stands: a sweep cut short keeps every run that finished."""
+        bring_up_to_date()
         return validate_report.write_json(result, outdir)
 
     resume_hint = f"the runs done are in {outdir / 'validate.json'}; continue with --resume {outdir}"
@@ -292,11 +296,9 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         raise Failure("no run finished")
 
     result["complete"] = not failed
-    overall, by_sweep = _summaries(rows, sweep_vals)
-    result["summary"] = {"all": overall, "by_sweep": by_sweep}
-    result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    bring_up_to_date()
     js, page_path, nimg = validate_report.write(result, outdir)
-    _print_table(alg, args.backend, nprocs, by_sweep, overall)
+    _print_table(alg, args.backend, nprocs, result["summary"]["by_sweep"], result["summary"]["all"])
     print(f"results: {js}\nreport:  {page_path} ({nimg} plots)")
     if failed:
         raise Failure(f"{len(failed)} of the sweep's runs failed (listed in {js}); rerun them with --resume {outdir}")
