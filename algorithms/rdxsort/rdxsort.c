@@ -27,7 +27,7 @@
  *                                                                                  received
  *   (combined: after the last round, placing the last pieces is a closing local step)
  *
- * Cost of R rounds = ceil(key_bits / b), with k = key_bits / 64 words per key and x_s the keys
+ * Cost, with rounds = ceil(key_bits / b), k = key_bits / 64 words per key and x_s the keys
  * process s keeps (they never move) and r_s = n_s - x_s the keys it receives:
  * W = rounds (2 n_s + p R) (+ r_s combined) key passes,
  * H = rounds ((p - 1) R + max_s max(sent_s, received_s) k) words, S = 2 rounds. Receiving is
