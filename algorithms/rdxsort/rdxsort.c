@@ -151,6 +151,7 @@ static void *alloc_keys(uint64_t count, const char *what) {
   /* touched now, so that the first repetition does not pay for the page faults */
   unsigned char *a = bspalg_alloc((size_t)(count ? count : 1) * key_bytes(),
                                   "for %s (%ld keys of %d bits)", what, opt.n, opt.key_bits);
+  rdx_prefer_huge_pages(a, (size_t)(count ? count : 1) * key_bytes());
   memset(a, 0, (size_t)(count ? count : 1) * key_bytes());
   return a;
 }

@@ -4,6 +4,8 @@
 #include "rdxsort_kernels.h"
 
 #include <math.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +58,22 @@ void rdx_make_keys(void *keys, int key_bytes, rdx_dist dist, unsigned long seed,
   }
 }
 
+/* A whole 64-byte line to a 64-byte aligned destination, bypassing the caches where the
+ * processor has non-temporal stores; stream_fence orders them before what follows (the
+ * sync that hands the keys to other processes). */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+static inline void stream_line(void *dst, const void *src) {
+  const __m128i *s = src;
+  __m128i *d = dst;
+  for (int j = 0; j < 4; j++) _mm_stream_si128(d + j, _mm_load_si128(s + j));
+}
+static inline void stream_fence(void) { _mm_sfence(); }
+#else
+static inline void stream_line(void *dst, const void *src) { memcpy(dst, src, 64); }
+static inline void stream_fence(void) {}
+#endif
+
 /* The passes, one copy per key type (KEY, SUFFIX). The digit is computed in 64 bits: shift
  * may be up to 63 for 64-bit keys and the mask up to 2^bits - 1. */
 #define DEFINE_PASSES(KEY, SUFFIX)                                                                \
@@ -72,34 +90,46 @@ void rdx_make_keys(void *keys, int key_bytes, rdx_dist dist, unsigned long seed,
     }                                                                                             \
   }                                                                                               \
                                                                                                   \
-  /* One 64-byte line per bucket; a full line is copied out at once. */                          \
+  /* One 64-byte line per bucket, lined up with the bucket's destination cache lines: the    \
+   * first (partial) line and the last are written with ordinary stores, the lines between   \
+   * whole, with non-temporal stores (no read of the destination line first). */              \
   enum { LINE_KEYS_##SUFFIX = 64 / sizeof(KEY) };                                                 \
   static int scatter_combining_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,     \
                                         KEY **out) {                                             \
     size_t buckets = (size_t)mask + 1;                                                            \
     KEY(*line)[LINE_KEYS_##SUFFIX] = aligned_alloc(64, buckets * 64);                             \
-    unsigned char *fill = calloc(buckets, 1);                                                     \
+    unsigned char *fill = malloc(2 * buckets);                                                    \
     if (!line || !fill) {                                                                         \
       free(line);                                                                                 \
       free(fill);                                                                                 \
       return 0;                                                                                   \
     }                                                                                             \
+    unsigned char *start = fill + buckets;                                                        \
+    for (size_t v = 0; v < buckets; v++)                                                          \
+      fill[v] = start[v] = (unsigned char)(((uintptr_t)out[v] & 63) / sizeof(KEY));               \
     for (size_t i = 0; i < n; i++) {                                                              \
       KEY k = keys[i];                                                                            \
       size_t v = ((uint64_t)k >> shift) & mask;                                                   \
       unsigned f = fill[v];                                                                       \
       line[v][f++] = k;                                                                           \
       if (f == LINE_KEYS_##SUFFIX) {                                                              \
-        memcpy(out[v], line[v], 64);                                                              \
-        out[v] += LINE_KEYS_##SUFFIX;                                                             \
+        unsigned s0 = start[v];                                                                   \
+        if (s0 == 0) {                                                                            \
+          stream_line(out[v], line[v]);                                                           \
+        } else {                                                                                  \
+          memcpy(out[v], line[v] + s0, (LINE_KEYS_##SUFFIX - s0) * sizeof(KEY));                   \
+          start[v] = 0;                                                                           \
+        }                                                                                         \
+        out[v] += LINE_KEYS_##SUFFIX - s0;                                                        \
         f = 0;                                                                                    \
       }                                                                                           \
       fill[v] = (unsigned char)f;                                                                 \
     }                                                                                             \
     for (size_t v = 0; v < buckets; v++) {                                                        \
-      memcpy(out[v], line[v], fill[v] * sizeof(KEY));                                             \
-      out[v] += fill[v];                                                                          \
+      memcpy(out[v], line[v] + start[v], (size_t)(fill[v] - start[v]) * sizeof(KEY));            \
+      out[v] += fill[v] - start[v];                                                               \
     }                                                                                             \
+    stream_fence();                                                                               \
     free(line);                                                                                   \
     free(fill);                                                                                   \
     return 1;                                                                                     \
@@ -164,4 +194,16 @@ size_t rdx_first_descent(const void *keys, int key_bytes, size_t n) {
   for (size_t i = 1; i < n; i++)
     if (rdx_key_at(keys, key_bytes, i) < rdx_key_at(keys, key_bytes, i - 1)) return i;
   return n;
+}
+
+void rdx_prefer_huge_pages(void *data, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  long page = sysconf(_SC_PAGESIZE);
+  uintptr_t begin = ((uintptr_t)data + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+  uintptr_t end = ((uintptr_t)data + bytes) & ~((uintptr_t)page - 1);
+  if (page > 0 && end > begin) (void)madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
 }
