@@ -82,6 +82,15 @@ static inline void stream_fence(void) {}
     for (size_t i = 0; i < n; i++) counts[((uint64_t)keys[i] >> shift) & mask]++;                 \
   }                                                                                               \
                                                                                                   \
+  static void copy_counting_##SUFFIX(KEY *dst, const KEY *keys, size_t n, int shift,             \
+                                     uint64_t mask, uint64_t *counts) {                          \
+    for (size_t i = 0; i < n; i++) {                                                              \
+      KEY k = keys[i];                                                                            \
+      dst[i] = k;                                                                                 \
+      counts[((uint64_t)k >> shift) & mask]++;                                                    \
+    }                                                                                             \
+  }                                                                                               \
+                                                                                                  \
   static void scatter_direct_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,       \
                                       KEY **out) {                                               \
     for (size_t i = 0; i < n; i++) {                                                              \
@@ -138,11 +147,23 @@ static inline void stream_fence(void) {}
 DEFINE_PASSES(uint32_t, u32)
 DEFINE_PASSES(uint64_t, u64)
 
-void rdx_histogram(const void *keys, int key_bytes, size_t n, int shift, int bits, uint64_t *counts) {
+void rdx_count_more(const void *keys, int key_bytes, size_t n, int shift, int bits,
+                    uint64_t *counts) {
   uint64_t mask = (1ull << bits) - 1;
-  memset(counts, 0, ((size_t)mask + 1) * sizeof *counts);
   if (key_bytes == 4) histogram_u32(keys, n, shift, mask, counts);
   else histogram_u64(keys, n, shift, mask, counts);
+}
+
+void rdx_histogram(const void *keys, int key_bytes, size_t n, int shift, int bits, uint64_t *counts) {
+  memset(counts, 0, ((size_t)1 << bits) * sizeof *counts);
+  rdx_count_more(keys, key_bytes, n, shift, bits, counts);
+}
+
+void rdx_copy_counting(void *dst, const void *keys, int key_bytes, size_t n, int shift, int bits,
+                       uint64_t *counts) {
+  uint64_t mask = (1ull << bits) - 1;
+  if (key_bytes == 4) copy_counting_u32(dst, keys, n, shift, mask, counts);
+  else copy_counting_u64(dst, keys, n, shift, mask, counts);
 }
 
 void rdx_scatter(const void *keys, int key_bytes, size_t n, int shift, int bits, void **out) {

@@ -35,6 +35,13 @@ void rdx_make_keys(void *keys, int key_bytes, rdx_dist dist, unsigned long seed,
 /* counts[v] = the keys of keys[0..n) whose digit is v, for v < 2^bits (counts are zeroed). */
 void rdx_histogram(const void *keys, int key_bytes, size_t n, int shift, int bits, uint64_t *counts);
 
+/* The same, adding to counts (not zeroed); and a copy of keys[0..n) to dst that adds their
+ * digits to counts on the way (one pass instead of two where the keys move anyway). */
+void rdx_count_more(const void *keys, int key_bytes, size_t n, int shift, int bits,
+                    uint64_t *counts);
+void rdx_copy_counting(void *dst, const void *keys, int key_bytes, size_t n, int shift, int bits,
+                       uint64_t *counts);
+
 /* The count sort's stable scatter: the keys whose digit is v are written, in their order, to
  * out[v][0], out[v][1], ...; out[v] (a key_bytes-wide slot pointer) ends past the last one.
  * The buckets may point anywhere (a local buffer, another array), but must not overlap keys.
