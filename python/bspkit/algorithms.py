@@ -56,9 +56,27 @@ def llcs_work(params: ProblemParams) -> float | None:
     return None if n is None else float(params.get("m", n)) * float(n)
 
 
+def radix_sort_rounds(params: ProblemParams) -> int | None:
+    """The count-sort rounds: the run's own, else ceil(key_bits / bits) (32-bit keys and 8-bit
+    digits where the run does not say)."""
+    if params.get("rounds") is not None:
+        return int(params["rounds"])
+    key_bits, bits = int(params.get("key_bits", 32)), int(params.get("bits", 8))
+    return -(-key_bits // bits) if bits > 0 else None
+
+
+def radix_sort_work(params: ProblemParams) -> float | None:
+    """2 n key passes per round, rounds of the sequential LSD radix sort: a histogram pass and
+    a scatter pass over every key (Gerbessiotis & Lee, sec. 5)."""
+    n, rounds = params.get("n"), radix_sort_rounds(params)
+    return None if n is None or rounds is None else 2.0 * rounds * float(n)
+
+
 # Memory models: the bytes a run holds at its peak, all processes together, with the driver's
 # check of the result (measured with /usr/bin/time at p = 2 and rounded up: inner product
-# 16.0 n bytes; matmul 45 n^2; Cannon 50 n^2; LLCS a few MiB).
+# 16.0 n bytes; matmul 45 n^2; Cannon 50 n^2; LLCS a few MiB; radix sort of n keys of k bytes
+# 4.0 n k (hpput) to 5.8 n k (combined with put, p = 4) above 2^22 keys, up to 8.9 n k with the
+# exact check at 2^22).
 
 
 def inner_product_memory(params: ProblemParams) -> float | None:
@@ -83,6 +101,24 @@ def llcs_memory(params: ProblemParams) -> float | None:
     """The two strings and a few rows of the table per process."""
     n = params.get("n")
     return None if n is None else 16.0 * (float(params.get("m", n)) + float(n)) + (1 << 20)
+
+
+# bspalg-rdxsort compares every key with a sequential sort up to this many keys (its
+# CHECK_EXACT_MAX_KEYS): the check then holds the gathered output and the reference.
+RADIX_SORT_EXACT_CHECK_KEYS = 1 << 22
+
+
+def radix_sort_memory(params: ProblemParams) -> float | None:
+    """Six arrays of n keys: the input, the two registered key buffers, the count sort's
+    buffer, combined's staging buffer and bsp_put's copies of the keys in flight; three more
+    for the exact check (the gathered output, the reference and the gets' buffers); a few MiB
+    of histograms and write-combining lines."""
+    n = params.get("n")
+    if n is None:
+        return None
+    key_bytes = int(params.get("key_bits", 32)) // 8
+    arrays = 6 + (3 if n <= RADIX_SORT_EXACT_CHECK_KEYS else 0)
+    return arrays * float(n) * key_bytes + (4 << 20)
 
 
 # ---------------------------------------------------------------------- records
@@ -112,6 +148,25 @@ MATMUL_SIZES = (1000, 1500, 2000, 3000)
 MATMUL_Q = ("1", "8", "27", "64")
 CANNON_SIZES = (1000, 1500, 2000, 3000, 4000)
 LLCS_ALPHA = ("1", "4", "16")
+# 2^23 keys: 0.08 s at p = 2 with 8-bit digits; 2^26: 1.5 GiB, 1.2 to 3.6 s over the digit widths
+RDXSORT_SIZES = (1 << 23, 1 << 24, 1 << 25, 1 << 26)
+RDXSORT_BITS = ("4", "8", "11", "16")  # 8, 4, 3 and 2 rounds: the fewer rounds, the more digit values
+
+
+def radix_sort_record(name: str, variant: str, description: str) -> Algorithm:
+    """One variant of bspalg-rdxsort (--variant): the same cost model, sizes and sweep."""
+    return Algorithm(
+        name,
+        "bspalg-rdxsort",
+        ("--variant", variant),
+        description,
+        radix_sort_work,
+        memory=radix_sort_memory,
+        sizes=RDXSORT_SIZES,
+        sweep_option="--bits",
+        sweep_values=RDXSORT_BITS,
+    )
+
 
 # Runs under 0.1 s are measured but not scored, so the default sizes start near there at p = 2.
 REGISTRY: tuple[Algorithm, ...] = (
@@ -185,6 +240,19 @@ REGISTRY: tuple[Algorithm, ...] = (
         sizes=(100000, 200000, 400000),
         sweep_option="--alpha",
         sweep_values=LLCS_ALPHA,
+    ),
+    radix_sort_record(
+        "rdxsort", "plain", "RDXSORT: LSD radix sort, one put per digit value and owner (Gerbessiotis & Lee, Fig. 9)"
+    ),
+    radix_sort_record(
+        "rdxsort-opt",
+        "opt",
+        "RDXSORTOPT: RDXSORT with staggered routing, process s starting at digit value s R / p (Fig. 10)",
+    ),
+    radix_sort_record(
+        "rdxsort-combined",
+        "combined",
+        "LSD radix sort, the keys for one destination packed into one hpput per round (Gerbessiotis & Lee, sec. 5)",
     ),
 )
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from bspkit import __version__
-from bspkit.algorithms import ALGORITHMS
+from bspkit.algorithms import ALGORITHMS, REGISTRY
 from bspkit.console import Failure, UsageError, print_error
 
 EXIT_FAIL = 1
@@ -195,14 +195,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the driver's JSON object here; '-': to stdout, the summary then goes to stderr",
     )
 
+    # each driver's second parameter, from the records: "matmul: q, llcs: alpha, ..."
+    second = ", ".join(
+        dict.fromkeys(f"{a.driver.removeprefix('bspalg-')}: {a.sweep_param}" for a in REGISTRY if a.sweep_param)
+    )
     va = sub.add_parser(
         "validate",
         help="sweep an algorithm's sizes and parameters, predict every run, write the table and plots",
-        description="Runs ALG for every problem size in --sizes and (matmul: q, llcs: alpha) every value in --values, "
+        description=f"Runs ALG for every problem size in --sizes and ({second}) every value in --values, "
         "each with the driver's --measure-f (its kernel timed on one process), predicts each run from a probe's "
         "parameter file under three models (g const, g(h), g(h,h*)), and writes validate.json and validate.html "
         "(efficiency and mean relative error per model, the layout of thesis Tables D-G; prediction-versus-"
-        "measurement plots). Options after `--` go to every driver run.",
+        "measurement plots). Options after `--` go to every driver run, e.g. "
+        "bspkit validate rdxsort -n 2 -- --dist zipf (validate.json keeps the command and each run's).",
         epilog="Default sweeps (sizes; values): "
         + "; ".join(
             f"{a.name}: {','.join(map(str, a.sizes))}" + (f" x {','.join(a.sweep_values)}" if a.sweep_values else "")
@@ -217,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a probe's params.json (default: the newest probe of this back end and p under results/probe/)",
     )
     va.add_argument("--sizes", metavar="N,N,...", help="problem sizes (default: per algorithm, listed below)")
-    va.add_argument("--values", metavar="V,V,...", help="values of the second parameter: q for matmul, alpha for llcs")
+    va.add_argument("--values", metavar="V,V,...", help=f"values of the second parameter ({second})")
     va.add_argument(
         "-r",
         "--reps",

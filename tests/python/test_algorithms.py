@@ -38,6 +38,9 @@ def test_registry_records() -> None:
         "cannon-get",
         "llcs-dp",
         "llcs-bitpar",
+        "rdxsort",
+        "rdxsort-opt",
+        "rdxsort-combined",
     ]
     for alg in REGISTRY:
         assert alg.driver.startswith("bspalg-") and alg.sizes and alg.description
@@ -45,6 +48,32 @@ def test_registry_records() -> None:
         assert bool(alg.sweep_option) == bool(alg.sweep_values), alg.name
     assert ALGORITHMS["matmul-static2d"].sweep_param == "q" and ALGORITHMS["llcs-dp"].sweep_param == "alpha"
     assert ALGORITHMS["inprod"].sweep_param is None
+    # the radix sorts: one driver, a variant each (the names its JSON gives), digit widths swept
+    for name, variant in (("rdxsort", "plain"), ("rdxsort-opt", "opt"), ("rdxsort-combined", "combined")):
+        alg = ALGORITHMS[name]
+        assert alg.driver == "bspalg-rdxsort" and alg.fixed_args == ("--variant", variant)
+        assert alg.sweep_param == "bits" and "8" in alg.sweep_values
+
+
+def test_radix_sort_work_and_memory() -> None:
+    alg = ALGORITHMS["rdxsort"]
+    # 2 n key passes per round: the run's rounds, else ceil(key_bits / bits), 32 and 8 by default
+    assert alg.total_work({"n": 1000, "rounds": 3}) == 6000
+    assert alg.total_work({"n": 1000, "bits": 11, "key_bits": 32}) == 6000
+    assert alg.total_work({"n": 1000, "bits": 16, "key_bits": 64}) == 8000
+    assert alg.total_work({"n": 1000}) == 8000
+    assert alg.total_work({"bits": 8}) is None
+    run = {"params": {"n": 2**20, "bits": 8, "key_bits": 32, "rounds": 4}, "p": 2, "time_s": 0.01}
+    assert efficiency(alg, run, 1e-9) == pytest.approx(8 * 2**20 * 1e-9 / (2 * 0.01), rel=1e-12)
+    assert alg.memory is not None
+    # six arrays of n keys, nine with the exact check (up to 2^22 keys); 8-byte keys twice that
+    big, small = 1 << 24, 1 << 22
+    assert alg.memory({"n": big}) == pytest.approx(6 * 4 * big, rel=0.05)
+    assert alg.memory({"n": big, "key_bits": 64}) == pytest.approx(6 * 8 * big, rel=0.05)
+    assert alg.memory({"n": small}) == pytest.approx(9 * 4 * small, rel=0.1)
+    assert alg.memory({"n": small + 1}) < alg.memory({"n": small})
+    assert alg.memory({}) is None
+    assert all(ALGORITHMS[name].memory is alg.memory for name in ("rdxsort-opt", "rdxsort-combined"))
 
 
 def test_efficiency_is_one_process_work_over_p_T() -> None:

@@ -173,6 +173,22 @@ def test_validate_sweeps_the_records_defaults(
     assert len(report_pngs(html)) == 2
 
 
+def test_options_after_the_separator_go_to_every_run(tmp_path: Path, stand_in_drivers: list[list[str]]) -> None:
+    """`bspkit validate ALG ... -- OPTIONS`: a parameter of the driver's that the sweep leaves
+    alone (rdxsort's key distribution) is held for every run."""
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps(PARAMS_JSON))
+    out = tmp_path / "out"
+    argv = ["validate", "rdxsort", "--quick", "-n", "2", "--params", str(params), "--output-dir", str(out)]
+    assert cli.main([*argv, "--", "--dist", "zipf"]) == 0
+    alg = al.ALGORITHMS["rdxsort"]
+    expected = [(str(n), v) for v in alg.sweep_values[:2] for n in alg.sizes[:2]]
+    assert [(c[c.index("--size") + 1], c[c.index("--bits") + 1]) for c in stand_in_drivers] == expected
+    for c in stand_in_drivers:
+        assert c[c.index("--dist") :][:2] == ["--dist", "zipf"]
+    assert len(json.loads((out / "validate.json").read_text())["rows"]) == 4
+
+
 def test_a_toy_algorithm_needs_one_record(
     tmp_path: Path,
     stand_in_drivers: list[list[str]],
