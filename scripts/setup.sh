@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - installs what bspkit needs to build, test and measure, if it is missing:
 #   Debian packages: a C compiler, CMake, Ninja, pkg-config, OpenBLAS (CBLAS), Open MPI,
-#   clang-format, help2man (the man pages);
+#   clang-format, help2man (the man pages), C++ with TBB and Boost (the radix sort's peers);
 #   a Python virtual environment .venv with the analysis packages (python/requirements.txt)
 #   and the bspkit command installed from python/.
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
@@ -22,6 +22,11 @@ have clang-format || need_packages+=(clang-format)   # the C style check (script
 have help2man || need_packages+=(help2man)   # the man pages of bsprun, bspcc and bspkit (from --help)
 have_header cblas.h || need_packages+=(libopenblas-dev)
 have mpicc && have mpirun || need_packages+=(openmpi-bin libopenmpi-dev)
+# The sort peers of bench/run_rdxsort_bench.sh (bench/sort_peers.cpp): a C++ compiler, TBB's
+# parallel_sort and Boost's spreadsort (headers); each peer is left out of the build without it.
+have c++ || need_packages+=(g++)
+have_header tbb/parallel_sort.h || need_packages+=(libtbb-dev)
+have_header boost/sort/spreadsort/spreadsort.hpp || need_packages+=(libboost-dev)
 have python3 || need_packages+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_packages+=(python3-venv)
 # The sanitizer runtimes come with gcc on Debian (libasan, libubsan, libtsan).
