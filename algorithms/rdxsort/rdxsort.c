@@ -30,9 +30,10 @@
  * Cost, with rounds = ceil(key_bits / b), k = key_bits / 64 words per key and x_s the keys
  * process s keeps (they never move) and r_s = n_s - x_s the keys it receives:
  * W = rounds (2 n_s + p R) key passes (+ r_s for combined's last placing),
- * H = rounds ((p - 1) R + max_s max(sent_s, received_s) k) words, S = 2 rounds. Receiving is
- * balanced (every process receives its block minus what it keeps); sending is not under
- * skewed keys, so the driver counts each request as made (exact for any input).
+ * H = rounds ((p - 1) R + max_s max(sent_s, received_s) k) words, S = 2 rounds. The output
+ * block of a process is as large as its input block, so it sends and receives the same n_s -
+ * x_s keys; skewed keys change x_s from process to process and round to round, so the driver
+ * counts every request as made (exact for any input; algorithms/rdxsort/README.md).
  */
 #include <bsp.h>
 #include <stdint.h>

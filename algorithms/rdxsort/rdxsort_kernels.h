@@ -47,8 +47,9 @@ void rdx_copy_counting(void *dst, const void *keys, int key_bytes, size_t n, int
  * The buckets may point anywhere (a local buffer, another array), but must not overlap keys.
  * Up to RDX_WC_MAX_BITS digit bits it writes through software write-combining buffers: one
  * cache line per bucket, lined up with the bucket's destination lines and written out whole
- * with non-temporal stores (no read of each destination line before it is written; 25% faster
- * than a direct scatter at 8 bits, 35% at 11 on 2^24 keys). */
+ * with non-temporal stores (no read of each destination line before it is written). On 2^24
+ * uniform keys, one AMD EPYC core, huge pages: 48 ms against 60 ms direct at 8 bits, 54
+ * against 81 at 11. */
 #define RDX_WC_MAX_BITS 12
 void rdx_scatter(const void *keys, int key_bytes, size_t n, int shift, int bits, void **out);
 

@@ -6,8 +6,8 @@ The traffic of a round depends on the keys, so the test makes the driver's keys 
 generator of rdxsort_kernels.c, in numpy) and moves them as the algorithm does: the global
 stable sort by the round's digit, cut into the blocks of the block distribution. Per round:
 
-  superstep 1  w = max_s (n_s + placed_s)   placed_s: combined, the keys received in the
-                                            previous round, placed now
+  superstep 1  w = max_s n_s                the histogram (combined: counted while the keys
+                                            received in the previous round are placed)
                h = (p - 1) R, one request to every other process   R = 2^width of the digit
   superstep 2  w = p R + max_s n_s
                h = max_s max(words sent, words received): each request is rounded up to
@@ -112,7 +112,7 @@ def model(
     rounds = -(-key_bits // bits)
     label = (lambda x: (x, "alltoall")) if p > 1 else (lambda x: (None, None))
     steps: list[Step] = []
-    placed = [0] * p  # combined: keys received in the previous round
+    placed = [0] * p  # combined: keys received in the round, placed at the next one's histogram
     current = keys.copy()
     for rnd in range(rounds):
         shift = rnd * bits
@@ -122,7 +122,7 @@ def model(
         hist = np.array([np.bincount(digit[first[t] : first[t + 1]], minlength=values) for t in range(p)])
         steps.append(
             Step(
-                max(n_s[t] + placed[t] for t in range(p)),
+                max(n_s),
                 (p - 1) * values,
                 p - 1,
                 p * (p - 1) * values,
