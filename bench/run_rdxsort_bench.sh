@@ -17,9 +17,11 @@
 # peers check their result, untimed); the table gives medians over the rounds. A p beyond the
 # cores (e.g. P_LIST="2 4" on a 2-core machine) runs oversubscribed (bsprun and this script
 # then use --oversubscribe --bind-to none) and the output says so.
-# Environment: P_LIST, PEER_THREADS, PYTHON (default: the repository's .venv/bin/python, else
+# BITS (default 8, the paper's) is the digit width of our drivers, rdxsort_mpi and
+# rdx_sort_sequential (e.g. BITS=11: three rounds instead of four).
+# Environment: P_LIST, PEER_THREADS, BITS, PYTHON (default: the repository's .venv/bin/python, else
 # python3; numpy is skipped when it cannot import it), MPIRUN (default mpirun).
-# Results: results/algorithms/rdxsort_bench_n<N>.txt (the table) and .log (every time, the
+# Results: results/algorithms/rdxsort_bench_n<N>_b<BITS>.txt (the table) and .log (every time, the
 # machine: CPU model, load before and after, OPENBLAS_CORETYPE).
 set -eu
 build=${1:-build}
@@ -27,6 +29,7 @@ n=${2:-33554432}
 rounds=${3:-5}
 p_list=${P_LIST:-2}
 peer_threads=${PEER_THREADS:-2}
+bits=${BITS:-8}
 case $build in /*) ;; *) build=$(pwd)/$build ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-Haswell}"
@@ -46,8 +49,8 @@ cores=$(nproc 2>/dev/null || echo 1)
 
 out=$root/results/algorithms
 mkdir -p "$out"
-txt=$out/rdxsort_bench_n$n.txt
-log=$out/rdxsort_bench_n$n.log
+txt=$out/rdxsort_bench_n${n}_b$bits.txt
+log=$out/rdxsort_bench_n${n}_b$bits.log
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 : > "$log"
@@ -55,7 +58,7 @@ note() { echo "$*" | tee -a "$log"; }
 
 note "load before: $(uptime)"
 note "CPU: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), $cores cores; OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
-note "n = $n uniform 32-bit keys, $rounds rounds, P_LIST = $p_list, peers on $peer_threads threads;" \
+note "n = $n uniform 32-bit keys, $bits-bit digits, $rounds rounds, P_LIST = $p_list, peers on $peer_threads threads;" \
   "commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 for p in $p_list; do
   [ "$p" -le "$cores" ] || note "p = $p is OVERSUBSCRIBED: $p processes on $cores cores (--oversubscribe --bind-to none)"
@@ -89,16 +92,19 @@ driver_time='s/.*: \([0-9.]*\) s (median.*/\1/p'
 peer_time='s/.*median_s=\([0-9.]*\).*/\1/p'
 ours() { # back end, p, variant
   measure "$1-p$2-$3" "$driver_time" \
-    "$build/bin/bsprun" -b "$1" -n "$2" "$build/bin/bspalg-rdxsort" --variant "$3" --size "$n" --reps 1 --no-check
+    "$build/bin/bsprun" -b "$1" -n "$2" "$build/bin/bspalg-rdxsort" --variant "$3" --bits "$bits" --size "$n" --reps 1 --no-check
 }
 mpi_reference() { # p
   if [ "$1" -le "$cores" ]; then bind="--bind-to core"; else bind="--oversubscribe --bind-to none"; fi
   # shellcheck disable=SC2086 # $bind is two or three words on purpose
-  measure "rdxsort_mpi-p$1" "$peer_time" "$mpirun" -n "$1" $bind "$build/bench/rdxsort_mpi" --size "$n" -r 1
+  measure "rdxsort_mpi-p$1" "$peer_time" "$mpirun" -n "$1" $bind "$build/bench/rdxsort_mpi" --size "$n" --bits "$bits" -r 1
 }
 peer() { # sort, threads
   have_peer "$1" || return 0
-  measure "$1-$2t" "$peer_time" "$build/bench/sort_peers" --sort "$1" --threads "$2" --size "$n" -r 1
+  digits=
+  [ "$1" != rdx-seq ] || digits="--bits $bits"
+  # shellcheck disable=SC2086 # $digits is zero or two words on purpose
+  measure "$1-$2t" "$peer_time" "$build/bench/sort_peers" --sort "$1" --threads "$2" --size "$n" $digits -r 1
 }
 
 r=1
