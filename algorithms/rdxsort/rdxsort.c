@@ -118,15 +118,15 @@ typedef struct {
   size_t buckets; /* 2^bits: the widest round's digit values */
   uint64_t n, first, nloc;
   unsigned long seed;
-  unsigned char *input;   /* this process' input block (each repetition starts from it) */
-  unsigned char *buf[2];  /* registered: round r reads buf[r % 2] and fills buf[(r + 1) % 2] */
-  unsigned char *sorted;  /* the local count sort's output for the keys that leave */
-  unsigned char *staging; /* combined, registered: each source's block, in source order */
-  uint64_t *histograms;   /* registered, p x buckets: row t is process t's counts */
-  uint64_t *starts;       /* p x buckets: global rank of the first key of (process t, value v) */
-  uint64_t *next_counts;  /* combined: the next round's histogram, counted while placing */
-  uint64_t *from_to;      /* combined: p x p keys process t sends to process u */
-  void **out;             /* buckets: the scatter's write positions */
+  unsigned char *input;     /* this process' input block (each repetition starts from it) */
+  unsigned char *buf[2];    /* registered: round r reads buf[r % 2] and fills buf[(r + 1) % 2] */
+  unsigned char *sorted;    /* the local count sort's output for the keys that leave */
+  unsigned char *staging;   /* combined, registered: each source's block, in source order */
+  uint64_t *histograms;     /* registered, p x buckets: row t is process t's counts */
+  uint64_t *starts;         /* p x buckets: global rank of the first key of (process t, value v) */
+  uint64_t *next_counts;    /* combined: the next round's histogram, counted while placing */
+  uint64_t *from_to;        /* combined: p x p keys process t sends to process u */
+  void **out;               /* buckets: the scatter's write positions */
   block_summary *summaries; /* registered, p: the check's gathered summaries (process 0) */
 } rdx_state;
 
@@ -181,7 +181,8 @@ static void *setup(const bspalg_common_opts *opts) {
   }
   if ((double)p * (double)st->buckets * 8.0 > 0x7fffffff) {
     if (s == 0)
-      fprintf(stderr, "%s: p 2^bits histograms (%d x %zu) exceed one registration: use fewer --bits\n",
+      fprintf(stderr,
+              "%s: p 2^bits histograms (%d x %zu) exceed one registration: use fewer --bits\n",
               prog, p, st->buckets);
     return NULL;
   }
@@ -278,8 +279,8 @@ static void route_value(rdx_state *st, size_t v, uint64_t local, unsigned char *
  * fall into this process' block, in order; each goes to its final place in `next`. With
  * `counts`, the digits of the next round (shift, width) are counted on the way, the keys that
  * stayed here included: the histogram pass of the next round, fused with the placing. */
-static void place_received(rdx_state *st, size_t values, unsigned char *next, int shift,
-                           int width, uint64_t *counts) {
+static void place_received(rdx_state *st, size_t values, unsigned char *next, int shift, int width,
+                           uint64_t *counts) {
   uint64_t lo = st->first, hi = st->first + st->nloc, at = 0, placed = 0;
   if (counts) memset(counts, 0, ((size_t)1 << width) * sizeof *counts);
   for (int t = 0; t < st->p; t++) {
@@ -290,7 +291,8 @@ static void place_received(rdx_state *st, size_t values, unsigned char *next, in
       if (a >= b) continue;
       size_t count = (size_t)(b - a);
       if (t == st->s) { /* stayed here: already in place */
-        if (counts) rdx_count_more(key_slot(next, a - lo), st->key_bytes, count, shift, width, counts);
+        if (counts)
+          rdx_count_more(key_slot(next, a - lo), st->key_bytes, count, shift, width, counts);
         continue;
       }
       if (counts)
@@ -366,7 +368,8 @@ static void round_of(rdx_state *st, int rnd, int *pending) {
                  (size_t)(b - a) * key_bytes());
         }
       } else if (count > 0) {
-        uint64_t at = 0; /* this process' place in t's staging buffer: after the sources before it */
+        uint64_t at =
+            0; /* this process' place in t's staging buffer: after the sources before it */
         for (int u = 0; u < s; u++) at += st->from_to[(size_t)u * (size_t)p + (size_t)t];
         send_keys(st, t, key_slot(st->sorted, begin), st->staging, at, count);
       }
@@ -396,7 +399,8 @@ static void repetition(void *state) {
   rdx_state *st = state;
   int pending = 0;
   for (int rnd = 0; rnd < st->rounds; rnd++) round_of(st, rnd, &pending);
-  if (pending) place_received(st, (size_t)1 << digit_width(st->rounds - 1), result_of(st), 0, 0, NULL);
+  if (pending)
+    place_received(st, (size_t)1 << digit_width(st->rounds - 1), result_of(st), 0, 0, NULL);
 }
 
 /* ------------------------------------------------------------------- the check */
@@ -449,9 +453,10 @@ static int check(void *state, bspalg_check_report *report) {
                (unsigned long long)b->descent);
       verdict = -1;
     } else if (b->keys && seen && b->first_key < previous) {
-      snprintf(report->wrong, sizeof report->wrong,
-               " on %d processes: process %d's first key %llu is below the last key before it, %llu",
-               p, t, (unsigned long long)b->first_key, (unsigned long long)previous);
+      snprintf(
+          report->wrong, sizeof report->wrong,
+          " on %d processes: process %d's first key %llu is below the last key before it, %llu", p,
+          t, (unsigned long long)b->first_key, (unsigned long long)previous);
       verdict = -1;
     }
     if (b->keys) previous = b->last_key, seen = 1;

@@ -39,11 +39,9 @@ uint64_t rdx_input_key(rdx_dist dist, unsigned long seed, uint64_t i, uint64_t n
       return (uint64_t)(((unsigned __int128)i << key_bits) / n);
     case RDX_FEW_DISTINCT:
       return random_of(seed, random_of(seed, i, 1) % FEW_DISTINCT_VALUES, 2) & mask;
-    case RDX_EQUAL:
-      return random_of(seed, 0, 3) & mask;
+    case RDX_EQUAL: return random_of(seed, 0, 3) & mask;
     case RDX_UNIFORM:
-    default:
-      return random_of(seed, i, 0) & mask;
+    default: return random_of(seed, i, 0) & mask;
   }
 }
 
@@ -76,72 +74,72 @@ static inline void stream_fence(void) {}
 
 /* The passes, one copy per key type (KEY, SUFFIX). The digit is computed in 64 bits: shift
  * may be up to 63 for 64-bit keys and the mask up to 2^bits - 1. */
-#define DEFINE_PASSES(KEY, SUFFIX)                                                                \
-  static void histogram_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,            \
-                                 uint64_t *counts) {                                             \
-    for (size_t i = 0; i < n; i++) counts[((uint64_t)keys[i] >> shift) & mask]++;                 \
-  }                                                                                               \
-                                                                                                  \
-  static void copy_counting_##SUFFIX(KEY *dst, const KEY *keys, size_t n, int shift,             \
-                                     uint64_t mask, uint64_t *counts) {                          \
-    for (size_t i = 0; i < n; i++) {                                                              \
-      KEY k = keys[i];                                                                            \
-      dst[i] = k;                                                                                 \
-      counts[((uint64_t)k >> shift) & mask]++;                                                    \
-    }                                                                                             \
-  }                                                                                               \
-                                                                                                  \
-  static void scatter_direct_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,       \
-                                      KEY **out) {                                               \
-    for (size_t i = 0; i < n; i++) {                                                              \
-      KEY k = keys[i];                                                                            \
-      *out[((uint64_t)k >> shift) & mask]++ = k;                                                  \
-    }                                                                                             \
-  }                                                                                               \
-                                                                                                  \
+#define DEFINE_PASSES(KEY, SUFFIX)                                                           \
+  static void histogram_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,        \
+                                 uint64_t *counts) {                                         \
+    for (size_t i = 0; i < n; i++) counts[((uint64_t)keys[i] >> shift) & mask]++;            \
+  }                                                                                          \
+                                                                                             \
+  static void copy_counting_##SUFFIX(KEY *dst, const KEY *keys, size_t n, int shift,         \
+                                     uint64_t mask, uint64_t *counts) {                      \
+    for (size_t i = 0; i < n; i++) {                                                         \
+      KEY k = keys[i];                                                                       \
+      dst[i] = k;                                                                            \
+      counts[((uint64_t)k >> shift) & mask]++;                                               \
+    }                                                                                        \
+  }                                                                                          \
+                                                                                             \
+  static void scatter_direct_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,   \
+                                      KEY **out) {                                           \
+    for (size_t i = 0; i < n; i++) {                                                         \
+      KEY k = keys[i];                                                                       \
+      *out[((uint64_t)k >> shift) & mask]++ = k;                                             \
+    }                                                                                        \
+  }                                                                                          \
+                                                                                             \
   /* One 64-byte line per bucket, lined up with the bucket's destination cache lines: the    \
    * first (partial) line and the last are written with ordinary stores, the lines between   \
-   * whole, with non-temporal stores (no read of the destination line first). */              \
-  enum { LINE_KEYS_##SUFFIX = 64 / sizeof(KEY) };                                                 \
-  static int scatter_combining_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,     \
-                                        KEY **out) {                                             \
-    size_t buckets = (size_t)mask + 1;                                                            \
-    KEY(*line)[LINE_KEYS_##SUFFIX] = aligned_alloc(64, buckets * 64);                             \
-    unsigned char *fill = malloc(2 * buckets);                                                    \
-    if (!line || !fill) {                                                                         \
-      free(line);                                                                                 \
-      free(fill);                                                                                 \
-      return 0;                                                                                   \
-    }                                                                                             \
-    unsigned char *start = fill + buckets;                                                        \
-    for (size_t v = 0; v < buckets; v++)                                                          \
-      fill[v] = start[v] = (unsigned char)(((uintptr_t)out[v] & 63) / sizeof(KEY));               \
-    for (size_t i = 0; i < n; i++) {                                                              \
-      KEY k = keys[i];                                                                            \
-      size_t v = ((uint64_t)k >> shift) & mask;                                                   \
-      unsigned f = fill[v];                                                                       \
-      line[v][f++] = k;                                                                           \
-      if (f == LINE_KEYS_##SUFFIX) {                                                              \
-        unsigned s0 = start[v];                                                                   \
-        if (s0 == 0) {                                                                            \
-          stream_line(out[v], line[v]);                                                           \
-        } else {                                                                                  \
-          memcpy(out[v], line[v] + s0, (LINE_KEYS_##SUFFIX - s0) * sizeof(KEY));                   \
-          start[v] = 0;                                                                           \
-        }                                                                                         \
-        out[v] += LINE_KEYS_##SUFFIX - s0;                                                        \
-        f = 0;                                                                                    \
-      }                                                                                           \
-      fill[v] = (unsigned char)f;                                                                 \
-    }                                                                                             \
-    for (size_t v = 0; v < buckets; v++) {                                                        \
-      memcpy(out[v], line[v] + start[v], (size_t)(fill[v] - start[v]) * sizeof(KEY));            \
-      out[v] += fill[v] - start[v];                                                               \
-    }                                                                                             \
-    stream_fence();                                                                               \
-    free(line);                                                                                   \
-    free(fill);                                                                                   \
-    return 1;                                                                                     \
+   * whole, with non-temporal stores (no read of the destination line first). */             \
+  enum { LINE_KEYS_##SUFFIX = 64 / sizeof(KEY) };                                            \
+  static int scatter_combining_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask, \
+                                        KEY **out) {                                         \
+    size_t buckets = (size_t)mask + 1;                                                       \
+    KEY(*line)[LINE_KEYS_##SUFFIX] = aligned_alloc(64, buckets * 64);                        \
+    unsigned char *fill = malloc(2 * buckets);                                               \
+    if (!line || !fill) {                                                                    \
+      free(line);                                                                            \
+      free(fill);                                                                            \
+      return 0;                                                                              \
+    }                                                                                        \
+    unsigned char *start = fill + buckets;                                                   \
+    for (size_t v = 0; v < buckets; v++)                                                     \
+      fill[v] = start[v] = (unsigned char)(((uintptr_t)out[v] & 63) / sizeof(KEY));          \
+    for (size_t i = 0; i < n; i++) {                                                         \
+      KEY k = keys[i];                                                                       \
+      size_t v = ((uint64_t)k >> shift) & mask;                                              \
+      unsigned f = fill[v];                                                                  \
+      line[v][f++] = k;                                                                      \
+      if (f == LINE_KEYS_##SUFFIX) {                                                         \
+        unsigned s0 = start[v];                                                              \
+        if (s0 == 0) {                                                                       \
+          stream_line(out[v], line[v]);                                                      \
+        } else {                                                                             \
+          memcpy(out[v], line[v] + s0, (LINE_KEYS_##SUFFIX - s0) * sizeof(KEY));             \
+          start[v] = 0;                                                                      \
+        }                                                                                    \
+        out[v] += LINE_KEYS_##SUFFIX - s0;                                                   \
+        f = 0;                                                                               \
+      }                                                                                      \
+      fill[v] = (unsigned char)f;                                                            \
+    }                                                                                        \
+    for (size_t v = 0; v < buckets; v++) {                                                   \
+      memcpy(out[v], line[v] + start[v], (size_t)(fill[v] - start[v]) * sizeof(KEY));        \
+      out[v] += fill[v] - start[v];                                                          \
+    }                                                                                        \
+    stream_fence();                                                                          \
+    free(line);                                                                              \
+    free(fill);                                                                              \
+    return 1;                                                                                \
   }
 
 DEFINE_PASSES(uint32_t, u32)
@@ -154,7 +152,8 @@ void rdx_count_more(const void *keys, int key_bytes, size_t n, int shift, int bi
   else histogram_u64(keys, n, shift, mask, counts);
 }
 
-void rdx_histogram(const void *keys, int key_bytes, size_t n, int shift, int bits, uint64_t *counts) {
+void rdx_histogram(const void *keys, int key_bytes, size_t n, int shift, int bits,
+                   uint64_t *counts) {
   memset(counts, 0, ((size_t)1 << bits) * sizeof *counts);
   rdx_count_more(keys, key_bytes, n, shift, bits, counts);
 }
@@ -207,7 +206,8 @@ void rdx_sort_sequential(void *keys, void *tmp, int key_bytes, size_t n, int bit
 
 uint64_t rdx_fingerprint(const void *keys, int key_bytes, size_t n) {
   uint64_t sum = 0;
-  for (size_t i = 0; i < n; i++) sum += mix64(rdx_key_at(keys, key_bytes, i) + 0x632BE59BD9B4E019ull);
+  for (size_t i = 0; i < n; i++)
+    sum += mix64(rdx_key_at(keys, key_bytes, i) + 0x632BE59BD9B4E019ull);
   return sum;
 }
 

@@ -21,7 +21,14 @@
  *   sorted        key i = floor(i 2^key_bits / n): already in order, all different for n <= 2^bits;
  *   few-distinct  one of 16 random values;
  *   equal         one random value for every key. */
-typedef enum { RDX_UNIFORM, RDX_ZIPF, RDX_SORTED, RDX_FEW_DISTINCT, RDX_EQUAL, RDX_NDISTS } rdx_dist;
+typedef enum {
+  RDX_UNIFORM,
+  RDX_ZIPF,
+  RDX_SORTED,
+  RDX_FEW_DISTINCT,
+  RDX_EQUAL,
+  RDX_NDISTS
+} rdx_dist;
 extern const char *const rdx_dist_names[RDX_NDISTS];
 
 /* Key i (0 <= i < n) of an input: a function of (dist, seed, i, n, key_bits) only, so that
@@ -33,7 +40,8 @@ void rdx_make_keys(void *keys, int key_bytes, rdx_dist dist, unsigned long seed,
                    size_t count, uint64_t n);
 
 /* counts[v] = the keys of keys[0..n) whose digit is v, for v < 2^bits (counts are zeroed). */
-void rdx_histogram(const void *keys, int key_bytes, size_t n, int shift, int bits, uint64_t *counts);
+void rdx_histogram(const void *keys, int key_bytes, size_t n, int shift, int bits,
+                   uint64_t *counts);
 
 /* The same, adding to counts (not zeroed); and a copy of keys[0..n) to dst that adds their
  * digits to counts on the way (one pass instead of two where the keys move anyway). */
