@@ -112,8 +112,46 @@ void bspk_expect_large_put(bspk_proc *self, int src, const bspk_record *rec) {
       (bspk_transfer){src, self->slots[rec->slot].addr + rec->offset, (size_t)rec->nbytes};
 }
 
-static int overlaps(const bspk_transfer *a, const bspk_transfer *b) {
-  return a->data < b->data + b->nbytes && b->data < a->data + a->nbytes;
+/* A receive's area and its place in the superstep's list, to sort by address. */
+typedef struct {
+  const char *begin, *end;
+  int index;
+} landing;
+
+static int by_address(const void *a, const void *b) {
+  const landing *x = a, *y = b;
+  if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+  return x->index - y->index;
+}
+
+/* overlapping[i] = 1 for every receive whose area overlaps another's (empty ones overlap
+ * nothing). One sweep in address order, O(n log n): a receive overlaps an earlier one exactly
+ * when it starts before the furthest end so far, and then it also overlaps the receive that
+ * reaches furthest; a receive that starts a new run of overlaps reaches furthest until the
+ * next one that starts inside it is met. (A radix sort issues one put per digit value: 10^5
+ * large-path puts in one superstep made the all-pairs test the whole cost of the sync.) */
+static int find_overlaps(bspk_proc *self, const bspk_transfer *recvs, int n,
+                         unsigned char *overlapping) {
+  landing *order = bspk_xmalloc(self, (size_t)n * sizeof *order + 1, "bsp_sync",
+                                "the list of large puts");
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    overlapping[i] = 0;
+    if (recvs[i].nbytes > 0)
+      order[m++] = (landing){recvs[i].data, recvs[i].data + recvs[i].nbytes, i};
+  }
+  qsort(order, (size_t)m, sizeof *order, by_address);
+  int any = 0;
+  const landing *furthest = NULL;
+  for (int k = 0; k < m; k++) {
+    if (furthest && order[k].begin < furthest->end) {
+      overlapping[order[k].index] = overlapping[furthest->index] = 1;
+      any = 1;
+    }
+    if (!furthest || order[k].end > furthest->end) furthest = &order[k];
+  }
+  free(order);
+  return any;
 }
 
 /* Moves this superstep's large puts. MPI forbids pending receives into overlapping memory,
@@ -130,16 +168,14 @@ void bspk_transfer_large_puts(bspk_proc *self) {
   }
   bspk_transfer *recvs = self->large_recvs;
   char **final = NULL;
-  for (int i = 0; i < nr; i++)
-    for (int j = 0; j < nr; j++)
-      if (i != j && overlaps(&recvs[i], &recvs[j])) {
-        if (!final) {
-          final = bspk_xmalloc(self, (size_t)nr * sizeof *final, "bsp_sync", "large puts");
-          memset(final, 0, (size_t)nr * sizeof *final);
-        }
-        final[i] = recvs[i].data; /* decided on the areas before any is redirected */
-        break;
-      }
+  unsigned char *overlapping =
+      bspk_xmalloc(self, (size_t)nr + 1, "bsp_sync", "the list of large puts");
+  if (find_overlaps(self, recvs, nr, overlapping)) {
+    final = bspk_xmalloc(self, (size_t)nr * sizeof *final, "bsp_sync", "large puts");
+    for (int i = 0; i < nr; i++) /* decided on the areas before any is redirected */
+      final[i] = overlapping[i] ? recvs[i].data : NULL;
+  }
+  free(overlapping);
   if (final)
     for (int i = 0; i < nr; i++)
       if (final[i]) recvs[i].data = bspk_xmalloc(self, recvs[i].nbytes, "bsp_sync", "a large put");
