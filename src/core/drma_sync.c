@@ -132,8 +132,8 @@ static int by_address(const void *a, const void *b) {
  * large-path puts in one superstep made the all-pairs test the whole cost of the sync.) */
 static int find_overlaps(bspk_proc *self, const bspk_transfer *recvs, int n,
                          unsigned char *overlapping) {
-  landing *order = bspk_xmalloc(self, (size_t)n * sizeof *order + 1, "bsp_sync",
-                                "the list of large puts");
+  landing *order =
+      bspk_xmalloc(self, (size_t)n * sizeof *order + 1, "bsp_sync", "the list of large puts");
   int m = 0;
   for (int i = 0; i < n; i++) {
     overlapping[i] = 0;
