@@ -63,12 +63,11 @@ static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src
 }
 
 /* Large puts on two-sided engines: a record without data in the block, the data as its own
- * message at the sync. Once one put to pid went this way in a superstep, the later ones
- * follow, so that the puts to pid still land in issue order. by_reference: hpput (the
- * caller keeps the buffer unchanged until the sync); otherwise the data is copied now. */
+ * message at the sync; the receiver keeps the order of all puts (bspk_land_puts_with_large).
+ * by_reference: hpput (the caller keeps the buffer unchanged until the sync); otherwise the
+ * data is copied now. */
 static inline int wants_large_path(const bspk_proc *self, int pid, int nbytes) {
-  return self->large_started && pid != self->pid &&
-         (nbytes >= self->large_put_bytes || self->large_started[pid]);
+  return self->large_put_bytes > 0 && pid != self->pid && nbytes >= self->large_put_bytes;
 }
 
 static void queue_large_put(bspk_proc *self, int pid, int slot, const void *src, int offset,
@@ -89,7 +88,6 @@ static void queue_large_put(bspk_proc *self, int pid, int slot, const void *src,
   bspk_record *rec = (bspk_record *)bspk_outbox_reserve(self, ob, sizeof *rec, call);
   *rec = (bspk_record){BSPK_REC_PUT_LARGE, slot, offset, nbytes};
   ob->n_put++;
-  self->large_started[pid] = 1;
   self->flags |= BSPK_HAS_PUT | BSPK_HAS_LARGE_PUT;
 }
 

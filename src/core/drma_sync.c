@@ -104,60 +104,70 @@ void bspk_fetch_gets(bspk_proc *self, unsigned flags) {
   self->ngets = 0;
 }
 
-/* Receiver: the data of a large put from src lands straight in the area. */
+/* ---- puts in a superstep with large puts (two-sided engines) ------------------------------
+ * Puts must land in one order: the sources in pid order, each source's in issue order (the
+ * later put wins where they overlap). Small puts travel inline in the sources' blocks, large
+ * ones as messages of their own after the blocks. So in a superstep with large puts the
+ * receiver first lists every put in that order; when no large put overlaps another put, the
+ * small ones are written at once and the large ones received in place; otherwise every large
+ * one is received into a buffer of its own and all puts are written in the list's order. */
+
+static void add_landing(bspk_proc *self, char *dest, const char *payload, size_t nbytes,
+                        int large) {
+  BSPK_GROW(self, self->landings, self->landings_cap, (size_t)self->nlandings + 1, 64, "bsp_sync",
+            "the list of puts");
+  self->landings[self->nlandings++] = (struct bspk_landing){dest, payload, nbytes, large};
+}
+
+/* Receiver: a put whose data is in the source's block. */
+void bspk_expect_put(bspk_proc *self, const bspk_record *rec, const char *payload) {
+  add_landing(self, self->slots[rec->slot].addr + rec->offset, payload, (size_t)rec->nbytes, -1);
+}
+
+/* Receiver: the data of a large put from src comes as its own message. */
 void bspk_expect_large_put(bspk_proc *self, int src, const bspk_record *rec) {
   BSPK_GROW(self, self->large_recvs, self->large_recvs_cap, self->nlarge_recvs + 1, 16, "bsp_sync",
             "the list of large puts");
-  self->large_recvs[self->nlarge_recvs++] =
-      (bspk_transfer){src, self->slots[rec->slot].addr + rec->offset, (size_t)rec->nbytes};
+  char *dest = self->slots[rec->slot].addr + rec->offset;
+  self->large_recvs[self->nlarge_recvs] = (bspk_transfer){src, dest, (size_t)rec->nbytes};
+  add_landing(self, dest, NULL, (size_t)rec->nbytes, self->nlarge_recvs++);
 }
-
-/* A receive's area and its place in the superstep's list, to sort by address. */
-typedef struct {
-  const char *begin, *end;
-  int index;
-} landing;
 
 static int by_address(const void *a, const void *b) {
-  const landing *x = a, *y = b;
-  if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
-  return x->index - y->index;
+  const struct bspk_landing *x = *(const struct bspk_landing *const *)a;
+  const struct bspk_landing *y = *(const struct bspk_landing *const *)b;
+  if (x->dest != y->dest) return x->dest < y->dest ? -1 : 1;
+  return x < y ? -1 : x > y; /* the list's order */
 }
 
-/* overlapping[i] = 1 for every receive whose area overlaps another's (empty ones overlap
- * nothing). One sweep in address order, O(n log n): a receive overlaps an earlier one exactly
- * when it starts before the furthest end so far, and then it also overlaps the receive that
- * reaches furthest; a receive that starts a new run of overlaps reaches furthest until the
- * next one that starts inside it is met. (A radix sort issues one put per digit value: 10^5
- * large-path puts in one superstep made the all-pairs test the whole cost of the sync.) */
-static int find_overlaps(bspk_proc *self, const bspk_transfer *recvs, int n,
-                         unsigned char *overlapping) {
-  landing *order =
-      bspk_xmalloc(self, (size_t)n * sizeof *order + 1, "bsp_sync", "the list of large puts");
-  int m = 0;
-  for (int i = 0; i < n; i++) {
-    overlapping[i] = 0;
-    if (recvs[i].nbytes > 0)
-      order[m++] = (landing){recvs[i].data, recvs[i].data + recvs[i].nbytes, i};
-  }
+/* Whether a large put overlaps any other put (empty ones overlap nothing). One sweep in
+ * address order, O(n log n) (a radix sort issues a put per digit value and owner: 10^5 in
+ * one superstep): a put overlaps an earlier one exactly when it starts before the furthest end
+ * of those; a small one overlaps a large one when it starts before the furthest large end. */
+static int large_put_overlaps(bspk_proc *self) {
+  int n = self->nlandings, m = 0;
+  const struct bspk_landing **order =
+      bspk_xmalloc(self, (size_t)n * sizeof *order + 1, "bsp_sync", "the list of puts");
+  for (int i = 0; i < n; i++)
+    if (self->landings[i].nbytes > 0) order[m++] = &self->landings[i];
   qsort(order, (size_t)m, sizeof *order, by_address);
-  int any = 0;
-  const landing *furthest = NULL;
-  for (int k = 0; k < m; k++) {
-    if (furthest && order[k].begin < furthest->end) {
-      overlapping[order[k].index] = overlapping[furthest->index] = 1;
-      any = 1;
-    }
-    if (!furthest || order[k].end > furthest->end) furthest = &order[k];
+  const char *end_any = NULL, *end_large = NULL; /* the furthest ends so far */
+  int found = 0;
+  for (int k = 0; k < m && !found; k++) {
+    const struct bspk_landing *l = order[k];
+    const char *limit = l->large >= 0 ? end_any : end_large;
+    found = limit && l->dest < limit;
+    const char *end = l->dest + l->nbytes;
+    if (!end_any || end > end_any) end_any = end;
+    if (l->large >= 0 && (!end_large || end > end_large)) end_large = end;
   }
   free(order);
-  return any;
+  return found;
 }
 
-/* Moves this superstep's large puts. MPI forbids pending receives into overlapping memory,
- * so receives that overlap another go through a scratch buffer and are copied afterwards,
- * in issue order. */
-void bspk_transfer_large_puts(bspk_proc *self) {
+/* After every block of the superstep was read (bspk_expect_put, bspk_expect_large_put):
+ * moves the large puts and writes all puts in their order. */
+void bspk_land_puts_with_large(bspk_proc *self) {
   int ns = self->nlarge_sends, nr = self->nlarge_recvs;
   bspk_transfer *sends =
       bspk_xmalloc(self, (size_t)(ns + 1) * sizeof *sends, "bsp_sync", "the list of large puts");
@@ -167,30 +177,27 @@ void bspk_transfer_large_puts(bspk_proc *self) {
         ls->pid, ls->ref ? (char *)ls->ref : self->large_copies + ls->copy_at, (size_t)ls->nbytes};
   }
   bspk_transfer *recvs = self->large_recvs;
-  char **final = NULL;
-  unsigned char *overlapping =
-      bspk_xmalloc(self, (size_t)nr + 1, "bsp_sync", "the list of large puts");
-  if (find_overlaps(self, recvs, nr, overlapping)) {
-    final = bspk_xmalloc(self, (size_t)nr * sizeof *final, "bsp_sync", "large puts");
-    for (int i = 0; i < nr; i++) /* decided on the areas before any is redirected */
-      final[i] = overlapping[i] ? recvs[i].data : NULL;
+  int in_place = !large_put_overlaps(self);
+  if (in_place) { /* no large put meets another put: the order cannot show */
+    for (int i = 0; i < self->nlandings; i++) {
+      const struct bspk_landing *l = &self->landings[i];
+      if (l->large < 0) memcpy(l->dest, l->payload, l->nbytes);
+    }
+  } else {
+    for (int i = 0; i < nr; i++)
+      recvs[i].data = bspk_xmalloc(self, recvs[i].nbytes + 1, "bsp_sync", "a large put");
   }
-  free(overlapping);
-  if (final)
-    for (int i = 0; i < nr; i++)
-      if (final[i]) recvs[i].data = bspk_xmalloc(self, recvs[i].nbytes, "bsp_sync", "a large put");
   self->ops->transfer(self->engine, sends, ns, recvs, nr);
-  if (final)
-    for (int i = 0; i < nr; i++)
-      if (final[i]) {
-        memcpy(final[i], recvs[i].data, recvs[i].nbytes);
-        free(recvs[i].data);
-      }
-  free(final);
+  if (!in_place) {
+    for (int i = 0; i < self->nlandings; i++) {
+      const struct bspk_landing *l = &self->landings[i];
+      memcpy(l->dest, l->large < 0 ? l->payload : recvs[l->large].data, l->nbytes);
+    }
+    for (int i = 0; i < nr; i++) free(recvs[i].data);
+  }
   free(sends);
-  self->nlarge_sends = self->nlarge_recvs = 0;
+  self->nlarge_sends = self->nlarge_recvs = self->nlandings = 0;
   self->large_copies_len = 0;
-  memset(self->large_started, 0, (size_t)self->nprocs);
 }
 
 /* One-sided engines: start every buffered put, in issue order per destination. */

@@ -127,9 +127,9 @@ typedef struct bspk_proc {
   int rma_min_bytes;     /* smaller transfers go two-sided: one RMA call costs microseconds */
 
   /* Large puts on engines with transfer(): what this process sends (data inside
-   * large_copies for buffered puts, or the caller's buffer for hpput) and receives. */
+   * large_copies for buffered puts, or the caller's buffer for hpput) and receives.
+   * large_put_bytes is 0 on other engines. */
   int large_put_bytes;
-  unsigned char *large_started; /* [nprocs]: a large put to pid in this superstep */
   struct bspk_large_send {
     int pid;
     int nbytes;
@@ -143,6 +143,17 @@ typedef struct bspk_proc {
   bspk_transfer *large_recvs;
   int nlarge_recvs;
   size_t large_recvs_cap;
+  /* In a superstep with large puts: every put this process receives, in the order they
+   * must land (sources in pid order, each in issue order): the data inline in the source's
+   * block (payload), or large_recvs[large]. */
+  struct bspk_landing {
+    char *dest;
+    const char *payload;
+    size_t nbytes;
+    int large; /* index into large_recvs, or -1 */
+  } * landings;
+  int nlandings;
+  size_t landings_cap;
 
   /* BSMP */
   int tagsize, pending_tagsize, queue_tagsize;
@@ -265,8 +276,9 @@ void bspk_registrations_free(bspk_proc *self);
 void bspk_fetch_gets(bspk_proc *self, unsigned flags);
 void bspk_start_rma_puts(bspk_proc *self);
 void bspk_reset_rma_puts(bspk_proc *self);
+void bspk_expect_put(bspk_proc *self, const bspk_record *rec, const char *payload);
 void bspk_expect_large_put(bspk_proc *self, int src, const bspk_record *rec);
-void bspk_transfer_large_puts(bspk_proc *self);
+void bspk_land_puts_with_large(bspk_proc *self);
 
 /* ---- BSMP (bsmp.c) ---- */
 void bspk_queue_reset(bspk_proc *self, size_t nmessages);

@@ -19,7 +19,7 @@ double bspk_now(void) {
 }
 
 size_t bspk_proc_bytes(const bspk_engine_ops *ops, int nprocs) {
-  /* outbox[2], replies, large_started; and the two outboxes' first capacity */
+  /* outbox[2], replies; and the two outboxes' first capacity */
   size_t per_peer = 3 * sizeof(bspk_outbox) + 1 + 2 * BSPK_OUTBOX_FIRST_BYTES;
   if (ops->rma_put) per_peer += sizeof(bspk_outbox);
   return sizeof(bspk_proc) + (size_t)nprocs * per_peer;
@@ -39,9 +39,9 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
   self->cached_slot = -1;
   self->replies = calloc((size_t)nprocs, sizeof(bspk_outbox));
   if (ops->transfer && !ops->rma_put) {
-    self->large_started = calloc((size_t)nprocs, 1);
     const char *env = getenv("BSPKIT_LARGE_PUT_BYTES");
     self->large_put_bytes = env && *env ? atoi(env) : BSPK_LARGE_PUT_BYTES;
+    if (self->large_put_bytes < 1) self->large_put_bytes = 1;
   }
   if (ops->rma_put) {
     self->rma_puts = calloc((size_t)nprocs, sizeof(bspk_outbox));
@@ -69,7 +69,7 @@ void bspk_proc_free(bspk_proc *self) {
     if (self->rma_puts) free(self->rma_puts[q].data);
   }
   bspk_registrations_free(self);
-  BSPK_FREE_ALL(self->replies, self->rma_puts, self->large_started, self->large_sends,
+  BSPK_FREE_ALL(self->replies, self->rma_puts, self->landings, self->large_sends,
                 self->large_copies, self->large_recvs, self->gets, self->get_stage, self->queue,
                 self->kept_messages, self);
 }

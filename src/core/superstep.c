@@ -4,15 +4,18 @@
 
 #include "core/internal.h"
 
-/* Writes the puts and collective data of one incoming block and indexes its messages. */
-static void deliver_block(bspk_proc *self, int src, const bspk_outbox *block) {
+/* Writes the puts and collective data of one incoming block and indexes its messages. In a
+ * superstep with large puts (with_large), the puts are listed instead, to be written in order
+ * with the large ones (bspk_land_puts_with_large). */
+static void deliver_block(bspk_proc *self, int src, const bspk_outbox *block, int with_large) {
   const char *p = block->data, *end = block->data + block->len;
   while (p < end) {
     const bspk_record *rec = (const bspk_record *)p;
     const char *payload = p + sizeof *rec;
     switch (rec->kind) {
       case BSPK_REC_PUT:
-        memcpy(self->slots[rec->slot].addr + rec->offset, payload, (size_t)rec->nbytes);
+        if (with_large) bspk_expect_put(self, rec, payload);
+        else memcpy(self->slots[rec->slot].addr + rec->offset, payload, (size_t)rec->nbytes);
         break;
       case BSPK_REC_SEND:
         self->queue[self->queue_len++] =
@@ -85,11 +88,11 @@ static void deliver_puts_and_messages(bspk_proc *self, unsigned flags) {
     for (int q = 0; q < self->nprocs; q++) {
       const bspk_outbox *block = ops->incoming(self->engine, q);
       if (block->n_put + block->n_send + block->n_coll) {
-        deliver_block(self, q, block);
+        deliver_block(self, q, block, (flags & BSPK_HAS_LARGE_PUT) != 0);
         self->queue_bytes += block->send_bytes;
       }
     }
-  if (flags & BSPK_HAS_LARGE_PUT) bspk_transfer_large_puts(self);
+  if (flags & BSPK_HAS_LARGE_PUT) bspk_land_puts_with_large(self);
   if (flags & BSPK_HAS_RMA_PUT) {
     bspk_start_rma_puts(self);
     ops->rma_complete(self->engine);

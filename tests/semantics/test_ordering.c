@@ -12,7 +12,12 @@
  *    registration of that address is the one left (the pop removes the newer push);
  *    pop then push in one superstep leaves the new one;
  *  - an address registered twice on some processes only (NULL for empty arrays): a pop is
- *    the registration whose area on every process is the one popped there.
+ *    the registration whose area on every process is the one popped there;
+ *  - puts from every process into one array, wide and narrow, small and large mixed, all
+ *    overlapping: the last put from the highest pid wins every byte (a large put from a lower
+ *    pid must not land over a small one from a higher pid on mpi, where large puts travel
+ *    after the others). On mpi-rma, where overlapping one-sided puts of different processes
+ *    have no defined order (README, Semantics), only the sizes that stay two-sided run.
  * Each case runs at several sizes, so that every path of every back end is taken: records
  * in the combined block, puts sent as their own messages (mpi, >= 64 KiB) and one-sided
  * transfers (mpi-rma, >= 8 KiB).
@@ -179,6 +184,58 @@ static void pop_of_an_address_registered_twice(void) {
   bsp_sync();
 }
 
+/* Every process puts into process 0's x, round r: a wide put of width[(s + r) % 4] ints at 0
+ * and then a narrow one of 5 ints at 7 s (mod n - 5). x must hold, per int, the value of the
+ * last put covering it in the order pid, then issue. */
+static int put_value(int s, int which, int k) {
+  return 1000000 * (s + 1) + 100000 * which + k % 1000;
+}
+
+static void puts_land_in_pid_then_issue_order(void) {
+  int p = bsp_nprocs(), s = bsp_pid();
+  const char *backend = getenv("BSPKIT_BACKEND");
+  int one_sided = backend && strcmp(backend, "mpi-rma") == 0;
+  /* 37 ints: records everywhere; 4096 (16 KiB): one-sided on mpi-rma; 32768 (128 KiB): own
+   * messages on mpi */
+  const int widths[] = {1, 37, 4096, 32768};
+  const int n = 32768, narrow = 5;
+  int *x = tu_malloc(sizeof(int) * (size_t)n), *expected = tu_malloc(sizeof(int) * (size_t)n),
+      *wide = tu_malloc(sizeof(int) * (size_t)n), small[5];
+  bsp_push_reg(x, n * (int)sizeof(int));
+  bsp_sync();
+  for (int r = 0; r < 4; r++) {
+    int rounds_width_bytes_max = 0;
+    for (int q = 0; q < p; q++) {
+      int w = widths[(q + r) % 4] * (int)sizeof(int);
+      if (w > rounds_width_bytes_max) rounds_width_bytes_max = w;
+    }
+    if (one_sided && rounds_width_bytes_max >= 8192) continue;
+    for (int k = 0; k < n; k++) x[k] = expected[k] = -1;
+    bsp_sync();
+    int w = widths[(s + r) % 4], at = (7 * s) % (n - narrow);
+    for (int k = 0; k < w; k++) wide[k] = put_value(s, 1, k);
+    for (int k = 0; k < narrow; k++) small[k] = put_value(s, 2, at + k);
+    bsp_put(0, wide, x, 0, w * (int)sizeof(int));
+    bsp_put(0, small, x, at * (int)sizeof(int), narrow * (int)sizeof(int));
+    bsp_sync();
+    if (s != 0) continue;
+    for (int q = 0; q < p; q++) { /* the order the puts must land in */
+      int wq = widths[(q + r) % 4], aq = (7 * q) % (n - narrow);
+      for (int k = 0; k < wq; k++) expected[k] = put_value(q, 1, k);
+      for (int k = aq; k < aq + narrow; k++) expected[k] = put_value(q, 2, k);
+    }
+    for (int k = 0; k < n; k++)
+      if (x[k] != expected[k])
+        TU_CHECK(0, "round %d: x[%d] is %d, expected %d (the last put from the highest pid)", r, k,
+                 x[k], expected[k]);
+  }
+  bsp_pop_reg(x);
+  bsp_sync();
+  free(x);
+  free(expected);
+  free(wide);
+}
+
 int main(void) {
   bsp_begin(bsp_nprocs());
   /* 1 int: records; 4096 ints (16 KiB): one-sided on mpi-rma; 32768 ints (128 KiB): own
@@ -188,6 +245,7 @@ int main(void) {
     get_then_put_same_destination(sizes[i]);
     gets_read_before_gets_write(sizes[i]);
   }
+  puts_land_in_pid_then_issue_order();
   push_and_pop_in_one_superstep();
   pop_of_an_address_registered_twice();
   bsp_end();
