@@ -124,7 +124,8 @@ typedef struct {
   unsigned char *staging;   /* combined, registered: each source's block, in source order */
   uint64_t *histograms;     /* registered, p x buckets: row t is process t's counts */
   uint64_t *starts;         /* p x buckets: global rank of the first key of (process t, value v) */
-  uint64_t *next_counts;    /* combined: the next round's histogram, counted while placing */
+  uint64_t *next_counts;    /* combined: the next round's histogram, counted while placing;
+                               measure_f: its counts */
   uint64_t *from_to;        /* combined: p x p keys process t sends to process u */
   void **out;               /* buckets: the scatter's write positions */
   block_summary *summaries; /* registered, p: the check's gathered summaries (process 0) */
