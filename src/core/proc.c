@@ -20,7 +20,7 @@ double bspk_now(void) {
 
 size_t bspk_proc_bytes(const bspk_engine_ops *ops, int nprocs) {
   /* outbox[2], replies; and the two outboxes' first capacity */
-  size_t per_peer = 3 * sizeof(bspk_outbox) + 1 + 2 * BSPK_OUTBOX_FIRST_BYTES;
+  size_t per_peer = 3 * sizeof(bspk_outbox) + 2 * BSPK_OUTBOX_FIRST_BYTES;
   if (ops->rma_put) per_peer += sizeof(bspk_outbox);
   return sizeof(bspk_proc) + (size_t)nprocs * per_peer;
 }
