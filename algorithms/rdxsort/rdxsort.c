@@ -369,8 +369,8 @@ static void round_of(rdx_state *st, int rnd, int *pending) {
                  (size_t)(b - a) * key_bytes());
         }
       } else if (count > 0) {
-        uint64_t at =
-            0; /* this process' place in t's staging buffer: after the sources before it */
+        /* this process' place in t's staging buffer: after the sources before it */
+        uint64_t at = 0;
         for (int u = 0; u < s; u++) at += st->from_to[(size_t)u * (size_t)p + (size_t)t];
         send_keys(st, t, key_slot(st->sorted, begin), st->staging, at, count);
       }
