@@ -17,6 +17,23 @@ PYDIR = REPO / "python"
 if str(PYDIR) not in sys.path:
     sys.path.insert(0, str(PYDIR))
 
+# The build the tests run bspkit's programs from ($BSPKIT_BUILD_DIR); None when it is not set.
+BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
+
+
+def built_program(name: str) -> Path | None:
+    """<build>/bin/<name>, or None without a build directory."""
+    return BUILD / "bin" / name if BUILD else None
+
+
+def needs_programs(*names: str, hint: str = "") -> pytest.MarkDecorator:
+    """Skips unless the build has bin/<name> for every name (hint: why one may be missing)."""
+    missing = [n for n in names if not ((path := built_program(n)) and path.is_file())]
+    return pytest.mark.skipif(
+        bool(missing),
+        reason=f"BSPKIT_BUILD_DIR is not set or has no {' and '.join('bin/' + n for n in missing)}{hint}",
+    )
+
 
 def run_bspkit(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Runs `python -m bspkit ARGS` with this interpreter; returns the completed process."""

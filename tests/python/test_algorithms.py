@@ -24,7 +24,7 @@ from bspkit.algorithms import (
 from bspkit.params import Params
 from bspkit.predict import MODELS, predict
 
-from conftest import run_bspkit
+from conftest import BUILD, run_bspkit
 from synth import PARAMS_JSON
 
 
@@ -106,7 +106,6 @@ def test_unknown_algorithm() -> None:
 
 # ------------------------------------------------------------- end to end
 
-BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
 HAVE_INPROD = bool(BUILD and (BUILD / "bin" / "bspalg-inprod").is_file() and (BUILD / "bin" / "bsprun").is_file())
 needs_inprod = pytest.mark.skipif(not HAVE_INPROD, reason="$BSPKIT_BUILD_DIR/bin/bspalg-inprod (and bsprun) not built")
 

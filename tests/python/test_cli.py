@@ -5,7 +5,6 @@ build has one (the reports themselves: test_report.py)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,10 +13,9 @@ import pytest
 
 from bspkit import __version__
 
-from conftest import check_report, run_bspkit
+from conftest import BUILD, check_report, run_bspkit
 from synth import SynthSpec, write_synthetic
 
-BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
 PROBE = BUILD / "probe" / "bspprobe" if BUILD else None
 BSPRUN = BUILD / "bin" / "bsprun" if BUILD else None
 HAVE_PROBE = bool(PROBE and PROBE.is_file() and BSPRUN and BSPRUN.is_file())

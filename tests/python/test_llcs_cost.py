@@ -6,19 +6,15 @@ H = (p alpha (alpha + 1) - 2 alpha) beta + [p > 1], S = 2 alpha p when the sizes
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
-DRIVER = BUILD / "bin" / "bspalg-llcs" if BUILD else None
-BSPRUN = BUILD / "bin" / "bsprun" if BUILD else None
-pytestmark = pytest.mark.skipif(
-    not (DRIVER and DRIVER.is_file() and BSPRUN and BSPRUN.is_file()),
-    reason="BSPKIT_BUILD_DIR is not set or has no bin/bspalg-llcs and bin/bsprun",
-)
+from conftest import built_program, needs_programs
+
+DRIVER, BSPRUN = built_program("bspalg-llcs"), built_program("bsprun")
+pytestmark = needs_programs("bspalg-llcs", "bsprun")
 
 
 def run_driver(tmp_path: Path, kernel: str, m: int, n: int, p: int, alpha: int, alphabet: int = 4) -> dict:

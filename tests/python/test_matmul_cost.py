@@ -13,21 +13,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
-BSPRUN = BUILD / "bin" / "bsprun" if BUILD else None
-MATMUL = BUILD / "bin" / "bspalg-matmul" if BUILD else None
-CANNON = BUILD / "bin" / "bspalg-cannon" if BUILD else None
-HAVE = bool(BUILD and BSPRUN.is_file() and MATMUL.is_file() and CANNON.is_file())
-pytestmark = pytest.mark.skipif(
-    not HAVE,
-    reason="BSPKIT_BUILD_DIR not set or bspalg-matmul/bspalg-cannon not built (no CBLAS?)",
-)
+from conftest import built_program, needs_programs
+
+BSPRUN, MATMUL, CANNON = built_program("bsprun"), built_program("bspalg-matmul"), built_program("bspalg-cannon")
+pytestmark = needs_programs("bsprun", "bspalg-matmul", "bspalg-cannon", hint=" (no CBLAS?)")
 
 
 def run_driver(driver: Path, p: int, *args: str) -> dict:

@@ -19,22 +19,17 @@ stable sort by the round's digit, cut into the blocks of the block distribution.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
-DRIVER = BUILD / "bin" / "bspalg-rdxsort" if BUILD else None
-BSPRUN = BUILD / "bin" / "bsprun" if BUILD else None
-pytestmark = pytest.mark.skipif(
-    not (DRIVER and DRIVER.is_file() and BSPRUN and BSPRUN.is_file()),
-    reason="BSPKIT_BUILD_DIR is not set or has no bin/bspalg-rdxsort and bin/bsprun",
-)
+from conftest import built_program, needs_programs
+
+DRIVER, BSPRUN = built_program("bspalg-rdxsort"), built_program("bsprun")
+pytestmark = needs_programs("bspalg-rdxsort", "bsprun")
 
 VARIANTS = ("plain", "opt", "combined")
 ALGORITHM_OF = {"plain": "rdxsort", "opt": "rdxsort-opt", "combined": "rdxsort-combined"}

@@ -3,7 +3,6 @@ read it, include/bsp.h's BSPKIT_VERSION_MAJOR/MINOR must agree with it."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import tomllib
@@ -13,8 +12,9 @@ import pytest
 
 import bspkit
 
+from conftest import BUILD
+
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
 
 
 def test_the_version_is_major_minor_patch() -> None:
