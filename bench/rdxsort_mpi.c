@@ -256,10 +256,8 @@ static void sort_round(sorter *so, int shift, int width) {
 }
 
 static void sort_all_rounds(sorter *so, const options *o) {
-  for (int shift = 0; shift < o->key_bits; shift += o->bits) {
-    int width = shift + o->bits > o->key_bits ? o->key_bits - shift : o->bits;
-    sort_round(so, shift, width);
-  }
+  for (int rnd = 0; rnd < rdx_rounds(o->key_bits, o->bits); rnd++)
+    sort_round(so, rnd * o->bits, rdx_digit_width(o->key_bits, o->bits, rnd));
 }
 
 /* ------------------------------------------------------------------- the check */

@@ -308,10 +308,7 @@ static void place_received(rdx_state *st, size_t values, unsigned char *next, in
   bspalg_work((double)(counts ? st->nloc : placed));
 }
 
-static int digit_width(int rnd) {
-  int shift = rnd * opt.bits;
-  return shift + opt.bits > opt.key_bits ? opt.key_bits - shift : opt.bits;
-}
+static int digit_width(int rnd) { return rdx_digit_width(opt.key_bits, opt.bits, rnd); }
 
 /* Round rnd: keys from buf[rnd % 2] to their places in buf[(rnd + 1) % 2]. For combined,
  * `pending` says the previous round's pieces are still in the staging buffer. */
@@ -509,14 +506,8 @@ static double measure_f(void *state, int every_process, char *note, size_t note_
     const unsigned char *from = st->input;
     for (int rnd = 0; rnd < st->rounds; rnd++) {
       unsigned char *to = rnd % 2 ? spare : st->sorted;
-      int shift = rnd * opt.bits, width = digit_width(rnd);
-      rdx_histogram(from, st->key_bytes, (size_t)st->nloc, shift, width, counts);
-      uint64_t local = 0;
-      for (size_t v = 0; v < (size_t)1 << width; v++) {
-        st->out[v] = key_slot(to, local);
-        local += counts[v];
-      }
-      rdx_scatter(from, st->key_bytes, (size_t)st->nloc, shift, width, st->out);
+      rdx_count_sort(from, to, st->key_bytes, (size_t)st->nloc, rnd * opt.bits, digit_width(rnd),
+                     counts, st->out);
       from = to;
     }
     samples[reps++] = bspk_monotonic_seconds() - t0;

@@ -178,6 +178,17 @@ void rdx_scatter(const void *keys, int key_bytes, size_t n, int shift, int bits,
   }
 }
 
+void rdx_count_sort(const void *keys, void *to, int key_bytes, size_t n, int shift, int bits,
+                    uint64_t *counts, void **out) {
+  rdx_histogram(keys, key_bytes, n, shift, bits, counts);
+  size_t start = 0;
+  for (size_t v = 0; v < (size_t)1 << bits; v++) {
+    out[v] = (unsigned char *)to + start * (size_t)key_bytes;
+    start += counts[v];
+  }
+  rdx_scatter(keys, key_bytes, n, shift, bits, out);
+}
+
 void rdx_sort_sequential(void *keys, void *tmp, int key_bytes, size_t n, int bits) {
   size_t buckets = (size_t)1 << bits;
   uint64_t *counts = malloc(buckets * sizeof *counts);
@@ -186,15 +197,8 @@ void rdx_sort_sequential(void *keys, void *tmp, int key_bytes, size_t n, int bit
   void *from = keys, *to = tmp;
   int rounds = rdx_rounds(8 * key_bytes, bits);
   for (int r = 0; r < rounds; r++) {
-    int shift = r * bits;
-    int width = shift + bits > 8 * key_bytes ? 8 * key_bytes - shift : bits;
-    rdx_histogram(from, key_bytes, n, shift, width, counts);
-    size_t start = 0, used = (size_t)1 << width;
-    for (size_t v = 0; v < used; v++) {
-      out[v] = (unsigned char *)to + start * (size_t)key_bytes;
-      start += counts[v];
-    }
-    rdx_scatter(from, key_bytes, n, shift, width, out);
+    rdx_count_sort(from, to, key_bytes, n, r * bits, rdx_digit_width(8 * key_bytes, bits, r),
+                   counts, out);
     void *t = from;
     from = to;
     to = t;

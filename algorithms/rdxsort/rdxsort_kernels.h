@@ -61,12 +61,24 @@ void rdx_copy_counting(void *dst, const void *keys, int key_bytes, size_t n, int
 #define RDX_WC_MAX_BITS 12
 void rdx_scatter(const void *keys, int key_bytes, size_t n, int shift, int bits, void **out);
 
+/* One local count sort: keys[0..n) into to[0..n), stable, by the digit (shift, bits): the
+ * histogram into counts[0..2^bits), the buckets' starts into out[0..2^bits), the scatter. */
+void rdx_count_sort(const void *keys, void *to, int key_bytes, size_t n, int shift, int bits,
+                    uint64_t *counts, void **out);
+
 /* Sequential LSD radix sort of keys[0..n) by digits of `bits` bits, least significant first,
  * with tmp[0..n) as scratch: a histogram pass and a scatter per round. The result is in keys. */
 void rdx_sort_sequential(void *keys, void *tmp, int key_bytes, size_t n, int bits);
 
 /* Rounds of `bits`-bit digits that cover key_bits bits (the last one may be narrower). */
 static inline int rdx_rounds(int key_bits, int bits) { return (key_bits + bits - 1) / bits; }
+
+/* The width of round rnd's digit, which starts at bit rnd * bits: `bits`, or what is left of
+ * the key in the last round. */
+static inline int rdx_digit_width(int key_bits, int bits, int rnd) {
+  int shift = rnd * bits;
+  return shift + bits > key_bits ? key_bits - shift : bits;
+}
 
 /* An order-independent fingerprint of a multiset of keys: the sum of a 64-bit mix of each
  * key, mod 2^64. Two arrays that are permutations of each other have the same fingerprint;
