@@ -41,6 +41,8 @@ static _Thread_local struct {
   step_counts *step;   /* capacity + 1 entries: step[steps] is the open one */
   double *out_to;      /* (capacity + 1) x p words */
   double *in_from;     /* (capacity + 1) x p words */
+  double *sync_s;      /* per repetition: seconds inside bsp_sync (the last sync_cap) */
+  int reps_seen, sync_cap;
 } acc;
 
 static void *xrealloc(void *ptr, size_t bytes) { return bspk_xrealloc("bspalg", ptr, bytes); }
@@ -67,6 +69,9 @@ void bspalg_counters_begin(void) {
   acc.out_to = acc.in_from = NULL;
   grow(64);
   acc.active = 1;
+  acc.reps_seen = 0;
+  acc.sync_cap = 0;
+  acc.sync_s = NULL;
   bspalg_counters_reset();
 }
 
@@ -74,6 +79,7 @@ void bspalg_counters_end(void) {
   free(acc.step);
   free(acc.out_to);
   free(acc.in_from);
+  free(acc.sync_s);
   memset(&acc, 0, sizeof acc);
 }
 
@@ -81,6 +87,11 @@ void bspalg_counters_reset(void) {
   if (!acc.active) return;
   acc.steps = 0;
   clear_step(0);
+  if (acc.reps_seen == acc.sync_cap) {
+    acc.sync_cap = acc.sync_cap ? 2 * acc.sync_cap : 16;
+    acc.sync_s = xrealloc(acc.sync_s, (size_t)acc.sync_cap * sizeof *acc.sync_s);
+  }
+  acc.sync_s[acc.reps_seen++] = 0.0;
 }
 
 void bspalg_work(double units) {
@@ -100,8 +111,13 @@ void bspalg_get(int src, long words) {
 }
 
 void bspalg_sync(const char *primitive, const char *pattern) {
+  if (!acc.active) {
+    bsp_sync();
+    return;
+  }
+  double t0 = bsp_time();
   bsp_sync();
-  if (!acc.active) return;
+  acc.sync_s[acc.reps_seen - 1] += bsp_time() - t0;
   acc.step[acc.steps].primitive = primitive;
   acc.step[acc.steps].pattern = pattern;
   if (acc.steps + 1 > acc.capacity) grow(2 * acc.capacity);
@@ -133,7 +149,8 @@ typedef struct {
 #endif
 
 static void write_json(const bspalg_info *info, const double *max_times, int reps, double median,
-                       const step_cost *cost, int synced, int total, double W, double H) {
+                       const double sync_times[2], const step_cost *cost, int synced, int total,
+                       double W, double H) {
   FILE *f = info->json;
   char host[256] = "unknown", date[32] = "";
   gethostname(host, sizeof host - 1);
@@ -159,6 +176,10 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
   }
   fputs("], \"time_s\": ", f);
   json_number(f, median);
+  fputs(", \"time_sync_s\": ", f);
+  json_number(f, sync_times[0]);
+  fputs(", \"time_sync_max_s\": ", f);
+  json_number(f, sync_times[1]);
   fprintf(f, ", \"verified\": %s, \"check_note\": ",
           info->verified > 0   ? "true"
           : info->verified < 0 ? "false"
@@ -213,7 +234,7 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
   int total = synced + 1;
   int stride = 2 + 2 * p; /* per superstep: work, requests, out_to[p], in_from[p] */
   size_t mine = (size_t)total * (size_t)stride;
-  double *pack = xrealloc(NULL, (mine + (size_t)reps) * sizeof *pack);
+  double *pack = xrealloc(NULL, (mine + 2 * (size_t)reps) * sizeof *pack);
   for (int k = 0; k < total; k++) {
     double *row = pack + (size_t)k * stride;
     row[0] = acc.step[k].work;
@@ -222,8 +243,11 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
     memcpy(row + 2 + p, acc.in_from + (size_t)k * p, (size_t)p * sizeof *row);
   }
   memcpy(pack + mine, times, (size_t)reps * sizeof *times);
+  for (int r = 0; r < reps; r++) /* the sync times of the last `reps` repetitions */
+    pack[mine + reps + r] =
+        r + acc.reps_seen - reps >= 0 ? acc.sync_s[r + acc.reps_seen - reps] : 0.0;
 
-  size_t each = mine + (size_t)reps;
+  size_t each = mine + 2 * (size_t)reps;
   /* only process 0 receives; the others register a word so that every address is real */
   double *all = calloc(pid == 0 ? (size_t)p * each : 1, sizeof *all);
   if (!all) bsp_abort("bspalg: out of memory gathering the cost counters\n");
@@ -235,13 +259,20 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
 
   double median_time = 0.0;
   if (pid == 0) {
-    double *max_times = xrealloc(NULL, (size_t)reps * sizeof *max_times);
+    double *max_times = xrealloc(NULL, 3 * (size_t)reps * sizeof *max_times);
+    double *min_sync = max_times + reps, *max_sync = max_times + 2 * reps;
     for (int r = 0; r < reps; r++) {
-      max_times[r] = 0.0;
-      for (int s = 0; s < p; s++)
-        max_times[r] = fmax(max_times[r], all[(size_t)s * each + mine + r]);
+      max_times[r] = max_sync[r] = 0.0;
+      min_sync[r] = INFINITY;
+      for (int s = 0; s < p; s++) {
+        const double *theirs = all + (size_t)s * each + mine;
+        max_times[r] = fmax(max_times[r], theirs[r]);
+        min_sync[r] = fmin(min_sync[r], theirs[reps + r]);
+        max_sync[r] = fmax(max_sync[r], theirs[reps + r]);
+      }
     }
     median_time = bspalg_median(max_times, reps);
+    double sync_times[2] = {bspalg_median(min_sync, reps), bspalg_median(max_sync, reps)};
 
     int open_used = 0;
     for (int t = 0; t < p; t++) {
@@ -285,7 +316,8 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
         : info->verified < 0 ? "FAILED"
                              : "not done");
     fflush(stdout);
-    if (info->json) write_json(info, max_times, reps, median_time, cost, synced, total, W, H);
+    if (info->json)
+      write_json(info, max_times, reps, median_time, sync_times, cost, synced, total, W, H);
     free(cost);
     free(sent);
     free(recv);
