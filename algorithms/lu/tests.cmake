@@ -1,2 +1,41 @@
-# bspalg-lu against ||P A - L U||_1 / (n ||A||_1 eps) <= 10 (helpers: tests/algorithms/CMakeLists.txt).
+# bspalg-lu: ||P A - L U||_1 / (n ||A||_1 eps) <= 10 on every back end (helpers:
+# tests/algorithms/CMakeLists.txt). The default grid is the one closest to square (1 x p, 2 x 2);
+# the other shapes name their p. Sizes divide neither nb nor the grid unless said.
 bspalg_test(n97.nb8 ARGS --size 97 --nb 8 -r 2)
+bspalg_test(n64.nb16.divisible ARGS --size 64 --nb 16 -r 1)
+bspalg_test(n1 ARGS --size 1 --nb 4 -r 1)
+bspalg_test(nb.over.n ARGS --size 10 --nb 16 -r 1)
+bspalg_test(nb1.unblocked ARGS --size 33 --nb 1 -r 1)
+bspalg_test(grid2x1.n61.nb5 ARGS --grid 2x1 --size 61 --nb 5 -r 2 --seed 3 PROCS 2)
+bspalg_test(grid3x1.n50.nb4 ARGS --grid 3x1 --size 50 --nb 4 -r 1 PROCS 3)
+bspalg_test(grid4x1.n70.nb6 ARGS --grid 4x1 --size 70 --nb 6 -r 1 PROCS 4)
+bspalg_test(grid1x4.n70.nb6 ARGS --grid 1x4 --size 70 --nb 6 -r 1 PROCS 4)
+bspalg_test(grid2x2.n150.nb7 ARGS --grid 2x2 --size 150 --nb 7 -r 2 --seed 5 PROCS 4)
+# More processes than blocks in a dimension: some own no rows or no columns.
+bspalg_test(grid4x1.fewer.blocks ARGS --grid 4x1 --size 9 --nb 4 -r 1 PROCS 4)
+
+# A singular matrix (column J zero) ends with exit status 1 and one line naming the column, on
+# every back end, at each grid shape: the panel of a 1 x N grid is LAPACK's dgetrf, of M > 1
+# the distributed pivot search.
+foreach(backend IN LISTS BSPKIT_TEST_BACKENDS)
+  foreach(shape IN ITEMS 1:1x1 2:1x2 2:2x1 3:3x1 4:2x2)
+    string(REPLACE ":" ";" parts ${shape})
+    list(GET parts 0 p)
+    list(GET parts 1 grid)
+    foreach(column IN ITEMS 0 13 49)
+      set(test alg.lu.singular.col${column}.${backend}.${grid})
+      add_test(NAME ${test}
+               COMMAND ${EXPECT_FAILURE} 30 1
+                       "bspalg-lu: the matrix is singular: column ${column} has no pivot"
+                       ${BSPRUN} -b ${backend} -n ${p} $<TARGET_FILE:bspalg-lu> --size 50 --nb 8
+                       --grid ${grid} --singular-column ${column} -r 2)
+      set_tests_properties(${test} PROPERTIES TIMEOUT 40 LABELS "algorithms;errors;lu;${backend}")
+    endforeach()
+  endforeach()
+endforeach()
+
+bspalg_error_test(grid-mismatch EXPECT "--grid 3x1 needs 3 processes, not 2" ARGS --grid 3x1)
+bspalg_error_test(grid-syntax EXPECT "--grid must be RxC with R, C >= 1 \\(e.g. 2x1\\), not '2by1'"
+                  ARGS --grid 2by1)
+bspalg_error_test(singular-column-outside EXPECT "--singular-column 60 is not a column of a 50 x 50 matrix"
+                  ARGS --size 50 --singular-column 60)
