@@ -112,8 +112,8 @@ void bsp2d_buffers_reserve(bsp2d_grid *g, const size_t *bytes, int count);
  * and registered, which costs a bsp_sync here (counted in bsp2d_buffer_syncs). */
 void *bsp2d_buffer_get(bsp2d_grid *g, size_t bytes);
 /* Local: this process is done with the buffer. It stays used until the next bsp2d_sync (a
- * process still behind may put into it in this superstep), then it is free again. Every process
- * releases it in the same superstep. */
+ * process still behind may put into it in this superstep), then it is free again (at once when
+ * the grid has one process). Every process releases it in the same superstep. */
 void bsp2d_buffer_release(bsp2d_grid *g, void *buf);
 /* The buffers the manager holds, and the extra syncs that its own registrations cost. */
 int bsp2d_buffer_count(const bsp2d_grid *g);
