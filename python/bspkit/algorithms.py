@@ -21,6 +21,7 @@ from typing import Any
 
 from bspkit.console import describe_exit
 from bspkit.fileformat import format_problem
+from bspkit.lu_cost import lu_flops, stage_table
 
 # The format of a driver's JSON object that this bspkit reads (docs/algorithm-output.md).
 RUN_FORMAT = 1
@@ -72,11 +73,21 @@ def radix_sort_work(params: ProblemParams) -> float | None:
     return None if n is None or rounds is None else 2.0 * rounds * float(n)
 
 
+def lu_work(params: ProblemParams) -> float | None:
+    """2/3 n^3 - n^2/2 - n/6 flops: column j of the elimination scales n - j - 1 entries and
+    updates (n - j - 1)^2 with a multiply and an add (sum_{m < n} m + 2 m^2). The blocked
+    algorithm does the same arithmetic in its panels, dtrsm and dgemm (bspkit.lu_cost), so this
+    is what bspalg-lu's count sums to on one process, whatever nb."""
+    n = params.get("n")
+    return None if n is None else lu_flops(int(n))
+
+
 # Memory models: the bytes a run holds at its peak, all processes together, with the driver's
 # check of the result (measured with /usr/bin/time at p = 2 and rounded up: inner product
 # 16.0 n bytes; matmul 45 n^2; Cannon 50 n^2; LLCS a few MiB; radix sort of n keys of k bytes
 # 4.0 n k (hpput) to 5.8 n k (combined with put, p = 4) above 2^22 keys, up to 8.9 n k with the
-# exact check at 2^22).
+# exact check at 2^22; LU 32.8 n^2 with the check at n = 4000, 32.2 n^2 at 6000, 8.3 n^2 without
+# it at 8000, 8.9 n^2 with --no-check at 4000).
 
 
 def inner_product_memory(params: ProblemParams) -> float | None:
@@ -121,6 +132,26 @@ def radix_sort_memory(params: ProblemParams) -> float | None:
     return arrays * float(n) * key_bytes + (4 << 20)
 
 
+# bspalg-lu gathers the factors on process 0 to check them up to this n (its CHECK_MAX_N).
+LU_CHECK_MAX_N = 6000
+
+
+def lu_memory(params: ProblemParams) -> float | None:
+    """The matrix once (n^2 doubles over the processes), the check's three n x n matrices on
+    process 0 (up to n = 6000), the registered broadcast and swap buffers (2 nb n / M + 8 nb n / N
+    doubles a process on an M x N grid, nb n (2 N + 8 M) in all; 20 nb n, the 2 x 2 grid's,
+    where the run does not give its grid, and nb 64, the driver's default, where it does not give
+    nb) and a few MiB."""
+    n = params.get("n")
+    if n is None:
+        return None
+    n, nb = float(n), float(params.get("nb", 64))
+    rows, cols = params.get("grid_rows"), params.get("grid_cols")
+    buffers = nb * n * (2 * cols + 8 * rows if rows and cols else 20)
+    matrices = 1 + (3 if n <= LU_CHECK_MAX_N else 0)
+    return 8.0 * (matrices * n * n + buffers) + (16 << 20)
+
+
 # ---------------------------------------------------------------------- records
 
 
@@ -137,6 +168,8 @@ class Algorithm:
     sweep_option: str | None = None  # driver option of the second parameter validate sweeps
     sweep_values: tuple[str, ...] = ()  # validate's default values of it
     memory: WorkModel | None = None  # bytes of the whole run at its peak, to refuse one that cannot fit
+    # lines that explain a run (its JSON) beyond the summary, e.g. its cost per stage; `bspkit run` prints them
+    explain: Callable[[Mapping[str, Any]], list[str]] | None = None
 
     @property
     def sweep_param(self) -> str | None:
@@ -151,6 +184,9 @@ LLCS_ALPHA = ("1", "4", "16")
 # 2^23 keys: 0.08 s at p = 2 with 8-bit digits; 2^26: 1.5 GiB, 1.2 to 3.6 s over the digit widths
 RDXSORT_SIZES = (1 << 23, 1 << 24, 1 << 25, 1 << 26)
 RDXSORT_BITS = ("4", "8", "11", "16")  # 8, 4, 3 and 2 rounds: the fewer rounds, the more digit values
+# LU at p = 2 (1 x 2): n = 2000 0.09 to 0.10 s over nb = 32 .. 128, 2500 0.16 s, 4000 0.65 s
+LU_SIZES = (2500, 3000, 4000, 5000)
+LU_NB = ("32", "64", "128")
 
 
 def radix_sort_record(name: str, variant: str, description: str) -> Algorithm:
@@ -253,6 +289,18 @@ REGISTRY: tuple[Algorithm, ...] = (
         "rdxsort-combined",
         "combined",
         "LSD radix sort, the keys for one destination packed into one hpput per round (Gerbessiotis & Lee, sec. 5)",
+    ),
+    Algorithm(
+        "lu",
+        "bspalg-lu",
+        (),
+        "LU with partial pivoting, 2D block-cyclic on BSP2D, nb columns a stage (Horvitz & Bisseling, sec. 2)",
+        lu_work,
+        memory=lu_memory,
+        sizes=LU_SIZES,
+        sweep_option="--nb",
+        sweep_values=LU_NB,
+        explain=stage_table,
     ),
 )
 

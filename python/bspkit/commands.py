@@ -279,6 +279,9 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
             v = pred[m]
             err = pd.relative_error(v, d["time_s"])
             print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
+    if alg.explain:
+        for line in alg.explain(d):
+            print(line, file=say)
     if json_to_stdout:
         sys.stdout.write(json.dumps(d) + "\n")
     elif args.json:

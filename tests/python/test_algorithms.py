@@ -41,6 +41,7 @@ def test_registry_records() -> None:
         "rdxsort",
         "rdxsort-opt",
         "rdxsort-combined",
+        "lu",
     ]
     for alg in REGISTRY:
         assert alg.driver.startswith("bspalg-") and alg.sizes and alg.description
@@ -74,6 +75,24 @@ def test_radix_sort_work_and_memory() -> None:
     assert alg.memory({"n": small + 1}) < alg.memory({"n": small})
     assert alg.memory({}) is None
     assert all(ALGORITHMS[name].memory is alg.memory for name in ("rdxsort-opt", "rdxsort-combined"))
+
+
+def test_lu_record_work_memory_and_explanation() -> None:
+    alg = ALGORITHMS["lu"]
+    assert alg.driver == "bspalg-lu" and alg.fixed_args == () and alg.sweep_param == "nb"
+    assert alg.sweep_values == ("32", "64", "128")
+    # the flops of unblocked LU: sum over columns of m scalings and m^2 multiply-adds, m = n - j - 1
+    for n in (1, 2, 3, 10, 1000):
+        assert alg.total_work({"n": n}) == pytest.approx(sum(m + 2 * m * m for m in range(n)), rel=1e-12)
+    assert alg.total_work({}) is None
+    assert alg.memory is not None and alg.memory({}) is None
+    # the matrix, and three more n x n on process 0 for the check up to n = 6000 (measured: 32.8 n^2
+    # bytes at n = 4000 with it, 8.3 n^2 at 8000 without)
+    assert 32.8 * 4000**2 < alg.memory({"n": 4000}) < 36 * 4000**2
+    assert 8.3 * 8000**2 < alg.memory({"n": 8000}) < 10 * 8000**2
+    assert alg.memory({"n": 6001}) < alg.memory({"n": 6000})
+    assert alg.explain is not None and alg.explain({"params": {}}) == []
+    assert all(other.explain is None for other in REGISTRY if other.name != "lu")
 
 
 def test_efficiency_is_one_process_work_over_p_T() -> None:
