@@ -32,11 +32,6 @@ pytestmark = needs_programs("bsprun", "bspalg-lu", hint=" (no CBLAS?)")
 GRIDS = ((1, 1), (1, 2), (2, 1), (1, 3), (3, 1), (2, 2), (1, 4), (4, 1))
 # (n, nb): n = 48 divides by nb M and nb N for every grid here (nb 4); the others divide by nothing
 SIZES = ((48, 4), (37, 4), (53, 5), (101, 7), (130, 16), (10, 16))
-# With one process no superstep ever frees the stage buffers the driver releases, so from the
-# fifth stage on bsp2d_buffer_get registers new ones, each with a counted sync (S > 0).
-P1_EXTRA_SYNCS = pytest.mark.xfail(
-    strict=True, reason="bspalg-lu at p = 1: bsp2d_buffer_get syncs to register new stage buffers after 4 stages"
-)
 
 
 def run_lu(n: int, nb: int, rows: int, cols: int) -> dict[str, Any]:
@@ -62,8 +57,7 @@ def cases() -> list[Any]:
     out = []
     for rows, cols in GRIDS:
         for n, nb in SIZES:
-            marks = [P1_EXTRA_SYNCS] if rows * cols == 1 and stages_of(n, nb) > 4 else []
-            out.append(pytest.param(n, nb, rows, cols, marks=marks, id=f"{rows}x{cols}-n{n}-nb{nb}"))
+            out.append(pytest.param(n, nb, rows, cols, id=f"{rows}x{cols}-n{n}-nb{nb}"))
     return out
 
 
