@@ -27,6 +27,9 @@ have mpicc && have mpirun || need_packages+=(openmpi-bin libopenmpi-dev)
 have c++ || need_packages+=(g++)
 have_header tbb/parallel_sort.h || need_packages+=(libtbb-dev)
 have_header boost/sort/spreadsort/spreadsort.hpp || need_packages+=(libboost-dev)
+# The LU decomposition's peer bench/lu_scalapack.c: ScaLAPACK's pdgetrf (left out without it).
+[ -e /usr/lib/x86_64-linux-gnu/libscalapack-openmpi.so ] || ls /usr/lib/*/libscalapack-openmpi.so >/dev/null 2>&1 \
+  || need_packages+=(libscalapack-openmpi-dev)
 have python3 || need_packages+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_packages+=(python3-venv)
 # The sanitizer runtimes come with gcc on Debian (libasan, libubsan, libtsan).
