@@ -5,7 +5,9 @@
  *
  * Distribution: two-dimensional block-cyclic with square nb x nb blocks (ScaLAPACK's, bsp2d_map):
  * row i on process row (i / nb) mod M, column j on process column (j / nb) mod N; each process
- * holds its rows x columns column-major (ld = its row count), so a column piece is contiguous.
+ * holds its rows x columns row-major (ld = its column count), so that a row interchange moves
+ * contiguous memory; the panel is factored in a column-major copy (the buffer its broadcast
+ * sends), and BLAS reads that copy transposed.
  *
  * Blocked right-looking, one stage per nb columns J = [j0, j1), w = j1 - j0; the stage's panel
  * lives on process column tc = (j0 / nb) mod N, its diagonal block on process row sr.
@@ -21,9 +23,9 @@
  *   2. One superstep (PSLASWP, sec. 2.3) for all the row interchanges of the stage, outside the
  *      panel: the stage's swaps are turned into where each row ends up (the cycle form), every
  *      row that changes process row moves once, into a registered buffer; local moves are copies.
- *      M = 1: every interchange is local (LAPACK dlaswp), after step 3 brings the pivots. In the
- *      same superstep(s), column tc broadcasts its packed panel (and the pivots) within each
- *      process row (two-phase when N > 2, sec. 2.2).
+ *      M = 1: every interchange is local (row swaps), after the panel broadcast brings the
+ *      pivots. In the same superstep(s), column tc broadcasts its panel (and the pivots) within
+ *      each process row (two-phase when N > 2, sec. 2.2).
  *   3. Process row sr: U12 = L11^-1 A12 (dtrsm) on its columns right of the panel, broadcast
  *      within each process column (M > 1; two-phase when M > 2).
  *   4. Everyone: A22 -= L21 U12 (dgemm) on its rows below and columns right of J.
@@ -35,7 +37,8 @@
  * from getting the one a slower process may still be multiplying with.
  *
  * Work (flops, as counted): the panel sum_i (m_i + 2 m_i (w - i - 1)) over its columns (m_i the
- * rows below the diagonal), dtrsm w (w - 1) c, dgemm 2 m c w; in all 2/3 n^3 + O(n^2 nb).
+ * rows below the diagonal), dtrsm w (w - 1) c, dgemm 2 m c w; in all LAPACK's count,
+ * 2/3 n^3 - n^2/2 - n/6 (python/bspkit/lu_cost.py has the cost of every superstep).
  * A singular matrix (a column without a nonzero pivot) ends the run with exit status 1 and the
  * column named, as LAPACK's INFO > 0. The check: ||P A - L U||_1 / (n ||A||_1 eps) on process 0.
  */
@@ -55,8 +58,6 @@
 
 /* LAPACK from OpenBLAS (32-bit integers, as Debian builds it). */
 void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
-void dlaswp_(const int *n, double *a, const int *lda, const int *k1, const int *k2, const int *ipiv,
-             const int *incx);
 
 static const char prog[] = "bspalg-lu";
 static long opt_size = 1000;
@@ -120,7 +121,7 @@ typedef struct {
   bsp2d_map rmap, cmap;
   long mloc, nloc, ld;
   long mloc_max, nloc_max;
-  double *a;  /* the local matrix, column-major, ld */
+  double *a;  /* the local matrix, row-major, ld */
   long *ipiv; /* ipiv[j]: the row swapped with row j at step j (all of them, everywhere) */
   long singular_column; /* the first column without a pivot, -1 */
   size_t cand_bytes, lpanel_bytes, upanel_bytes, swap_bytes;
