@@ -55,7 +55,8 @@
 #define PROBE_COMPILER "GCC " __VERSION__
 #endif
 
-const char *const section_names[NSECTIONS] = {"f", "memcpy", "g", "l", "as", "validation"};
+const char *const section_names[NSECTIONS] = {"f",          "memcpy", "g",  "l",   "as",
+                                              "validation", "mem",    "pp", "disk"};
 const char *const prim_names[NPRIMS] = {"put", "hpput", "get", "hpget", "send"};
 const char *const pattern_names[NPATTERNS] = {"alltoall", "permutation", "shift"};
 
@@ -87,7 +88,7 @@ static void usage(FILE *f) {
       "  --seed N              seed of the random grid order, permutations and validation\n"
       "                        points (the same on every process). Default: %llu.\n"
       "  --only LIST           run only these sections (comma-separated), in the fixed order\n"
-      "                        f, memcpy, l, g, validation, as:\n"
+      "                        f, memcpy, mem, l, g, validation, as, pp, disk:\n"
       "                          f           time per operation: dot product and matrix\n"
       "                                      product, int and double, plain loops and BLAS\n"
       "                                      (ddot, dgemm), on process 0 alone\n"
@@ -101,6 +102,16 @@ static void usage(FILE *f) {
       "                                      put/permutation, send/alltoall)\n"
       "                          as          the As suite: Empty, Comp, Full, Simple, Scatter,\n"
       "                                      total exchange with h doubling from 1 word per pair\n"
+      "                          mem         processor-memory (Kang et al. 4.2.1): read and write\n"
+      "                                      of int and double arrays, N elements at stride S,\n"
+      "                                      out of cache and in cache, one process alone and\n"
+      "                                      every process at once; a STREAM-style copy\n"
+      "                          pp          processor-processor (4.2.2): permutation,\n"
+      "                                      ping-pong, scatter and broadcast, one word to\n"
+      "                                      --pp-max-bytes\n"
+      "                          disk        memory-disk (4.2.3): read and write of files,\n"
+      "                                      sequential and random, through the page cache\n"
+      "                                      and around it (O_DIRECT), on process 0\n"
       "                        Default: all.\n"
       "  --primitives LIST     primitives for g and validation, of put, hpput, get, hpget,\n"
       "                        send. Default: all.\n"
@@ -112,6 +123,16 @@ static void usage(FILE *f) {
       "  --reps N              exactly N repetitions per g/validation point, N samples per\n"
       "                        latency test, N per f kernel and memcpy (for tests; default:\n"
       "                        repeat until the point took long enough, see below).\n"
+      "  --mem-max-bytes N     mem: the largest array one process walks (N elements x\n"
+      "                        stride S x element size). Default: 64 MiB (quick: 32 MiB),\n"
+      "                        at least twice the last-level cache.\n"
+      "  --pp-max-bytes N      pp: the largest message. Default: 32 MiB (quick: 4 MiB).\n"
+      "  --disk-dir DIR        disk: the directory in which a temporary directory is made\n"
+      "                        for the files (always removed afterwards). Default:\n"
+      "                        $TMPDIR, else /tmp.\n"
+      "  --disk-max-bytes N    disk: the largest file. Default: 1 GiB (quick: 64 MiB),\n"
+      "                        lowered to a quarter of the free space; an explicit N more\n"
+      "                        than half the free space is an error.\n"
       "  --no-mlock            do not lock the memory into RAM (by default bspprobe calls\n"
       "                        mlockall, so that pages the kernel would reclaim while idle -\n"
       "                        DAMON, ballooning - do not turn into page faults in g).\n"
@@ -243,6 +264,15 @@ static void parse_args(int argc, char **argv) {
       o->patterns = parse_list("--patterns", VALUE(), pattern_names, NPATTERNS);
     } else if (!strcmp(a, "--max-words")) {
       o->max_words = (long)parse_int("--max-words", VALUE(), 1, MAX_MAX_WORDS);
+    } else if (!strcmp(a, "--mem-max-bytes")) {
+      o->mem_max_bytes = parse_int("--mem-max-bytes", VALUE(), 4096, 1LL << 40);
+    } else if (!strcmp(a, "--pp-max-bytes")) {
+      o->pp_max_bytes = parse_int("--pp-max-bytes", VALUE(), 8, 1LL << 30);
+    } else if (!strcmp(a, "--disk-dir")) {
+      o->disk_dir = VALUE();
+      if (!*o->disk_dir) die_usage("%s needs a directory", a);
+    } else if (!strcmp(a, "--disk-max-bytes")) {
+      o->disk_max_bytes = parse_int("--disk-max-bytes", VALUE(), 4096, 1LL << 44);
     } else if (!strcmp(a, "--no-mlock")) {
       o->mlock = 0;
     } else if (!strcmp(a, "--reps")) {
@@ -615,7 +645,8 @@ static void spmd(void) {
       write_header(c, date);
     }
     bsp_sync(); /* the others wait while process 0 checks the timer */
-    static const int order[] = {SEC_F, SEC_MEMCPY, SEC_L, SEC_G, SEC_VALIDATION, SEC_AS};
+    static const int order[] = {SEC_F,          SEC_MEMCPY, SEC_MEM, SEC_L,   SEC_G,
+                                SEC_VALIDATION, SEC_AS,     SEC_PP,  SEC_DISK};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
       int sec = order[i];
       if (!(c->opt->sections >> sec & 1)) continue;
@@ -628,6 +659,9 @@ static void spmd(void) {
         case SEC_G: measure_g(c); break;
         case SEC_VALIDATION: measure_validation(c); break;
         case SEC_AS: measure_as(c); break;
+        case SEC_MEM: measure_mem(c); break;
+        case SEC_PP: measure_pp(c); break;
+        case SEC_DISK: measure_disk(c); break;
       }
       c->section_s[sec] = bspk_monotonic_seconds() - c->sec_t0;
       if (c->s == 0) {

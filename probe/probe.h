@@ -54,7 +54,9 @@ typedef bsp_size_t probe_size_t;
 
 /* ---- sections, primitives, patterns --------------------------------------------------- */
 
-enum { SEC_F, SEC_MEMCPY, SEC_G, SEC_L, SEC_AS, SEC_VALIDATION, NSECTIONS };
+/* f .. validation: the BSP parameters; mem, pp, disk: the memory-hierarchy suites of Kang et al.
+ * (`003_...` sec. 4.2), which the IMH model integrates. */
+enum { SEC_F, SEC_MEMCPY, SEC_G, SEC_L, SEC_AS, SEC_VALIDATION, SEC_MEM, SEC_PP, SEC_DISK, NSECTIONS };
 enum { PRIM_PUT, PRIM_HPPUT, PRIM_GET, PRIM_HPGET, PRIM_SEND, NPRIMS };
 enum { PAT_ALLTOALL, PAT_PERMUTATION, PAT_SHIFT, NPATTERNS };
 
@@ -75,6 +77,10 @@ typedef struct {
   const char *library_name; /* header.library */
   int reps;                 /* > 0: exactly this many repetitions per point (no time rule) */
   int mlock;                /* 1: lock the memory into RAM (mlockall); --no-mlock: 0 */
+  long long mem_max_bytes;  /* mem: the largest array per process (0: the mode's default) */
+  long long pp_max_bytes;   /* pp: the largest message (0: the mode's default) */
+  const char *disk_dir;     /* disk: where the temporary directory is made (NULL: $TMPDIR, /tmp) */
+  long long disk_max_bytes; /* disk: the largest file (0: the mode's default) */
   int argc;
   char **argv;
 } probe_opts;
@@ -206,6 +212,9 @@ void measure_g(probe_ctx *c);               /* measure_comm.c */
 void measure_validation(probe_ctx *c);
 void measure_l(probe_ctx *c);
 void measure_as(probe_ctx *c);
+void measure_mem(probe_ctx *c);  /* measure_mem.c: processor-memory, Kang et al. sec. 4.2.1 */
+void measure_pp(probe_ctx *c);   /* measure_pp.c: processor-processor, sec. 4.2.2 */
+void measure_disk(probe_ctx *c); /* measure_disk.c: memory-disk, sec. 4.2.3 */
 /* The planned grid, for the header: fills msg_words[] and counts[] (each at most 64). */
 void plan_grid_axes(const probe_ctx *c, long *msg_words, int *nm, long *counts, int *nc);
 long grid_points_per_combo(const probe_ctx *c);
