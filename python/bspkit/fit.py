@@ -42,6 +42,7 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as sstats
 
+from bspkit.imh import fit_imh
 from bspkit.params import JsonObject, Level, Params, PredictModel, Surface, json_safe
 from bspkit.predict import model_g, predict_time, predict_time_levels
 from bspkit.rawdata import GPoint, RawRun
@@ -848,6 +849,7 @@ def fit_run(run: RawRun) -> Params:
             "validation_threshold": VALIDATION_THRESHOLD,
             "units": "seconds; words of 8 bytes; error_bsp(star) in s^2/word^2",
         },
+        imh=fit_imh(run),
     )
     # what a reader of the file gets: plain JSON values, NaN and infinities as null
     return Params.from_json(params.to_json())

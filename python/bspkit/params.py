@@ -245,6 +245,7 @@ class Params:
     noise: JsonObject = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)
     fit_settings: JsonObject = field(default_factory=dict)
+    imh: JsonObject = field(default_factory=dict)  # Kang et al.'s IMH model (bspkit.imh); {} without the suites
     extra: JsonObject = field(default_factory=dict)
 
     JSON_NAMES = {"as_suite": "as"}

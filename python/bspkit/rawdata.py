@@ -31,7 +31,14 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "as": ("test", "samples_s"),
     "validation": ("primitive", "pattern", "msg_words", "count", "samples_s"),
     "load": ("t_s", "loadavg"),
+    # the memory-hierarchy suites of Kang et al. (bspprobe --only mem,pp,disk)
+    "mem": ("op", "elem", "elem_bytes", "n", "stride", "cache", "procs", "lines", "samples_s"),
+    "stream": ("kernel", "bytes", "bytes_moved", "procs", "samples_s"),
+    "pp": ("pattern", "bytes", "samples_s"),
+    "disk": ("op", "access", "cache", "bytes", "samples_s"),
 }
+# Records that describe the run once (the last one wins); no samples.
+SINGLE = ("caches", "disk_info")
 
 
 class RawDataError(Exception):
@@ -115,6 +122,13 @@ class RawRun:
     as_tests: list[dict[str, Any]] = field(default_factory=list)
     validation: list[GPoint] = field(default_factory=list)
     load: list[dict[str, Any]] = field(default_factory=list)
+    # the memory-hierarchy suites: records as read, with "_samples" and "_stats" added
+    mem: list[dict[str, Any]] = field(default_factory=list)
+    stream: list[dict[str, Any]] = field(default_factory=list)
+    pp: list[dict[str, Any]] = field(default_factory=list)
+    disk: list[dict[str, Any]] = field(default_factory=list)
+    caches: dict[str, Any] | None = None
+    disk_info: dict[str, Any] | None = None
     read_warnings: list[str] = field(default_factory=list)
 
     def g_keys(self) -> list[str]:
@@ -239,6 +253,9 @@ def load_raw(path: str | Path) -> RawRun:
         if rtype == "footer":
             footer = rec
             continue
+        if rtype in SINGLE:
+            pending.append((rtype, rec, where))
+            continue
         if rtype in REQUIRED:
             missing = [k for k in REQUIRED[rtype] if k not in rec]
             if missing:
@@ -259,6 +276,8 @@ def load_raw(path: str | Path) -> RawRun:
             v_points.append(_gpoint(rec, where))
         elif rtype == "load":
             run.load.append(rec)
+        elif rtype in SINGLE:
+            setattr(run, rtype, rec)
         else:
             rec = dict(rec)
             rec["_samples"] = _samples(rec, where)
@@ -273,6 +292,8 @@ def load_raw(path: str | Path) -> RawRun:
                 run.l.append(rec)
             elif rtype == "as":
                 run.as_tests.append(rec)
+            elif rtype in ("mem", "stream", "pp", "disk"):
+                getattr(run, rtype).append(rec)
     run.g = _merge_points(g_points)
     run.validation = _merge_points(v_points)
     return run

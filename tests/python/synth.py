@@ -57,6 +57,36 @@ class SynthSpec:
     validation: int = 12
     outliers: int = 0  # this many samples per g point are made 20x slower (noise spikes)
     extra_header: dict[str, Any] = field(default_factory=dict)
+    imh: ImhTruth | None = None  # the memory-hierarchy suites' records (mem, stream, pp, disk)
+
+
+@dataclass
+class ImhTruth:
+    """Known parameters of the three data paths (Kang et al. eq. 4, 5, Table 6)."""
+
+    # per cache level (warm) and "memory" (cold): (T_n, T_c, T_e)
+    eq4: dict[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {
+            "L1": (0.3e-9, 0.1e-9, 1e-9),
+            "L2": (0.3e-9, 1.5e-9, 2e-9),
+            "L3": (0.4e-9, 4.0e-9, 5e-9),
+            "memory": (0.5e-9, 12.0e-9, 20e-9),
+        }
+    )
+    write_factor: float = 1.5  # writes cost this much more than reads
+    levels: tuple[tuple[int, int], ...] = ((1, 32 << 10), (2, 512 << 10), (3, 16 << 20))  # (level, bytes)
+    line: int = 64
+    T_s: float = 5e-6
+    tau_d: float = 1.0 / 4e9  # s per byte
+    disk: dict[str, tuple[float, float]] = field(
+        # op/cache: (startup s, bandwidth B/s)
+        default_factory=lambda: {
+            "read/direct": (2e-4, 800e6),
+            "write/direct": (1e-3, 400e6),
+            "read/page": (1e-5, 6e9),
+            "write/page": (2e-5, 3e9),
+        }
+    )
 
 
 def model_time(t: GTruth, h: float, c: float) -> float:
@@ -191,6 +221,8 @@ def synthetic_records(spec: SynthSpec) -> list[dict[str, Any]]:
                 "reps": 7,
             }
         )
+    if spec.imh is not None:
+        recs += imh_records(spec.imh, spec.p, noisy)
     recs.append(
         {
             "type": "footer",
@@ -311,3 +343,131 @@ PARAMS_JSON: dict[str, Any] = {
         "get/shift": {"predict": None, "linreg": {"g": None, "l": None}},
     },
 }
+
+
+def _level_of(truth: ImhTruth, footprint: int, procs: int) -> str:
+    for level, size in truth.levels:
+        share = procs if level == 3 else 1  # the last level is shared, as bspkit.imh assumes from shared_cpus
+        if footprint <= size / share:
+            return f"L{level}"
+    return "memory"
+
+
+def imh_records(truth: ImhTruth, p: int, noisy: Callable[[float, int], list[float]]) -> list[dict[str, Any]]:
+    """caches, mem, stream, pp, disk_info and disk records whose medians follow the truth."""
+    recs: list[dict[str, Any]] = [
+        {
+            "type": "caches",
+            "levels": [
+                {
+                    "level": lv,
+                    "type": "Data" if lv == 1 else "Unified",
+                    "size_bytes": size,
+                    "line_bytes": truth.line,
+                    "shared_cpus": p if lv == 3 else 1,
+                }
+                for lv, size in truth.levels
+            ],
+            "page_bytes": 4096,
+        }
+    ]
+    for op in ("read", "write"):
+        for elem, eb in (("int", 4), ("double", 8)):
+            for cache in ("cold", "warm"):
+                for procs in sorted({1, p}):
+                    for n in (256, 384, 1024, 1536, 4096, 6144, 16384, 24576, 65536, 98304, 262144, 393216, 1 << 20):
+                        for stride in (1, 2, 4, 8, 16, 32, 64, 128, 512):
+                            if n * stride * eb > 64 << 20:
+                                continue
+                            lines = n if stride * eb >= truth.line else -(-n * stride * eb // truth.line)
+                            foot = lines * truth.line
+                            level = "memory" if cache == "cold" else _level_of(truth, foot, procs)
+                            tn, tc, te = truth.eq4[level]
+                            t = tn * n + tc * lines + te * stride
+                            if op == "write":
+                                t *= truth.write_factor
+                            recs.append(
+                                {
+                                    "type": "mem",
+                                    "op": op,
+                                    "elem": elem,
+                                    "elem_bytes": eb,
+                                    "n": n,
+                                    "stride": stride,
+                                    "cache": cache,
+                                    "procs": procs,
+                                    "lines": lines,
+                                    "footprint_bytes": foot,
+                                    "samples_s": noisy(t, 5),
+                                    "reps": 5,
+                                }
+                            )
+    tn, tc, te = truth.eq4["memory"]
+    for procs in sorted({1, p}):
+        nbytes = 64 << 20
+        n = nbytes // 8
+        t_pass = tn * n + tc * (n * 8 // truth.line) + te
+        recs.append(
+            {
+                "type": "stream",
+                "kernel": "copy",
+                "bytes": nbytes,
+                "bytes_moved": 2 * nbytes,
+                "procs": procs,
+                "samples_s": noisy(t_pass * (1 + truth.write_factor), 5),
+                "reps": 5,
+                "note": "synthetic",
+            }
+        )
+    steps = max(0, (p - 1).bit_length())
+    for m in [8 << k for k in range(0, 22)]:
+        ts, tau = truth.T_s, truth.tau_d
+        times = {
+            "permutation": (ts + m * tau, 1),
+            "pingpong": (2 * (ts + m * tau / 2), 2),
+            "scatter": (ts + (p - 1) * m * tau / 2, 1),
+            "broadcast": (steps * (ts + m * tau / 2), steps),
+        }
+        for pattern, (t, ss) in times.items():
+            if t <= 0:
+                continue
+            recs.append(
+                {
+                    "type": "pp",
+                    "pattern": pattern,
+                    "primitive": "hpput",
+                    "bytes": m,
+                    "root": 0 if pattern in ("scatter", "broadcast") else None,
+                    "supersteps": ss,
+                    "samples_s": noisy(t, 5),
+                    "reps": 5,
+                }
+            )
+    recs.append(
+        {
+            "type": "disk_info",
+            "dir": "/tmp",
+            "filesystem": "ext4",
+            "free_bytes": 1 << 36,
+            "max_bytes": 1 << 28,
+            "direct": "O_DIRECT",
+            "note": "",
+        }
+    )
+    for key, (t0, bw) in truth.disk.items():
+        op, cache = key.split("/")
+        for m in [4096 << k for k in range(0, 17)]:
+            recs.append(
+                {
+                    "type": "disk",
+                    "op": op,
+                    "access": "sequential",
+                    "cache": cache,
+                    "method": "O_DIRECT" if cache == "direct" else "buffered",
+                    "bytes": m,
+                    "block_bytes": min(m, 1 << 20),
+                    "samples_s": noisy(t0 + m / bw, 3),
+                    "reps": 3,
+                }
+            )
+    return recs
