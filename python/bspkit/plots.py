@@ -328,3 +328,90 @@ def grouped_bars(
 def model_total_exchange(pm: PredictModel, p: int) -> Callable[[Any], Any]:
     """Time of a put total exchange of h words to each of p processes under eq. (2.6)."""
     return lambda hh: model_t(p * np.asarray(hh, float), p, pm.g_inf, pm.h_half, pm.o)
+
+
+# ------------------------------------------------------------ the memory-hierarchy suites
+
+
+def _subset(values: Sequence[int], most: int) -> list[int]:
+    """At most `most` of the sorted values, spread over their range."""
+    vals = sorted(set(values))
+    if len(vals) <= most:
+        return vals
+    idx = np.linspace(0, len(vals) - 1, most).round().astype(int)
+    return [vals[i] for i in sorted(set(idx))]
+
+
+def mem_pass_times(
+    points: Sequence[Any],
+    predict: Callable[[Any], float | None],
+    marks_n: Sequence[tuple[str, float]],
+    marks_s: Sequence[tuple[str, float]],
+    title: str,
+) -> bytes:
+    """Kang et al. Fig. 22 and 23: the time of one pass against N (one line per stride S) and
+    against S (one line per N), measured (dots) and eq. (4)'s fit (dashed); the caches' sizes
+    as N at stride 1 on the left, the line and the page as strides on the right."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12.5, 4.6))
+    cmap = matplotlib.colormaps["viridis"]
+    for ax, along, per, marks, xlabel in (
+        (left, "n", "stride", marks_n, "N (elements per pass)"),
+        (right, "stride", "n", marks_s, "S (stride, elements)"),
+    ):
+        lines = _subset([getattr(p, per) for p in points], 6)
+        for i, v in enumerate(lines):
+            pts = sorted((p for p in points if getattr(p, per) == v), key=lambda p: getattr(p, along))
+            if not pts:
+                continue
+            color = cmap(i / max(1, len(lines) - 1))
+            xs = [getattr(p, along) for p in pts]
+            ax.plot(
+                xs, [p.time_s for p in pts], "o", ms=3.5, color=color, label=f"{'S' if per == 'stride' else 'N'} = {v}"
+            )
+            model = [predict(p) for p in pts]
+            if all(m is not None for m in model):
+                ax.plot(xs, model, "--", lw=1, color=color)
+        for name, x in marks:
+            ax.axvline(x, color="#a33", lw=0.8, ls=":")
+            ax.text(x, 1.0, f" {name}", transform=ax.get_xaxis_transform(), color="#a33", fontsize=8, va="top")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("time of one pass [s]")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(title + "  (dots: measured median; dashed: eq. (4) fit)", fontsize=10)
+    return png_bytes(fig)
+
+
+def linear_cost_curves(
+    series: Sequence[tuple[str, Sequence[float], Sequence[float], Callable[[float], float] | None]],
+    xlabel: str,
+    title: str,
+) -> bytes:
+    """Time against size on log axes, one series per (label, sizes, times, fitted model):
+    the processor-processor patterns (Kang et al. Fig. 25) and the disk (Fig. 27)."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    cmap = matplotlib.colormaps["tab10"]
+    for i, (label, xs, ys, model) in enumerate(series):
+        color = cmap(i % 10)
+        ax.plot(xs, ys, "o", ms=3.5, color=color, label=label)
+        if model is not None and len(xs):
+            grid = np.geomspace(min(xs), max(xs), 60)
+            ax.plot(grid, [model(x) for x in grid], "--", lw=1, color=color)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _bytes(v)))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("time [s]")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(title + "  (dashed: T_0 + m tau fit)", fontsize=10)
+    return png_bytes(fig)
+
+
+def _bytes(v: float) -> str:
+    for div, suf in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if v >= div:
+            return f"{v / div:g}{suf}"
+    return f"{v:g}"

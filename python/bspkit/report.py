@@ -879,7 +879,12 @@ RUN_SECTIONS: tuple[Callable[[RawRun, Params, str], Section], ...] = (
 
 def run_sections(run: RawRun, params: Params, anchor: str = "") -> tuple[str, int]:
     """The body of one run's report; returns (html, number of images)."""
-    sections = [section(run, params, anchor) for section in RUN_SECTIONS]
+    makers: tuple[Callable[[RawRun, Params, str], Section], ...] = RUN_SECTIONS
+    if params.imh:  # the memory-hierarchy suites ran: their sections build on this module's helpers
+        from bspkit.report_imh import IMH_SECTIONS
+
+        makers += IMH_SECTIONS
+    sections = [section(run, params, anchor) for section in makers]
     first = sections[0].parts
     rest = [part for s in sections[1:] for part in s.parts]
     # the contents follow the summary: the page answers first, then says where the rest is

@@ -1,0 +1,348 @@
+"""The report's sections on the memory hierarchy (bspprobe's suites mem, pp and disk and the
+IMH model of Kang et al., `003_...` sec. 4.2 and 5.2), one per data path and one for the
+model, in the layout of the paper's figures and Tables 3-6. The numbers come from the
+parameter file's `imh` object (bspkit.imh); the plots also from the raw points."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from bspkit import imh, plots
+from bspkit.params import Params
+from bspkit.rawdata import RawRun
+from bspkit.report import NOT_MEASURED_HTML, Section, esc, pct, seconds, signed_pct, table
+from bspkit.units import quantity
+
+
+def _ns(v: Any) -> str:
+    return "–" if v is None else f"{float(v) * 1e9:.3g}"
+
+
+def _coef(fit: Mapping[str, Any], name: str) -> str:
+    """value [lo, hi] in ns; the model's value in grey when the triplet is null (flagged)."""
+    t = (fit.get("coef") or {}).get(name)
+    if t is None:
+        v = (fit.get("model") or {}).get(name)
+        return f'<span class="fail" title="dropped or not significant">{_ns(v)}</span>'
+    if t[1] is None:
+        return _ns(t[0])
+    return f"{_ns(t[0])} <span class='note'>[{_ns(t[1])}, {_ns(t[2])}]</span>"
+
+
+def _line(t0: float | None, tau: float) -> Callable[[float], float]:
+    """m -> T_0 + m tau, the fitted line of a processor-processor or disk fit."""
+    start = t0 or 0.0
+    return lambda m: start + m * tau
+
+
+def _size(v: Any) -> str:
+    """Bytes in binary units: 4 KiB, 1.5 MiB."""
+    if v is None:
+        return "–"
+    v = float(v)
+    for div, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if v >= div:
+            return f"{v / div:.4g} {unit}"
+    return f"{v:.0f} B"
+
+
+def _verdict(ok: bool | None) -> str:
+    if ok is None:
+        return "–"
+    return '<span class="pass">yes</span>' if ok else '<span class="bad">no</span>'
+
+
+def _mbps(v: Any) -> str:
+    return "–" if v is None else f"{float(v) / 1e6:.4g}"
+
+
+def _mem_marks(mem: Mapping[str, Any], elem_bytes: int) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    marks_n = [(f"L{lv['level']}", int(lv["size_bytes"]) / elem_bytes) for lv in mem.get("caches", [])]
+    marks_s = [("line", mem.get("line_bytes", 64) / elem_bytes)]
+    if mem.get("page_bytes"):
+        marks_s.append(("page", int(mem["page_bytes"]) / elem_bytes))
+    return marks_n, marks_s
+
+
+def processor_memory_section(run: RawRun, params: Params, anchor: str) -> Section:
+    s = Section.headed(anchor, "imh-mem", "Processor-memory (Kang et al. 4.2.1, eq. 4)")
+    mem = params.imh.get("mem") if params.imh else None
+    if not mem:
+        s.add(NOT_MEASURED_HTML)
+        return s
+    caches = mem.get("caches") or []
+    s.add(
+        "<p>One pass reads (sums) or writes N elements at stride S; out of cache the caches are flushed before "
+        "each sample (Fig. 6), in cache the array was walked before and a sample is one of several passes "
+        "(Fig. 7). Eq. (4), T = T_n N + T_c N_c + T_e S with N_c the cache lines the pass brings, is fitted per "
+        "operation, element, cache state and process count, and per cache level (the smallest cache that holds "
+        "the lines the pass touches; a shared cache split between the processes; out of cache: memory). Every "
+        f"{imh.HOLDOUT_EVERY}th point in (N, S) order is held out of its fit and predicted.</p>"
+    )
+    if caches:
+        s.add(
+            table(
+                ["level", "type", "size", "line [B]", "shared by CPUs"],
+                [
+                    [
+                        f"L{c['level']}",
+                        esc(c.get("type")),
+                        _size(c["size_bytes"]),
+                        str(c.get("line_bytes")),
+                        str(c.get("shared_cpus")),
+                    ]
+                    for c in caches
+                ],
+            )
+        )
+    err = mem.get("heldout_mean_rel_error")
+    if err is not None:
+        ok = err <= mem["target"]
+        s.add(
+            f'<p class="{"ok" if ok else "warn"}">Held-out points: mean relative error {pct(err)} over '
+            f"{mem['heldout_points']} points (max {pct(mem.get('heldout_max_rel_error'))}); target at most "
+            f"{pct(mem['target'])}.</p>"
+        )
+    rows = []
+    for group, levels in mem["fits"].items():
+        for level, f in levels.items():
+            if "model" not in f:
+                rows.append([esc(group), level, str(f.get("points")), "–", "–", "–", "–", "–", esc(f.get("error"))])
+                continue
+            rows.append(
+                [
+                    esc(group),
+                    level,
+                    f"{f['train_points']} + {len(f['heldout'])}",
+                    _coef(f, "T_n"),
+                    _coef(f, "T_c"),
+                    _coef(f, "T_e"),
+                    pct(f.get("residual_rel_rms")),
+                    pct(f.get("heldout_mean_rel_error")),
+                    esc("; ".join(f.get("flags", []))),
+                ]
+            )
+    s.add("<h3>Table 3: eq. (4) per operation/element/cache/processes and level (ns, 95 % intervals)</h3>")
+    s.add(
+        table(
+            [
+                "op/elem/cache/procs",
+                "level",
+                "fit + held out",
+                "T_n",
+                "T_c",
+                "T_e",
+                "residual rms",
+                "held-out error",
+                "flags",
+            ],
+            rows,
+            left=2,
+        )
+    )
+    stream = mem.get("stream") or []
+    if stream:
+        s.add(
+            "<h3>Out-of-cache bandwidth against a STREAM copy of the same run</h3><p>A copy is a read pass and a "
+            "write pass over double arrays at stride 1, so eq. (4)'s out-of-cache fits predict its bandwidth "
+            f"(bytes read + written per second, as STREAM counts); target within {pct(imh.STREAM_TARGET)}.</p>"
+        )
+        s.add(
+            table(
+                [
+                    "processes",
+                    "array",
+                    "STREAM copy [MB/s]",
+                    "eq. (4) copy [MB/s]",
+                    "ratio",
+                    "eq. (4) read [MB/s]",
+                    "within",
+                ],
+                [
+                    [
+                        str(r["procs"]),
+                        _size(r["bytes"]),
+                        _mbps(r["stream_copy_Bps"]),
+                        _mbps(r["model_copy_Bps"]),
+                        quantity(r["ratio"], "x", 3),
+                        _mbps(r["model_read_Bps"]),
+                        _verdict(r["within_target"]),
+                    ]
+                    for r in stream
+                ],
+            )
+        )
+    pts = imh.mem_points(run)
+    for cache, what in (("cold", "out of cache (Fig. 6)"), ("warm", "in cache (Fig. 7)")):
+        group = f"read/double/{cache}/p1"
+        gpts = [p for p in pts if p.group == group]
+        if not gpts:
+            continue
+        fits = mem["fits"].get(group, {})
+        levels = mem.get("caches") or []
+
+        def predict(p: Any, fits: Mapping[str, Any] = fits, levels: Any = levels) -> float | None:
+            level = "memory" if p.cache == "cold" else imh.level_name(p.footprint, p.procs, levels)
+            f = fits.get(level) or {}
+            return (
+                imh.predict_linear(f["model"], {"T_n": p.n, "T_c": p.lines, "T_e": p.stride}) if "model" in f else None
+            )
+
+        marks_n, marks_s = _mem_marks(mem, 8)
+        title = f"read double, {what}, one process, {run.label()}"
+        s.image(plots.mem_pass_times(gpts, predict, marks_n, marks_s, title), f"processor-memory {cache}")
+    return s
+
+
+def processor_processor_section(run: RawRun, params: Params, anchor: str) -> Section:
+    s = Section.headed(anchor, "imh-pp", "Processor-processor (Kang et al. 4.2.2, eq. 5, Table 5)")
+    pp = params.imh.get("pp") if params.imh else None
+    if not pp:
+        s.add(NOT_MEASURED_HTML)
+        return s
+    s.add(
+        "<p>Written against bsp.h (bsp_hpput): permutation (every process sends m bytes to another, one "
+        "superstep), ping-pong (process 0 to p-1 and back, two supersteps), scatter (the root sends m bytes to "
+        "every other process) and a binomial-tree broadcast (ceil(lg p) supersteps); each time from a common "
+        "bsp_sync to the end of the last, the maximum over processes. Eq. (5), T = T_s + m tau_d, per pattern; "
+        "the model takes T_s and tau_d from the permutation, as the paper does.</p>"
+    )
+    s.add(
+        table(
+            ["pattern", "sizes", "T_s [µs]", "tau [ns/B]", "bandwidth [MB/s]", "residual rms", "flags"],
+            [
+                [
+                    pattern,
+                    f"{_size(f['sizes'][0])} – {_size(f['sizes'][-1])}",
+                    "–" if f["model"].get("T_s") is None else f"{f['model']['T_s'] * 1e6:.3g}",
+                    _coef(f, "tau"),
+                    _mbps(1 / f["model"]["tau"]) if f["model"].get("tau") else "–",
+                    pct(f.get("residual_rel_rms")),
+                    esc("; ".join(f.get("flags", []))),
+                ]
+                for pattern, f in pp["fits"].items()
+            ],
+        )
+    )
+    rows = []
+    for r in pp.get("table5", []):
+        rows.append(
+            [
+                r["pattern"],
+                str(r["p"]),
+                _size(r["bytes"]),
+                seconds(r["measured_s"]),
+                seconds(r["predicted_paper_s"]),
+                signed_pct(r["error_paper"]),
+                seconds(r["predicted_supersteps_s"]),
+                signed_pct(r["error_supersteps"]),
+                _verdict(r["within_target"]),
+            ]
+        )
+    if rows:
+        p = pp["p"]
+        s.add(
+            f"<h3>Table 5 at p = {p}: measured and predicted, the largest message of each pattern</h3><p>Sec. "
+            "5.2.2's formulas: permutation and ping-pong T_s + m tau_d, scatter T_s + (P-1) m tau_d / 2, broadcast "
+            "T_s + lg P m tau_d / 2. Counted per superstep as bspprobe runs them (every superstep pays T_s, a "
+            "one-way transfer m tau_d / 2): ping-pong 2 (T_s + m tau_d / 2), broadcast ceil(lg P) (T_s + m tau_d / "
+            f"2). Target: the superstep form within {pct(imh.PP_TARGET)}.</p>"
+        )
+        head = ["pattern", "p", "m", "measured", "paper", "error", "per superstep", "error", "within"]
+        s.add(table(head, rows))
+    series = []
+    for pattern, f in pp["fits"].items():
+        model = f["model"]
+        if model.get("tau") is None:
+            continue
+        series.append((pattern, f["sizes"], f["times_s"], _line(model.get("T_s"), model["tau"])))
+    if series:
+        s.image(
+            plots.linear_cost_curves(series, "m (bytes per destination)", f"processor-processor, {run.label()}"), "pp"
+        )
+    return s
+
+
+def memory_disk_section(run: RawRun, params: Params, anchor: str) -> Section:
+    s = Section.headed(anchor, "imh-disk", "Memory-disk (Kang et al. 4.2.3, Table 6)")
+    disk = params.imh.get("disk") if params.imh else None
+    if not disk:
+        s.add(NOT_MEASURED_HTML)
+        return s
+    info = disk.get("info") or {}
+    s.add(
+        f"<p>Process 0 reads and writes files of m bytes in {esc(info.get('dir'))} ({esc(info.get('filesystem'))}, "
+        f"{_size(info.get('free_bytes'))} free, largest file {_size(info.get('max_bytes'))}): "
+        "through the page cache (what a program sees: writes without fsync, reads of a file just written) and "
+        f"around it ({esc(info.get('direct'))}; direct writes include fsync). Open and close are outside the "
+        f"clock, as in the paper. {esc(info.get('note') or '')}</p>"
+    )
+    rows = []
+    for key, f in disk["fits"].items():
+        op, access, cache = key.split("/")
+        t0 = (f.get("model") or {}).get("T_0")
+        rows.append(
+            [
+                op,
+                access,
+                cache,
+                f"{_size(f['sizes'][0])} – {_size(f['sizes'][-1])}",
+                "–" if t0 is None else f"{t0 * 1e3:.3g}",
+                _mbps(f.get("bandwidth_Bps")),
+                pct(f.get("residual_rel_rms")),
+                esc("; ".join(f.get("flags", []))),
+            ]
+        )
+    s.add(
+        table(
+            ["operation", "access", "cache", "sizes", "startup [ms]", "bandwidth [MB/s]", "residual rms", "flags"],
+            rows,
+            left=3,
+        )
+    )
+    series = []
+    for key, f in disk["fits"].items():
+        if "/sequential/" not in key or f["model"].get("tau") is None:
+            continue
+        series.append(
+            (key.replace("/sequential", ""), f["sizes"], f["times_s"], _line(f["model"].get("T_0"), f["model"]["tau"]))
+        )
+    if series:
+        s.image(plots.linear_cost_curves(series, "m (bytes)", f"memory-disk, sequential, {run.label()}"), "disk")
+    return s
+
+
+def imh_model_section(run: RawRun, params: Params, anchor: str) -> Section:
+    s = Section.headed(anchor, "imh-model", "The IMH model (Kang et al. 5.2.4)")
+    model = params.imh.get("model") if params.imh else None
+    if not model:
+        s.add(NOT_MEASURED_HTML)
+        return s
+    s.add(
+        "<p>Execution time = T_n N + T_c N_c + T_e S (processor-memory, out of cache, double reads by every "
+        "process at once) + T_s + m tau_d (processor-processor, the permutation) + T_r + m_r tau_r + T_w + m_w "
+        "tau_w (memory-disk, sequential, around the page cache). <code>bspkit validate oocmm</code> and "
+        "<code>cannon</code> add these terms to the BSP model's prediction.</p>"
+    )
+    names = [
+        ("T_n", "per element accessed", 1e9, "ns"),
+        ("T_c", "per cache line brought", 1e9, "ns"),
+        ("T_e", "per unit of stride", 1e9, "ns"),
+        ("T_s", "start-up between processes", 1e6, "µs"),
+        ("tau_d", "per byte between processes", 1e9, "ns"),
+        ("T_r", "disk read start-up", 1e3, "ms"),
+        ("tau_r", "per byte read from disk", 1e9, "ns"),
+        ("T_w", "disk write start-up", 1e3, "ms"),
+        ("tau_w", "per byte written to disk", 1e9, "ns"),
+    ]
+    rows = [
+        [name, what, "–" if model.get(name) is None else f"{model[name] * scale:.4g} {unit}"]
+        for name, what, scale, unit in names
+        if name in model
+    ]
+    s.add(table(["parameter", "meaning", "value"], rows, left=2))
+    return s
+
+
+IMH_SECTIONS = (processor_memory_section, processor_processor_section, memory_disk_section, imh_model_section)
