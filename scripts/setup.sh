@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh - installs what bspkit needs to build, test and measure, if it is missing:
 #   Debian packages: a C compiler, CMake, Ninja, pkg-config, OpenBLAS (CBLAS), Open MPI,
-#   clang-format, help2man (the man pages), C++ with TBB and Boost (the radix sort's peers);
+#   clang-format, help2man (the man pages), C++ with TBB and Boost (the radix sort's peers),
+#   ScaLAPACK (the LU peer), Chromium (the report's browser test);
 #   a Python virtual environment .venv with the analysis packages (python/requirements.txt)
 #   and the bspkit command installed from python/.
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
@@ -30,6 +31,8 @@ have_header boost/sort/spreadsort/spreadsort.hpp || need_packages+=(libboost-dev
 # The LU decomposition's peer bench/lu_scalapack.c: ScaLAPACK's pdgetrf (left out without it).
 [ -e /usr/lib/x86_64-linux-gnu/libscalapack-openmpi.so ] || ls /usr/lib/*/libscalapack-openmpi.so >/dev/null 2>&1 \
   || need_packages+=(libscalapack-openmpi-dev)
+# The report's test in a real browser (tests/python/test_report_imh.py): headless Chromium.
+have chromium || need_packages+=(chromium)
 have python3 || need_packages+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_packages+=(python3-venv)
 # The sanitizer runtimes come with gcc on Debian (libasan, libubsan, libtsan).

@@ -47,6 +47,14 @@ def positive_float(text: str) -> float:
 
 
 PROBE_EPILOG = """\
+Suites: bsp (f, memcpy, l, g surfaces, validation, the As suite), and the three data paths
+of Kang et al.'s memory hierarchy: mem (processor-memory: strided reads and writes in and
+out of cache, a STREAM copy), pp (processor-processor: permutation, ping-pong, scatter,
+broadcast), disk (memory-disk: file reads and writes through and around the page cache, in
+a temporary directory under --disk-dir, removed afterwards). The default runs all of them;
+the report gets a section per data path and the IMH model's parameters, e.g.
+  bspkit probe --quick --suites mem,pp,disk --disk-dir /scratch
+
 Everything after `--` is passed to bspprobe unchanged (see `bspprobe --help`), e.g.
   bspkit probe --quick -n 2 -- --only g,l --max-words 4096
 
@@ -125,6 +133,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite the run in --output-dir")
     p.add_argument(
         "--library-name", metavar="NAME", help="the BSPlib library's name for the header (bspprobe --library-name)"
+    )
+    p.add_argument(
+        "--suites",
+        metavar="LIST",
+        help="what to measure, comma-separated: bsp (f, memcpy, l, g, validation, the As suite), mem "
+        "(processor-memory), pp (processor-processor), disk (memory-disk), or all (default)",
+    )
+    p.add_argument(
+        "--disk-dir",
+        metavar="DIR",
+        help="where the disk suite makes its temporary directory (bspprobe --disk-dir; default $TMPDIR, else /tmp)",
     )
 
     f = sub.add_parser(

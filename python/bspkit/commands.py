@@ -181,6 +181,17 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
         raise UsageError("--bspcc and --probe-binary exclude each other")
     if args.launcher is not None and not args.launcher.strip():
         raise UsageError("--launcher needs a command")
+    if args.suites is not None:
+        if any(a == "--only" or a.startswith("--only=") for a in extra):
+            raise UsageError("--suites and bspprobe's --only (after --) exclude each other")
+        try:
+            extra = ["--only", ",".join(pr.suite_sections(args.suites)), *extra]
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    if args.disk_dir is not None:
+        if not Path(args.disk_dir).is_dir():
+            raise UsageError(f"--disk-dir {args.disk_dir}: no such directory")
+        extra = ["--disk-dir", args.disk_dir, *extra]
     nprocs = args.nprocs or pr.cores()
     root = pr.repo_root()
     backend = (args.library_name or Path(args.bspcc).name) if args.bspcc else args.backend

@@ -23,6 +23,33 @@ class ProbeError(Exception):
     """Building or running bspprobe failed."""
 
 
+# `bspkit probe --suites`: each suite is a set of bspprobe sections (bspprobe --only).
+SUITES: dict[str, tuple[str, ...]] = {
+    "bsp": ("f", "memcpy", "l", "g", "validation", "as"),
+    "mem": ("mem",),
+    "pp": ("pp",),
+    "disk": ("disk",),
+}
+
+
+def suite_sections(suites: str) -> list[str]:
+    """bspprobe's sections for a --suites list ("all": every suite); ValueError naming an
+    unknown suite."""
+    names = [s.strip() for s in suites.split(",")]
+    if any(not n for n in names):
+        raise ValueError(f"--suites {suites!r}: an empty name in the list")
+    sections: list[str] = []
+    for name in names:
+        if name == "all":
+            chosen = [sec for secs in SUITES.values() for sec in secs]
+        elif name in SUITES:
+            chosen = list(SUITES[name])
+        else:
+            raise ValueError(f"--suites: unknown suite {name!r}; choose from {', '.join([*SUITES, 'all'])}")
+        sections += [sec for sec in chosen if sec not in sections]
+    return sections
+
+
 def repo_root() -> Path | None:
     """The bspkit source tree: $BSPKIT_SOURCE_DIR, else the tree this package sits in."""
     env = os.environ.get("BSPKIT_SOURCE_DIR")

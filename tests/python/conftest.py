@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+from html import unescape as html_unescape
 from pathlib import Path
 
 import pytest
@@ -90,6 +93,13 @@ def expected_plots(params: dict) -> int:
     n += bool(
         params["memcpy_detail"] and params["memcpy_s_per_word"] and any(e.get("predict") for e in params["g"].values())
     )
+    imh = params.get("imh") or {}
+    if imh.get("mem"):  # Fig. 22/23 for double reads by one process, out of cache and in cache
+        n += sum(f"read/double/{cache}/p1" in imh["mem"]["fits"] for cache in ("cold", "warm"))
+    n += bool(imh.get("pp") and any(f["model"].get("tau") for f in imh["pp"]["fits"].values()))
+    n += bool(
+        imh.get("disk") and any("/sequential/" in k and f["model"].get("tau") for k, f in imh["disk"]["fits"].items())
+    )
     return n
 
 
@@ -109,3 +119,56 @@ def synth_run(tmp_path: Path) -> Path:
     d = tmp_path / "run1"
     write_synthetic(d / "raw.jsonl")
     return d
+
+
+# ------------------------------------------------------------ a report in a real browser
+
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+
+# Runs in the page after it loaded: what a reader sees, per section (h2 with an id): its
+# tables and images, whether each image decoded and has a size on the page.
+_BROWSER_CHECK = """
+<script>
+window.addEventListener('load', () => {
+  const out = {sections: {}, broken_images: 0};
+  let current = null;
+  for (const el of document.body.querySelectorAll('h2, table, img')) {
+    if (el.tagName === 'H2') { current = el.id || el.textContent; out.sections[current] = {title: el.textContent, tables: 0, rows: 0, images: 0}; continue; }
+    if (!current) continue;
+    const box = el.getBoundingClientRect();
+    if (el.tagName === 'TABLE' && box.width > 0 && box.height > 0) { out.sections[current].tables++; out.sections[current].rows += el.rows.length; }
+    if (el.tagName === 'IMG') {
+      if (el.complete && el.naturalWidth > 0 && box.width > 0) out.sections[current].images++; else out.broken_images++;
+    }
+  }
+  const pre = document.createElement('pre'); pre.id = 'bspkit-browser-check';
+  pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+def render_in_chromium(report: Path, tmp_path: Path) -> dict:
+    """Loads the report in headless Chromium and returns what the page shows per section
+    (see _BROWSER_CHECK); fails when Chromium cannot render it."""
+    assert CHROMIUM, "no chromium (scripts/setup.sh installs it)"
+    page = tmp_path / "browser-check.html"
+    page.write_text(report.read_text().replace("</body>", _BROWSER_CHECK + "</body>"))
+    r = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    m = re.search(r'<pre id="bspkit-browser-check">(.*?)</pre>', r.stdout, re.S)
+    assert m, "the page's check did not run: " + r.stdout[-500:] + r.stderr[-1000:]
+    return json.loads(html_unescape(m.group(1)))
