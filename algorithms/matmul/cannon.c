@@ -25,6 +25,14 @@
  * the blocks being multiplied. cblas_dgemm on row-major blocks replaces the paper's transpose
  * (line 8) and loop (line 9).
  *
+ * Local kernels (--kernel), for Kang et al.'s sec. 6, where the memory hierarchy decides:
+ *   blas        cblas_dgemm (the default);
+ *   naive       the straightforward triple loop, C_ij = sum_k A_ik B_kj with k innermost: A is
+ *               read along a row, B down a column (stride: the block's row length), so most
+ *               reads of B miss the cache (the paper's "straightforward implementation");
+ *   transposed  the paper's memory-hierarchy-optimized version: B's block is first transposed
+ *               into a scratch block, then both operands are read along rows.
+ *
  *   superstep 0:           transfers of round 0
  *   superstep l (1..L-1):  C_ij += A_ik B_kj of round l - 1; transfers of round l
  *   superstep L:           C_ij += ... of round L - 1 (no communication)
@@ -49,18 +57,25 @@
 #include "matmul_common.h"
 
 typedef enum { VARIANT_PUT, VARIANT_GET } variant_kind;
+typedef enum { KERNEL_BLAS, KERNEL_NAIVE, KERNEL_TRANSPOSED } kernel_kind;
+static const char *const kernel_names[] = {"blas", "naive",
+                                           "transposed"}; /* in kernel_kind order */
 
 static const char prog[] = "bspalg-cannon";
 static long opt_size = 1000;
 static variant_kind opt_variant = VARIANT_PUT;
+static kernel_kind opt_kernel = KERNEL_BLAS;
 
 /* --help: what it does and its own options */
 static const char help[] =
     "Cannon-style matrix multiplication C = A B of random n x n matrices (Gerbessiotis & Lee:\n"
     "MatMul with put, MatMulG with get) on the process grid closest to square (sqrt(p) x\n"
-    "sqrt(p) when p is a square; p prime gives 1 x p); local products with cblas_dgemm.\n"
+    "sqrt(p) when p is a square; p prime gives 1 x p).\n"
     "  --size N          matrix size n (default 1000)\n"
-    "  --variant V       put (MatMul, bsp_hpput, default) or get (MatMulG, bsp_hpget)\n";
+    "  --variant V       put (MatMul, bsp_hpput, default) or get (MatMulG, bsp_hpget)\n"
+    "  --kernel K        the local product: blas (cblas_dgemm, default), naive (the triple\n"
+    "                    loop reading B down its columns) or transposed (B's block transposed\n"
+    "                    first, then rows times rows): Kang et al. sec. 6\n";
 
 static int option(const char *arg, const char *value) {
   static const char *const variants[] = {"put",
@@ -70,6 +85,8 @@ static int option(const char *arg, const char *value) {
   else if (!strcmp(arg, "--variant"))
     opt_variant =
         bspalg_parse_choice(prog, "--variant", value, variants, 2) == 0 ? VARIANT_PUT : VARIANT_GET;
+  else if (!strcmp(arg, "--kernel"))
+    opt_kernel = (kernel_kind)bspalg_parse_choice(prog, "--kernel", value, kernel_names, 3);
   else return 0;
   return 2;
 }
@@ -81,6 +98,8 @@ typedef struct {
   int Pr, Pc, L; /* grid and number of rounds */
   int i, j;      /* this process' place in the grid */
   variant_kind variant;
+  kernel_kind kernel;
+  double *bt;          /* --kernel transposed: B's block transposed (b_slot doubles) */
   long a_slot, b_slot; /* doubles per stored block of A and of B (the largest block) */
   double *A, *B, *C;   /* the blocks held, and C_ij */
   double *abuf, *bbuf; /* two receive buffers each (rounds alternate) */
@@ -147,6 +166,32 @@ static void transfer_round(const cannon_state *st, int l) {
   }
 }
 
+/* C (+)= A B for row-major m x w by w x c blocks, with the kernel chosen (see the top). */
+static void local_product(kernel_kind kernel, long m, long c, long w, const double *a,
+                          const double *b, double beta, double *C, double *bt) {
+  if (kernel == KERNEL_BLAS) {
+    mm_dgemm(m, c, w, a, w > 0 ? w : 1, b, c > 0 ? c : 1, beta, C, c > 0 ? c : 1);
+    return;
+  }
+  if (kernel == KERNEL_TRANSPOSED) {
+    for (long k = 0; k < w; k++)
+      for (long j = 0; j < c; j++) bt[j * w + k] = b[k * c + j];
+  }
+  for (long i = 0; i < m; i++) {
+    const double *arow = a + i * w;
+    for (long j = 0; j < c; j++) {
+      double sum = beta == 0.0 ? 0.0 : C[i * c + j];
+      if (kernel == KERNEL_NAIVE) {
+        for (long k = 0; k < w; k++) sum += arow[k] * b[k * c + j];
+      } else {
+        const double *brow = bt + j * w;
+        for (long k = 0; k < w; k++) sum += arow[k] * brow[k];
+      }
+      C[i * c + j] = sum;
+    }
+  }
+}
+
 /* C_ij (+)= A_ik B_kj of round l: blocks we hold are used in place. */
 static void multiply_round(const cannon_state *st, int l) {
   int k = round_k(st, st->i, st->j, l);
@@ -155,7 +200,7 @@ static void multiply_round(const cannon_state *st, int l) {
                                         : st->abuf + (long)(l % 2) * st->a_slot;
   const double *b = k % st->Pr == st->i ? st->B + (long)(k / st->Pr) * st->b_slot
                                         : st->bbuf + (long)(l % 2) * st->b_slot;
-  mm_dgemm(m, c, w, a, w > 0 ? w : 1, b, c > 0 ? c : 1, l == 0 ? 0.0 : 1.0, st->C, c > 0 ? c : 1);
+  local_product(st->kernel, m, c, w, a, b, l == 0 ? 0.0 : 1.0, st->C, st->bt);
   bspalg_work(2.0 * (double)m * (double)w * (double)c);
 }
 
@@ -165,7 +210,8 @@ static void *setup(const bspalg_common_opts *opts) {
                        .pid = bsp_pid(),
                        .seed = opts->seed,
                        .n = opt_size,
-                       .variant = opt_variant};
+                       .variant = opt_variant,
+                       .kernel = opt_kernel};
   mm_grid(st->p, &st->Pr, &st->Pc);
   st->L = st->Pr / gcd(st->Pr, st->Pc) * st->Pc;
   st->i = st->pid / st->Pc;
@@ -181,6 +227,7 @@ static void *setup(const bspalg_common_opts *opts) {
   st->A = mm_alloc_doubles(a_blocks * st->a_slot, "A");
   st->B = mm_alloc_doubles(b_blocks * st->b_slot, "B");
   st->C = mm_alloc_doubles(max_rows * max_cols, "C");
+  if (st->kernel == KERNEL_TRANSPOSED) st->bt = mm_alloc_doubles(st->b_slot, "B transposed");
   st->abuf = mm_alloc_doubles(2 * st->a_slot, "the buffers for A");
   st->bbuf = mm_alloc_doubles(2 * st->b_slot, "the buffers for B");
   long my_rows = rows_of(st, st->i), my_cols = cols_of(st, st->j);
@@ -228,19 +275,34 @@ static int check(void *state, bspalg_check_report *report) {
   return mm_check_collective(prog, algorithm_of(), st->n, err, report);
 }
 
+/* --measure-f replays the local product of the kernel chosen (one kernel per run). */
+static void naive_product(long m, long n, long k, const double *a, const double *b, double *c,
+                          double *scratch) {
+  local_product(KERNEL_NAIVE, m, n, k, a, b, 1.0, c, scratch);
+}
+static void transposed_product(long m, long n, long k, const double *a, const double *b, double *c,
+                               double *scratch) {
+  local_product(KERNEL_TRANSPOSED, m, n, k, a, b, 1.0, c, scratch);
+}
+
+static double kernel_f(kernel_kind kernel, long m, long c, long w) {
+  if (kernel == KERNEL_NAIVE) return mm_measure_f_of(m, c, w, naive_product);
+  if (kernel == KERNEL_TRANSPOSED) return mm_measure_f_of(m, c, w, transposed_product);
+  return mm_measure_f(m, c, w);
+}
+
 /* Process 0 alone: its block of round 0; every process at once: a block of its own size. */
 static double measure_f(void *state, int every_process, char *note, size_t note_size) {
   const cannon_state *st = state;
   if (every_process)
-    return mm_measure_f(rows_of(st, st->pid), cols_of(st, st->pid), inner_of(st, st->pid));
+    return kernel_f(st->kernel, rows_of(st, st->pid), cols_of(st, st->pid), inner_of(st, st->pid));
   long m = rows_of(st, 0), w = inner_of(st, 0), c = cols_of(st, 0);
-  double f = mm_measure_f(m, c, w);
+  double f = kernel_f(st->kernel, m, c, w);
   if (f > 0)
     snprintf(note, note_size,
-             "cblas_dgemm (1 thread) of %ld x %ld by %ld x %ld (process 0's block of a round), "
-             "median: on process 0 "
-             "alone, and every process its own block at once (f_all)",
-             m, w, w, c);
+             "the %s local product (1 thread) of %ld x %ld by %ld x %ld (process 0's block of a "
+             "round), median: on process 0 alone, and every process its own block at once (f_all)",
+             kernel_names[st->kernel], m, w, w, c);
   return f;
 }
 
@@ -248,8 +310,10 @@ static void params(void *state, char *json, size_t json_size) {
   const cannon_state *st = state;
   snprintf(
       json, json_size,
-      "{\"n\": %ld, \"variant\": \"%s\", \"grid_rows\": %d, \"grid_cols\": %d, \"rounds\": %d}",
-      st->n, st->variant == VARIANT_PUT ? "put" : "get", st->Pr, st->Pc, st->L);
+      "{\"n\": %ld, \"variant\": \"%s\", \"kernel\": \"%s\", \"grid_rows\": %d, \"grid_cols\": "
+      "%d, \"rounds\": %d}",
+      st->n, st->variant == VARIANT_PUT ? "put" : "get", kernel_names[st->kernel], st->Pr, st->Pc,
+      st->L);
 }
 
 /* The driver, read as a table (clang-format would give each field a line of its own). */

@@ -5,3 +5,10 @@ bspalg_test(get.n50 ARGS --variant get --size 50 -r 2 --seed 9)
 bspalg_test(put.n3 ARGS --variant put --size 3 -r 1)
 
 bspalg_error_test(bad-variant EXPECT "--variant must be put or get, not 'send'" ARGS --variant send)
+
+# The local kernels of Kang et al. sec. 6 (the triple loop reading B down its columns, and B
+# transposed first) give the same product.
+bspalg_test(naive.n37 ARGS --kernel naive --size 37 -r 2)
+bspalg_test(transposed.n50 ARGS --kernel transposed --variant get --size 50 -r 2 --seed 4)
+bspalg_test(transposed.n3 ARGS --kernel transposed --size 3 -r 1)
+bspalg_error_test(bad-kernel EXPECT "--kernel must be blas, naive or transposed, not 'fast'" ARGS --kernel fast)

@@ -149,18 +149,27 @@ int mm_check_collective(const char *prog, const char *algorithm, long n, double 
   return verdict;
 }
 
-double mm_measure_f(long m, long n, long k) {
+static void dgemm_product(long m, long n, long k, const double *a, const double *b, double *c,
+                          double *scratch) {
+  (void)scratch;
+  mm_dgemm(m, n, k, a, k, b, n, 1.0, c, n);
+}
+
+double mm_measure_f(long m, long n, long k) { return mm_measure_f_of(m, n, k, dgemm_product); }
+
+double mm_measure_f_of(long m, long n, long k, mm_product_fn product) {
   if (m <= 0 || n <= 0 || k <= 0) return 0.0;
   double *a = malloc((size_t)m * (size_t)k * sizeof *a),
          *b = malloc((size_t)k * (size_t)n * sizeof *b);
   double *c = calloc((size_t)m * (size_t)n, sizeof *c);
-  if (!a || !b || !c) bsp_abort("matmul measure-f: out of memory\n");
+  double *scratch = malloc((size_t)k * (size_t)n * sizeof *scratch);
+  if (!a || !b || !c || !scratch) bsp_abort("matmul measure-f: out of memory\n");
   mm_fill_input(12345, MM_A, m > k ? m : k, 0, 0, m, k, a, k);
   mm_fill_input(12345, MM_B, k > n ? k : n, 0, 0, k, n, b, n);
   double flops = 2.0 * (double)m * (double)n * (double)k;
   /* one untimed call (first touch of c, BLAS buffers), then a batch long enough for >= 1 ms */
   double t0 = bspk_monotonic_seconds();
-  mm_dgemm(m, n, k, a, k, b, n, 1.0, c, n);
+  product(m, n, k, a, b, c, scratch);
   double once = bspk_monotonic_seconds() - t0;
   long batch = once >= 1e-3 ? 1 : (long)(1e-3 / (once > 1e-9 ? once : 1e-9)) + 1;
   enum { MAX_SAMPLES = 1000 };
@@ -169,12 +178,13 @@ double mm_measure_f(long m, long n, long k) {
   double start = bspk_monotonic_seconds();
   while (count < MAX_SAMPLES && (count < 5 || bspk_monotonic_seconds() - start < 0.2)) {
     t0 = bspk_monotonic_seconds();
-    for (long r = 0; r < batch; r++) mm_dgemm(m, n, k, a, k, b, n, 1.0, c, n);
+    for (long r = 0; r < batch; r++) product(m, n, k, a, b, c, scratch);
     samples[count++] = (bspk_monotonic_seconds() - t0) / (double)batch;
   }
   free(a);
   free(b);
   free(c);
+  free(scratch);
   return bspalg_median(samples, count) / flops;
 }
 

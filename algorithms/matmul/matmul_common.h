@@ -69,9 +69,16 @@ double mm_tolerance(long n);
 int mm_check_collective(const char *prog, const char *algorithm, long n, double my_error,
                         bspalg_check_report *report);
 
+/* A local product C (+)= A B of row-major (m x k) and (k x n) blocks, as a driver computes it;
+ * `scratch` holds k * n doubles for kernels that need them. */
+typedef void (*mm_product_fn)(long m, long n, long k, const double *a, const double *b, double *c,
+                              double *scratch);
+
 /* f on process 0 alone: the median time per flop of cblas_dgemm on an (m x k) * (k x n)
  * product, repeated for at least 0.2 s (calls batched so that each sample is >= 1 ms). */
 double mm_measure_f(long m, long n, long k);
+/* The same for another local product. */
+double mm_measure_f_of(long m, long n, long k, mm_product_fn product);
 
 /* For a driver's setup: room for `count` doubles (at least one, zeroed; bsp_abort "<prog>: out
  * of memory for <what> (<count> doubles)" when there is none), and its registration, both
