@@ -126,12 +126,14 @@ static void pp_run(const probe_ctx *c, const pp_bufs *b, const pp_point *pt) {
 static void pp_expect(const probe_ctx *c, const pp_point *pt, const uint64_t *got, const char *area,
                       int from, long long first) {
   long long words = pt->bytes / WORD_BYTES;
+  char root[32] = "";
+  if (pt->root >= 0) snprintf(root, sizeof root, " from root %d", pt->root);
   for (long long k = 0; k < words; k++)
     if (got[k] != pp_word(from, first + k))
       bsp_abort(
-          "bspprobe: pp %s of %lld bytes (root %d): process %d got wrong data from process "
-          "%d in its %s area: word %lld is 0x%llx, expected 0x%llx\n",
-          pp_pattern_names[pt->pattern], pt->bytes, pt->root, c->s, from, area, k,
+          "bspprobe: pp %s of %lld bytes%s: process %d got wrong data from process %d in "
+          "its %s area: word %lld is 0x%llx, expected 0x%llx\n",
+          pp_pattern_names[pt->pattern], pt->bytes, root, c->s, from, area, k,
           (unsigned long long)got[k], (unsigned long long)pp_word(from, first + k));
 }
 
