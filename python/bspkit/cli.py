@@ -1,5 +1,6 @@
 """The `bspkit` command: parses the arguments and dispatches to the command modules
-(bspkit.commands: probe, fit, report, compare, run; bspkit.validate: validate).
+(bspkit.commands: probe, fit, report, compare, run; bspkit.validate: validate; bspkit.imh_predict:
+imh).
 
 Exit status: 0 on success, 1 when something fails (a raw file that cannot be read, a build or
 a bspprobe run that fails), 2 for a usage error (argparse's convention).
@@ -19,7 +20,7 @@ EXIT_FAIL = 1
 EXIT_USAGE = 2
 
 # the commands that pass what follows `--` on to the program they run
-PASS_THROUGH = ("probe", "run", "validate")
+PASS_THROUGH = ("probe", "run", "validate", "imh")
 
 
 # -------------------------------------------------------------------------- parser
@@ -267,6 +268,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the sweep in DIR (its validate.json, written after every run): the runs already there are "
         "kept and skipped, the others run; the sweep, back end and p come from DIR unless given again",
     )
+    im = sub.add_parser(
+        "imh",
+        help="predict cannon or oocmm with the BSP model and with the IMH model's memory-hierarchy terms",
+        description="Kang et al.'s sec. 6: runs ALG (cannon with --kernel naive or transposed after `--`, or oocmm) "
+        "at each size with --measure-f, predicts each run from a probe's parameter file with the BSP model (f W + "
+        "g H + l S, the g const model) and with the IMH model (cannon: the processor-memory cost of eq. (4) "
+        "instead of f W; oocmm: plus the memory-disk terms T + m tau of every read and write), and prints both "
+        "errors; writes imh.json. The parameter file needs the suites: bspkit probe --suites all. E.g. "
+        "bspkit imh cannon -n 2 --sizes 600,1000 -- --kernel naive",
+    )
+    im.add_argument("algorithm", metavar="ALG", help="cannon or oocmm")
+    add_launch_args(im)
+    im.add_argument(
+        "--params",
+        metavar="FILE",
+        help="a probe's params.json with the mem (cannon) or disk (oocmm) suite (default: the newest probe of this "
+        "back end and p under results/probe/)",
+    )
+    im.add_argument("--sizes", metavar="N,N,...", help="problem sizes (default: cannon 600,1000,1400; oocmm 1024,2048)")
+    im.add_argument("-r", "--reps", type=positive_int, default=3, metavar="R", help="repetitions per run (default 3)")
+    im.add_argument(
+        "--timeout", type=positive_float, default=600.0, metavar="S", help="give up a run after S seconds (default 600)"
+    )
+    im.add_argument("--output-dir", metavar="DIR", help="where imh.json goes (default: results/imh/ALG-pP)")
     return ap
 
 
@@ -280,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print_error("a command is needed: probe, fit, report, compare, run or validate (bspkit --help)")
+        print_error("a command is needed: probe, fit, report, compare, run, validate or imh (bspkit --help)")
         return EXIT_USAGE
     try:
         # imported here: `bspkit --help` and usage errors need no numpy, scipy or matplotlib
@@ -298,6 +323,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return validate.validate_command(args, extra)
         if args.command == "compare":
             return commands.compare_command(args)
+        if args.command == "imh":
+            from bspkit.imh_predict import imh_command
+
+            return imh_command(args, extra)
     except UsageError as e:
         print(f"usage: bspkit {args.command} ... (bspkit {args.command} --help)", file=sys.stderr)
         print_error(str(e))

@@ -29,8 +29,8 @@ from bspkit import __version__, imh
 from bspkit import algorithms as al
 from bspkit import predict as pd
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
+from bspkit.inputs import check_launch, driver_tools, params_for
 from bspkit.params import Params
-from bspkit.programs import check_launch, driver_tools, params_for
 
 SUPPORTED = ("cannon", "oocmm")
 GROUP_ORDER = ("L1", "L2", "L3", "memory")
@@ -85,7 +85,9 @@ def cannon_kernel_s(mem: Mapping[str, Any], kernel: str, m: int, w: int, c: int,
         col_near = pass_s(mem, "read", w, c, float(line) * w, procs)
         return m * c * (a_row + new_line * col_far + (1 - new_line) * col_near)
     if kernel == "transposed":
-        transpose = pass_s(mem, "read", w * c, 1, 8.0 * w * c, procs) + pass_s(mem, "write", w * c, w, 8.0 * w * c, procs)
+        transpose = pass_s(mem, "read", w * c, 1, 8.0 * w * c, procs) + pass_s(
+            mem, "write", w * c, w, 8.0 * w * c, procs
+        )
         bt_row = pass_s(mem, "read", w, 1, 8.0 * w * c, procs)
         return transpose + m * c * (a_row + bt_row)
     raise ImhError(f"--kernel {kernel}: the IMH terms model the loop kernels (naive, transposed), not dgemm's blocking")
@@ -197,9 +199,7 @@ def imh_command(args: argparse.Namespace, extra: list[str]) -> int:
             raise Failure(f"{params_path}: {e}") from None
         row.update({"size": n, "params": res.data.get("params"), "command": res.command})
         rows.append(row)
-        progress(
-            f"    measured {row['measured_s']:.4g} s; BSP {_pct(row['bsp_error'])}, IMH {_pct(row['imh_error'])}"
-        )
+        progress(f"    measured {row['measured_s']:.4g} s; BSP {_pct(row['bsp_error'])}, IMH {_pct(row['imh_error'])}")
     result = {
         "format": 1,
         "bspkit_version": __version__,
@@ -218,7 +218,9 @@ def imh_command(args: argparse.Namespace, extra: list[str]) -> int:
     }
     write_text(outdir / "imh.json", json.dumps(result, indent=1) + "\n")
     print(table_text(args.algorithm, rows))
-    print(f"mean |error|: BSP {result['mean_abs_error']['bsp_error']:.1%}, IMH {result['mean_abs_error']['imh_error']:.1%}")
+    print(
+        f"mean |error|: BSP {result['mean_abs_error']['bsp_error']:.1%}, IMH {result['mean_abs_error']['imh_error']:.1%}"
+    )
     print(f"results: {outdir / 'imh.json'}")
     return 0
 

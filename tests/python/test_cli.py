@@ -85,7 +85,10 @@ def test_fit_to_stdout_and_named_output(tmp_path: Path) -> None:
         (["probe", "--bspcc", "x", "--probe-binary", "y"], "exclude each other"),
         (["probe", "--suites", "mem,nope"], "--suites: unknown suite 'nope'; choose from bsp, mem, pp, disk, all"),
         (["probe", "--suites", "mem,"], "an empty name in the list"),
-        (["probe", "--suites", "pp", "--", "--only", "g"], "--suites and bspprobe's --only (after --) exclude each other"),
+        (
+            ["probe", "--suites", "pp", "--", "--only", "g"],
+            "--suites and bspprobe's --only (after --) exclude each other",
+        ),
         (["probe", "--disk-dir", "/nonexistent-bspkit-dir"], "--disk-dir /nonexistent-bspkit-dir: no such directory"),
         (["report"], "the following arguments are required"),
         (["no-such-command"], "invalid choice"),
