@@ -182,10 +182,11 @@ typedef struct {
   double warm_sample_s; /* a warm sample lasts at least this long */
 } mem_params;
 
-/* Picks up to k points of cand (indices [lo, hi) of a footprint range) spread over the strides:
- * the strides in a random order, one random point of each in turn, until k are chosen. */
-static void pick_spread(const point_list *cand, long long f_lo, long long f_hi, int k,
-                        uint64_t *rng, point_list *out) {
+/* Moves up to k points of cand with footprints in (f_lo, f_hi] to out, spread over the
+ * strides: the strides in a random order, one random point of each in turn, until k are
+ * chosen. A chosen point's footprint becomes -1 in cand, so that no range picks it again. */
+static void pick_spread(point_list *cand, long long f_lo, long long f_hi, int k, uint64_t *rng,
+                        point_list *out) {
   long m = 0;
   long *idx = xmalloc((size_t)(cand->n + 1) * sizeof *idx);
   for (long i = 0; i < cand->n; i++)
@@ -207,6 +208,7 @@ static void pick_spread(const point_list *cand, long long f_lo, long long f_hi, 
       for (long i = 0; i < m; i++) {
         if (idx[i] < 0 || cand->pt[idx[i]].stride != strides[t]) continue;
         add_point(out, cand->pt[idx[i]]);
+        cand->pt[idx[i]].footprint = -1;
         idx[i] = -1;
         chosen++;
         progress_made = 1;
@@ -266,8 +268,7 @@ static void make_grid(const cache_info *ci, const mem_params *mp, int elem, uint
   qsort(grid->pt, (size_t)grid->n, sizeof *grid->pt, cmp_point);
 }
 
-/* ---- the kernels ------------------------------------------------------------------------------
- */
+/* ---- the kernels ---------------------------------------------------------------------------- */
 
 /* Written by int writes: two of them side by side read as a normal double (1.0000002), so
  * that double reads after int writes never meet the slow path of subnormal numbers. */
@@ -338,8 +339,7 @@ static MEM_NOINLINE STREAM_NO_MEMCPY void stream_copy(double *restrict a, const 
   for (long i = 0; i < n; i++) a[i] = b[i];
 }
 
-/* ---- measuring --------------------------------------------------------------------------------
- */
+/* ---- measuring ------------------------------------------------------------------------------ */
 
 typedef struct {
   int op, elem, cold, all; /* all: every process at once; else process 0 alone */
