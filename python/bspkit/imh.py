@@ -165,11 +165,23 @@ def line_bytes(run: RawRun) -> int:
     return int(levels[0].get("line_bytes") or 64) if levels else 64
 
 
+def cpus_in(listed: Any) -> int:
+    """The number of CPUs of a sysfs CPU list ("0-1,4" -> 3); a number is taken as it is."""
+    if isinstance(listed, (int, float)):
+        return max(1, int(listed))
+    count = 0
+    for part in str(listed or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if lo.isdigit():
+            count += int(hi) - int(lo) + 1 if hi.isdigit() else 1
+    return max(1, count)
+
+
 def level_name(footprint: int, procs: int, levels: Sequence[Mapping[str, Any]]) -> str:
     """The smallest cache that holds the footprint; a cache that `procs` processes share is
     split between them."""
     for lv in levels:
-        sharers = max(1, min(procs, int(lv.get("shared_cpus") or 1)))
+        sharers = max(1, min(procs, cpus_in(lv.get("shared_cpus"))))
         if footprint <= int(lv["size_bytes"]) / sharers:
             return f"L{int(lv['level'])}"
     return "memory"

@@ -70,8 +70,13 @@ def test_writes_fit_their_own_parameters(fitted: Params, truth: ImhTruth) -> Non
     assert close(f["model"]["T_c"], truth.eq4["memory"][1] * truth.write_factor, 0.15)
 
 
+def test_sysfs_cpu_lists_are_counted() -> None:
+    assert imh.cpus_in("0-1") == 2 and imh.cpus_in("0,4-7") == 5 and imh.cpus_in("3") == 1 and imh.cpus_in(4) == 4
+    assert imh.cpus_in(None) == 1
+
+
 def test_level_assignment_splits_a_shared_cache_between_processes() -> None:
-    levels = [{"level": 1, "size_bytes": 32768}, {"level": 3, "size_bytes": 1 << 20, "shared_cpus": 4}]
+    levels = [{"level": 1, "size_bytes": 32768}, {"level": 3, "size_bytes": 1 << 20, "shared_cpus": "0-3"}]
     assert imh.level_name(32768, 1, levels) == "L1"
     assert imh.level_name(600_000, 1, levels) == "L3"
     assert imh.level_name(600_000, 4, levels) == "memory"  # a quarter of the L3 each
