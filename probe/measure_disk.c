@@ -145,7 +145,7 @@ static const char *fs_name(long type, char *buf, size_t n) {
   static const struct {
     unsigned long magic;
     const char *name;
-  } known[] = {{0xEF53, "ext4"},       {0x01021994, "tmpfs"},     {0x858458f6, "ramfs"},
+  } known[] = {{0xEF53, "ext2/3/4"},   {0x01021994, "tmpfs"},     {0x858458f6, "ramfs"},
                {0x58465342, "xfs"},    {0x9123683E, "btrfs"},     {0x6969, "nfs"},
                {0xFF534D42, "cifs"},   {0x794c7630, "overlayfs"}, {0x2fc12fc1, "zfs"},
                {0xF2F52010, "f2fs"},   {0x65735546, "fuse"},      {0x5346414F, "afs"},
