@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh - installs what bspkit needs to build, test and measure, if it is missing:
 #   Debian packages: a C compiler, CMake, Ninja, pkg-config, OpenBLAS (CBLAS), Open MPI,
-#   clang-format, help2man (the man pages), C++ with TBB and Boost (the radix sort's peers);
+#   clang-format, help2man (the man pages), C++ with TBB and Boost (the radix sort's peers),
+#   fio (the disk suite's peer);
 #   a Python virtual environment .venv with the analysis packages (python/requirements.txt)
 #   and the bspkit command installed from python/.
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
@@ -30,6 +31,8 @@ have_header boost/sort/spreadsort/spreadsort.hpp || need_packages+=(libboost-dev
 # The LU decomposition's peer bench/lu_scalapack.c: ScaLAPACK's pdgetrf (left out without it).
 [ -e /usr/lib/x86_64-linux-gnu/libscalapack-openmpi.so ] || ls /usr/lib/*/libscalapack-openmpi.so >/dev/null 2>&1 \
   || need_packages+=(libscalapack-openmpi-dev)
+# The disk suite's peer bench/run_disk_bench.sh: fio's sequential reads and writes.
+have fio || need_packages+=(fio)
 have python3 || need_packages+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_packages+=(python3-venv)
 # The sanitizer runtimes come with gcc on Debian (libasan, libubsan, libtsan).
