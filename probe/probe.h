@@ -56,7 +56,18 @@ typedef bsp_size_t probe_size_t;
 
 /* f .. validation: the BSP parameters; mem, pp, disk: the memory-hierarchy suites of Kang et al.
  * (`003_...` sec. 4.2), which the IMH model integrates. */
-enum { SEC_F, SEC_MEMCPY, SEC_G, SEC_L, SEC_AS, SEC_VALIDATION, SEC_MEM, SEC_PP, SEC_DISK, NSECTIONS };
+enum {
+  SEC_F,
+  SEC_MEMCPY,
+  SEC_G,
+  SEC_L,
+  SEC_AS,
+  SEC_VALIDATION,
+  SEC_MEM,
+  SEC_PP,
+  SEC_DISK,
+  NSECTIONS
+};
 enum { PRIM_PUT, PRIM_HPPUT, PRIM_GET, PRIM_HPGET, PRIM_SEND, NPRIMS };
 enum { PAT_ALLTOALL, PAT_PERMUTATION, PAT_SHIFT, NPATTERNS };
 
