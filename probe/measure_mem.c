@@ -23,10 +23,19 @@
 
 #include "probe.h"
 
-#if defined(__GNUC__)
+/* The kernels are kept scalar: one load or store per element whatever the stride. A compiler
+ * that vectorizes only the stride-1 loops (and only for ints) would give stride 1 a cost per
+ * element that no other stride has, which eq. (4)'s T_n cannot describe; the data path, not
+ * the SIMD width, is what the suite measures (the STREAM copy shows the vector rate). */
+#if defined(__clang__)
 #define MEM_NOINLINE __attribute__((noinline))
+#define MEM_SCALAR_LOOP _Pragma("clang loop vectorize(disable) interleave(disable)")
+#elif defined(__GNUC__)
+#define MEM_NOINLINE __attribute__((noinline, optimize("no-tree-vectorize")))
+#define MEM_SCALAR_LOOP
 #else
 #define MEM_NOINLINE
+#define MEM_SCALAR_LOOP
 #endif
 
 /* ---- the caches ------------------------------------------------------------------------------ */
@@ -39,6 +48,7 @@ typedef struct {
   char type[64]; /* "Data" or "Unified" */
   long long size_bytes;
   int line_bytes;
+  int ways; /* ways_of_associativity; 0 when unknown */
   char shared_cpus[64];
 } cache_level;
 
@@ -120,6 +130,10 @@ static void read_caches(cache_info *ci) {
     l->level = atoi(v[0]);
     l->size_bytes = parse_size(v[2]);
     l->line_bytes = atoi(v[3]);
+    /* the ways decide how many sets a large stride leaves usable (bspkit.imh.level_name) */
+    char ways[64];
+    snprintf(path, sizeof path, CACHE_DIR "/index%d/ways_of_associativity", idx);
+    l->ways = read_line(path, ways, sizeof ways) ? atoi(ways) : 0;
     if (l->level <= 0 || l->size_bytes <= 0) continue;
     snprintf(l->type, sizeof l->type, "%s", v[1]);
     snprintf(l->shared_cpus, sizeof l->shared_cpus, "%s", v[4]);
@@ -275,20 +289,26 @@ static void make_grid(const cache_info *ci, const mem_params *mp, int elem, uint
 #define INT_FILL 0x3ff00000
 
 /* Unsigned: the sum may wrap, which is defined for unsigned and costs the same. */
+/* Unsigned: the sum may wrap, which is defined for unsigned and costs the same. Four partial
+ * sums: one chain of dependent adds would time the adder's latency, not the data path. */
 static MEM_NOINLINE unsigned read_int(const int *a, long n, long stride) {
-  unsigned acc = 0;
-  if (stride == 1)
-    for (long i = 0; i < n; i++) acc += (unsigned)a[i];
-  else
-    for (long i = 0, k = 0; i < n; i++, k += stride) acc += (unsigned)a[k];
-  return acc;
+  unsigned s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  long i = 0, k = 0;
+  MEM_SCALAR_LOOP
+  for (; i + 4 <= n; i += 4, k += 4 * stride) {
+    s0 += (unsigned)a[k];
+    s1 += (unsigned)a[k + stride];
+    s2 += (unsigned)a[k + 2 * stride];
+    s3 += (unsigned)a[k + 3 * stride];
+  }
+  for (; i < n; i++, k += stride) s0 += (unsigned)a[k];
+  return (s0 + s1) + (s2 + s3);
 }
 
-/* Four partial sums: one chain of dependent adds would time the adder's latency (about 1 ns a
- * double here), not the data path the suite is about; int adds the compiler vectorizes. */
 static MEM_NOINLINE double read_double(const double *a, long n, long stride) {
   double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   long i = 0, k = 0;
+  MEM_SCALAR_LOOP
   for (; i + 4 <= n; i += 4, k += 4 * stride) {
     s0 += a[k];
     s1 += a[k + stride];
@@ -300,17 +320,13 @@ static MEM_NOINLINE double read_double(const double *a, long n, long stride) {
 }
 
 static MEM_NOINLINE void write_int(int *a, long n, long stride, int v) {
-  if (stride == 1)
-    for (long i = 0; i < n; i++) a[i] = v;
-  else
-    for (long i = 0, k = 0; i < n; i++, k += stride) a[k] = v;
+  MEM_SCALAR_LOOP
+  for (long i = 0, k = 0; i < n; i++, k += stride) a[k] = v;
 }
 
 static MEM_NOINLINE void write_double(double *a, long n, long stride, double v) {
-  if (stride == 1)
-    for (long i = 0; i < n; i++) a[i] = v;
-  else
-    for (long i = 0, k = 0; i < n; i++, k += stride) a[k] = v;
+  MEM_SCALAR_LOOP
+  for (long i = 0, k = 0; i < n; i++, k += stride) a[k] = v;
 }
 
 static void one_pass(probe_ctx *c, int op, int elem, void *a, long n, long stride) {
@@ -483,6 +499,7 @@ static void emit_caches(probe_ctx *c, const cache_info *ci, long long max_bytes,
     j_str(j, "type", l->type);
     j_int(j, "size_bytes", l->size_bytes);
     j_int(j, "line_bytes", l->line_bytes);
+    j_int(j, "ways", l->ways);
     j_str(j, "shared_cpus", l->shared_cpus);
     j_obj_end(j);
   }

@@ -4,9 +4,11 @@ adds them (sec. 5.2.4).
 
 * Processor-memory, eq. (4): T = T_n N + T_c N_c + T_e S for one pass over N elements at
   stride S that brings N_c cache lines, fitted per operation, element type, cache state and
-  process count, and per cache level (the level that holds the pass's footprint; out of cache
-  everything comes from memory). A quarter of the points are held out of each fit to measure
-  its error on points it did not see.
+  process count, and per cache level (the level that holds the pass's footprint, counting the
+  sets a stride leaves unused; out of cache everything comes from memory), as the paper
+  writes it and in the form bspkit predicts with (the stride term per line: EQ4_FORMS). A
+  quarter of the points are held out of each fit to measure its error on points it did not
+  see.
 * Processor-processor, eq. (5): T = T_s + m tau_d per pattern; the model's T_s and tau_d come
   from the permutation (as the paper takes them), and sec. 5.2.2's formulas predict the other
   patterns (Table 5).
@@ -177,33 +179,87 @@ def cpus_in(listed: Any) -> int:
     return max(1, count)
 
 
-def level_name(footprint: int, procs: int, levels: Sequence[Mapping[str, Any]]) -> str:
+def level_name(footprint: int, procs: int, levels: Sequence[Mapping[str, Any]], stride_bytes: int = 0) -> str:
     """The smallest cache that holds the footprint; a cache that `procs` processes share is
-    split between them."""
+    split between them. A stride of d >= one line bytes (a power of two, as the probe's) maps
+    the lines of a pass to every (d / line)-th set only, so a cache of `ways` ways (when the
+    probe read it) holds size / min(sets, d / line) bytes of such a pass: the conflict misses
+    that make large strides slow in a cache the data would fill only in part."""
     for lv in levels:
         sharers = max(1, min(procs, cpus_in(lv.get("shared_cpus"))))
-        if footprint <= int(lv["size_bytes"]) / sharers:
+        size = int(lv["size_bytes"]) / sharers
+        line = int(lv.get("line_bytes") or 64)
+        ways = int(lv.get("ways") or 0)
+        if ways > 0 and stride_bytes > line:
+            sets = max(1, int(lv["size_bytes"]) // (line * ways))
+            size /= min(sets, stride_bytes // line)
+        if footprint <= size:
             return f"L{int(lv['level'])}"
     return "memory"
 
 
-def eq4_columns(pts: Sequence[MemPoint]) -> dict[str, list[float]]:
-    return {"T_n": [p.n for p in pts], "T_c": [p.lines for p in pts], "T_e": [p.stride for p in pts]}
+def point_level(p: MemPoint, levels: Sequence[Mapping[str, Any]]) -> str:
+    """Where a pass finds its data: out of cache, memory; in cache, the level that holds it."""
+    return "memory" if p.cache == "cold" else level_name(p.footprint, p.procs, levels, p.stride * p.elem_bytes)
 
 
-def fit_eq4(pts: Sequence[MemPoint]) -> JsonObject:
-    """Eq. (4) on the points, with every HOLDOUT_EVERY-th point (in (N, S) order) held out."""
+# Two forms of eq. (4). "paper": T = T_n N + T_c N_c + T_e S, as Kang et al. write it. "lines"
+# (what bspkit predicts with): the paper's slope compensation counted where it arises, per line
+# brought: T = T_n N + T_c N_c + T_e N_c log2(d / line) + T_p N [d >= page], d = S x element
+# bytes. A stride beyond a line costs more per line the further the lines lie apart (fewer
+# lines per page for the prefetcher and the TLB: the slope change of the paper's Fig. 23), and
+# one beyond a page costs a translation per element.
+EQ4_FORMS = ("lines", "paper")
+
+
+def pass_columns(
+    n: float, stride: float, elem_bytes: int, lines: float, line: int, page: int, form: str
+) -> dict[str, float]:
+    """The regressors of one pass of eq. (4) in a form."""
+    if form == "paper":
+        return {"T_n": n, "T_c": lines, "T_e": stride}
+    d = stride * elem_bytes
+    return {
+        "T_n": n,
+        "T_c": lines,
+        "T_e": lines * math.log2(min(d, page) / line) if d > line else 0.0,
+        "T_p": n if d >= page else 0.0,
+    }
+
+
+def lines_of(n: float, stride: float, elem_bytes: int, line: int) -> float:
+    """N_c: the distinct cache lines a pass of n elements at `stride` touches."""
+    return n if stride * elem_bytes >= line else math.ceil(n * stride * elem_bytes / line)
+
+
+def predict_pass(fit: Mapping[str, Any], n: float, stride: float, elem_bytes: int, line: int, page: int) -> float:
+    """eq. (4) of a fit (in its form) for one pass."""
+    cols = pass_columns(
+        n, stride, elem_bytes, lines_of(n, stride, elem_bytes, line), line, page, fit.get("form", "lines")
+    )
+    return predict_linear(fit["model"], cols)
+
+
+def fit_eq4(pts: Sequence[MemPoint], line: int, page: int, form: str = "lines") -> JsonObject:
+    """Eq. (4) in a form on the points, with every HOLDOUT_EVERY-th point (in (N, S) order) held
+    out of the fit and predicted."""
     ordered = sorted(pts, key=lambda p: (p.n, p.stride))
     held = [p for i, p in enumerate(ordered) if i % HOLDOUT_EVERY == HOLDOUT_EVERY - 1]
     train = [p for p in ordered if p not in held]
     if len(train) < MIN_FIT_POINTS:
         train, held = ordered, []
-    fit = nonneg_lsq(eq4_columns(train), [p.time_s for p in train])
+
+    def columns(ps: Sequence[MemPoint]) -> dict[str, list[float]]:
+        rows = [pass_columns(p.n, p.stride, p.elem_bytes, p.lines, line, page, form) for p in ps]
+        return {k: [r[k] for r in rows] for k in rows[0]}
+
+    fit = nonneg_lsq(columns(train), [p.time_s for p in train])
+    fit["form"] = form
     fit["train_points"] = len(train)
     errs = []
     rows = []
     for p in held:
-        pred = predict_linear(fit["model"], {"T_n": p.n, "T_c": p.lines, "T_e": p.stride})
+        pred = predict_linear(fit["model"], pass_columns(p.n, p.stride, p.elem_bytes, p.lines, line, page, form))
         err = (pred - p.time_s) / p.time_s
         errs.append(abs(err))
         rows.append({"n": p.n, "stride": p.stride, "measured_s": p.time_s, "predicted_s": pred, "rel_error": err})
@@ -215,52 +271,58 @@ def fit_eq4(pts: Sequence[MemPoint]) -> JsonObject:
 
 
 def fit_mem(run: RawRun) -> JsonObject:
-    """Eq. (4) per group (op/elem/cache/procs) and cache level; the STREAM check."""
+    """Eq. (4) per group (op/elem/cache/procs) and cache level, in both forms (`fits`: the
+    form bspkit predicts with; `fits_paper`: as the paper writes it); the STREAM check."""
     pts = mem_points(run)
     if not pts:
         return {}
     levels = cache_levels(run)
-    fits: dict[str, dict[str, JsonObject]] = {}
-    all_errs: list[float] = []
-    for group in sorted({p.group for p in pts}):
-        gpts = [p for p in pts if p.group == group]
-        by_level: dict[str, list[MemPoint]] = {}
-        for p in gpts:
-            # out of cache every line comes from memory whatever the size: one level
-            name = "memory" if p.cache == "cold" else level_name(p.footprint, p.procs, levels)
-            by_level.setdefault(name, []).append(p)
-        fits[group] = {}
-        for name, lpts in by_level.items():
-            if len(lpts) < MIN_FIT_POINTS:
-                fits[group][name] = {"points": len(lpts), "error": f"only {len(lpts)} points"}
-                continue
-            f = fit_eq4(lpts)
-            fits[group][name] = f
-            all_errs += [abs(r["rel_error"]) for r in f["heldout"]]
+    line = line_bytes(run)
+    page = int((run.caches or {}).get("page_bytes") or 4096)
     out: JsonObject = {
-        "model": "eq. (4) T = T_n N + T_c N_c + T_e S per cache level",
-        "units": "T_n: s per element accessed, T_c: s per cache line, T_e: s per unit of stride (elements)",
+        "model": "eq. (4) per cache level; lines: T = T_n N + T_c N_c + T_e N_c log2(d/line) + T_p N [d >= page], "
+        "paper: T = T_n N + T_c N_c + T_e S (d = stride in bytes)",
+        "units": "s per element (T_n, T_p), per cache line (T_c, T_e: per line and doubling of the stride beyond a "
+        "line); paper T_e: s per element of stride",
         "caches": levels,
-        "line_bytes": line_bytes(run),
-        "page_bytes": (run.caches or {}).get("page_bytes"),
-        "fits": fits,
-        "heldout_points": len(all_errs),
-        "heldout_mean_rel_error": float(np.mean(all_errs)) if all_errs else None,
-        "heldout_max_rel_error": float(np.max(all_errs)) if all_errs else None,
+        "line_bytes": line,
+        "page_bytes": page,
         "target": MEM_TARGET,
     }
-    out["stream"] = stream_check(run, fits, out["line_bytes"])
+    for form, key in (("lines", "fits"), ("paper", "fits_paper")):
+        fits: dict[str, dict[str, JsonObject]] = {}
+        errs: list[float] = []
+        for group in sorted({p.group for p in pts}):
+            by_level: dict[str, list[MemPoint]] = {}
+            for p in pts:
+                if p.group == group:
+                    by_level.setdefault(point_level(p, levels), []).append(p)
+            fits[group] = {}
+            for name, lpts in by_level.items():
+                if len(lpts) < MIN_FIT_POINTS:
+                    fits[group][name] = {"points": len(lpts), "error": f"only {len(lpts)} points"}
+                    continue
+                f = fit_eq4(lpts, line, page, form)
+                fits[group][name] = f
+                errs += [abs(r["rel_error"]) for r in f["heldout"]]
+        suffix = "" if form == "lines" else "_paper"
+        out[key] = fits
+        out["heldout_points" + suffix] = len(errs)
+        out["heldout_mean_rel_error" + suffix] = float(np.mean(errs)) if errs else None
+        out["heldout_max_rel_error" + suffix] = float(np.max(errs)) if errs else None
+    out["stream"] = stream_check(run, out["fits"], line, page)
     return out
 
 
-def _pass_time(fit: Mapping[str, Any] | None, n: int, stride: int, elem_bytes: int, line: int) -> float | None:
+def _pass_time(
+    fit: Mapping[str, Any] | None, n: int, stride: int, elem_bytes: int, line: int, page: int
+) -> float | None:
     if not fit or "model" not in fit:
         return None
-    lines = n if stride * elem_bytes >= line else math.ceil(n * stride * elem_bytes / line)
-    return predict_linear(fit["model"], {"T_n": n, "T_c": lines, "T_e": stride})
+    return predict_pass(fit, n, stride, elem_bytes, line, page)
 
 
-def stream_check(run: RawRun, fits: Mapping[str, Mapping[str, JsonObject]], line: int) -> list[JsonObject]:
+def stream_check(run: RawRun, fits: Mapping[str, Mapping[str, JsonObject]], line: int, page: int) -> list[JsonObject]:
     """The model's out-of-cache bandwidth against the STREAM copy of the same run: a copy is a
     read pass and a write pass over double arrays at stride 1, so eq. (4) predicts its time
     from the cold read and write fits; also the read-only bandwidth, for reference."""
@@ -268,8 +330,8 @@ def stream_check(run: RawRun, fits: Mapping[str, Mapping[str, JsonObject]], line
     for r in run.stream:
         procs = int(r["procs"])
         n = int(r["bytes"]) // 8
-        t_read = _pass_time(fits.get(f"read/double/cold/p{procs}", {}).get("memory"), n, 1, 8, line)
-        t_write = _pass_time(fits.get(f"write/double/cold/p{procs}", {}).get("memory"), n, 1, 8, line)
+        t_read = _pass_time(fits.get(f"read/double/cold/p{procs}", {}).get("memory"), n, 1, 8, line, page)
+        t_write = _pass_time(fits.get(f"write/double/cold/p{procs}", {}).get("memory"), n, 1, 8, line, page)
         measured = float(r["bytes_moved"]) / float(r["_stats"].median)
         row: JsonObject = {
             "procs": procs,
@@ -410,7 +472,7 @@ def fit_imh(run: RawRun) -> JsonObject:
     p = run.p or 1
     if mem:
         cold = mem["fits"].get(f"read/double/cold/p{p}", {}).get("memory") or {}
-        for k in ("T_n", "T_c", "T_e"):
+        for k in ("T_n", "T_c", "T_e", "T_p"):
             model[k] = (cold.get("model") or {}).get(k)
     if pp:
         model["T_s"], model["tau_d"] = pp.get("T_s"), pp.get("tau_d")

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -62,10 +61,9 @@ def pass_s(mem: Mapping[str, Any], op: str, n: float, stride: float, footprint: 
     """Eq. (4) for one pass of n doubles at `stride`, the data it walks (`footprint` bytes)
     held in the smallest cache that takes it."""
     line = int(mem.get("line_bytes") or 64)
-    level = imh.level_name(int(footprint), procs, mem.get("caches") or [])
-    fit = _warm_fit(mem, op, level, procs)
-    lines = n if stride * 8 >= line else math.ceil(n * stride * 8 / line)
-    return imh.predict_linear(fit["model"], {"T_n": n, "T_c": lines, "T_e": stride})
+    page = int(mem.get("page_bytes") or 4096)
+    level = imh.level_name(int(footprint), procs, mem.get("caches") or [], int(stride * 8))
+    return imh.predict_pass(_warm_fit(mem, op, level, procs), n, stride, 8, line, page)
 
 
 def cannon_kernel_s(mem: Mapping[str, Any], kernel: str, m: int, w: int, c: int, procs: int) -> float:

@@ -55,18 +55,38 @@ def test_nonneg_lsq_refuses_too_few_points() -> None:
 
 
 def test_eq4_per_level_recovers_the_truth_and_predicts_held_out_points(fitted: Params, truth: ImhTruth) -> None:
-    mem = fitted.imh["mem"]
+    mem = fitted.imh["mem"]  # the synthetic times follow eq. (4) as the paper writes it
     for level, (tn, tc, _te) in truth.eq4.items():
         cache = "cold" if level == "memory" else "warm"
-        f = mem["fits"][f"read/double/{cache}/p1"][level]
+        f = mem["fits_paper"][f"read/double/{cache}/p1"][level]
         assert close(f["model"]["T_n"], tn, 0.15), (level, f["model"])
         assert close(f["model"]["T_c"], tc, 0.15), (level, f["model"])
         assert f["heldout"], "points must be held out of the fit"
-    assert mem["heldout_mean_rel_error"] < 0.03  # noise 1 %: the model is exact
+        assert f["form"] == "paper" and mem["fits"][f"read/double/{cache}/p1"][level]["form"] == "lines"
+    assert mem["heldout_mean_rel_error_paper"] < 0.03  # noise 1 %: the model is exact
+
+
+def test_the_lines_form_recovers_its_own_truth() -> None:
+    """Passes timed by the per-line form of eq. (4) (the one bspkit predicts with)."""
+    line, page = 64, 4096
+    truth = {"T_n": 0.3e-9, "T_c": 4e-9, "T_e": 1.5e-9, "T_p": 3e-9}
+    pts = []
+    for n in (512, 768, 1024, 1536, 2048, 3072, 4096, 6144):
+        for stride in (1, 2, 4, 8, 16, 64, 256, 512, 1024):
+            lines = imh.lines_of(n, stride, 8, line)
+            t = imh.predict_linear(truth, imh.pass_columns(n, stride, 8, lines, line, page, "lines"))
+            pts.append(imh.MemPoint("read", "double", 8, "cold", 1, n, stride, int(lines), int(lines) * line, t))
+    f = imh.fit_eq4(pts, line, page, "lines")
+    for k, v in truth.items():
+        assert close(f["model"][k], v, 1e-6), (k, f["model"])
+    assert f["heldout_mean_rel_error"] < 1e-9
+    assert imh.predict_pass(f, 1000, 700, 8, line, page) == pytest.approx(
+        imh.predict_linear(truth, imh.pass_columns(1000, 700, 8, 1000, line, page, "lines"))
+    )
 
 
 def test_writes_fit_their_own_parameters(fitted: Params, truth: ImhTruth) -> None:
-    f = fitted.imh["mem"]["fits"]["write/int/cold/p4"]["memory"]
+    f = fitted.imh["mem"]["fits_paper"]["write/int/cold/p4"]["memory"]
     assert close(f["model"]["T_c"], truth.eq4["memory"][1] * truth.write_factor, 0.15)
 
 
@@ -80,6 +100,13 @@ def test_level_assignment_splits_a_shared_cache_between_processes() -> None:
     assert imh.level_name(32768, 1, levels) == "L1"
     assert imh.level_name(600_000, 1, levels) == "L3"
     assert imh.level_name(600_000, 4, levels) == "memory"  # a quarter of the L3 each
+    # a stride of 8 lines uses one set in 8 of an 8-way 32 KiB L1 (64 sets): 4 KiB of it; a
+    # stride of a page one set: 8 lines
+    l1 = [{"level": 1, "size_bytes": 32768, "line_bytes": 64, "ways": 8}, {"level": 2, "size_bytes": 1 << 19}]
+    assert imh.level_name(4096, 1, l1, 8 * 64) == "L1"
+    assert imh.level_name(8192, 1, l1, 8 * 64) == "L2"
+    assert imh.level_name(512, 1, l1, 4096) == "L1" and imh.level_name(1024, 1, l1, 4096) == "L2"
+    assert imh.level_name(8192, 1, l1, 64) == "L1"  # one line apart: every set
 
 
 def test_stream_check_compares_the_models_copy_with_stream(fitted: Params) -> None:
