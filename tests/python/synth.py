@@ -422,11 +422,11 @@ def imh_records(truth: ImhTruth, p: int, noisy: Callable[[float, int], list[floa
     steps = max(0, (p - 1).bit_length())
     for m in [8 << k for k in range(0, 22)]:
         ts, tau = truth.T_s, truth.tau_d
-        times = {
+        times = {  # the BSP cost of bspprobe's supersteps on a machine whose processes copy their own data
             "permutation": (ts + m * tau, 1),
-            "pingpong": (2 * (ts + m * tau / 2), 2),
-            "scatter": (ts + (p - 1) * m * tau / 2, 1),
-            "broadcast": (steps * (ts + m * tau / 2), steps),
+            "pingpong": (2 * (ts + m * tau), 2),
+            "scatter": (ts + (p - 1) * m * tau, 1),
+            "broadcast": (steps * (ts + m * tau), steps),
         }
         for pattern, (t, ss) in times.items():
             if t <= 0:
