@@ -107,18 +107,25 @@ def cannon_memory_s(params: Params, run: Mapping[str, Any], procs: int) -> tuple
 # ------------------------------------------------------------------- memory-disk terms
 
 
-def _calls(v: Any) -> list[tuple[float, int]]:
-    return [(float(b), int(k)) for b, k in (v or [])]
+def io_calls(io: Mapping[str, Any], kind: str) -> list[tuple[float, int]]:
+    """[(bytes, calls), ...] of the driver's reads or writes ("reads"/"writes"); where it could
+    not list the call sizes, one class of the mean size."""
+    classes = io.get(kind)
+    if classes:
+        return [(float(b), int(k)) for b, k in classes]
+    calls, total = int(io.get(f"{kind[:-1]}_calls") or 0), float(io.get(f"{kind[:-1]}_bytes") or 0)
+    return [(total / calls, calls)] if calls else []
 
 
 def oocmm_disk_s(params: Params, run: Mapping[str, Any]) -> tuple[float, dict[str, Any]]:
-    """sum of calls x (T + m tau) over the reads and the writes of the busiest process."""
+    """sum of calls x (T + m tau) over the reads and the writes of the busiest process (the
+    driver's io_max: the process with the most rows)."""
     if not params.imh or not params.imh.get("disk"):
         raise ImhError("the parameter file has no disk fits: run `bspkit probe --suites bsp,disk`")
     rp = run.get("params") or {}
-    cache = "direct" if rp.get("io", "direct") == "direct" else "page"
-    reads = _calls(rp.get("reads_max", rp.get("reads")))
-    writes = _calls(rp.get("writes_max", rp.get("writes")))
+    cache = "page" if rp.get("io") == "page" else "direct"  # O_DIRECT or fadvise + fsync: around the cache
+    io = rp.get("io_max") or rp.get("io_p0") or {}
+    reads, writes = io_calls(io, "reads"), io_calls(io, "writes")
     t_r = imh.disk_time(params.imh, reads, "read", "sequential", cache)
     t_w = imh.disk_time(params.imh, writes, "write", "sequential", cache)
     if t_r is None or t_w is None:
