@@ -196,3 +196,32 @@ lines.append("peer numbers: " + out + "/peers.json")
 print("\n".join(lines))
 open(summary, "a").write("\n".join(lines) + "\n")
 EOF
+
+# Table 6's fitted bandwidths (bspkit.imh, T + m tau: tau from the largest files) of every
+# round against the peers' medians: the target is within 15 %.
+venv=$(cd "$(dirname "$0")/.." && pwd)/.venv/bin/python
+if [ -x "$venv" ]; then
+  "$venv" - "$out/peers.json" << 'PY' | tee -a "$summary"
+import json, statistics, sys
+from bspkit.imh import DISK_TARGET, fit_disk
+from bspkit.rawdata import load_raw
+doc = json.load(open(sys.argv[1]))
+fitted = {}
+for path in doc["bspprobe_raw"]:
+    for key, f in fit_disk(load_raw(path))["fits"].items():
+        if "/sequential/" in key and f.get("bandwidth_Bps"):
+            fitted.setdefault(key, []).append(f["bandwidth_Bps"] / 1e6)
+med = doc["medians"]
+pairs = [("read/sequential/direct", "fio", "read_direct"), ("read/sequential/direct", "dd", "read_direct"),
+         ("write/sequential/direct", "fio", "write_direct"), ("write/sequential/direct", "dd", "write_direct"),
+         ("read/sequential/page", "fio", "read_buffered"), ("read/sequential/page", "dd", "read_buffered"),
+         ("write/sequential/page", "dd", "write_buffered")]
+print("\nfitted (median over rounds) against the peers, MB/s; target within %.0f %%" % (100 * DISK_TARGET))
+print("%-26s %9s  %-5s %-16s %9s %7s" % ("bspprobe fit", "MB/s", "peer", "measurement", "MB/s", "ratio"))
+for key, tool, name in pairs:
+    if key in fitted and name + "_MBps" in med.get(tool, {}):
+        mine, peer = statistics.median(fitted[key]), med[tool][name + "_MBps"]
+        ok = "yes" if abs(mine / peer - 1) <= DISK_TARGET else "no"
+        print("%-26s %9.0f  %-5s %-16s %9.0f %7.2f  %s" % (key, mine, tool, name, peer, mine / peer, ok))
+PY
+fi

@@ -134,7 +134,7 @@ static void usage(FILE *f) {
       "  --disk-dir DIR        disk: the directory in which a temporary directory is made\n"
       "                        for the files (always removed afterwards). Default:\n"
       "                        $TMPDIR, else /tmp.\n"
-      "  --disk-max-bytes N    disk: the largest file. Default: 1 GiB (quick: 64 MiB),\n"
+      "  --disk-max-bytes N    disk: the largest file. Default: 256 MiB (quick: 64 MiB),\n"
       "                        lowered to a quarter of the free space; an explicit N more\n"
       "                        than half the free space is an error (exit status 1, as for\n"
       "                        every error of the disk section: the directory is removed).\n"

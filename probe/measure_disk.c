@@ -311,7 +311,7 @@ static void disk_process0(probe_ctx *c) {
                 "bytes free); choose at most %lld",
                 max, d.parent, free_bytes, free_bytes / 2 / DISK_PAGE * DISK_PAGE);
   } else {
-    max = c->opt->quick ? 64LL << 20 : 1LL << 30;
+    max = c->opt->quick ? 64LL << 20 : 256LL << 20; /* the main job: GiBs on request */
     if (max > free_bytes / 4) {
       long long lowered = free_bytes / 4 / DISK_PAGE * DISK_PAGE;
       if (lowered < DISK_PAGE)

@@ -109,7 +109,9 @@ void bsp2d_buffers_reserve(bsp2d_grid *g, const size_t *bytes, int count);
 /* Collective, in lock step (every process asks for the same size in the same order): the
  * smallest free buffer of at least `bytes`, marked used, so the same buffer (the same registered
  * name) is handed out on every process. When no reserved buffer fits, a new one is allocated
- * and registered, which costs a bsp_sync here (counted in bsp2d_buffer_syncs). */
+ * and registered, and the registration is a bsp2d_sync here (counted in bsp2d_buffer_syncs):
+ * messages and collectives under way move on with it and the sync hook runs, so ask for
+ * buffers before sending in a superstep. */
 void *bsp2d_buffer_get(bsp2d_grid *g, size_t bytes);
 /* Local: this process is done with the buffer. It stays used until the next bsp2d_sync (a
  * process still behind may put into it in this superstep), then it is free again (at once when

@@ -291,6 +291,14 @@ REGISTRY: tuple[Algorithm, ...] = (
         "LSD radix sort, the keys for one destination packed into one hpput per round (Gerbessiotis & Lee, sec. 5)",
     ),
     Algorithm(
+        "oocmm",
+        "bspalg-oocmm",
+        (),
+        "out-of-core matrix multiplication: A, B and C on files, streamed through --memory bytes (Kang et al. 5.2.4)",
+        matrix_product_work,
+        sizes=(1024, 2048, 3072),
+    ),
+    Algorithm(
         "lu",
         "bspalg-lu",
         (),

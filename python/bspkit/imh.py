@@ -49,8 +49,9 @@ JsonObject = dict[str, Any]
 # ------------------------------------------------------------------------ the fitter
 
 
-def nonneg_lsq(columns: Mapping[str, Sequence[float]], y: Sequence[float]) -> JsonObject:
-    """Fits y = sum_k b_k x_k with b_k >= 0 on relative residuals (x_k b - y) / y.
+def nonneg_lsq(columns: Mapping[str, Sequence[float]], y: Sequence[float], relative: bool = True) -> JsonObject:
+    """Fits y = sum_k b_k x_k with b_k >= 0 on relative residuals (x_k b - y) / y (relative),
+    else on absolute ones (the largest y weigh most).
 
     Returns {"points", "model": {name: value used to predict (0 when dropped)}, "coef": {name:
     [value, lo, hi] or None}, "residual_rel_rms", "residual_rel_max", "flags"}."""
@@ -63,8 +64,8 @@ def nonneg_lsq(columns: Mapping[str, Sequence[float]], y: Sequence[float]) -> Js
         out["model"] = dict.fromkeys(names)
         out["coef"] = dict.fromkeys(names)
         return out
-    A = X / yv[:, None]
-    ones = np.ones_like(yv)
+    A = X / yv[:, None] if relative else X
+    ones = np.ones_like(yv) if relative else yv
     # scale the columns so NNLS sees numbers near 1 (N runs to 1e7, S to 1e3, m to 1e9)
     scale = np.array([np.abs(A[:, k]).max() or 1.0 for k in range(A.shape[1])])
     b_scaled, _ = optimize.nnls(A / scale, ones)
@@ -401,9 +402,10 @@ UPPER_OCTAVES = 4  # the time per byte is fitted on the sizes within 2^4 of the 
 def startup_and_rate(sizes: Sequence[float], times: Sequence[float]) -> JsonObject:
     """T = T_0 + m tau read as Kang et al. read their Fig. 25 and 26: T_0, the start-up, from
     the small sizes (the median of the SMALLEST smallest; [median, min, max] as its triplet),
-    tau from the slope of the large ones (least squares of T - T_0 = m tau on relative
-    residuals, with its interval). One line through all sizes would let the many small
-    messages, and sizes that still fit a cache, set the slope."""
+    tau from the slope of the large ones (least squares of T - T_0 = m tau over the sizes in
+    the top UPPER_OCTAVES octaves, on absolute residuals so that the largest, out of the
+    caches, weigh most; with its interval). One line through all sizes would let the many
+    small messages, and sizes that still fit a cache, set the slope."""
     order = sorted(range(len(sizes)), key=lambda i: sizes[i])
     small = [float(times[i]) for i in order[:SMALLEST]]
     T0 = float(np.median(small))
@@ -411,7 +413,7 @@ def startup_and_rate(sizes: Sequence[float], times: Sequence[float]) -> JsonObje
     upper = [(float(sizes[i]), float(times[i]) - T0) for i in order if sizes[i] * 2**UPPER_OCTAVES >= top]
     upper = [(m, t) for m, t in upper if t > 0]
     if len(upper) >= 2:
-        f = nonneg_lsq({"tau": [m for m, _ in upper]}, [t for _, t in upper])
+        f = nonneg_lsq({"tau": [m for m, _ in upper]}, [t for _, t in upper], relative=False)
     elif len(upper) == 1:
         m, t = upper[0]
         f = {"points": 1, "model": {"tau": t / m}, "coef": {"tau": [t / m, None, None]}, "flags": []}

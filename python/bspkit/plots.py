@@ -333,15 +333,6 @@ def model_total_exchange(pm: PredictModel, p: int) -> Callable[[Any], Any]:
 # ------------------------------------------------------------ the memory-hierarchy suites
 
 
-def _subset(values: Sequence[int], most: int) -> list[int]:
-    """At most `most` of the sorted values, spread over their range."""
-    vals = sorted(set(values))
-    if len(vals) <= most:
-        return vals
-    idx = np.linspace(0, len(vals) - 1, most).round().astype(int)
-    return [vals[i] for i in sorted(set(idx))]
-
-
 def mem_pass_times(
     points: Sequence[Any],
     predict: Callable[[Any], float | None],
@@ -358,7 +349,11 @@ def mem_pass_times(
         (left, "n", "stride", marks_n, "N (elements per pass)"),
         (right, "stride", "n", marks_s, "S (stride, elements)"),
     ):
-        lines = _subset([getattr(p, per) for p in points], 6)
+        # the values with the most points, so that each line has several
+        counts: dict[int, int] = {}
+        for p in points:
+            counts[getattr(p, per)] = counts.get(getattr(p, per), 0) + 1
+        lines = sorted(sorted(counts, key=lambda v: -counts[v])[:6])
         for i, v in enumerate(lines):
             pts = sorted((p for p in points if getattr(p, per) == v), key=lambda p: getattr(p, along))
             if not pts:
