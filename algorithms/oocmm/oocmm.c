@@ -28,11 +28,13 @@
 #include <bsp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bspalg_driver.h"
@@ -49,9 +51,11 @@ static const char prog[] = "bspalg-oocmm";
 static long opt_size = 1000;
 static long opt_memory = 8L << 20;
 static long opt_chunk = 4L << 20;
-static int opt_page; /* --io: 0 direct, 1 page */
+enum { IO_DIRECT, IO_FADVISE, IO_PAGE };
+static int opt_io = IO_DIRECT;
 static const char *opt_dir;
-static const char *const io_names[] = {"direct", "page"};
+static long opt_max_file_bytes; /* 0: no limit of its own */
+static const char *const io_names[] = {"direct", "fadvise", "page"};
 
 static const char help[] =
     "Out-of-core C = A B of random N x N doubles, all three on disk: A and C by block rows, B\n"
@@ -59,18 +63,24 @@ static const char help[] =
     "  --size N          matrix order (default 1000)\n"
     "  --memory BYTES    per-process budget for the in-core buffers: a B panel in half of it,\n"
     "                    an A block and a C tile in the rest (default 8388608)\n"
-    "  --io direct|page  direct: around the page cache (O_DIRECT, else posix_fadvise\n"
-    "                    DONTNEED + fsync); page: buffered, files cached (default direct)\n"
+    "  --io direct|fadvise|page  direct: around the page cache with O_DIRECT, or as\n"
+    "                    fadvise where the file system refuses it; fadvise: around the page\n"
+    "                    cache by posix_fadvise DONTNEED + fsync of every call; page: buffered\n"
+    "                    I/O, the files cached (default direct)\n"
     "  --chunk BYTES     largest read or write call, a multiple of 4096 (default 4194304)\n"
     "  --dir DIR         where each process makes its temporary directory (default $TMPDIR,\n"
-    "                    else /tmp)\n";
+    "                    else /tmp)\n"
+    "  --max-file-bytes BYTES  limit every file of the run to BYTES (RLIMIT_FSIZE, set after\n"
+    "                    start-up): a write beyond fails as on a full disk (to test that)\n";
 
 static int option(const char *arg, const char *value) {
   if (!value) return 0;
   if (!strcmp(arg, "--size")) opt_size = bspalg_parse_long(prog, "--size", value, 1, 1000000);
   else if (!strcmp(arg, "--memory"))
     opt_memory = bspalg_parse_long(prog, "--memory", value, 1, 1L << 40);
-  else if (!strcmp(arg, "--io")) opt_page = bspalg_parse_choice(prog, "--io", value, io_names, 2);
+  else if (!strcmp(arg, "--io")) opt_io = bspalg_parse_choice(prog, "--io", value, io_names, 3);
+  else if (!strcmp(arg, "--max-file-bytes"))
+    opt_max_file_bytes = bspalg_parse_long(prog, "--max-file-bytes", value, 1, LONG_MAX);
   else if (!strcmp(arg, "--chunk")) {
     opt_chunk = bspalg_parse_long(prog, "--chunk", value, ALIGN, 1L << 30);
     if (opt_chunk % ALIGN) {
@@ -237,7 +247,7 @@ static int transfer(ooc_state *st, int file, int writing, void *buf, long bytes,
       fail(st, writing ? STAGE_WRITE : STAGE_READ, file, moved < 0 ? errno : 0);
       return -1;
     }
-    if (!opt_page && !st->direct) {
+    if (opt_io != IO_PAGE && !st->direct) {
       if (writing && fsync(fd) != 0) {
         fail(st, STAGE_FSYNC, file, errno);
         return -1;
@@ -274,7 +284,7 @@ static const char *base_dir(void) {
  * fadvise fallback. */
 static int open_files(ooc_state *st) {
   char path[4200];
-  for (int attempt = opt_page ? 1 : 0; attempt < 2; attempt++) {
+  for (int attempt = opt_io == IO_DIRECT ? 0 : 1; attempt < 2; attempt++) {
     st->direct = attempt == 0;
     int flags = O_RDWR | O_CREAT | O_TRUNC | (st->direct ? O_DIRECT : 0), f;
     for (f = 0; f < FILES; f++) {
@@ -401,6 +411,14 @@ static void *setup(const bspalg_common_opts *opts) {
   for (int f = 0; f < FILES; f++) st->fd[f] = -1;
   st->exchange = bspalg_alloc(3 * (size_t)p * sizeof(double), "for the status words");
   bspalg_register(st->exchange, 3 * (size_t)p * sizeof(double));
+  if (opt_max_file_bytes) { /* the soft limit only: the run's own files, from now on */
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) == 0 &&
+        (limit.rlim_max == RLIM_INFINITY || (rlim_t)opt_max_file_bytes <= limit.rlim_max)) {
+      limit.rlim_cur = (rlim_t)opt_max_file_bytes;
+      setrlimit(RLIMIT_FSIZE, &limit);
+    }
+  }
   make_files(st);
   bsp_sync(); /* the registration takes effect */
   put_status(st, 0);
@@ -416,7 +434,7 @@ static void prepare(void *state) {
   ooc_state *st = state;
   if (st->status || st->rows == 0) return;
   if (fsync(st->fd[FILE_C]) != 0) fail(st, STAGE_FSYNC, FILE_C, errno);
-  if (!opt_page) {
+  if (opt_io != IO_PAGE) {
     for (int f = 0; f < FILES; f++) posix_fadvise(st->fd[f], 0, 0, POSIX_FADV_DONTNEED);
     return;
   }
@@ -579,7 +597,7 @@ static void params(void *state, char *json, size_t json_size) {
   const ooc_state *st = state;
   io_counts most;
   expected_counts(st->n, (st->n + st->nprocs - 1) / st->nprocs, st->w, st->r, opt_chunk, &most);
-  const char *method = opt_page ? "buffered" : st->direct ? "O_DIRECT" : "fadvise+fsync";
+  const char *method = opt_io == IO_PAGE ? "buffered" : st->direct ? "O_DIRECT" : "fadvise+fsync";
   char text[2048], p0[900], pmax[900];
   for (int detail = 2; detail >= 0; detail--) {
     io_json(p0, sizeof p0, &st->counts, detail >= 2);
@@ -588,8 +606,8 @@ static void params(void *state, char *json, size_t json_size) {
                        "{\"n\": %ld, \"memory_bytes\": %ld, \"io\": \"%s\", \"method\": \"%s\", "
                        "\"chunk_bytes\": %ld, \"panel_cols\": %ld, \"block_rows\": %ld, "
                        "\"io_p0\": %s, \"io_max\": %s%s}",
-                       st->n, opt_memory, io_names[opt_page], method, opt_chunk, st->w, st->r, p0,
-                       pmax, detail == 2 ? "" : ", \"io_classes\": false");
+                       st->n, opt_memory, opt_io == IO_PAGE ? "page" : "direct", method, opt_chunk,
+                       st->w, st->r, p0, pmax, detail == 2 ? "" : ", \"io_classes\": false");
     if ((size_t)len < json_size || detail == 0) break;
   }
   snprintf(json, json_size, "%s", text);
