@@ -29,12 +29,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "bspalg_driver.h"
@@ -198,7 +201,49 @@ enum { FILE_A, FILE_B, FILE_C, FILES };
 static const char file_names[FILES] = {'A', 'B', 'C'};
 
 /* What failed, for the message: a status word is stage * 65536 + errno (0: a short transfer). */
-enum { STAGE_MKDIR = 1, STAGE_OPEN, STAGE_WRITE, STAGE_FSYNC, STAGE_READ };
+enum { STAGE_MKDIR = 1, STAGE_OPEN, STAGE_WRITE, STAGE_FSYNC, STAGE_READ, STAGE_SPACE };
+
+/* A process' directory and files, on a list a signal handler can walk: a run ended by SIGINT,
+ * SIGTERM or SIGHUP (Ctrl-C, a timeout, mpirun passing on an abort) removes them too, rather
+ * than leaving gigabytes behind. Entries are never freed (one per process and run); `live` says
+ * whether there is anything to remove. */
+typedef struct made_files {
+  char dir[4096];
+  char path[FILES][4200];
+  atomic_int live;
+  struct made_files *next;
+} made_files;
+static _Atomic(made_files *) made_list;
+static atomic_int handlers_installed;
+
+static void remove_made(made_files *m) {
+  if (!atomic_exchange(&m->live, 0)) return;
+  for (int f = 0; f < FILES; f++) unlink(m->path[f]);
+  rmdir(m->dir);
+}
+
+/* Async-signal-safe: unlink and rmdir of paths made beforehand; then the signal's default. */
+static void remove_on_signal(int sig) {
+  for (made_files *m = atomic_load(&made_list); m; m = m->next) remove_made(m);
+  raise(sig); /* SA_RESETHAND: now the default action */
+}
+
+/* Once per program, after bsp_begin (so that the MPI library's handlers, if any, come first). */
+static void install_handlers(void) {
+  if (atomic_exchange(&handlers_installed, 1)) return;
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = remove_on_signal;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t k = 0; k < sizeof signals / sizeof *signals; k++) {
+    struct sigaction old;
+    /* a signal someone chose to ignore (nohup) stays ignored */
+    if (sigaction(signals[k], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(signals[k], &action, NULL);
+  }
+}
 
 typedef struct {
   int pid, nprocs;
@@ -207,13 +252,13 @@ typedef struct {
   long panel_stride, block_stride, tile_stride; /* bytes between extents in the files */
   double *bpanel, *ablock, *ctile;              /* 4096-aligned */
   double *exchange;                             /* 3 p, registered: status words, check */
-  char dir[4096];
-  int have_dir;
+  made_files *made;                             /* the directory and the files' paths */
   int fd[FILES];
-  int direct;       /* --io direct and O_DIRECT was taken */
-  int counting;     /* inside a repetition: count the calls */
-  io_counts counts; /* of the last repetition */
-  long status;      /* this process' first failure, 0 while none */
+  int direct;        /* --io direct and O_DIRECT was taken */
+  int counting;      /* inside a repetition: count the calls */
+  io_counts counts;  /* of the last repetition */
+  long status;       /* this process' first failure, 0 while none */
+  double free_bytes; /* on a failure for want of space: what the file system had */
 } ooc_state;
 
 static long panel_cols(const ooc_state *st, long j) {
@@ -226,10 +271,6 @@ static long block_rows(const ooc_state *st, long b) {
 
 static void fail(ooc_state *st, int stage, int file, int err) {
   if (!st->status) st->status = ((long)stage * 4 + file) * 65536 + err;
-}
-
-static void file_path(const ooc_state *st, int file, char *path, size_t size) {
-  snprintf(path, size, "%s/%c.%d", st->dir, file_names[file], st->pid);
 }
 
 /* One extent of a file at `offset`, in calls of at most --chunk bytes, counted inside a
@@ -261,17 +302,29 @@ static int transfer(ooc_state *st, int file, int writing, void *buf, long bytes,
 }
 
 static void close_and_remove(ooc_state *st) {
-  char path[4200];
   for (int f = 0; f < FILES; f++) {
     if (st->fd[f] >= 0) close(st->fd[f]);
     st->fd[f] = -1;
-    if (st->have_dir) {
-      file_path(st, f, path, sizeof path);
-      unlink(path);
-    }
   }
-  if (st->have_dir) rmdir(st->dir);
-  st->have_dir = 0;
+  remove_made(st->made);
+}
+
+/* What the three files reach (an upper bound within a few extents' padding). */
+static double files_bytes(const ooc_state *st) {
+  if (st->rows == 0) return ALIGN; /* the O_DIRECT trial write */
+  return (double)st->panels * (double)st->panel_stride +
+         (double)st->blocks * (double)st->block_stride +
+         (double)st->panels * (double)st->blocks * (double)st->tile_stride;
+}
+
+/* The processes whose files may share this disk: all of them on the threads back end, else at
+ * most one per core here (more nodes, more disks), as bspalg_alloc counts memory. */
+static int sharing_disk(void) {
+  const char *backend = getenv("BSPKIT_BACKEND");
+  int p = bsp_nprocs();
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (backend && *backend && strcmp(backend, "threads") && cores > 0 && cores < p) p = (int)cores;
+  return p;
 }
 
 static const char *base_dir(void) {
@@ -283,13 +336,11 @@ static const char *base_dir(void) {
  * with one aligned write, which some file systems refuse only then), else buffered and the
  * fadvise fallback. */
 static int open_files(ooc_state *st) {
-  char path[4200];
   for (int attempt = opt_io == IO_DIRECT ? 0 : 1; attempt < 2; attempt++) {
     st->direct = attempt == 0;
     int flags = O_RDWR | O_CREAT | O_TRUNC | (st->direct ? O_DIRECT : 0), f;
     for (f = 0; f < FILES; f++) {
-      file_path(st, f, path, sizeof path);
-      st->fd[f] = open(path, flags, 0600);
+      st->fd[f] = open(st->made->path[f], flags, 0600);
       if (st->fd[f] < 0) break;
     }
     if (f == FILES && st->direct) {
@@ -312,12 +363,35 @@ static int open_files(ooc_state *st) {
 
 /* The temporary directory, the files, and A's block rows and B's panels written and flushed. */
 static void make_files(ooc_state *st) {
-  snprintf(st->dir, sizeof st->dir, "%s/%s.XXXXXX", base_dir(), prog);
-  if (!mkdtemp(st->dir)) {
-    fail(st, STAGE_MKDIR, 0, errno);
+  made_files *m = st->made;
+  snprintf(m->dir, sizeof m->dir, "%s/%s.XXXXXX", base_dir(), prog);
+  for (int f = 0; f < FILES; f++)
+    snprintf(m->path[f], sizeof m->path[f], "%s/%c.%d", m->dir, file_names[f], st->pid);
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, &old); /* no signal between mkdtemp and `live` */
+  char *made = mkdtemp(m->dir);
+  int err = errno;
+  if (made) {
+    for (int f = 0; f < FILES; f++) /* mkdtemp filled in the XXXXXX */
+      snprintf(m->path[f], sizeof m->path[f], "%s/%c.%d", m->dir, file_names[f], st->pid);
+    atomic_store(&m->live, 1);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!made) {
+    fail(st, STAGE_MKDIR, 0, err);
     return;
   }
-  st->have_dir = 1;
+  struct statvfs fs;
+  if (statvfs(m->dir, &fs) == 0 &&
+      (double)fs.f_bavail * (double)fs.f_frsize < (double)files_bytes(st) * sharing_disk()) {
+    st->free_bytes = (double)fs.f_bavail * (double)fs.f_frsize;
+    fail(st, STAGE_SPACE, 0, ENOSPC);
+    return;
+  }
   if (open_files(st) || st->rows == 0) return;
   long n = st->n;
   for (long j = 0; j < st->panels; j++) {
@@ -359,7 +433,14 @@ static void end_if_failed(ooc_state *st) {
                                             : "a short write (fewer bytes than asked)";
     if (stage == STAGE_MKDIR)
       bsp_abort("%s: cannot create a directory in %s: %s\n", prog, base_dir(), why);
-    static const char *const verbs[] = {"", "", "opening", "writing", "flushing", "reading"};
+    if (stage == STAGE_SPACE)
+      bsp_abort(
+          "%s: not enough space in %s: the files need %.3g GiB on each of %d processes "
+          "sharing its disk, and %.3g GiB are free (process %d); use a smaller --size or "
+          "another --dir\n",
+          prog, base_dir(), st->exchange[2 * st->nprocs + first] / 0x1p30, sharing_disk(),
+          st->exchange[st->nprocs + first] / 0x1p30, first);
+    static const char *const verbs[] = {"", "", "opening", "writing", "flushing", "reading", ""};
     bsp_abort(
         "%s: %s %c.%d (process %d, in its directory under %s) failed: %s; every "
         "process' files were removed\n",
@@ -370,13 +451,16 @@ static void end_if_failed(ooc_state *st) {
 }
 
 /* Every process puts its status word into exchange[pid] of every process (plain BSPlib;
- * counted by the caller where it is inside a repetition). */
-static void put_status(ooc_state *st, int counted) {
-  double mine = (double)st->status;
-  for (int t = 0; t < st->nprocs; t++) {
-    bsp_put(t, &mine, st->exchange, st->pid * (bsp_size_t)sizeof mine, sizeof mine);
-    if (counted) bspalg_put(t, 1);
-  }
+ * counted by the caller where it is inside a repetition); in setup (`with_space`) also the
+ * free bytes and what the files need, into exchange[p + pid] and exchange[2 p + pid]. */
+static void put_status(ooc_state *st, int counted, int with_space) {
+  double mine[3] = {(double)st->status, st->free_bytes, files_bytes(st)};
+  for (int t = 0; t < st->nprocs; t++)
+    for (int k = 0; k < (with_space ? 3 : 1); k++) {
+      bsp_put(t, &mine[k], st->exchange, (k * st->nprocs + st->pid) * (bsp_size_t)sizeof(double),
+              sizeof(double));
+      if (counted) bspalg_put(t, 1);
+    }
 }
 
 static double *aligned_doubles(long bytes, const char *what) {
@@ -409,6 +493,12 @@ static void *setup(const bspalg_common_opts *opts) {
   st->ablock = aligned_doubles(st->block_stride, "a block of A");
   st->ctile = aligned_doubles(st->tile_stride, "a tile of C");
   for (int f = 0; f < FILES; f++) st->fd[f] = -1;
+  st->made = calloc(1, sizeof *st->made);
+  if (!st->made) bsp_abort("%s: out of memory\n", prog);
+  st->made->next = atomic_load(&made_list);
+  while (!atomic_compare_exchange_weak(&made_list, &st->made->next, st->made)) {
+  }
+  install_handlers();
   st->exchange = bspalg_alloc(3 * (size_t)p * sizeof(double), "for the status words");
   bspalg_register(st->exchange, 3 * (size_t)p * sizeof(double));
   if (opt_max_file_bytes) { /* the soft limit only: the run's own files, from now on */
@@ -421,7 +511,7 @@ static void *setup(const bspalg_common_opts *opts) {
   }
   make_files(st);
   bsp_sync(); /* the registration takes effect */
-  put_status(st, 0);
+  put_status(st, 0, 1);
   bsp_sync();
   end_if_failed(st);
   return st;
@@ -464,7 +554,7 @@ static void repetition(void *state) {
     }
   }
   st->counting = 0;
-  put_status(st, 1);
+  put_status(st, 1, 0);
   bspalg_sync("put", "alltoall");
   end_if_failed(st);
 }
@@ -500,9 +590,7 @@ static int check(void *state, bspalg_check_report *report) {
   double miscounted = !same_classes(&expected.reads, &st->counts.reads) ||
                       !same_classes(&expected.writes, &st->counts.writes);
   if (st->rows > 0) {
-    char path[4200];
-    file_path(st, FILE_C, path, sizeof path);
-    int fd = open(path, O_RDONLY);
+    int fd = open(st->made->path[FILE_C], O_RDONLY);
     int bad = fd < 0;
     if (!bad && st->rows * n <= CHECK_ALL) {
       for (long i = 0; i < st->rows && !bad; i++)
