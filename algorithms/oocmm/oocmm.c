@@ -7,7 +7,8 @@
  * Distribution: A and C by block rows (process s owns rows_s, the balanced share of
  * mm_part_start), B replicated: every process keeps its own copy on its own disk (node-local
  * disks, as on a cluster). Process s keeps A.s, B.s and C.s in a directory of its own that it
- * makes with mkdtemp under --dir and removes at the end and on every error.
+ * makes with mkdtemp under --dir and removes at the end, on every error (then exit status 1
+ * with one message) and on SIGINT, SIGTERM and SIGHUP; a disk too small is refused up front.
  *
  * Schedule, per process, with three in-core buffers within --memory (choice of w and r:
  * choose_geometry):

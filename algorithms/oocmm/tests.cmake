@@ -72,3 +72,9 @@ bspalg_error_test(memory-too-small
                   ARGS --size 100 --memory 12287)
 bspalg_error_test(bad-io EXPECT "--io must be direct, fadvise or page, not 'disk'" ARGS --io disk)
 bspalg_error_test(bad-chunk EXPECT "--chunk must be a multiple of 4096 .*not 5000" ARGS --chunk 5000)
+
+# Not enough space for the files (B alone is 8 TB at n = 1000000): refused before any is written.
+oocmm_test(no-space 1 "bspalg-oocmm: not enough space in .*: the files need .* GiB are free"
+           PROCS 2 ARGS --size 1000000 --memory 16011264 -r 1)
+# Ended by SIGTERM (a timeout, Ctrl-C) while it runs: the files are removed all the same.
+oocmm_test(sigterm term "" PROCS 1 3 ARGS --size 600 --memory 65536 -r 1000 --no-check)
