@@ -292,6 +292,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=positive_float, default=600.0, metavar="S", help="give up a run after S seconds (default 600)"
     )
     im.add_argument("--output-dir", metavar="DIR", help="where imh.json goes (default: results/imh/ALG-pP)")
+    im.add_argument(
+        "--disk-sharers",
+        type=positive_int,
+        metavar="K",
+        help="oocmm: processes that use one disk at once, each getting 1/K of its bandwidth (default: P, every "
+        "process on this machine; 1 for node-local disks with one process per node)",
+    )
     return ap
 
 

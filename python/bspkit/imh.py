@@ -528,11 +528,13 @@ def disk_time(
     op: str,
     access: str = "sequential",
     cache: str = "direct",
+    sharers: int = 1,
 ) -> float | None:
     """sum over call classes of calls x (T_0 + bytes tau): the disk term of sec. 5.2.4 for the
-    reads (op "read") or writes of a program that declares them as [(bytes, calls), ...]."""
+    reads (op "read") or writes of a program that declares them as [(bytes, calls), ...];
+    `sharers` programs on one disk at once each see tau x sharers."""
     fit = (imh.get("disk") or {}).get("fits", {}).get(f"{op}/{access}/{cache}")
     if not fit or fit["model"].get("tau") is None:
         return None
     T0, tau = fit["model"].get("T_0") or 0.0, fit["model"]["tau"]
-    return sum(n * (T0 + b * tau) for b, n in calls)
+    return sum(n * (T0 + b * tau * sharers) for b, n in calls)

@@ -11,7 +11,8 @@ are reported side by side.
   every process at once).
 * oocmm: BSP = f W + comm + l with f the driver's in-memory dgemm (--measure-f); IMH = BSP +
   the memory-disk terms, sum over the driver's reads and writes of calls x (T + m tau), from
-  the probe's disk fits of the run's I/O mode.
+  the probe's disk fits of the run's I/O mode; the p processes of a run on this machine
+  share its disk (--disk-sharers), so each gets 1/p of the bandwidth the probe measured.
 """
 
 from __future__ import annotations
@@ -117,20 +118,23 @@ def io_calls(io: Mapping[str, Any], kind: str) -> list[tuple[float, int]]:
     return [(total / calls, calls)] if calls else []
 
 
-def oocmm_disk_s(params: Params, run: Mapping[str, Any]) -> tuple[float, dict[str, Any]]:
+def oocmm_disk_s(params: Params, run: Mapping[str, Any], sharers: int = 1) -> tuple[float, dict[str, Any]]:
     """sum of calls x (T + m tau) over the reads and the writes of the busiest process (the
-    driver's io_max: the process with the most rows)."""
+    driver's io_max: the process with the most rows). `sharers` processes use one disk at
+    once: each gets 1/sharers of its bandwidth (the probe measured one process alone), the
+    start-ups overlap."""
     if not params.imh or not params.imh.get("disk"):
         raise ImhError("the parameter file has no disk fits: run `bspkit probe --suites bsp,disk`")
     rp = run.get("params") or {}
     cache = "page" if rp.get("io") == "page" else "direct"  # O_DIRECT or fadvise + fsync: around the cache
     io = rp.get("io_max") or rp.get("io_p0") or {}
     reads, writes = io_calls(io, "reads"), io_calls(io, "writes")
-    t_r = imh.disk_time(params.imh, reads, "read", "sequential", cache)
-    t_w = imh.disk_time(params.imh, writes, "write", "sequential", cache)
+    t_r = imh.disk_time(params.imh, reads, "read", "sequential", cache, sharers)
+    t_w = imh.disk_time(params.imh, writes, "write", "sequential", cache, sharers)
     if t_r is None or t_w is None:
         raise ImhError(f"the parameter file has no sequential {cache} disk fit for reads and writes")
-    return t_r + t_w, {"cache": cache, "read_s": t_r, "write_s": t_w, "reads": reads, "writes": writes}
+    detail = {"cache": cache, "read_s": t_r, "write_s": t_w, "reads": reads, "writes": writes, "sharers": sharers}
+    return t_r + t_w, detail
 
 
 # ------------------------------------------------------------------------ one run
@@ -143,7 +147,7 @@ def probe_f(params: Params, kernel: str) -> float:
     return float(f)
 
 
-def predict_run(alg: str, params: Params, run: Mapping[str, Any], procs: int) -> dict[str, Any]:
+def predict_run(alg: str, params: Params, run: Mapping[str, Any], procs: int, disk_sharers: int = 1) -> dict[str, Any]:
     """The BSP and the IMH prediction of one driver run, with their parts."""
     if alg == "cannon":
         f = probe_f(params, "matmul_double_ijk")
@@ -155,7 +159,7 @@ def predict_run(alg: str, params: Params, run: Mapping[str, Any], procs: int) ->
         out["memory_s"] = memory
     else:
         bsp = pd.predict(params, run)
-        disk, detail = oocmm_disk_s(params, run)
+        disk, detail = oocmm_disk_s(params, run, disk_sharers)
         out = {"bsp_s": bsp["g const"], "bsp_work_s": bsp["work_s"], "f_s_per_flop": bsp["f_s_per_unit"]}
         out["comm_s"] = bsp["g const comm_s"]
         out["imh_s"] = None if bsp["g const"] is None else bsp["g const"] + disk
@@ -197,7 +201,7 @@ def imh_command(args: argparse.Namespace, extra: list[str]) -> int:
         dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", *extra]
         try:
             res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout)
-            row = predict_run(args.algorithm, params, res.data, nprocs)
+            row = predict_run(args.algorithm, params, res.data, nprocs, args.disk_sharers or nprocs)
         except al.AlgorithmError as e:
             raise Failure(str(e)) from None
         except (ImhError, pd.PredictionError) as e:

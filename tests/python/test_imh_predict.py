@@ -71,6 +71,10 @@ def test_the_disk_terms_sum_every_call_class(params: tuple[Path, Params]) -> Non
     want = 3 * (t0r + (1 << 20) / bwr) + 2 * (t0r + 4096 / bwr) + 5 * (t0w + 8192 / bww)
     assert t == pytest.approx(want, rel=0.05)
     assert detail["cache"] == "direct"
+    # two processes on one disk: each gets half its bandwidth, the start-ups overlap
+    t2, _ = ip.oocmm_disk_s(params[1], run, sharers=2)
+    want2 = 3 * (t0r + 2 * (1 << 20) / bwr) + 2 * (t0r + 2 * 4096 / bwr) + 5 * (t0w + 2 * 8192 / bww)
+    assert t2 == pytest.approx(want2, rel=0.05)
     # without the call sizes: one class of the mean size
     run = {"params": {"io": "page", "io_max": {"read_calls": 4, "read_bytes": 4 << 20, "write_calls": 0}}}
     assert ip.io_calls(run["params"]["io_max"], "reads") == [(float(1 << 20), 4)]
