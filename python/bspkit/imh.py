@@ -182,18 +182,18 @@ def cpus_in(listed: Any) -> int:
 
 def level_name(footprint: int, procs: int, levels: Sequence[Mapping[str, Any]], stride_bytes: int = 0) -> str:
     """The smallest cache that holds the footprint; a cache that `procs` processes share is
-    split between them. A stride of d >= one line bytes (a power of two, as the probe's) maps
-    the lines of a pass to every (d / line)-th set only, so a cache of `ways` ways (when the
-    probe read it) holds size / min(sets, d / line) bytes of such a pass: the conflict misses
-    that make large strides slow in a cache the data would fill only in part."""
+    split between them. A stride of k whole lines maps the lines of a pass to one set in
+    gcd(sets, k) only (the probe's strides are powers of two: one in min(sets, k)), so a cache
+    of `ways` ways (when the probe read it) holds size / gcd(sets, k) bytes of such a pass: the
+    conflict misses that make large strides slow in a cache the data would fill only in part."""
     for lv in levels:
         sharers = max(1, min(procs, cpus_in(lv.get("shared_cpus"))))
         size = int(lv["size_bytes"]) / sharers
         line = int(lv.get("line_bytes") or 64)
         ways = int(lv.get("ways") or 0)
-        if ways > 0 and stride_bytes > line:
+        if ways > 0 and stride_bytes > line and stride_bytes % line == 0:
             sets = max(1, int(lv["size_bytes"]) // (line * ways))
-            size /= min(sets, stride_bytes // line)
+            size /= math.gcd(sets, stride_bytes // line)
         if footprint <= size:
             return f"L{int(lv['level'])}"
     return "memory"

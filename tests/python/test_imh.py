@@ -107,6 +107,7 @@ def test_level_assignment_splits_a_shared_cache_between_processes() -> None:
     assert imh.level_name(8192, 1, l1, 8 * 64) == "L2"
     assert imh.level_name(512, 1, l1, 4096) == "L1" and imh.level_name(1024, 1, l1, 4096) == "L2"
     assert imh.level_name(8192, 1, l1, 64) == "L1"  # one line apart: every set
+    assert imh.level_name(8192, 1, l1, 75 * 64) == "L1"  # 75 lines apart: every set too (gcd 1)
 
 
 def test_stream_check_compares_the_models_copy_with_stream(fitted: Params) -> None:
