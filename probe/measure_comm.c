@@ -181,29 +181,13 @@ static void comm_run(probe_ctx *c, const void *arg) {
   }
 }
 
-/* A random derangement of 0..p-1 (no fixed points; the identity when p = 1). */
-static void derangement(uint64_t *rng, int *perm, int p) {
-  for (int i = 0; i < p; i++) perm[i] = i;
-  if (p < 2) return;
-  for (;;) {
-    for (int i = p - 1; i > 0; i--) {
-      int k = (int)rng_below(rng, i + 1), t = perm[i];
-      perm[i] = perm[k];
-      perm[k] = t;
-    }
-    int fixed = 0;
-    for (int i = 0; i < p; i++) fixed |= perm[i] == i;
-    if (!fixed) return;
-  }
-}
-
 /* Sets o->target for this process; the permutation is drawn per point from the seed. */
 static void comm_target(probe_ctx *c, comm_op *o, int *perm) {
   if (o->pattern == PAT_PERMUTATION) {
     uint64_t r = rng_seed(c->opt->seed, 0x7065726dULL /* "perm" */,
                           (uint64_t)(o->prim * NPATTERNS + o->pattern) << 32 | (uint64_t)o->hs,
                           (uint64_t)o->count);
-    derangement(&r, perm, c->p);
+    rng_derangement(&r, perm, c->p);
     o->target = perm[c->s];
   } else {
     o->target = (c->s + 1) % c->p; /* shift; alltoall computes its own */

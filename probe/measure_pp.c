@@ -66,22 +66,6 @@ static int pp_supersteps(int pattern, int p) {
   }
 }
 
-/* A random derangement of 0..p-1 (no fixed points; the identity when p = 1). */
-static void pp_derangement(uint64_t *rng, int *perm, int p) {
-  for (int i = 0; i < p; i++) perm[i] = i;
-  if (p < 2) return;
-  for (;;) {
-    for (int i = p - 1; i > 0; i--) {
-      int k = (int)rng_below(rng, i + 1), t = perm[i];
-      perm[i] = perm[k];
-      perm[k] = t;
-    }
-    int fixed = 0;
-    for (int i = 0; i < p; i++) fixed |= perm[i] == i;
-    if (!fixed) return;
-  }
-}
-
 /* The operation of one sample: its supersteps, the last bsp_sync included. */
 static void pp_run(const probe_ctx *c, const pp_bufs *b, const pp_point *pt) {
   const int p = c->p, s = c->s;
@@ -242,7 +226,7 @@ void measure_pp(probe_ctx *c) {
     progress(c, "pp", seq, npoints, seq == 0);
     if (pt->pattern == PP_PERMUTATION) {
       uint64_t r = rng_seed(c->opt->seed, 0x70702d70 /* "pp-p" */, (uint64_t)pt->bytes, 0);
-      pp_derangement(&r, b.perm, p);
+      rng_derangement(&r, b.perm, p);
     }
 
     /* warm-up, with cleared destinations, then the check of what arrived */

@@ -33,16 +33,9 @@ foreach(var BSPRUN BACKEND P)
 endforeach()
 set(max_bytes 1048576)
 set(reps 2)
-execute_process(
-  COMMAND "${BSPRUN}" -b ${BACKEND} -n ${P} "${PROBE}" --quick --only mem --mem-max-bytes
-          ${max_bytes} --reps ${reps} --seed 11 --output "${OUT}"
-  RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out TIMEOUT 200)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "bspprobe failed (${rc}):\n${out}\n${err}")
-endif()
-if(NOT EXISTS "${OUT}")
-  message(FATAL_ERROR "bspprobe wrote no file ${OUT}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/jsonl_test_lib.cmake)
+run_probe_ok("${OUT}" 200 "${BSPRUN}" -b ${BACKEND} -n ${P} "${PROBE}" --quick --only mem
+             --mem-max-bytes ${max_bytes} --reps ${reps} --seed 11 --output "${OUT}")
 
 # One record per line, each parsed on its own (string(JSON) on the whole file would parse
 # all of it for every key).

@@ -279,3 +279,18 @@ void rng_shuffle_long(uint64_t *state, long *v, long n) {
     v[k] = t;
   }
 }
+
+void rng_derangement(uint64_t *state, int *perm, int p) {
+  for (int i = 0; i < p; i++) perm[i] = i;
+  if (p < 2) return;
+  for (;;) {
+    for (int i = p - 1; i > 0; i--) {
+      int k = (int)rng_below(state, i + 1), t = perm[i];
+      perm[i] = perm[k];
+      perm[k] = t;
+    }
+    int fixed = 0;
+    for (int i = 0; i < p; i++) fixed |= perm[i] == i;
+    if (!fixed) return;
+  }
+}

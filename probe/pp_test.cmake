@@ -14,28 +14,10 @@ foreach(var BSPRUN PROBE BACKEND P OUT)
 endforeach()
 file(REMOVE "${OUT}")
 
-execute_process(
-  COMMAND "${BSPRUN}" -b ${BACKEND} -n ${P} "${PROBE}" --quick --only pp --pp-max-bytes 65536
-          --reps 2 --output "${OUT}"
-  RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out TIMEOUT 150)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "bspprobe failed (${rc}):\n${out}\n${err}")
-endif()
-if(NOT EXISTS "${OUT}")
-  message(FATAL_ERROR "bspprobe wrote no file ${OUT}")
-endif()
-
-file(READ "${OUT}" text)
-string(REGEX REPLACE "\n$" "" text "${text}")
-if(text MATCHES "\n\n" OR text STREQUAL "")
-  message(FATAL_ERROR "empty file or empty line in ${OUT}")
-endif()
-string(REPLACE "\n" "," joined "${text}")
-set(doc "[${joined}]")
-string(JSON n ERROR_VARIABLE jerr LENGTH "${doc}")
-if(jerr)
-  message(FATAL_ERROR "${OUT} is not valid JSON lines: ${jerr}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/jsonl_test_lib.cmake)
+run_probe_ok("${OUT}" 150 "${BSPRUN}" -b ${BACKEND} -n ${P} "${PROBE}" --quick --only pp
+             --pp-max-bytes 65536 --reps 2 --output "${OUT}")
+read_jsonl("${OUT}")
 
 function(get out index)
   string(JSON v ERROR_VARIABLE e GET "${doc}" ${index} ${ARGN})

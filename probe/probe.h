@@ -204,6 +204,8 @@ uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
 long rng_below(uint64_t *state, long n); /* uniform in [0, n) */
 double rng_unit(uint64_t *state);        /* uniform in [0, 1) */
 void rng_shuffle_long(uint64_t *state, long *v, long n);
+/* A random derangement of 0..p-1 (no fixed points; the identity when p = 1). */
+void rng_derangement(uint64_t *state, int *perm, int p);
 
 /* ---- collective helpers (measure_comm.c) ------------------------------------------------ */
 

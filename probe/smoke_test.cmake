@@ -9,29 +9,11 @@ foreach(var BSPRUN PROBE OUT)
 endforeach()
 file(REMOVE "${OUT}")
 
-execute_process(
-  COMMAND "${BSPRUN}" -n 2 "${PROBE}" --quick --only g,l --primitives put,send --patterns shift
-          --max-words 64 --reps 2 --seed 7 --output "${OUT}"
-  RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE out TIMEOUT 100)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "bspprobe failed (${rc}):\n${out}\n${err}")
-endif()
-if(NOT EXISTS "${OUT}")
-  message(FATAL_ERROR "bspprobe wrote no file ${OUT}")
-endif()
-
-# One JSON object per line: join the lines into one JSON array and parse that.
-file(READ "${OUT}" text)
-string(REGEX REPLACE "\n$" "" text "${text}")
-if(text MATCHES "\n\n" OR text STREQUAL "")
-  message(FATAL_ERROR "empty file or empty line in ${OUT}")
-endif()
-string(REPLACE "\n" "," joined "${text}")
-set(doc "[${joined}]")
-string(JSON n ERROR_VARIABLE jerr LENGTH "${doc}")
-if(jerr)
-  message(FATAL_ERROR "${OUT} is not valid JSON lines: ${jerr}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/jsonl_test_lib.cmake)
+run_probe_ok("${OUT}" 100 "${BSPRUN}" -n 2 "${PROBE}" --quick --only g,l --primitives put,send
+             --patterns shift --max-words 64 --reps 2 --seed 7 --output "${OUT}")
+read_jsonl("${OUT}")
+set(text "${_jsonl_text}")
 string(REGEX MATCHALL "\n" nl "${text}")
 list(LENGTH nl nlines)
 math(EXPR nlines "${nlines} + 1")

@@ -1,0 +1,31 @@
+# jsonl_test_lib.cmake - what the bspprobe test scripts share (include() it):
+#   run_probe_ok(OUT TIMEOUT COMMAND...)  runs bspprobe; fails unless it exits 0 and wrote OUT
+#   read_jsonl(PATH)                      sets `doc` (a JSON array of the file's records) and
+#                                         `n` (their count); fails on an empty file, an empty
+#                                         line or a line that is not JSON
+
+function(run_probe_ok out timeout)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE text
+                  TIMEOUT ${timeout})
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "bspprobe failed (${rc}):\n${text}\n${err}")
+  endif()
+  if(NOT EXISTS "${out}")
+    message(FATAL_ERROR "bspprobe wrote no file ${out}")
+  endif()
+endfunction()
+
+# One JSON object per line: join the lines into one JSON array and parse that.
+macro(read_jsonl path)
+  file(READ "${path}" _jsonl_text)
+  string(REGEX REPLACE "\n$" "" _jsonl_text "${_jsonl_text}")
+  if(_jsonl_text MATCHES "\n\n" OR _jsonl_text STREQUAL "")
+    message(FATAL_ERROR "empty file or empty line in ${path}")
+  endif()
+  string(REPLACE "\n" "," _jsonl_joined "${_jsonl_text}")
+  set(doc "[${_jsonl_joined}]")
+  string(JSON n ERROR_VARIABLE _jsonl_err LENGTH "${doc}")
+  if(_jsonl_err)
+    message(FATAL_ERROR "${path} is not valid JSON lines: ${_jsonl_err}")
+  endif()
+endmacro()
