@@ -41,6 +41,7 @@ def test_registry_records() -> None:
         "rdxsort",
         "rdxsort-opt",
         "rdxsort-combined",
+        "oocmm",
         "lu",
     ]
     for alg in REGISTRY:
