@@ -9,14 +9,17 @@ adds them (sec. 5.2.4).
   writes it and in the form bspkit predicts with (the stride term per line: EQ4_FORMS). A
   quarter of the points are held out of each fit to measure its error on points it did not
   see.
-* Processor-processor, eq. (5): T = T_s + m tau_d per pattern; the model's T_s and tau_d come
-  from the permutation (as the paper takes them), and sec. 5.2.2's formulas predict the other
-  patterns (Table 5).
-* Memory-disk: T_r + m tau_r and T_w + m tau_w (Table 6) per access pattern and cache state.
+* Processor-processor, eq. (5): T = T_s + m tau_d per pattern, T_s from the smallest messages
+  and tau_d from the largest (startup_and_rate); the model's T_s and tau_d come from the
+  permutation (as the paper takes them), and sec. 5.2.2's formulas, beside the BSP cost of
+  the supersteps bspprobe runs, predict the other patterns (Table 5).
+* Memory-disk: T_r + m tau_r and T_w + m tau_w (Table 6) per access pattern and cache state,
+  read the same way.
 
-Fits are least squares on relative residuals (every point counts alike whatever its size),
-with the coefficients kept non-negative (scipy's NNLS: a coefficient that would be negative
-is dropped and the fit redone without it, and flagged), and 95 % confidence intervals from the
+Fits are least squares (eq. 4 on relative residuals: every point counts alike whatever its
+size; the rates of eq. 5 and the disk on absolute ones: the largest sizes weigh most), with
+the coefficients kept non-negative (scipy's NNLS: a coefficient that would be negative is
+dropped and the fit redone without it, and flagged), and 95 % confidence intervals from the
 fit on the kept coefficients. As everywhere in bspkit, a coefficient that is dropped or whose
 interval reaches zero is null in the triplet (with the reason in `flags`); the value a
 prediction uses is in `model`.
@@ -65,10 +68,10 @@ def nonneg_lsq(columns: Mapping[str, Sequence[float]], y: Sequence[float], relat
         out["coef"] = dict.fromkeys(names)
         return out
     A = X / yv[:, None] if relative else X
-    ones = np.ones_like(yv) if relative else yv
+    rhs = np.ones_like(yv) if relative else yv
     # scale the columns so NNLS sees numbers near 1 (N runs to 1e7, S to 1e3, m to 1e9)
     scale = np.array([np.abs(A[:, k]).max() or 1.0 for k in range(A.shape[1])])
-    b_scaled, _ = optimize.nnls(A / scale, ones)
+    b_scaled, _ = optimize.nnls(A / scale, rhs)
     b = b_scaled / scale
     active = [k for k in range(len(names)) if b[k] > 0]
     for k in range(len(names)):
@@ -77,11 +80,11 @@ def nonneg_lsq(columns: Mapping[str, Sequence[float]], y: Sequence[float], relat
     cov = None
     if active:
         Aa = A[:, active]
-        b_a, *_ = np.linalg.lstsq(Aa, ones, rcond=None)
+        b_a, *_ = np.linalg.lstsq(Aa, rhs, rcond=None)
         if np.all(b_a > 0):  # the active set's unconstrained fit: the same point, with a covariance
             b[active] = b_a
         dof = len(yv) - len(active)
-        r = Aa @ b[active] - ones
+        r = Aa @ b[active] - rhs
         s2 = float(r @ r) / dof if dof > 0 else float("nan")
         try:
             cov = s2 * np.linalg.inv(Aa.T @ Aa)
