@@ -28,6 +28,7 @@ from typing import Any
 from bspkit import __version__, imh
 from bspkit import algorithms as al
 from bspkit import predict as pd
+from bspkit import probe as pr
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 from bspkit.inputs import check_launch, driver_tools, params_for
 from bspkit.params import Params
@@ -180,7 +181,7 @@ def imh_command(args: argparse.Namespace, extra: list[str]) -> int:
     if args.algorithm not in SUPPORTED:
         raise UsageError(f"bspkit imh predicts {' and '.join(SUPPORTED)}, not {args.algorithm!r}")
     alg = al.find_algorithm(args.algorithm if args.algorithm != "cannon" else "cannon-put")
-    nprocs = args.nprocs or 2
+    nprocs = args.nprocs or pr.cores()
     try:
         sizes = [int(s) for s in (args.sizes.split(",") if args.sizes else DEFAULT_SIZES[args.algorithm])]
     except ValueError:
