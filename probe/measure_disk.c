@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,13 +67,50 @@ typedef struct {
 
 /* ---- errors and cleanup ---------------------------------------------------------------------- */
 
+static void cleanup_on_signals(const disk_run *d, int on);
+
 static void disk_cleanup(disk_run *d) {
+  if (d->have_dir) cleanup_on_signals(d, 0);
   if (d->fd >= 0) close(d->fd);
   d->fd = -1;
   if (d->have_file) unlink(d->file);
   d->have_file = 0;
   if (d->have_dir) rmdir(d->dir);
   d->have_dir = 0;
+}
+
+/* A run ended by SIGINT, SIGTERM or SIGHUP (Ctrl-C, a timeout, mpirun passing on an abort)
+ * removes the file and the directory too. Only process 0 runs the disk section, once at a time,
+ * so one set of paths serves; they are copied before the handlers go in, and the handler calls
+ * only unlink, rmdir and raise (async-signal-safe). */
+static char signal_file[PATH_MAX + 16], signal_dir[PATH_MAX];
+static struct sigaction signal_old[3];
+static const int cleanup_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void remove_on_signal(int sig) {
+  unlink(signal_file);
+  rmdir(signal_dir);
+  for (int k = 0; k < 3; k++)
+    if (cleanup_signals[k] == sig) sigaction(sig, &signal_old[k], NULL);
+  raise(sig);
+}
+
+static void cleanup_on_signals(const disk_run *d, int on) {
+  if (!on) {
+    for (int k = 0; k < 3; k++) sigaction(cleanup_signals[k], &signal_old[k], NULL);
+    return;
+  }
+  snprintf(signal_file, sizeof signal_file, "%s", d->file);
+  snprintf(signal_dir, sizeof signal_dir, "%s", d->dir);
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = remove_on_signal;
+  sigemptyset(&action.sa_mask);
+  for (int k = 0; k < 3; k++) {
+    sigaction(cleanup_signals[k], NULL, &signal_old[k]);
+    if (signal_old[k].sa_handler != SIG_IGN) /* a signal ignored (nohup) stays ignored */
+      sigaction(cleanup_signals[k], &action, NULL);
+  }
 }
 
 /* Removes the temporary directory, then ends the whole program with one message. */
@@ -335,6 +373,7 @@ static void disk_process0(probe_ctx *c) {
     disk_fail(&d, "cannot create a temporary directory in '%s': %s", d.parent, strerror(errno));
   d.have_dir = 1;
   snprintf(d.file, sizeof d.file, "%s/data", d.dir);
+  cleanup_on_signals(&d, 1);
 
   void *mem = NULL;
   int e = posix_memalign(&mem, DISK_PAGE, DISK_SEQ_BLOCK);

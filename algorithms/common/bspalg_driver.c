@@ -172,7 +172,7 @@ static void spmd(void) {
   char f_note[512] = "";
   if (opts.measure_f && driver->measure_f) measure_f(state, &f, &f_all, f_note, sizeof f_note);
 
-  char params[512] = "{}";
+  char params[4096] = "{}"; /* oocmm lists its I/O call sizes here */
   driver->params(state, params, sizeof params);
   FILE *json = bsp_pid() == 0 ? bspalg_open_json(prog, opts.json_path) : NULL;
   bspalg_info info = {algorithm_name(),
