@@ -77,20 +77,22 @@ def processor_memory_section(run: RawRun, params: Params, anchor: str) -> Sectio
         "each sample (Fig. 6), in cache the array was walked before and a sample is one of several passes "
         "(Fig. 7). Eq. (4), T = T_n N + T_c N_c + T_e S with N_c the cache lines the pass brings, is fitted per "
         "operation, element, cache state and process count, and per cache level (the smallest cache that holds "
-        "the lines the pass touches; a shared cache split between the processes; out of cache: memory). Every "
+        "the lines the pass touches, counting the sets a stride of k lines leaves usable, one in gcd(sets, k); "
+        "a shared cache split between the processes; out of cache: memory). Every "
         f"{imh.HOLDOUT_EVERY}th point in (N, S) order is held out of its fit and predicted.</p>"
     )
     if caches:
         s.add(
             table(
-                ["level", "type", "size", "line [B]", "shared by CPUs"],
+                ["level", "type", "size", "line [B]", "ways", "shared by CPUs"],
                 [
                     [
                         f"L{c['level']}",
                         esc(c.get("type")),
                         _size(c["size_bytes"]),
                         str(c.get("line_bytes")),
-                        str(c.get("shared_cpus")),
+                        str(c.get("ways") or "?"),
+                        esc(c.get("shared_cpus")),
                     ]
                     for c in caches
                 ],
@@ -171,6 +173,7 @@ def processor_memory_section(run: RawRun, params: Params, anchor: str) -> Sectio
             )
         )
     pts = imh.mem_points(run)
+    line, page = int(mem.get("line_bytes") or 64), int(mem.get("page_bytes") or 4096)
     for cache, what in (("cold", "out of cache (Fig. 6)"), ("warm", "in cache (Fig. 7)")):
         group = f"read/double/{cache}/p1"
         gpts = [p for p in pts if p.group == group]
@@ -180,11 +183,8 @@ def processor_memory_section(run: RawRun, params: Params, anchor: str) -> Sectio
         levels = mem.get("caches") or []
 
         def predict(p: Any, fits: Mapping[str, Any] = fits, levels: Any = levels) -> float | None:
-            level = "memory" if p.cache == "cold" else imh.level_name(p.footprint, p.procs, levels)
-            f = fits.get(level) or {}
-            return (
-                imh.predict_linear(f["model"], {"T_n": p.n, "T_c": p.lines, "T_e": p.stride}) if "model" in f else None
-            )
+            f = fits.get(imh.point_level(p, levels)) or {}
+            return imh.predict_pass(f, p.n, p.stride, p.elem_bytes, line, page) if "model" in f else None
 
         marks_n, marks_s = _mem_marks(mem, 8)
         title = f"read double, {what}, one process, {run.label()}"
