@@ -24,7 +24,8 @@ NO_PROBE = (
     if BUILD is None
     else f"no bspprobe built in {BUILD} ({PROBE} or {BSPRUN} missing): run scripts/build.sh first"
 )
-# a tiny grid: two primitives, one pattern each way, h <= 256 words, 3 repetitions
+# a tiny grid: two primitives, one pattern each way, h <= 256 words, 3 repetitions; and the
+# memory-hierarchy suites on small arrays, messages and files
 TINY = [
     "--primitives",
     "put,get",
@@ -36,6 +37,12 @@ TINY = [
     "3",
     "--seed",
     "5",
+    "--mem-max-bytes",
+    "1048576",
+    "--pp-max-bytes",
+    "65536",
+    "--disk-max-bytes",
+    "262144",
 ]
 
 
@@ -180,6 +187,12 @@ def test_probe_quick_tiny_grid(tmp_path: Path) -> None:
     for key, e in params["g"].items():
         t = e["lsq"]["g_inf"]
         assert t is None or 0 < t[1] <= t[0] <= t[2], key
+    # the default runs the memory-hierarchy suites too: their fits are in the file
+    imh = params["imh"]
+    assert imh["mem"]["fits"] and imh["mem"]["heldout_points"] > 0
+    assert set(imh["pp"]["fits"]) == {"permutation", "pingpong", "scatter", "broadcast"}
+    assert {"read/sequential/direct", "write/sequential/page"} <= set(imh["disk"]["fits"])
+    assert all(imh["model"][k] is not None for k in ("T_s", "tau_d", "T_r", "tau_r", "T_w", "tau_w"))
     check_report(out / "report.html", params)
 
 
