@@ -3,6 +3,7 @@
 #   read_jsonl(PATH)                      sets `doc` (a JSON array of the file's records) and
 #                                         `n` (their count); fails on an empty file, an empty
 #                                         line or a line that is not JSON
+#   jsonl_get(OUT INDEX KEY...)           OUT = doc[INDEX][KEY]... ("" when it is not there)
 
 function(run_probe_ok out timeout)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE text
@@ -29,3 +30,11 @@ macro(read_jsonl path)
     message(FATAL_ERROR "${path} is not valid JSON lines: ${_jsonl_err}")
   endif()
 endmacro()
+
+function(jsonl_get out index)
+  string(JSON v ERROR_VARIABLE e GET "${doc}" ${index} ${ARGN})
+  if(e)
+    set(v "")
+  endif()
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
