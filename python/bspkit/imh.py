@@ -318,14 +318,6 @@ def fit_mem(run: RawRun) -> JsonObject:
     return out
 
 
-def _pass_time(
-    fit: Mapping[str, Any] | None, n: int, stride: int, elem_bytes: int, line: int, page: int
-) -> float | None:
-    if not fit or "model" not in fit:
-        return None
-    return predict_pass(fit, n, stride, elem_bytes, line, page)
-
-
 def stream_check(run: RawRun, fits: Mapping[str, Mapping[str, JsonObject]], line: int, page: int) -> list[JsonObject]:
     """The model's out-of-cache bandwidth against the STREAM copy of the same run: a copy is a
     read pass and a write pass over double arrays at stride 1, so eq. (4) predicts its time
@@ -334,8 +326,10 @@ def stream_check(run: RawRun, fits: Mapping[str, Mapping[str, JsonObject]], line
     for r in run.stream:
         procs = int(r["procs"])
         n = int(r["bytes"]) // 8
-        t_read = _pass_time(fits.get(f"read/double/cold/p{procs}", {}).get("memory"), n, 1, 8, line, page)
-        t_write = _pass_time(fits.get(f"write/double/cold/p{procs}", {}).get("memory"), n, 1, 8, line, page)
+        read = fits.get(f"read/double/cold/p{procs}", {}).get("memory") or {}
+        write = fits.get(f"write/double/cold/p{procs}", {}).get("memory") or {}
+        t_read = predict_pass(read, n, 1, 8, line, page) if "model" in read else None
+        t_write = predict_pass(write, n, 1, 8, line, page) if "model" in write else None
         measured = float(r["bytes_moved"]) / float(r["_stats"].median)
         row: JsonObject = {
             "procs": procs,

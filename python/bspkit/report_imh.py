@@ -47,6 +47,23 @@ def _size(v: Any) -> str:
     return f"{v:.0f} B"
 
 
+def _size_range(fit: Mapping[str, Any]) -> str:
+    return f"{_size(fit['sizes'][0])} – {_size(fit['sizes'][-1])}"
+
+
+def _rate_series(
+    fits: Mapping[str, Mapping[str, Any]], label: Callable[[str], str | None]
+) -> list[tuple[str, Any, Any, Callable[[float], float]]]:
+    """The plot's series of T_0 + m tau fits (bspkit.imh.startup_and_rate): label(key) names
+    one, None leaves it out; a fit without a rate is left out too."""
+    series = []
+    for key, f in fits.items():
+        name = label(key)
+        if name is not None and f["model"].get("tau") is not None:
+            series.append((name, f["sizes"], f["times_s"], _line(f["model"].get("T_0"), f["model"]["tau"])))
+    return series
+
+
 def _verdict(ok: bool | None) -> str:
     if ok is None:
         return "–"
@@ -213,10 +230,10 @@ def processor_processor_section(run: RawRun, params: Params, anchor: str) -> Sec
             [
                 [
                     pattern,
-                    f"{_size(f['sizes'][0])} – {_size(f['sizes'][-1])}",
+                    _size_range(f),
                     "–" if f["model"].get("T_0") is None else f"{f['model']['T_0'] * 1e6:.3g}",
                     _coef(f, "tau"),
-                    _mbps(1 / f["model"]["tau"]) if f["model"].get("tau") else "–",
+                    _mbps(f.get("bandwidth_Bps")),
                     pct(f.get("residual_rel_rms")),
                     esc("; ".join(f.get("flags", []))),
                 ]
@@ -251,12 +268,7 @@ def processor_processor_section(run: RawRun, params: Params, anchor: str) -> Sec
         )
         head = ["pattern", "p", "m", "measured", "paper", "error", "BSP", "error", "within"]
         s.add(table(head, rows))
-    series = []
-    for pattern, f in pp["fits"].items():
-        model = f["model"]
-        if model.get("tau") is None:
-            continue
-        series.append((pattern, f["sizes"], f["times_s"], _line(model.get("T_0"), model["tau"])))
+    series = _rate_series(pp["fits"], lambda pattern: pattern)
     if series:
         s.image(
             plots.linear_cost_curves(series, "m (bytes per destination)", f"processor-processor, {run.label()}"), "pp"
@@ -287,7 +299,7 @@ def memory_disk_section(run: RawRun, params: Params, anchor: str) -> Section:
                 op,
                 access,
                 cache,
-                f"{_size(f['sizes'][0])} – {_size(f['sizes'][-1])}",
+                _size_range(f),
                 "–" if t0 is None else f"{t0 * 1e3:.3g}",
                 _mbps(f.get("bandwidth_Bps")),
                 pct(f.get("residual_rel_rms")),
@@ -301,13 +313,7 @@ def memory_disk_section(run: RawRun, params: Params, anchor: str) -> Section:
             left=3,
         )
     )
-    series = []
-    for key, f in disk["fits"].items():
-        if "/sequential/" not in key or f["model"].get("tau") is None:
-            continue
-        series.append(
-            (key.replace("/sequential", ""), f["sizes"], f["times_s"], _line(f["model"].get("T_0"), f["model"]["tau"]))
-        )
+    series = _rate_series(disk["fits"], lambda key: key.replace("/sequential", "") if "/sequential/" in key else None)
     if series:
         s.image(plots.linear_cost_curves(series, "m (bytes)", f"memory-disk, sequential, {run.label()}"), "disk")
     return s
