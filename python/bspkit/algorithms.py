@@ -404,14 +404,18 @@ def run_driver(
     nprocs: int,
     args: Sequence[str],
     timeout_s: float | None = None,
+    hostfile: Path | None = None,
 ) -> RunResult:
-    """Runs one driver through bsprun with --json and returns its JSON object."""
+    """Runs one driver through bsprun with --json (on the hosts of hostfile, if given) and
+    returns its JSON object."""
     exe = bindir / alg.driver
     if not exe.is_file():
         raise AlgorithmError(f"{exe} does not exist: build bspkit (the driver of {alg.name} may need CBLAS)")
     with tempfile.TemporaryDirectory(prefix="bspkit-run-") as tmp:
         out = Path(tmp) / "run.json"
-        cmd = [str(bsprun), "-b", backend, "-n", str(nprocs), str(exe), *alg.fixed_args, *args, "--json", str(out)]
+        hosts = ["--hostfile", str(hostfile)] if hostfile else []
+        cmd = [str(bsprun), "-b", backend, "-n", str(nprocs), *hosts, str(exe), *alg.fixed_args, *args]
+        cmd += ["--json", str(out)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired:

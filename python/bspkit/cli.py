@@ -1,6 +1,6 @@
 """The `bspkit` command: parses the arguments and dispatches to the command modules
 (bspkit.commands: probe, fit, report, compare, run; bspkit.validate: validate; bspkit.imh_predict:
-imh).
+imh; bspkit.cluster: cluster).
 
 Exit status: 0 on success, 1 when something fails (a raw file that cannot be read, a build or
 a bspprobe run that fails), 2 for a usage error (argparse's convention).
@@ -85,7 +85,7 @@ or results/probe/... under the current directory when there is no source tree.
 
 
 def add_launch_args(p: argparse.ArgumentParser) -> None:
-    """-n, -b and --build-dir: how probe, run and validate start BSP programs."""
+    """-n, -b, --build-dir and --hostfile: how probe, run, validate and imh start BSP programs."""
     p.add_argument(
         "-n", "--nprocs", type=positive_int, metavar="P", help="number of BSP processes (default: the cores available)"
     )
@@ -101,6 +101,12 @@ def add_launch_args(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build; without a source tree, "
         "the programs next to bsprun on PATH)",
+    )
+    p.add_argument(
+        "--hostfile",
+        metavar="FILE",
+        help="the hosts to run on, for the mpi back ends (bsprun --hostfile FILE): an Open MPI hostfile, or an "
+        "emulated cluster's (bspkit cluster up)",
     )
 
 
@@ -299,7 +305,95 @@ def build_parser() -> argparse.ArgumentParser:
         help="oocmm: processes that use one disk at once, each getting 1/K of its bandwidth (default: P, every "
         "process on this machine; 1 for node-local disks with one process per node)",
     )
+    add_cluster_parser(sub)
     return ap
+
+
+CLUSTER_EPILOG = """\
+What `up` builds: a parent network namespace bspkit.NAME holding a bridge (10.200.0.254/24),
+and per host k a namespace bspkit.NAME.hK whose eth0 (10.200.0.k+1) is one end of a veth pair,
+the other end on the bridge. Both ends are shaped by tc's token bucket (tbf) to --rate: the
+host's sending and its receiving. Nothing on the machine's own interfaces changes and no packet
+leaves the parent namespace. In STATE_DIR/NAME: hostfile (Open MPI's; its header tells bsprun
+the namespace and the mpirun options), agent (how mpirun enters a host: plm_rsh_agent) and
+cluster.json. Ranks: --map-by slot fills host 0 first, node deals them round robin; host k
+runs on the cores k R .. k R + R - 1 (modulo the cores there are: the hosts share the machine's
+cores and memory bandwidth). Latency is what the kernel's stack gives (no netem shaping).
+Needs root, ip and tc (iproute2), unshare and taskset (util-linux), and Open MPI to run on it:
+  bspkit cluster up --hosts 2 --ranks-per-host 1 --rate 1gbit
+  bsprun -b mpi -n 2 --hostfile /run/bspkit-cluster/bspkit/hostfile PROGRAM
+  bspkit probe -b mpi -n 2 --hostfile /run/bspkit-cluster/bspkit/hostfile --quick
+  bspkit cluster status; bspkit cluster down
+"""
+
+
+def add_cluster_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cl = sub.add_parser(
+        "cluster",
+        help="an emulated cluster: hosts as network namespaces with shaped links, for mpirun (needs root)",
+        description="Makes (up), shows (status) and removes (down) an emulated cluster of H hosts, each a Linux "
+        "network namespace linked to a bridge at a shaped rate; bsprun -b mpi --hostfile runs MPI jobs across it.",
+        epilog=CLUSTER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    actions = cl.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
+
+    def common(p: argparse.ArgumentParser, name_default: str | None) -> None:
+        p.add_argument(
+            "--name",
+            default=name_default,
+            metavar="NAME",
+            help="the cluster's name (letters, digits, '-', '_')" + (" (default: bspkit)" if name_default else ""),
+        )
+        p.add_argument(
+            "--state-dir",
+            metavar="DIR",
+            help="where the cluster's files go, in DIR/NAME (default: /run/bspkit-cluster)",
+        )
+
+    up = actions.add_parser(
+        "up",
+        help="make a cluster",
+        description="Makes the cluster's namespaces, bridge, links and their shaping, and writes its hostfile. "
+        "A cluster of that name must not exist (take it down first). Fails, removing what it made, if a step fails.",
+    )
+    up.add_argument("--hosts", type=positive_int, required=True, metavar="H", help="number of hosts")
+    up.add_argument(
+        "--ranks-per-host", type=positive_int, default=1, metavar="R", help="MPI ranks (slots) per host (default 1)"
+    )
+    up.add_argument(
+        "--rate",
+        required=True,
+        metavar="RATE",
+        help="each host's link rate, each way, in tc's units: 1gbit, 100mbit, 125mbps (bytes/s)",
+    )
+    up.add_argument(
+        "--burst",
+        metavar="SIZE",
+        help="the token bucket's burst in bytes (or 256kb, 2mb: 1024-based; default: 2 ms at the rate, at least "
+        "64 KiB, e.g. 250000 bytes at 1gbit)",
+    )
+    up.add_argument(
+        "--map-by",
+        choices=("slot", "node"),
+        default="slot",
+        help="rank placement: slot fills each host in turn (default), node deals the ranks round robin",
+    )
+    common(up, "bspkit")
+    down = actions.add_parser(
+        "down",
+        help="remove a cluster, also a half-made one",
+        description="Ends the processes left in the cluster's namespaces, deletes the namespaces (all named "
+        "bspkit.NAME and bspkit.NAME.*) and the state directory; also after a failed or interrupted up.",
+    )
+    common(down, "bspkit")
+    status = actions.add_parser(
+        "status",
+        help="show the clusters, their hosts, rates and byte counters",
+        description="Prints each cluster (or --name's): its hosts, addresses, cores, link rate and the bytes, "
+        "packets and drops its links' qdiscs have counted; and namespaces a cluster left without state.",
+    )
+    common(status, None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -312,9 +406,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print_error("a command is needed: probe, fit, report, compare, run, validate or imh (bspkit --help)")
+        print_error("a command is needed: probe, fit, report, compare, run, validate, imh or cluster (bspkit --help)")
         return EXIT_USAGE
     try:
+        if args.command == "cluster":
+            from bspkit import cluster
+
+            return cluster.cluster_command(args)
         # imported here: `bspkit --help` and usage errors need no numpy, scipy or matplotlib
         from bspkit import commands, validate
 

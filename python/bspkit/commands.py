@@ -20,10 +20,12 @@ from bspkit.inputs import (
     check_launch,
     default_beside,
     driver_tools,
+    hostfile_arg,
     load_fit,
     load_params,
     params_for,
     resolve_input,
+    run_label,
 )
 from bspkit.params import Params, Surface
 from bspkit.rawdata import RawRun
@@ -192,10 +194,13 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
         if not Path(args.disk_dir).is_dir():
             raise UsageError(f"--disk-dir {args.disk_dir}: no such directory")
         extra = ["--disk-dir", args.disk_dir, *extra]
+    if args.hostfile and (args.bspcc or args.launcher is not None):
+        raise UsageError("--hostfile is bsprun's: with --bspcc or --launcher, give the hosts in the launcher's command")
+    hostfile = hostfile_arg(args.backend, args.hostfile)
     nprocs = args.nprocs or pr.cores()
     root = pr.repo_root()
     backend = (args.library_name or Path(args.bspcc).name) if args.bspcc else args.backend
-    outdir = _probe_output_dir(args, root, backend, nprocs)
+    outdir = _probe_output_dir(args, root, run_label(backend, hostfile), nprocs)
     # Every option is checked, and bspkit's own bspprobe built, before the run directory is
     # made: a mistake must not leave an empty run behind.
     try:
@@ -214,7 +219,7 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
             binary = programs.find("bspprobe", args.build_dir)
         if not args.bspcc and args.launcher is None:
             bsprun = programs.find("bsprun", args.build_dir)
-            check_launch(bsprun, args.backend, nprocs)
+            check_launch(bsprun, args.backend, nprocs, hostfile)
         made = not outdir.exists()
         outdir.mkdir(parents=True, exist_ok=True)
         raw = outdir / "raw.jsonl"
@@ -224,7 +229,7 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
                 binary = pr.build_other(root, args.bspcc, outdir, shlex.split(args.bspcc_flags or ""))
             assert binary is not None
             probe_run = pr.probe_command(
-                binary, raw, nprocs, backend, bsprun, args.launcher, args.quick, args.library_name, extra
+                binary, raw, nprocs, backend, bsprun, args.launcher, args.quick, args.library_name, extra, hostfile
             )
             probe_run.run()
         except BaseException:
@@ -246,6 +251,7 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
 
 def run_command(args: argparse.Namespace, extra: list[str]) -> int:
     alg = algorithm_arg(args.algorithm)
+    hostfile = hostfile_arg(args.backend, args.hostfile)
     nprocs = args.nprocs or pr.cores()
     json_to_stdout = args.json == "-"
     if args.json and not json_to_stdout:
@@ -253,7 +259,9 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
     # with --json -, stdout holds the JSON object alone and the summary goes to stderr
     say = sys.stderr if json_to_stdout else sys.stdout
     params_path, params = (
-        params_for(args.params, args.backend, nprocs, required=True) if args.predict or args.params else (None, None)
+        params_for(args.params, args.backend, nprocs, required=True, hostfile=hostfile)
+        if args.predict or args.params
+        else (None, None)
     )
     if args.size is not None:
         try:
@@ -261,14 +269,14 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
         except al.AlgorithmError as e:
             raise Failure(str(e)) from None
     bsprun, bindir = driver_tools(args.build_dir, alg.driver)
-    check_launch(bsprun, args.backend, nprocs)
+    check_launch(bsprun, args.backend, nprocs, hostfile)
     dargs = list(extra)
     if args.size is not None:
         dargs += ["--size", str(args.size)]
     if params is not None and "--measure-f" not in dargs:
         dargs.append("--measure-f")
     try:
-        res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs)
+        res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, hostfile=hostfile)
     except al.AlgorithmError as e:
         raise Failure(str(e)) from None
     say.write(res.stdout)

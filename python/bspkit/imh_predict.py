@@ -30,7 +30,7 @@ from bspkit import algorithms as al
 from bspkit import predict as pd
 from bspkit import probe as pr
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
-from bspkit.inputs import check_launch, driver_tools, params_for
+from bspkit.inputs import check_launch, driver_tools, hostfile_arg, params_for
 from bspkit.params import Params
 
 SUPPORTED = ("cannon", "oocmm")
@@ -181,6 +181,7 @@ def imh_command(args: argparse.Namespace, extra: list[str]) -> int:
     if args.algorithm not in SUPPORTED:
         raise UsageError(f"bspkit imh predicts {' and '.join(SUPPORTED)}, not {args.algorithm!r}")
     alg = al.find_algorithm(args.algorithm if args.algorithm != "cannon" else "cannon-put")
+    hostfile = hostfile_arg(args.backend, args.hostfile)
     nprocs = args.nprocs or pr.cores()
     try:
         sizes = [int(s) for s in (args.sizes.split(",") if args.sizes else DEFAULT_SIZES[args.algorithm])]
@@ -188,20 +189,22 @@ def imh_command(args: argparse.Namespace, extra: list[str]) -> int:
         raise UsageError(f"--sizes {args.sizes!r}: a comma-separated list of integers") from None
     if any(s <= 0 for s in sizes):
         raise UsageError("--sizes: every size must be positive")
-    params_path, params = params_for(args.params, args.backend, nprocs, required=True)
+    params_path, params = params_for(args.params, args.backend, nprocs, required=True, hostfile=hostfile)
     assert params is not None
     if not params.imh:
         raise Failure(f"{params_path} has no IMH fits: probe with `bspkit probe --suites all` (or bsp,mem,disk)")
     outdir = Path(args.output_dir) if args.output_dir else Path("results") / "imh" / f"{args.algorithm}-p{nprocs}"
     check_writable(outdir / "imh.json", "the predictions")
     bsprun, bindir = driver_tools(args.build_dir, alg.driver)
-    check_launch(bsprun, args.backend, nprocs)
+    check_launch(bsprun, args.backend, nprocs, hostfile)
     rows = []
     for i, n in enumerate(sizes):
         progress(f"[{i + 1}/{len(sizes)}] {args.algorithm} n = {n}")
         dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", *extra]
         try:
-            res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout)
+            res = al.run_driver(
+                alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout, hostfile=hostfile
+            )
             row = predict_run(args.algorithm, params, res.data, nprocs, args.disk_sharers or nprocs)
         except al.AlgorithmError as e:
             raise Failure(str(e)) from None
@@ -216,6 +219,7 @@ def imh_command(args: argparse.Namespace, extra: list[str]) -> int:
         "algorithm": args.algorithm,
         "backend": args.backend,
         "p": nprocs,
+        "hostfile": str(hostfile) if hostfile else None,
         "params_file": str(params_path),
         "machine": params.machine,
         "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from bspkit import algorithms as al
+from bspkit import cluster, programs
 from bspkit import predict as pd
 from bspkit import probe as pr
-from bspkit import programs
 from bspkit.console import Failure, UsageError, describe_exit, progress
 from bspkit.fit import fit_run
 from bspkit.params import Params, ParamsError
@@ -64,30 +64,55 @@ def default_beside(raw: Path, name: str, suffix: str) -> Path:
     return raw.with_name(raw.stem + suffix)
 
 
-def newest_params(backend: str, nprocs: int) -> Path | None:
-    """params.json of the newest probe of this back end and p under <repo>/results/probe/."""
+def hostfile_arg(backend: str, hostfile: str | None) -> Path | None:
+    """--hostfile (probe, run, validate, imh): for the mpi back ends only; made absolute."""
+    if hostfile is None:
+        return None
+    if not backend.startswith("mpi"):
+        raise UsageError(f"--hostfile is for the mpi back ends (-b mpi or -b mpi-rma), not -b {backend}")
+    path = Path(hostfile)
+    if not path.is_file():
+        raise UsageError(f"--hostfile {hostfile}: no such file")
+    return path.absolute()
+
+
+def run_label(backend: str, hostfile: Path | None) -> str:
+    """The back end as results are filed (results/probe/HOST-LABEL-pP-...): the back end, or
+    'mpi@NAME' on emulated cluster NAME ('mpi@FILE' on another hostfile), so that the newest
+    probe found for a run on a cluster is one on that cluster, and one on this machine is not."""
+    if hostfile is None:
+        return backend
+    return f"{backend}@{cluster.name_of_hostfile(hostfile) or hostfile.name}"
+
+
+def newest_params(label: str, nprocs: int) -> Path | None:
+    """params.json of the newest probe of this back end (run_label) and p under <repo>/results/probe/."""
     root = pr.repo_root()
     base = (root if root is not None else Path.cwd()) / "results" / "probe"
-    cands = sorted(base.glob(f"*-{backend}-p{nprocs}-*/params.json"), key=lambda q: q.stat().st_mtime)
+    cands = sorted(base.glob(f"*-{label}-p{nprocs}-*/params.json"), key=lambda q: q.stat().st_mtime)
     return cands[-1] if cands else None
 
 
-def params_for(params_arg: str | None, backend: str, nprocs: int, required: bool) -> tuple[Path | None, Params | None]:
-    """The parameter file given (--params), else the newest probe's; (None, None) if there is
-    none and none is required. Checked before anything runs: its format, and that it can
-    predict (l and a g surface)."""
+def params_for(
+    params_arg: str | None, backend: str, nprocs: int, required: bool, hostfile: Path | None = None
+) -> tuple[Path | None, Params | None]:
+    """The parameter file given (--params), else the newest probe's (of this back end and p, on
+    the same hosts); (None, None) if there is none and none is required. Checked before
+    anything runs: its format, and that it can predict (l and a g surface)."""
+    label = run_label(backend, hostfile)
     if params_arg:
         path: Path | None = Path(params_arg)
     else:
-        path = newest_params(backend, nprocs)
+        path = newest_params(label, nprocs)
         if path is None:
             if required:
+                on = f" --hostfile {hostfile}" if hostfile else ""
                 raise Failure(
-                    f"no parameter file: give --params FILE, or run `bspkit probe -b {backend} -n {nprocs}` first "
+                    f"no parameter file: give --params FILE, or run `bspkit probe -b {backend} -n {nprocs}{on}` first "
                     "(its params.json under results/probe/ is found by itself)"
                 )
             return None, None
-        progress(f"parameters: {path} (the newest probe for {backend}, p = {nprocs})")
+        progress(f"parameters: {path} (the newest probe for {label}, p = {nprocs})")
     params = load_params(path)
     try:
         unserved = pd.check_usable(params)
@@ -112,10 +137,12 @@ def algorithm_arg(name: str) -> al.Algorithm:
         raise UsageError(str(e)) from None
 
 
-def check_launch(bsprun: Path, backend: str, nprocs: int) -> None:
-    """Asks bsprun (`--dry-run`) whether it can start P processes on this back end: it knows
-    the back ends this build has. Its refusal is the user's usage error, in bsprun's words."""
-    cmd = [str(bsprun), "--dry-run", "-b", backend, "-n", str(nprocs), sys.executable]
+def check_launch(bsprun: Path, backend: str, nprocs: int, hostfile: Path | None = None) -> None:
+    """Asks bsprun (`--dry-run`) whether it can start P processes on this back end (and
+    hosts): it knows the back ends this build has, and what an emulated cluster needs. Its
+    refusal is the user's usage error, in bsprun's words."""
+    hosts = ["--hostfile", str(hostfile)] if hostfile else []
+    cmd = [str(bsprun), "--dry-run", "-b", backend, "-n", str(nprocs), *hosts, sys.executable]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -123,6 +150,6 @@ def check_launch(bsprun: Path, backend: str, nprocs: int) -> None:
     if proc.returncode == 2:
         lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("bsprun: error:")]
         msg = lines[0].removeprefix("bsprun: error: ") if lines else proc.stderr.strip()
-        raise UsageError(f"-b {backend} -n {nprocs}: {msg}")
+        raise UsageError(f"-b {backend} -n {nprocs}{' --hostfile ' + str(hostfile) if hostfile else ''}: {msg}")
     if proc.returncode != 0:
         raise Failure(f"{bsprun} --dry-run failed ({describe_exit(proc.returncode)}): {proc.stderr.strip()}")

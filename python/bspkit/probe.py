@@ -172,8 +172,10 @@ def probe_command(
     quick: bool,
     library_name: str | None,
     extra: list[str],
+    hostfile: Path | None = None,
 ) -> ProbeRun:
-    """The command line: through bsprun (bspkit builds), a user launcher, or directly."""
+    """The command line: through bsprun (bspkit builds; on the hosts of hostfile, if given), a
+    user launcher, or directly."""
     args = [str(binary), "--output", str(raw)]
     if quick:
         args.append("--quick")
@@ -185,7 +187,8 @@ def probe_command(
         pre = [a.replace("{p}", str(nprocs)) for a in shlex.split(launcher)]
         return ProbeRun(pre + args, env)
     if bsprun is not None:
-        return ProbeRun([str(bsprun), "-n", str(nprocs), "-b", backend] + args, {})
+        hosts = ["--hostfile", str(hostfile)] if hostfile else []
+        return ProbeRun([str(bsprun), "-n", str(nprocs), "-b", backend, *hosts] + args, {})
     return ProbeRun(args, env)
 
 

@@ -20,7 +20,7 @@ from bspkit import predict as pd
 from bspkit import probe as pr
 from bspkit.console import Failure, UsageError, check_writable, progress
 from bspkit.fileformat import format_problem
-from bspkit.inputs import algorithm_arg, check_launch, driver_tools, params_for
+from bspkit.inputs import algorithm_arg, check_launch, driver_tools, hostfile_arg, params_for, run_label
 from bspkit.params import Params
 
 # Runs shorter than this are left out of the mean error (issue 5: "over runs longer than 0.1 s").
@@ -171,7 +171,7 @@ def load_resumed(outdir: Path, alg: al.Algorithm, backend: str, nprocs: int | No
     return data
 
 
-def _output_dir(args: argparse.Namespace, alg: al.Algorithm, nprocs: int) -> Path:
+def _output_dir(args: argparse.Namespace, alg: al.Algorithm, nprocs: int, label: str) -> Path:
     if args.resume:
         return Path(args.resume)
     if args.output_dir:
@@ -183,7 +183,7 @@ def _output_dir(args: argparse.Namespace, alg: al.Algorithm, nprocs: int) -> Pat
             )
         return outdir
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return (pr.repo_root() or Path.cwd()) / "results" / "validate" / f"{alg.name}-{args.backend}-p{nprocs}-{stamp}"
+    return (pr.repo_root() or Path.cwd()) / "results" / "validate" / f"{alg.name}-{label}-p{nprocs}-{stamp}"
 
 
 def _summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[dict[str, Any], list[tuple[Any, dict[str, Any]]]]:
@@ -204,13 +204,15 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         raise UsageError("--resume DIR continues the sweep in DIR: --output-dir is not needed")
     resumed = load_resumed(Path(args.resume), alg, args.backend, args.nprocs) if args.resume else None
     nprocs = args.nprocs or (int(resumed["p"]) if resumed else pr.cores())
+    # the resumed sweep's hosts, unless given again
+    hostfile = hostfile_arg(args.backend, args.hostfile or (resumed.get("hostfile") if resumed else None))
     sizes, sweep_vals = sweep_of(alg, args.sizes, args.values, args.quick)
     params_arg = args.params or (resumed.get("params_file") if resumed else None)
-    params_path, params = params_for(params_arg, args.backend, nprocs, required=True)
+    params_path, params = params_for(params_arg, args.backend, nprocs, required=True, hostfile=hostfile)
     assert params is not None and params_path is not None
     if params.p not in (None, nprocs):
         progress(f"warning: the parameters were measured at p = {params.p}, the runs use p = {nprocs}")
-    outdir = _output_dir(args, alg, nprocs)
+    outdir = _output_dir(args, alg, nprocs, run_label(args.backend, hostfile))
     check_writable(outdir / "validate.json", "the sweep's results")
 
     rows: list[Row] = list(resumed.get("rows", [])) if resumed else []
@@ -226,7 +228,7 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
     except al.AlgorithmError as e:
         raise Failure(str(e)) from None
     bsprun, bindir = driver_tools(args.build_dir, alg.driver)
-    check_launch(bsprun, args.backend, nprocs)
+    check_launch(bsprun, args.backend, nprocs, hostfile)
 
     load0 = os.getloadavg()
     failed: list[dict[str, Any]] = []
@@ -238,6 +240,7 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         "description": alg.description,
         "backend": args.backend,
         "p": nprocs,
+        "hostfile": str(hostfile) if hostfile else None,
         "sweep": alg.sweep_param,
         "params_file": str(params_path),
         "params_p": params.p,
@@ -271,7 +274,9 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
                 f"[{i + 1}/{len(todo)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else "")
             )
             try:
-                res = al.run_driver(alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout)
+                res = al.run_driver(
+                    alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout, hostfile=hostfile
+                )
             except al.AlgorithmError as e:
                 if not args.keep_going:
                     if rows:
