@@ -193,14 +193,19 @@ class Cluster:
         """Open MPI's options for a job on the cluster (the hostfile's header carries them)."""
         subnet = f"{SUBNET}.0/24"
         return [
-            # reach the hosts through our agent, every daemon started by mpirun itself (a
-            # daemon starting others would need the agent inside a host)
-            *("--mca", "plm_rsh_agent", str(self.agent), "--mca", "plm_rsh_no_tree_spawn", "1"),
+            # reach the hosts through our agent (not plm_rsh_no_tree_spawn: its daemons
+            # detach, and a daemon that fails to start then leaves mpirun waiting forever)
+            *("--mca", "plm_rsh_agent", str(self.agent)),
             # shared memory on a host, TCP between hosts, over the shaped links only
             *("--mca", "pml", "ob1", "--mca", "btl", "self,vader,tcp"),
             *("--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet),
             # one-sided MPI over UCX fails between the namespaces (MPI_Win_create); pt2pt works
             *("--mca", "osc", "^ucx"),
+            # every connection made in MPI_Init: a connection being made when a peer dies
+            # prints an error in three writes, in which another rank's line may land
+            *("--mca", "mpi_preconnect_mpi", "1"),
+            # after an MPI_Abort a host's daemon ends its ranks at once, not after 1 s
+            *("--mca", "odls_base_sigkill_timeout", "0"),
             # Open MPI sees all the machine's cores on every host and would bind every host's
             # first rank to core 0: the agent gives each host its own cores instead
             *("--bind-to", "none", "--map-by", self.map_by),
