@@ -2,7 +2,8 @@
 # setup.sh - installs what bspkit needs to build, test and measure, if it is missing:
 #   Debian packages: a C compiler, CMake, Ninja, pkg-config, OpenBLAS (CBLAS), Open MPI,
 #   clang-format, help2man (the man pages), C++ with TBB and Boost (the radix sort's peers),
-#   ScaLAPACK (the LU peer), Chromium (the report's browser test), fio (the disk suite's peer);
+#   ScaLAPACK (the LU peer), Chromium (the report's browser test), fio (the disk suite's peer),
+#   iproute2 and util-linux (the emulated cluster: ip, tc, unshare, nsenter, taskset);
 #   a Python virtual environment .venv with the analysis packages (python/requirements.txt)
 #   and the bspkit command installed from python/.
 # Idempotent and quiet when everything is there. Needs root (or sudo) only to install.
@@ -35,6 +36,9 @@ have_header boost/sort/spreadsort/spreadsort.hpp || need_packages+=(libboost-dev
 have chromium || need_packages+=(chromium)
 # The disk suite's peer bench/run_disk_bench.sh: fio's sequential reads and writes.
 have fio || need_packages+=(fio)
+# The emulated cluster (bspkit cluster, and the tests on it): ip and tc, unshare, nsenter, taskset.
+{ have ip && have tc; } || need_packages+=(iproute2)
+{ have unshare && have nsenter && have taskset; } || need_packages+=(util-linux)
 have python3 || need_packages+=(python3)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_packages+=(python3-venv)
 # The sanitizer runtimes come with gcc on Debian (libasan, libubsan, libtsan).

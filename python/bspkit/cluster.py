@@ -420,6 +420,15 @@ def namespace_pids(netns: str, ip: str) -> list[int]:
     return [int(w) for w in proc.stdout.split() if w.isdigit() and int(w) not in mine]
 
 
+def alive(pid: int) -> bool:
+    """Running, not ended (a zombie waiting for its parent has let go of its namespace)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
 def kill_processes(namespaces: list[str], ip: str) -> int:
     """Ends the processes left in the namespaces (TERM, then KILL after 3 s); their number."""
     pids = sorted({pid for ns in namespaces for pid in namespace_pids(ns, ip)})
@@ -428,9 +437,9 @@ def kill_processes(namespaces: list[str], ip: str) -> int:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
         deadline = time.monotonic() + 3.0
-        while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in pids):
-            time.sleep(0.05)
-        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+        while time.monotonic() < deadline and any(alive(pid) for pid in pids):
+            time.sleep(0.02)
+        if not any(alive(pid) for pid in pids):
             break
     return len(pids)
 

@@ -8,6 +8,10 @@
 #  - bsprun -b threads exports BSPKIT_BACKEND/BSPKIT_NPROCS and passes the arguments and
 #    the exit status through; bsprun -b mpi builds the right mpirun command (checked with a
 #    fake mpirun, Open MPI and MPICH flavours) and reports a missing mpirun with status 127;
+#  - --profile FILE: BSPKIT_PROFILE, made absolute, for the program (threads) and passed by
+#    mpirun (-x, -genv); a BSPKIT_PROFILE already set the same way; a missing directory is a
+#    usage error; an emulated cluster's hostfile that cannot be used (half a header, no
+#    namespace, not root) is a usage error (the cluster itself: tests/cluster);
 #  - bspcc --showme adds -std=c11, -I, -pthread and libbsp, not the link flags with -c,
 #    not -std=c11 when the user gives -std; bspcc compiles HELLO_C (in one step, and with
 #    -c then a link) and the program runs correctly under bsprun -n 2 and -n 3.
@@ -75,7 +79,8 @@ expect_no_output() {
 # ---- --help ---------------------------------------------------------------------------------
 expect_output "bsprun --help" 0 '^Usage: bsprun .*program' "$bsprun" --help
 expect_output "bsprun -h mentions every option" 0 '--hostfile' "$bsprun" -h
-for word in -- --nprocs --backend --dry-run --version threads mpi-rma BSPKIT_NPROCS MPIRUN 'Exit status'; do
+for word in -- --nprocs --backend --dry-run --profile BSPKIT_PROFILE bspkit-cluster-netns --version threads mpi-rma \
+  BSPKIT_NPROCS MPIRUN 'Exit status'; do
   grep -q -e "$word" "$out" || fail "bsprun --help does not mention $word"
 done
 expect_output "bsprun --version" 0 '^bsprun \(bspkit\) [0-9]' "$bsprun" --version
@@ -139,6 +144,18 @@ run "$bsprun" -n 2 --hostfile "$work/notexec" "$show"
 if [ $st = 0 ] && grep -q 'ignored' "$err"; then pass "threads: --hostfile ignored with a warning"
 else fail "threads: --hostfile: status $st, stderr $(cat "$err")"; fi
 
+# ---- bsprun --profile -------------------------------------------------------------------------
+expect_output "threads: --profile made absolute (--dry-run)" 0 \
+  "^BSPKIT_BACKEND=threads BSPKIT_NPROCS=2 BSPKIT_PROFILE=$work/p\.jsonl .*show\$" \
+  sh -c 'cd "$1" && "$2" --dry-run -n 2 --profile p.jsonl "$3"' sh "$work" "$bsprun" "$show"
+expect_output "threads: --profile=FILE exported" 0 "^$work/q\.jsonl\$" \
+  "$bsprun" -n 2 --profile="$work/q.jsonl" sh -c 'echo "$BSPKIT_PROFILE"'
+expect_output "threads: BSPKIT_PROFILE made absolute" 0 "^$work/r\.jsonl\$" \
+  sh -c 'cd "$1" && BSPKIT_PROFILE=r.jsonl "$2" -n 2 sh -c '"'"'echo "$BSPKIT_PROFILE"'"'" sh "$work" "$bsprun"
+expect_usage_error "--profile in a missing directory" "--profile $work/nodir/p\.jsonl: the directory $work/nodir does not exist" \
+  "$bsprun" -n 2 --profile "$work/nodir/p.jsonl" "$show"
+expect_usage_error "--profile without a value" '--profile needs a value' "$bsprun" --profile
+
 # ---- bsprun: mpi, mpi-rma with a fake mpirun ------------------------------------------------
 fake=$work/bin/fake-mpirun
 cat >"$fake" <<'EOF'
@@ -168,6 +185,28 @@ echo "localhost slots=64" >"$work/hosts"
 expect_output "mpi: --hostfile" 5 \
   "^args: -n 3 --bind-to core -x BSPKIT_BACKEND=mpi -x BSPKIT_NPROCS=3 -x BSPKIT_JOB_DIR=[^ ]*/bsprun\.[A-Za-z0-9]+ --hostfile $work/hosts $show\$" \
   env MPIRUN="$fake" "$bsprun" -b mpi --hostfile "$work/hosts" -n 3 "$show"
+expect_output "mpi: --profile passed with -x" 5 \
+  "^args: -n 2 --bind-to core -x BSPKIT_BACKEND=mpi -x BSPKIT_NPROCS=2 -x BSPKIT_JOB_DIR=[^ ]+ -x BSPKIT_PROFILE=$work/p\.jsonl $show\$" \
+  env MPIRUN="$fake" "$bsprun" -b mpi -n 2 --profile "$work/p.jsonl" "$show"
+expect_output "mpi: BSPKIT_PROFILE passed with -x" 5 " -x BSPKIT_PROFILE=$work/e\.jsonl $show\$" \
+  env MPIRUN="$fake" BSPKIT_PROFILE="$work/e.jsonl" "$bsprun" -b mpi -n 2 "$show"
+expect_output "mpi: --profile with MPICH's -genv" 5 " -genv BSPKIT_PROFILE $work/p\.jsonl $show\$" \
+  env MPIRUN="$fake" FAKE_MPI_VERSION="HYDRA build details:" "$bsprun" -b mpi -n 2 --profile "$work/p.jsonl" "$show"
+expect_output "mpi: --profile --dry-run" 0 "^BSPKIT_BACKEND=mpi BSPKIT_NPROCS=2 BSPKIT_JOB_DIR=[^ ]+ BSPKIT_PROFILE=$work/p\.jsonl .* -x BSPKIT_PROFILE=$work/p\.jsonl $show\$" \
+  env MPIRUN="$fake" "$bsprun" --dry-run -b mpi -n 2 --profile "$work/p.jsonl" "$show"
+printf '# bspkit-cluster-netns: bspkit.no-such-cluster\n10.200.0.1 slots=1\n' >"$work/half-cluster"
+expect_usage_error "mpi: a cluster hostfile with half a header" "has only one of the lines" \
+  env MPIRUN="$fake" "$bsprun" -b mpi -n 2 --hostfile "$work/half-cluster" "$show"
+printf '# bspkit-cluster-netns: bspkit.no-such-cluster\n# bspkit-cluster-mpirun-args: --bind-to none\n10.200.0.1 slots=1\n' \
+  >"$work/gone-cluster"
+if [ "$(id -u)" = 0 ]; then
+  expect_usage_error "mpi: a cluster that was taken down" \
+    "network namespace bspkit\.no-such-cluster does not exist \(taken down\?\)" \
+    env MPIRUN="$fake" "$bsprun" -b mpi -n 2 --hostfile "$work/gone-cluster" "$show"
+else
+  expect_usage_error "mpi: a cluster needs root" "is an emulated cluster's .* needs root" \
+    env MPIRUN="$fake" "$bsprun" -b mpi -n 2 --hostfile "$work/gone-cluster" "$show"
+fi
 expect_output "mpi: BSPRUN_MPIRUN_ARGS" 5 "^args: -n 2 .* --mca btl self $show\$" \
   env MPIRUN="$fake" BSPRUN_MPIRUN_ARGS="--mca btl self" "$bsprun" -b mpi -n 2 "$show"
 expect_output "mpi: MPICH command" 5 \
