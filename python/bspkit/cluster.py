@@ -124,6 +124,11 @@ def host_cpus(index: int, ranks_per_host: int, cores: Sequence[int]) -> tuple[in
     return tuple(sorted({cores[(index * ranks_per_host + i) % n] for i in range(ranks_per_host)}))
 
 
+def shape(hosts: int, ranks_per_host: int) -> str:
+    """'2 hosts x 1 rank'"""
+    return f"{hosts} host{'s' * (hosts != 1)} x {ranks_per_host} rank{'s' * (ranks_per_host != 1)}"
+
+
 def parent_netns(name: str) -> str:
     return f"{NETNS_PREFIX}{name}"
 
@@ -217,7 +222,7 @@ class Cluster:
     def hostfile_text(self) -> str:
         total = len(self.hosts) * self.ranks_per_host
         lines = [
-            f"# bspkit emulated cluster '{self.name}': {len(self.hosts)} hosts x {self.ranks_per_host} ranks, links "
+            f"# bspkit emulated cluster '{self.name}': {shape(len(self.hosts), self.ranks_per_host)}, links "
             f"{format_rate(self.rate_bits)} each way (made by `bspkit cluster up`).",
             f"# Use: bsprun -b mpi -n {total} --hostfile {self.hostfile} PROGRAM (as root; bsprun reads the two",
             "# lines below and runs mpirun in the cluster's network namespace with these options).",
@@ -550,7 +555,7 @@ def up_command(args: argparse.Namespace) -> int:
 def _print_up(c: Cluster, state_dir: str | None) -> None:
     total = len(c.hosts) * c.ranks_per_host
     print(
-        f"cluster '{c.name}' is up: {len(c.hosts)} hosts x {c.ranks_per_host} ranks in network namespace {c.netns}; "
+        f"cluster '{c.name}' is up: {shape(len(c.hosts), c.ranks_per_host)} in network namespace {c.netns}; "
         f"each host's link {format_rate(c.rate_bits)} each way (tc tbf, burst {c.burst_bytes} bytes)"
     )
     for h in c.hosts:
@@ -598,7 +603,7 @@ def _status_of(directory: Path, tc: str) -> list[str]:
     complete = (directory / "hostfile").is_file() and state["netns"] in have
     lines = [
         f"cluster '{state['name']}' ({directory}){'' if complete else ' INCOMPLETE: take it down'}: "
-        f"{len(state['hosts'])} hosts x {state['ranks_per_host']} ranks, --map-by {state['map_by']}, links "
+        f"{shape(len(state['hosts']), state['ranks_per_host'])}, --map-by {state['map_by']}, links "
         f"{state['rate']} each way (tbf, burst {state['burst_bytes']} bytes), network namespace {state['netns']}",
         f"  {'host':<14} {'address':<12} {'cores':<8} {'sent (host -> bridge)':<34} received (bridge -> host)",
     ]

@@ -83,6 +83,7 @@ for word in -- --nprocs --backend --dry-run --profile BSPKIT_PROFILE bspkit-clus
   BSPKIT_NPROCS MPIRUN 'Exit status'; do
   grep -q -e "$word" "$out" || fail "bsprun --help does not mention $word"
 done
+[ ! -s "$err" ] || fail "bsprun --help writes to stderr: $(cat "$err")"
 expect_output "bsprun --version" 0 '^bsprun \(bspkit\) [0-9]' "$bsprun" --version
 expect_output "bspcc --help" 0 '^Usage: bspcc ' "$bspcc" --help
 for word in --showme --showme:compile --showme:link --bsp-static --bsp-shared -std=c11 '\$BSPCC_CC' 'make CC=bspcc'; do
