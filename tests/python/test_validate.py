@@ -58,6 +58,7 @@ def fake_driver(
     nprocs: int,
     args: list[str],
     timeout_s: float | None = None,
+    hostfile: Path | None = None,
 ) -> al.RunResult:
     """A driver run whose cost and time follow from --size and the swept value."""
     n = int(args[args.index("--size") + 1])
@@ -111,7 +112,7 @@ def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
     monkeypatch.setattr(al, "run_driver", run)
     monkeypatch.setattr(va, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
-    monkeypatch.setattr(va, "check_launch", lambda bsprun, backend, nprocs: None)
+    monkeypatch.setattr(va, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
     return calls
 
 
@@ -342,6 +343,31 @@ def test_keep_going_records_the_failed_runs_and_exits_1(
     calls.clear()
     stand_in_failing_at(monkeypatch, calls, -1, RuntimeError("not raised"))
     assert run_validate(tmp_path, "--resume", str(out)) == 0 and sizes_run(calls) == [1000]
+
+
+def test_a_sweep_on_hosts_keeps_its_hostfile(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--hostfile reaches every run, is kept in validate.json, and --resume runs on it again."""
+    hosts = tmp_path / "hosts"
+    hosts.write_text("node1 slots=2\n")
+    out = tmp_path / "sweep"
+    seen: list[Path | None] = []
+
+    def run(alg: al.Algorithm, *rest: Any, **kw: Any) -> al.RunResult:
+        seen.append(kw.get("hostfile"))
+        if len(seen) == 2:
+            raise al.AlgorithmError("inprod failed (exit status 1)")
+        return fake_driver(alg, *rest, **kw)
+
+    monkeypatch.setattr(al, "run_driver", run)
+    assert run_validate(tmp_path, "-b", "mpi", "--hostfile", str(hosts), "--output-dir", str(out)) == 1
+    saved = json.loads((out / "validate.json").read_text())
+    assert saved["hostfile"] == str(hosts) and saved["backend"] == "mpi" and len(saved["rows"]) == 1
+    assert run_validate(tmp_path, "-b", "mpi", "--resume", str(out)) == 0
+    assert seen == [hosts] * 5
 
 
 @pytest.mark.parametrize(
