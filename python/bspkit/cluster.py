@@ -480,6 +480,9 @@ def teardown(name: str, directory: Path, ip: str) -> tuple[list[str], list[str]]
         except OSError as e:
             # only what `up` writes is removed: a mistaken --state-dir must not cost a directory
             problems.append(f"state directory {directory} is not empty, left in place: {e.strerror}")
+        if directory.parent == DEFAULT_STATE_DIR:
+            with contextlib.suppress(OSError):  # the last cluster there: /run as it was
+                directory.parent.rmdir()
     return removed, problems
 
 

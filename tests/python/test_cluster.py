@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bspkit import cli
 from bspkit import cluster as cl
 from bspkit.console import UsageError
 from bspkit.inputs import run_label
@@ -239,22 +240,24 @@ def test_without_the_tools() -> None:
 @pytest.mark.parametrize(
     "command", [["probe"], ["run", "inprod"], ["validate", "inprod"], ["imh", "cannon"]], ids=lambda c: c[0]
 )
-def test_hostfile_is_for_the_mpi_back_ends(tmp_path: Path, command: list[str]) -> None:
+def test_hostfile_is_for_the_mpi_back_ends(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     hosts = tmp_path / "hosts"
     hosts.write_text("localhost slots=2\n")
-    r = run_bspkit(*command, "-n", "2", "-b", "threads", "--hostfile", str(hosts))
-    assert r.returncode == 2, r.stderr
-    assert "--hostfile is for the mpi back ends (-b mpi or -b mpi-rma), not -b threads" in r.stderr
+    # in this process: the commands' modules are imported once
+    assert cli.main([*command, "-n", "2", "-b", "threads", "--hostfile", str(hosts)]) == 2
+    assert "--hostfile is for the mpi back ends (-b mpi or -b mpi-rma), not -b threads" in capsys.readouterr().err
     if command[0] == "run":
-        r = run_bspkit(*command, "-n", "2", "-b", "mpi", "--hostfile", str(tmp_path / "nohosts"))
-        assert r.returncode == 2 and f"--hostfile {tmp_path / 'nohosts'}: no such file" in r.stderr
+        assert cli.main([*command, "-n", "2", "-b", "mpi", "--hostfile", str(tmp_path / "nohosts")]) == 2
+        assert f"--hostfile {tmp_path / 'nohosts'}: no such file" in capsys.readouterr().err
 
 
-def test_probe_hostfile_and_launcher_exclude_each_other(tmp_path: Path) -> None:
+def test_probe_hostfile_and_launcher_exclude_each_other(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     hosts = tmp_path / "hosts"
     hosts.write_text("localhost slots=2\n")
-    r = run_bspkit("probe", "-b", "mpi", "--hostfile", str(hosts), "--launcher", "mpirun -n {p}")
-    assert r.returncode == 2 and "--hostfile is bsprun's" in r.stderr
+    assert cli.main(["probe", "-b", "mpi", "--hostfile", str(hosts), "--launcher", "mpirun -n {p}"]) == 2
+    assert "--hostfile is bsprun's" in capsys.readouterr().err
 
 
 def test_results_on_a_cluster_are_filed_apart(tmp_path: Path) -> None:
@@ -270,13 +273,14 @@ HAVE_MPI_BUILD = bool(BUILD and (BUILD / "bin" / "bspalg-inprod").is_file() and 
 
 
 @pytest.mark.skipif(not HAVE_MPI_BUILD or not shutil.which("mpirun"), reason="needs a build with the MPI back ends")
-def test_run_passes_the_hostfile_to_mpirun(tmp_path: Path) -> None:
+def test_run_passes_the_hostfile_to_mpirun(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """`bspkit run --hostfile F` reaches mpirun: F with one slot cannot hold 2 processes."""
     one = tmp_path / "one-slot"
     one.write_text("localhost slots=1\n")
-    r = run_bspkit("run", "inprod", "-n", "2", "-b", "mpi", "--hostfile", str(one), "--size", "1000")
-    assert r.returncode == 1, r.stderr
-    assert f"--hostfile {one}" in r.stderr and "slots" in r.stderr
+    rc = cli.main(["run", "inprod", "-n", "2", "-b", "mpi", "--hostfile", str(one), "--size", "1000"])
+    err = capfd.readouterr().err
+    assert rc == 1, err
+    assert f"--hostfile {one}" in err and "slots" in err
 
 
 # ---------------------------------------------------------------------- on the machine (root)
