@@ -360,6 +360,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_error("a command is needed: probe, fit, report, compare, run, validate, imh or profile (bspkit --help)")
         return EXIT_USAGE
     try:
+        if args.command == "profile":  # before the others' imports: it needs no scipy
+            from bspkit.profile_report import profile_command
+
+            return profile_command(args)
         # imported here: `bspkit --help` and usage errors need no numpy, scipy or matplotlib
         from bspkit import commands, validate
 
@@ -375,10 +379,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return validate.validate_command(args, extra)
         if args.command == "compare":
             return commands.compare_command(args)
-        if args.command == "profile":
-            from bspkit.profile_report import profile_command
-
-            return profile_command(args)
         if args.command == "imh":
             from bspkit.imh_predict import imh_command
 
