@@ -428,12 +428,16 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
 
 def process_origins(profile: Profile) -> list[float]:
     """Each process' bsp_begin on the shared clock (t0_s), from the earliest one; zeros where
-    the clocks are not comparable (a t0 missing)."""
+    the clocks are not comparable: a t0 missing, or bsp_begins further apart than the whole
+    run lasted (processes on several hosts, whose monotonic clocks start at each boot)."""
     t0 = [proc.get("t0_s") for proc in profile.processes]
     if any(not isinstance(t, (int, float)) for t in t0):
         return [0.0] * profile.p
-    first = min(float(t) for t in t0)  # type: ignore[arg-type]
-    return [float(t) - first for t in t0]  # type: ignore[arg-type]
+    times = [float(t) for t in t0]  # type: ignore[arg-type]
+    longest = max(float(proc.get("total_s") or 0.0) for proc in profile.processes)
+    if max(times) - min(times) > longest:
+        return [0.0] * profile.p
+    return [t - min(times) for t in times]
 
 
 def analyze(profile: Profile, addr2line: str | None = None) -> Analysis:
@@ -481,7 +485,9 @@ class Prediction:
     compute_scale: float
     scale_note: str
     compute_s: float  # sum over supersteps of compute max x scale
-    steps: list[dict[str, float | None]]  # per superstep: model -> time (compute + comm)
+    # per superstep: compute max x scale, and per model its comm + sync and its time (None:
+    # the model has no fit for it)
+    steps: list[dict[str, Any]]
     total: dict[str, float | None]
     comm: dict[str, float | None]
     same_machine: bool  # the parameter file is of the machine, back end and p that ran it
@@ -516,22 +522,24 @@ def predict_run(
 ) -> Prediction:
     """Predicted time per superstep and in total under each model (None where the model has
     no fit for a superstep: then the total is None too)."""
-    steps: list[dict[str, float | None]] = []
+    steps: list[dict[str, Any]] = []
     total: dict[str, float | None] = dict.fromkeys(pd.MODELS, 0.0)
     comm_total: dict[str, float | None] = dict.fromkeys(pd.MODELS, 0.0)
     compute_total = 0.0
     for s in analysis.steps:
         compute = s.compute.max * compute_scale
         compute_total += compute
-        row: dict[str, float | None] = {}
+        comms: dict[str, float | None] = {}
+        times: dict[str, float | None] = {}
         for model in pd.MODELS:
             # the last superstep ends at bsp_end: no communication, no l
             comm = pd.superstep_comm_s(params, prediction_step(s), model) if s.synced else 0.0
-            row[model] = None if comm is None else compute + comm
+            comms[model] = comm
+            times[model] = None if comm is None else compute + comm
             t, c = total[model], comm_total[model]
             total[model] = None if t is None or comm is None else t + compute + comm
             comm_total[model] = None if c is None or comm is None else c + comm
-        steps.append(row)
+        steps.append({"step": s.step, "compute_s": compute, "comm_s": comms, "time_s": times})
     return Prediction(
         params_path,
         compute_scale,

@@ -76,7 +76,7 @@ def _aligned(head: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[
             c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
 
-    return [line(head), *(line(r) for r in rows)]
+    return [line(head).rstrip(), *(line(r).rstrip() for r in rows)]
 
 
 def step_row(s: pf.StepStats) -> list[str]:
@@ -412,11 +412,16 @@ def prediction_html(a: pf.Analysis, preds: Predictions) -> list[str]:
         out.append(
             '<p class="note">model of here: the same parameter file (it was measured on this host, back end and p).</p>'
         )
-    head = ["step", "measured", "h", "messages", "primitive"] + [f"predicted {m}" for m in pd.MODELS]
+    head = ["step", "measured", "h", "messages", "primitive", "compute"] + [f"comm + sync, {m}" for m in pd.MODELS]
+    head += [f"predicted, {m}" for m in pd.MODELS]
     rows = []
     for s, pred in list(zip(a.steps, there.steps, strict=True))[:MAX_TABLE_ROWS]:
         prim = pf.prediction_step(s)["primitive"] if s.h else None
-        rows.append([str(s.step), _t(s.time_s), _w(s.h), str(s.count), prim or "–"] + [_t(pred[m]) for m in pd.MODELS])
+        rows.append(
+            [str(s.step), _t(s.time_s), _w(s.h), str(s.count), prim or "–", _t(pred["compute_s"])]
+            + [_t(pred["comm_s"][m]) for m in pd.MODELS]
+            + [_t(pred["time_s"][m]) for m in pd.MODELS]
+        )
     out.append("<h3>Per superstep</h3>")
     out.append(table(head, [[esc(c) for c in r] for r in rows]))
     out.append(_rows_note(len(a.steps)))

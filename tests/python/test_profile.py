@@ -107,6 +107,13 @@ def test_compute_spread_imbalance_wait_and_cost(analysis: pf.Analysis) -> None:
     # the supersteps' starts on the shared clock: process 0 began first (t0 1000.000)
     assert s0.start_s == 0.0
     assert s1.start_s == pytest.approx(1.5)
+    assert pf.process_origins(analysis.profile) == pytest.approx([0.0, 0.001, 0.002])
+
+
+def test_clocks_of_several_hosts_are_not_compared(tmp_path: Path) -> None:
+    # bsp_begins hours apart: monotonic clocks of different hosts, each from its own boot
+    prof = pf.read_profile(write(tmp_path, t0=[1000.0, 9000.0, 5000.0]))
+    assert pf.process_origins(prof) == [0.0, 0.0, 0.0]
 
 
 def test_by_site_groups_supersteps(analysis: pf.Analysis) -> None:
@@ -167,8 +174,10 @@ def test_prediction_per_superstep_and_total(analysis: pf.Analysis) -> None:
     assert pred.compute_s == pytest.approx(2.0 * W)
     for m in MODELS:
         for k in range(3):
-            assert pred.steps[k][m] == pytest.approx(2.0 * COMPUTE[k] + COMM[m][k], rel=1e-12), (m, k)
-        assert pred.steps[3][m] == pytest.approx(2.0 * 0.3)  # bsp_end: compute only
+            assert pred.steps[k]["comm_s"][m] == pytest.approx(COMM[m][k], rel=1e-12), (m, k)
+            assert pred.steps[k]["time_s"][m] == pytest.approx(2.0 * COMPUTE[k] + COMM[m][k], rel=1e-12), (m, k)
+        assert pred.steps[3]["comm_s"][m] == 0.0  # bsp_end: compute only
+        assert pred.steps[3]["time_s"][m] == pytest.approx(2.0 * 0.3)
         assert pred.comm[m] == pytest.approx(sum(COMM[m]), rel=1e-12)
         assert pred.total[m] == pytest.approx(2.0 * W + sum(COMM[m]), rel=1e-12)
     assert not pred.same_machine
@@ -403,6 +412,7 @@ def test_html_report_sections_and_numbers(tmp_path: Path, capsys: pytest.Capture
     for m in MODELS:
         total = quantity(W + sum(COMM[m]), "s")
         assert re.search(rf"{re.escape(m)}\s+{re.escape(total)}", text), m
+    assert quantity(COMM["g(h,h*)"][0], "s") in text  # a superstep's comm + sync
     assert "e-0" not in text and "e+0" not in text  # no e-notation
     # without --params, no prediction section
     rc, out, err = bspkit(capsys, "profile", str(prof), "-o", str(page))
