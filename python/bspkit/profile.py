@@ -23,7 +23,7 @@ given, or the ratio of the two machines' computing rates r (params.computing_rat
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -231,6 +231,7 @@ class StepStats:
     push_reg: int  # max over processes
     pop_reg: int
     set_tagsize: int
+    phase: str | None = None  # the program's name for this part of the run (bspk_profile_phase)
     site: str = ""  # the bsp_sync call site(s), resolved
     site_keys: list[st.SiteKey | None] = field(default_factory=list)
 
@@ -266,6 +267,7 @@ class StepStats:
             "push_reg": self.push_reg,
             "pop_reg": self.pop_reg,
             "set_tagsize": self.set_tagsize,
+            "phase": self.phase,
             "site": self.site,
         }
 
@@ -322,24 +324,18 @@ class Analysis:
     def costliest(self, n: int) -> list[StepStats]:
         return sorted(self.steps, key=lambda s: (-s.time_s, s.step))[:n]
 
+    @property
+    def has_phases(self) -> bool:
+        return any(s.phase is not None for s in self.steps)
+
     def by_site(self) -> list[dict[str, Any]]:
         """Supersteps grouped by their bsp_sync site, costliest first: a loop's sync is one row."""
-        groups: dict[str, list[StepStats]] = {}
-        for s in self.steps:
-            groups.setdefault(s.site, []).append(s)
-        rows = [
-            {
-                "site": site,
-                "supersteps": len(steps),
-                "time_s": sum(s.time_s for s in steps),
-                "compute_max_s": sum(s.compute.max for s in steps),
-                "wait_max_s": sum(s.wait.max for s in steps),
-                "H": sum(s.h for s in steps),
-                "messages": sum(s.count for s in steps),
-            }
-            for site, steps in groups.items()
-        ]
-        return sorted(rows, key=lambda r: -r["time_s"])
+        return _grouped(self.steps, "site", lambda s: s.site, costliest_first=True)
+
+    def by_phase(self) -> list[dict[str, Any]]:
+        """Supersteps grouped by the phase the program named (bspk_profile_phase), in the
+        order the phases first came; [] where it named none."""
+        return _grouped(self.steps, "phase", lambda s: s.phase, costliest_first=False) if self.has_phases else []
 
     def to_json(self) -> dict[str, Any]:
         h = self.profile.header
@@ -360,9 +356,33 @@ class Analysis:
             "H": self.H,
             "measured_s": self.measured_s,
             "supersteps": [s.to_json() for s in self.steps],
+            "by_phase": self.by_phase(),
+            "by_site": self.by_site(),
             "processes": [ps.to_json() for ps in self.processes],
             "sites": [site.to_json() for site in self.sites.values()],
         }
+
+
+def _grouped(
+    steps: Sequence[StepStats], name: str, key: Callable[[StepStats], str | None], costliest_first: bool
+) -> list[dict[str, Any]]:
+    groups: dict[str | None, list[StepStats]] = {}
+    for s in steps:
+        groups.setdefault(key(s), []).append(s)
+    rows = [
+        {
+            name: value,
+            "supersteps": len(group),
+            "first_step": group[0].step,
+            "time_s": sum(s.time_s for s in group),
+            "compute_max_s": sum(s.compute.max for s in group),
+            "wait_max_s": sum(s.wait.max for s in group),
+            "H": sum(s.h for s in group),
+            "messages": sum(s.count for s in group),
+        }
+        for value, group in groups.items()
+    ]
+    return sorted(rows, key=lambda r: -r["time_s"]) if costliest_first else rows
 
 
 def _words_of(entries: Sequence[Sequence[int]] | None) -> Iterable[tuple[int, int, int]]:
@@ -374,6 +394,14 @@ def dominant_primitive(ops: Mapping[str, Sequence[int]]) -> str | None:
     """The primitive that moved most bytes (then the most calls); None without any."""
     used = [(-int(v[1]), -int(v[0]), name) for name, v in ops.items() if v and (v[0] or v[1])]
     return min(used)[2] if used else None
+
+
+def _common_phase(records: Sequence[Record]) -> str | None:
+    """The phase of a superstep: the processes' name for it, "a | b" where they differ."""
+    names = list(dict.fromkeys(r.get("phase") for r in records))
+    if names == [None]:
+        return None
+    return " | ".join(str(n) if n is not None else "none" for n in names)
 
 
 def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
@@ -423,6 +451,7 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
         push_reg=max(int(r.get("push_reg") or 0) for r in records),
         pop_reg=max(int(r.get("pop_reg") or 0) for r in records),
         set_tagsize=max(int(r.get("set_tagsize") or 0) for r in records),
+        phase=_common_phase(records),
     )
 
 

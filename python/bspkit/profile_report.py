@@ -113,6 +113,13 @@ def summary_lines(a: pf.Analysis, top: int, preds: Predictions | None) -> list[s
             "    " + ln
             for ln in _aligned(STEP_HEAD, [step_row(s) for s in a.costliest(top)], left=[len(STEP_HEAD) - 1])
         ]
+    if a.has_phases:
+        out.append("  by phase (bspk_profile_phase):")
+        rows = [
+            [str(r["phase"] or "–"), str(r["supersteps"]), _t(r["time_s"]), _t(r["compute_max_s"]), _w(r["H"])]
+            for r in a.by_phase()
+        ]
+        out += ["    " + ln for ln in _aligned(["phase", "supersteps", "time", "compute max", "H"], rows, left=[0])]
     if preds is not None:
         out += prediction_lines(a, preds)
     return out
@@ -150,7 +157,6 @@ def prediction_lines(a: pf.Analysis, preds: Predictions) -> list[str]:
 def analysis_json(a: pf.Analysis, top: int, preds: Predictions | None) -> dict[str, Any]:
     out = a.to_json()
     out["costliest"] = [s.step for s in a.costliest(top)]
-    out["by_site"] = a.by_site()
     if preds is not None:
         out["prediction"] = preds.there.to_json()
         here = preds.model_of_here()
@@ -315,24 +321,14 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
         "h: thesis eq. (2.1), max over processes of the words sent or received.</p>"
     )
     body.append(table(STEP_HEAD, [[esc(c) for c in step_row(s)] for s in a.costliest(top)]))
-    body.append('<h2 id="sites">By bsp_sync site</h2>')
-    body.append(
-        table(
-            ["bsp_sync site", "supersteps", "time", "compute max", "wait max", "H", "messages"],
-            [
-                [
-                    esc(r["site"]),
-                    str(r["supersteps"]),
-                    _t(r["time_s"]),
-                    _t(r["compute_max_s"]),
-                    _t(r["wait_max_s"]),
-                    _w(r["H"]),
-                    str(r["messages"]),
-                ]
-                for r in a.by_site()
-            ],
+    if a.has_phases:
+        body.append('<h2 id="phases">By phase</h2>')
+        body.append(
+            '<p class="note">the parts of the run the program named with bspk_profile_phase (bspkit.h), in order.</p>'
         )
-    )
+        body.append(group_table(a.by_phase(), "phase"))
+    body.append('<h2 id="sites">By bsp_sync site</h2>')
+    body.append(group_table(a.by_site(), "site"))
     body.append('<h2 id="imbalance">Load imbalance</h2>')
     body.append(img(imbalance_png(a), "load imbalance"))
     nimg += 1
@@ -351,7 +347,7 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
         "wait max",
         "bsp_sync max",
         "site",
-    ]
+    ] + (["phase"] if a.has_phases else [])
     rows = [
         [
             str(s.step),
@@ -368,6 +364,7 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
             _t(s.sync.max),
             s.site,
         ]
+        + ([s.phase or "–"] if a.has_phases else [])
         for s in a.steps[:MAX_TABLE_ROWS]
     ]
     body.append(table(head, [[esc(c) for c in r] for r in rows]))
@@ -376,6 +373,36 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
         body += prediction_html(a, preds)
     page_body = "\n".join(parts) + "\n" + contents("\n".join(body), "") + "\n" + "\n".join(body)
     return page(f"bspkit profile: {run_title(a)}", page_body), nimg
+
+
+def group_table(rows: Sequence[dict[str, Any]], name: str) -> str:
+    """The supersteps of each phase or sync site, summed."""
+    from bspkit.report import esc, table
+
+    head = [
+        name if name == "phase" else "bsp_sync site",
+        "supersteps",
+        "first",
+        "time",
+        "compute max",
+        "wait max",
+        "H",
+        "messages",
+    ]
+    cells = [
+        [
+            str(r[name] if r[name] is not None else "–"),
+            str(r["supersteps"]),
+            str(r["first_step"]),
+            _t(r["time_s"]),
+            _t(r["compute_max_s"]),
+            _t(r["wait_max_s"]),
+            _w(r["H"]),
+            str(r["messages"]),
+        ]
+        for r in rows
+    ]
+    return table(head, [[esc(c) for c in r] for r in cells])
 
 
 def prediction_html(a: pf.Analysis, preds: Predictions) -> list[str]:

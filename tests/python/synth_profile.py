@@ -24,6 +24,7 @@ class StepSpec:
     ops: dict[int, dict[str, list[int]]] = field(default_factory=dict)
     self_words: dict[int, int] = field(default_factory=dict)
     push_reg: int = 0
+    phase: str | None = None  # bspk_profile_phase's name; None: the record has no "phase"
     site: tuple[int, int] | None = (0, 0x1234)  # (object index, offset), as every process has it
     end: str = "bsp_sync"
 
@@ -93,6 +94,8 @@ def records(
                     "site": [s.site[0], hex(s.site[1])] if s.site is not None else None,
                 }
             )
+            if s.phase is not None:
+                out[-1]["phase"] = s.phase
             t += s.compute[pid] + s.sync[pid]
         out.append(
             {

@@ -7,6 +7,7 @@ the HTML report."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 import shutil
@@ -121,6 +122,27 @@ def test_by_site_groups_supersteps(analysis: pf.Analysis) -> None:
     # no addr2line here: the fallback names the object and the offset
     assert set(rows) == {"synth+0x1234", "synth+0x2000", "unknown"}
     assert rows["synth+0x1234"]["supersteps"] == 2 and rows["synth+0x1234"]["H"] == 85
+
+
+def test_phases_group_supersteps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    phases = ["setup", "rep 1", "rep 1", "check"]
+    steps = [dataclasses.replace(s, phase=ph) for s, ph in zip(STEPS, phases, strict=True)]
+    a = pf.analyze(pf.read_profile(write(tmp_path, steps)), addr2line="")
+    assert [s.phase for s in a.steps] == phases
+    rows = a.by_phase()
+    assert [(r["phase"], r["supersteps"], r["first_step"], r["H"]) for r in rows] == [
+        ("setup", 1, 0, 35),
+        ("rep 1", 2, 1, 50),
+        ("check", 1, 3, 0),
+    ]
+    assert rows[1]["compute_max_s"] == pytest.approx(0.5)
+    assert not analysis_of(tmp_path).has_phases and analysis_of(tmp_path).by_phase() == []
+    rc, out, err = bspkit(capsys, "profile", str(tmp_path / "run.jsonl"))
+    assert rc == 0 and re.search(r"rep 1\s+2\s+", out), out
+
+
+def analysis_of(tmp_path: Path) -> pf.Analysis:
+    return pf.analyze(pf.read_profile(write(tmp_path, name="plain.jsonl")), addr2line="")
 
 
 def test_dominant_primitive_by_bytes_then_calls() -> None:
