@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -25,7 +26,7 @@ from bspkit.params import Params
 from bspkit.predict import MODELS
 from bspkit.units import quantity
 
-from conftest import assert_self_contained, report_pngs, run_bspkit
+from conftest import assert_self_contained, built_program, needs_programs, report_pngs, run_bspkit
 from synth import L_EMPTY, PARAMS_JSON
 
 # Three processes, four supersteps:
@@ -439,3 +440,40 @@ def test_html_report_sections_and_numbers(tmp_path: Path, capsys: pytest.Capture
     # without --params, no prediction section
     rc, out, err = bspkit(capsys, "profile", str(prof), "-o", str(page))
     assert rc == 0 and 'id="prediction"' not in page.read_text()
+
+
+# ------------------------------------------------------------------ a real run against its driver
+
+DRIVER_RUNS = {
+    "inprod": ("bspalg-inprod", 3, ["--size", "1000"]),
+    "cannon-put": ("bspalg-cannon", 4, ["--size", "64", "--variant", "put"]),
+    "cannon-get": ("bspalg-cannon", 4, ["--size", "64", "--variant", "get"]),
+}
+
+
+@needs_programs("bsprun", "bspalg-inprod", "bspalg-cannon")
+@pytest.mark.skipif(not st.addr2line_program(), reason="needs addr2line (binutils) to find the drivers' supersteps")
+@pytest.mark.parametrize("run", list(DRIVER_RUNS))
+def test_profile_agrees_with_the_drivers_own_count(tmp_path: Path, run: str) -> None:
+    """The profile of a driver's run on threads: per superstep of the last repetition the same
+    h, message count and primitive as the driver counts itself (docs/algorithm-output.md)."""
+    driver, p, args = DRIVER_RUNS[run]
+    reps = 2
+    prof, js = tmp_path / "run.jsonl", tmp_path / "run.json"
+    cmd = [str(built_program("bsprun")), "-b", "threads", "-n", str(p), str(built_program(driver)), *args]
+    cmd += ["-r", str(reps), "--json", str(js)]
+    env = {**os.environ, "BSPKIT_PROFILE": str(prof)}
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    driver_run = json.loads(js.read_text())
+    counted = [s for s in driver_run["supersteps"] if s["sync"]]
+    a = pf.analyze(pf.read_profile(prof))
+    assert a.p == p and a.profile.header["backend"] == "threads"
+    # the algorithm's supersteps end in bspalg_sync's bsp_sync; the driver's own syncs
+    # (setup, the repetitions' start, check, report) elsewhere
+    algorithm = [s for s in a.steps if all(k is not None and a.sites[k].function == "bspalg_sync" for k in s.site_keys)]
+    assert len(algorithm) == reps * len(counted), [s.site for s in a.steps]
+    last = algorithm[-len(counted) :]
+    assert [(s.h, s.count) for s in last] == [(c["h"], c["count"]) for c in counted]
+    assert [s.primitive for s in last if s.h] == [c["primitive"] for c in counted if c["h"]]
+    assert sum(s.h for s in last) == driver_run["H"]
