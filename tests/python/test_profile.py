@@ -477,3 +477,46 @@ def test_profile_agrees_with_the_drivers_own_count(tmp_path: Path, run: str) -> 
     assert [(s.h, s.count) for s in last] == [(c["h"], c["count"]) for c in counted]
     assert [s.primitive for s in last if s.h] == [c["primitive"] for c in counted if c["h"]]
     assert sum(s.h for s in last) == driver_run["H"]
+
+
+BSP_PROGRAM = """#include <bsp.h>
+
+static void spmd(void) {
+  bsp_begin(bsp_nprocs());
+  int x = bsp_pid();
+  bsp_push_reg(&x, sizeof x);
+  bsp_sync(); /* registration */
+  bsp_put((bsp_pid() + 1) % bsp_nprocs(), &x, &x, 0, sizeof x);
+  bsp_sync(); /* the put */
+  bsp_end();
+}
+
+int main(int argc, char **argv) {
+  bsp_init(spmd, argc, argv);
+  spmd();
+  return 0;
+}
+"""
+
+
+@needs_programs("bsprun", "bspcc")
+@pytest.mark.skipif(not st.addr2line_program(), reason="needs addr2line (binutils)")
+@pytest.mark.parametrize("flags", [[], ["-no-pie"]], ids=["pie", "no-pie"])
+def test_profile_of_a_bsplib_program_names_its_sync_lines(tmp_path: Path, flags: list[str]) -> None:
+    """A BSPlib program built with bspcc -g: each superstep's site is the line of its bsp_sync
+    (and of bsp_end for the last), whether the executable is position-independent or not."""
+    src = tmp_path / "hello.c"
+    src.write_text(BSP_PROGRAM)
+    exe = tmp_path / "hello"
+    subprocess.run([str(built_program("bspcc")), "-g", "-O0", *flags, "-o", str(exe), str(src)], check=True)
+    prof = tmp_path / "hello.jsonl"
+    env = {**os.environ, "BSPKIT_PROFILE": str(prof)}
+    subprocess.run([str(built_program("bsprun")), "-n", "2", str(exe)], check=True, timeout=60, env=env)
+    a = pf.analyze(pf.read_profile(prof))
+    lines = BSP_PROGRAM.splitlines()
+    expect = [
+        next(i for i, ln in enumerate(lines, 1) if marker in ln) for marker in ("registration", "the put", "bsp_end")
+    ]
+    assert [s.site for s in a.steps] == [f"hello.c:{n} (spmd)" for n in expect]
+    assert [(s.h, s.count, s.push_reg) for s in a.steps] == [(0, 0, 1), (1, 1, 0), (0, 0, 0)]
+    assert [s.end for s in a.steps] == ["bsp_sync", "bsp_sync", "bsp_end"]
