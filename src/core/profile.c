@@ -37,6 +37,7 @@ typedef struct superstep_record {
   int push_reg, pop_reg, set_tagsize;
   int site_object;
   uintptr_t site_offset;
+  int phase;                 /* into the profile's phases[], or -1: none named yet */
   size_t first_peer, npeers; /* into the profile's peers[] */
 } superstep_record;
 
@@ -60,6 +61,8 @@ struct bspk_profile {
   size_t npeers, peers_cap;
   loaded_object *objects;
   int nobjects;
+  char **phases; /* the names given to bspk_profile_phase, each once */
+  int nphases, phase;
   const void *last_site;
   int last_object;
   uintptr_t last_offset;
@@ -145,6 +148,7 @@ void bspk_profile_begin(bspk_proc *self) {
   prof->path = path;
   prof->section = atomic_load(&sections_done);
   prof->last_object = -1;
+  prof->phase = -1;
   prof->t_start = self->start_time;
   self->profile = prof;
   if (self->pid == 0) write_header(self, prof);
@@ -198,6 +202,24 @@ static void locate_site(bspk_proc *self, bspk_profile *prof, const void *site) {
   prof->last_object = prof->nobjects++;
 }
 
+BSPK_API void bspk_profile_phase(const char *name) {
+  bspk_proc *self = bspk_enter("bspk_profile_phase");
+  bspk_profile *prof = self->profile;
+  if (!prof) return;
+  if (!name) bspk_fatal("bspk_profile_phase", "the phase name is NULL");
+  for (int i = 0; i < prof->nphases; i++)
+    if (strcmp(prof->phases[i], name) == 0) {
+      prof->phase = i;
+      return;
+    }
+  prof->phases = bspk_xrealloc(self, prof->phases, (size_t)(prof->nphases + 1) * sizeof(char *),
+                               "bspk_profile_phase", "the superstep profile");
+  prof->phases[prof->nphases] = strdup(name);
+  if (!prof->phases[prof->nphases])
+    bspk_fatal("bspk_profile_phase", "out of memory for the superstep profile");
+  prof->phase = prof->nphases++;
+}
+
 void bspk_profile_sync_enter(bspk_proc *self, const void *site) {
   bspk_profile *prof = self->profile;
   prof->t_enter = bspk_now();
@@ -225,6 +247,7 @@ void bspk_profile_sync_exit(bspk_proc *self, int at_end) {
   rec->wait = prof->wait;
   rec->site_object = prof->last_object;
   rec->site_offset = prof->last_offset;
+  rec->phase = prof->phase;
   /* Peers in pid order, out before get: the file's order, whatever the call order was. */
   rec->first_peer = prof->npeers;
   rec->npeers = 0;
@@ -279,6 +302,9 @@ static void write_record(FILE *f, const bspk_proc *self, const bspk_profile *pro
   write_peers(f, prof, rec, 1);
   fprintf(f, ", \"self_words\": %ld, \"push_reg\": %d, \"pop_reg\": %d, \"set_tagsize\": %d, ",
           rec->self_words, rec->push_reg, rec->pop_reg, rec->set_tagsize);
+  fputs("\"phase\": ", f);
+  bspk_json_write_string(f, rec->phase >= 0 ? prof->phases[rec->phase] : NULL);
+  fputs(", ", f);
   if (rec->site_object >= 0)
     fprintf(f, "\"site\": [%d, \"0x%lx\"]}\n", rec->site_object, (unsigned long)rec->site_offset);
   else fputs("\"site\": null}\n", f);
@@ -319,5 +345,7 @@ void bspk_profile_end(bspk_proc *self) {
    * comes after process 0's bsp_end. */
   if (self->pid == 0 || !self->ops->direct_access) atomic_fetch_add(&sections_done, 1);
   for (int i = 0; i < prof->nobjects; i++) free(prof->objects[i].path);
-  BSPK_FREE_ALL(prof->objects, prof->records, prof->peers, prof->messages, prof->words, prof);
+  for (int i = 0; i < prof->nphases; i++) free(prof->phases[i]);
+  BSPK_FREE_ALL(prof->phases, prof->objects, prof->records, prof->peers, prof->messages,
+                prof->words, prof);
 }

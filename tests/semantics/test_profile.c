@@ -102,6 +102,7 @@ static void section0(void) {
   bsp_size_t tag = 8;
   bsp_set_tagsize(&tag);
   bsp_sync();
+  bspk_profile_phase("traffic"); /* marks superstep 1 and what follows */
   bsp_put((s + 1) % p, src, area, 0, 24);
   bsp_hpput((s + 2) % p, "hello", bytes, 0, 5);
   bsp_get((s + p - 1) % p, area, 0, tmp, 16);
@@ -111,6 +112,9 @@ static void section0(void) {
   bsp_send((s + 1) % p, tagbuf, payload, 20);
   bsp_sync();
   char block[100] = {0};
+  bspk_profile_phase("phase \"two\""); /* a name JSON must escape */
+  bspk_profile_phase("traffic");       /* a name given before: the same phase again */
+  bspk_profile_phase("collective");
   bspk_broadcast(0, block, block, 100);
   bsp_pop_reg(bytes);
   bsp_pop_reg(area);
@@ -198,6 +202,11 @@ static void check_profile(int p) {
       CHECK(strstr(line, end) != NULL, "process %d superstep %d: not %s", s, step, end);
       CHECK(strstr(line, "\"site\": [0, \"0x") != NULL, "process %d superstep %d: no sync site", s,
             step);
+      static const char *const phases[STEPS0] = {"null", "\"traffic\"", "\"collective\"",
+                                                 "\"collective\""};
+      char phase[64];
+      snprintf(phase, sizeof phase, "\"phase\": %s, ", phases[step]);
+      CHECK(strstr(line, phase) != NULL, "process %d superstep %d: not %s", s, step, phase);
     }
     const char *proc = find(lines, n, "process", 0, s, -1);
     CHECK(proc && strstr(proc, "\"supersteps\": 4,"),
