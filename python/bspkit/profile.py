@@ -220,9 +220,10 @@ class StepStats:
     sync: Spread
     sent: list[int]  # words per process to others
     received: list[int]
-    messages: list[int]  # messages sent per process
+    messages: list[int]  # messages sent per process (a get's by the owner of the data)
+    issued: list[int]  # requests issued per process: puts, sends and gets (a get's by its caller)
     h: int
-    count: int
+    count: int  # max over processes of the messages sent (docs/profile-format.md)
     words: int  # all words moved between processes
     msg_words: float  # h*: words / messages (0 without)
     primitive: str | None  # the primitive that moved most bytes (collectives: "coll")
@@ -256,12 +257,14 @@ class StepStats:
             "sync_s": self.sync.to_json(),
             "h": self.h,
             "count": self.count,
+            "requests": max(self.issued, default=0),
             "words": self.words,
             "msg_words": self.msg_words,
             "primitive": self.primitive,
             "sent_words": self.sent,
             "received_words": self.received,
             "messages": self.messages,
+            "issued": self.issued,
             "ops": self.ops,
             "self_words": self.self_words,
             "push_reg": self.push_reg,
@@ -411,16 +414,19 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
     sent = [0] * p
     received = [0] * p
     messages = [0] * p
+    issued = [0] * p
     for rec in records:
         me = rec["pid"]
         for dest, n, words in _words_of(rec.get("out")):
             sent[me] += words
             messages[me] += n
+            issued[me] += n
             received[dest] += words
         for src, n, words in _words_of(rec.get("in_get")):
             received[me] += words
             sent[src] += words  # the owner of gotten data sends it
             messages[src] += n
+            issued[me] += n
     ops: dict[str, list[int]] = {}
     for rec in records:
         for name, (calls, nbytes) in (rec.get("ops") or {}).items():
@@ -441,6 +447,7 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
         sent=sent,
         received=received,
         messages=messages,
+        issued=issued,
         h=max(max(s, r) for s, r in zip(sent, received, strict=True)),
         count=max(messages),
         words=words,

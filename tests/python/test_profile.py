@@ -83,6 +83,9 @@ def test_h_relation_counts_and_totals(analysis: pf.Analysis) -> None:
     # gets: the owner (1) sends the data it is asked for
     assert (s1.sent, s1.received, s1.messages) == ([0, 50, 0], [42, 0, 8], [0, 6, 0])
     assert (s1.h, s1.count, s1.words, s1.primitive) == (50, 6, 50, "get")
+    # the requests each process issued: the gets counted for their callers (the drivers' count)
+    assert s0.issued == [3, 3, 0] and s1.issued == [4, 1, 1]
+    assert s1.to_json()["requests"] == 4
     assert s1.msg_words == pytest.approx(50 / 6)
     assert s1.self_words == 7  # to itself: not communication
     assert (s2.h, s2.count, s2.msg_words, s2.primitive, s2.push_reg) == (0, 0, 0.0, None, 1)
