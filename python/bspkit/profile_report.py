@@ -24,6 +24,8 @@ from bspkit.units import quantity
 MAX_TABLE_ROWS = 2000
 # supersteps are marked on the timeline up to this many
 MAX_MARKED_STEPS = 200
+# the timeline draws at most this many bars per process and kind (supersteps are merged beyond)
+MAX_TIMELINE_BARS = 2000
 # the imbalance plot draws bars up to this many supersteps, lines beyond
 BAR_STEPS = 100
 
@@ -195,17 +197,25 @@ def timeline_png(a: pf.Analysis) -> bytes:
     factor, unit = _time_scale(max(end, a.measured_s))
     fig, ax = plt.subplots(figsize=(11, min(1.6 + 0.45 * a.p, 14)))
     colors = {"compute": "tab:blue", "wait": "tab:red", "sync": "tab:gray"}
+    per_bar = max(1, -(-len(a.steps) // MAX_TIMELINE_BARS))
     for pid in range(a.p):
         bars: dict[str, list[tuple[float, float]]] = {k: [] for k in colors}
-        for recs in a.profile.steps:
-            r = recs[pid]
-            t = (origin[pid] + float(r["t_start_s"])) * factor
-            c = float(r["compute_s"]) * factor
-            w = float(r.get("wait_s") or 0.0) * factor
-            sy = float(r["sync_s"]) * factor
-            bars["compute"].append((t, c))
-            bars["wait"].append((t + c, w))
-            bars["sync"].append((t + c + w, max(sy - w, 0.0)))
+        for first in range(0, len(a.steps), per_bar):
+            # one bar per `per_bar` supersteps where there are many: from the first one's start
+            # to the last one's end, split in the proportions of their compute, wait and sync
+            recs = [step[pid] for step in a.profile.steps[first : first + per_bar]]
+            t = (origin[pid] + float(recs[0]["t_start_s"])) * factor
+            last = recs[-1]
+            span = (
+                origin[pid] + float(last["t_start_s"]) + float(last["compute_s"]) + float(last["sync_s"])
+            ) * factor - t
+            c = sum(float(r["compute_s"]) for r in recs)
+            w = sum(float(r.get("wait_s") or 0.0) for r in recs)
+            sy = sum(float(r["sync_s"]) for r in recs)
+            share = span / (c + sy) if c + sy > 0 else 0.0
+            bars["compute"].append((t, c * share))
+            bars["wait"].append((t + c * share, w * share))
+            bars["sync"].append((t + (c + w) * share, max(sy - w, 0.0) * share))
         for kind, color in colors.items():
             ax.broken_barh(bars[kind], (pid - 0.38, 0.76), facecolors=color, linewidth=0)
     if len(a.steps) <= MAX_MARKED_STEPS:
@@ -220,6 +230,8 @@ def timeline_png(a: pf.Analysis) -> bytes:
     ax.set_xlabel(f"time since the first bsp_begin [{unit}]")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     marked = " (thin lines: superstep starts)" if len(a.steps) <= MAX_MARKED_STEPS else ""
+    if per_bar > 1:
+        marked += f"; a bar per {per_bar} supersteps"
     ax.set_title(f"timeline: {len(a.steps)} supersteps{marked}", fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
     return png_bytes(fig)
@@ -333,6 +345,7 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
     body.append(img(imbalance_png(a), "load imbalance"))
     nimg += 1
     body.append('<h2 id="supersteps">Every superstep</h2>')
+    phases = a.has_phases
     head = [
         "step",
         "end",
@@ -347,7 +360,7 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
         "wait max",
         "bsp_sync max",
         "site",
-    ] + (["phase"] if a.has_phases else [])
+    ] + (["phase"] if phases else [])
     rows = [
         [
             str(s.step),
@@ -364,7 +377,7 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
             _t(s.sync.max),
             s.site,
         ]
-        + ([s.phase or "–"] if a.has_phases else [])
+        + ([s.phase or "–"] if phases else [])
         for s in a.steps[:MAX_TABLE_ROWS]
     ]
     body.append(table(head, [[esc(c) for c in r] for r in rows]))
@@ -505,7 +518,7 @@ def profile_command(args: argparse.Namespace) -> int:
     say = sys.stderr if args.json == "-" else sys.stdout
     print("\n".join(summary_lines(a, args.top, preds)), file=say)
     if args.json:
-        text = json.dumps(analysis_json(a, args.top, preds), indent=1) + "\n"
+        text = json.dumps(analysis_json(a, args.top, preds)) + "\n"
         if args.json == "-":
             print(text, end="")
         else:

@@ -142,10 +142,13 @@ def resolve(keys: Iterable[SiteKey], program: str | None = None) -> dict[SiteKey
 def describe(sites: Mapping[SiteKey, Site], keys: Iterable[SiteKey | None]) -> str:
     """The sites of one superstep over the processes, most frequent first: one site where
     all processes synced at the same call, else "a.c:1 (2 processes), b.c:9 (1)"."""
-    counts: dict[str, int] = {}
+    per_key: dict[SiteKey | None, int] = {}
     for key in keys:
+        per_key[key] = per_key.get(key, 0) + 1
+    counts: dict[str, int] = {}
+    for key, n in per_key.items():  # keys differing only in their load address read the same
         text = sites[key].short() if key is not None else "unknown"
-        counts[text] = counts.get(text, 0) + 1
+        counts[text] = counts.get(text, 0) + n
     if len(counts) == 1:
         return next(iter(counts))
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -526,3 +526,14 @@ def test_profile_of_a_bsplib_program_names_its_sync_lines(tmp_path: Path, flags:
     assert [s.site for s in a.steps] == [f"hello.c:{n} (spmd)" for n in expect]
     assert [(s.h, s.count, s.push_reg) for s in a.steps] == [(0, 0, 1), (1, 1, 0), (0, 0, 0)]
     assert [s.end for s in a.steps] == ["bsp_sync", "bsp_sync", "bsp_end"]
+
+
+def test_timeline_merges_supersteps_where_there_are_many(
+    analysis: pf.Analysis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bspkit import profile_report
+
+    whole = profile_report.timeline_png(analysis)
+    monkeypatch.setattr(profile_report, "MAX_TIMELINE_BARS", 2)  # 4 supersteps: a bar per 2
+    merged = profile_report.timeline_png(analysis)
+    assert merged[:8] == b"\x89PNG\r\n\x1a\n" and merged != whole
