@@ -344,6 +344,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the SPMD section (bsp_begin .. bsp_end) to analyse, where the program had several (default: the first)",
     )
+    pf.add_argument(
+        "--phase",
+        metavar="NAME",
+        help="analyse and predict only the supersteps of this phase (bspk_profile_phase; the drivers name "
+        "setup, prepare, 'rep 1' .. 'rep R', check, report)",
+    )
     return ap
 
 

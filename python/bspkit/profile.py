@@ -49,8 +49,8 @@ class ProfileError(Exception):
     """The file is not a profile, or not a complete one; the message says why."""
 
 
-def pid_ranges(pids: Iterable[int]) -> str:
-    """[0, 1, 2, 5] -> "0-2, 5"."""
+def number_ranges(pids: Iterable[int]) -> str:
+    """Process ids or section numbers: [0, 1, 2, 5] -> "0-2, 5"."""
     out: list[str] = []
     run: list[int] = []
     for pid in sorted(set(pids)):
@@ -151,7 +151,7 @@ def read_profile(path: str | Path, section: int | None = None) -> Profile:
     sections = sorted(headers)
     chosen = sections[0] if section is None else section
     if chosen not in headers:
-        raise ProfileError(f"{path}: no section {chosen} (the profile holds sections {pid_ranges(sections)})")
+        raise ProfileError(f"{path}: no section {chosen} (the profile holds sections {number_ranges(sections)})")
     header = headers[chosen]
     p = header.get("nprocs")
     if not isinstance(p, int) or p < 1:
@@ -171,7 +171,7 @@ def read_profile(path: str | Path, section: int | None = None) -> Profile:
     if missing:
         what = "the profile holds only its header" if not mine else f"{p - len(missing)} of {p} finished"
         raise ProfileError(
-            f"{path}: the program did not reach bsp_end on processes {pid_ranges(missing)} ({what}): "
+            f"{path}: the program did not reach bsp_end on processes {number_ranges(missing)} ({what}): "
             "it ended in bsp_abort or an error, or was killed"
         )
     counts = {pid: len(recs) for pid, recs in per_pid.items()}
@@ -291,12 +291,17 @@ class ProcessStats:
 
 @dataclass
 class Analysis:
-    """The BSP cost of a profiled run."""
+    """The BSP cost of a profiled run, or of one phase of it."""
 
     profile: Profile
+    records: list[list[Record]]  # the supersteps analysed: the profile's, or one phase's
     steps: list[StepStats]
     processes: list[ProcessStats]
     sites: dict[st.SiteKey, st.Site]
+    # the whole run: bsp_begin .. bsp_end, max over processes; a phase: from its first
+    # superstep's start to its last one's end
+    measured_s: float
+    phase: str | None = None  # the phase analysed (None: every superstep)
 
     @property
     def p(self) -> int:
@@ -313,11 +318,6 @@ class Analysis:
     @property
     def H(self) -> int:
         return sum(s.h for s in self.steps)
-
-    @property
-    def measured_s(self) -> float:
-        """bsp_begin .. bsp_end, max over processes."""
-        return max(ps.total_s for ps in self.processes)
 
     @property
     def wait_s(self) -> float:
@@ -348,6 +348,7 @@ class Analysis:
             "bspkit_version": __version__,
             "profile": str(self.profile.path),
             "section": self.profile.section,
+            "phase": self.phase,
             "program": h.get("program"),
             "argv": h.get("argv"),
             "host": h.get("host"),
@@ -476,23 +477,40 @@ def process_origins(profile: Profile) -> list[float]:
     return [t - min(times) for t in times]
 
 
-def analyze(profile: Profile, addr2line: str | None = None) -> Analysis:
-    """The BSP cost of the run, with its sync sites resolved (sites.resolve; addr2line: the
-    program to use, "" for none)."""
+def end_s(rec: Record) -> float:
+    """When a superstep record's bsp_sync returned, on its process' clock."""
+    return float(rec["t_start_s"]) + float(rec["compute_s"]) + float(rec["sync_s"])
+
+
+def phase_records(profile: Profile, phase: str) -> list[list[Record]]:
+    """The supersteps of one phase; ProfileError naming the phases there are where it has none."""
+    chosen = [recs for recs in profile.steps if _common_phase(recs) == phase]
+    if not chosen:
+        names = [n for n in dict.fromkeys(_common_phase(recs) for recs in profile.steps) if n is not None]
+        there = f"its phases: {', '.join(names)}" if names else "the program named no phases (bspk_profile_phase)"
+        raise ProfileError(f"{profile.path}: no superstep of phase '{phase}' ({there})")
+    return chosen
+
+
+def analyze(profile: Profile, addr2line: str | None = None, phase: str | None = None) -> Analysis:
+    """The BSP cost of the run, or of the supersteps of one phase, with its sync sites
+    resolved (sites.resolve; addr2line: the program to use, "" for none)."""
     origin = process_origins(profile)
-    steps = [step_stats(recs, origin) for recs in profile.steps]
-    for s, recs in zip(steps, profile.steps, strict=True):
+    records = profile.steps if phase is None else phase_records(profile, phase)
+    steps = [step_stats(recs, origin) for recs in records]
+    for s, recs in zip(steps, records, strict=True):
         s.site_keys = [profile.site_key(r) for r in recs]
     sites = st.resolve((k for s in steps for k in s.site_keys if k is not None), addr2line)
     for s in steps:
         s.site = st.describe(sites, s.site_keys)
     processes = []
     for pid, proc in enumerate(profile.processes):
-        mine = [recs[pid] for recs in profile.steps]
+        mine = [recs[pid] for recs in records]
+        span = end_s(mine[-1]) - float(mine[0]["t_start_s"])
         processes.append(
             ProcessStats(
                 pid=pid,
-                total_s=float(proc.get("total_s") or 0.0),
+                total_s=float(proc.get("total_s") or 0.0) if phase is None else span,
                 compute_s=sum(float(r["compute_s"]) for r in mine),
                 wait_s=sum(float(r.get("wait_s") or 0.0) for r in mine),
                 sync_s=sum(float(r["sync_s"]) for r in mine),
@@ -500,7 +518,12 @@ def analyze(profile: Profile, addr2line: str | None = None) -> Analysis:
                 received_words=sum(s.received[pid] for s in steps),
             )
         )
-    return Analysis(profile, steps, processes, sites)
+    if phase is None:
+        measured = max(ps.total_s for ps in processes)
+    else:  # on the shared clock where there is one (else origin is 0: the longest process)
+        start = min(o + float(r["t_start_s"]) for o, r in zip(origin, records[0], strict=True))
+        measured = max(o + end_s(r) for o, r in zip(origin, records[-1], strict=True)) - start
+    return Analysis(profile, records, steps, processes, sites, measured, phase)
 
 
 # ----------------------------------------------------------------------- prediction

@@ -66,7 +66,14 @@ def _signed_pct(v: float | None) -> str:
 def run_title(a: pf.Analysis) -> str:
     h = a.profile.header
     argv = " ".join(str(x) for x in h.get("argv") or []) or str(h.get("program") or "?")
-    return f"{argv} on {h.get('host', '?')}, {h.get('backend', '?')}, p = {a.p}"
+    phase = f" (phase '{a.phase}')" if a.phase is not None else ""
+    return f"{argv} on {h.get('host', '?')}, {h.get('backend', '?')}, p = {a.p}{phase}"
+
+
+def measured_what(a: pf.Analysis) -> str:
+    if a.phase is None:
+        return "bsp_begin .. bsp_end, max over processes"
+    return "the phase's first superstep's start .. its last one's end"
 
 
 def _aligned(head: Sequence[str], rows: Sequence[Sequence[str]], left: Sequence[int] = ()) -> list[str]:
@@ -103,19 +110,19 @@ def summary_lines(a: pf.Analysis, top: int, preds: Predictions | None) -> list[s
         f"profile {a.profile.path} (section {a.profile.section}): {run_title(a)}",
         f"  S = {a.S} supersteps{' (and the last, ended by bsp_end)' if end else ''}; "
         f"W = {_t(a.W_s)} (sum of the max compute time); H = {_w(a.H)}",
-        f"  measured {_t(a.measured_s)} (bsp_begin .. bsp_end, max over processes); "
+        f"  measured {_t(a.measured_s)} ({measured_what(a)}); "
         f"waiting in bsp_sync {_t(a.wait_s)} (sum of the max waits)",
     ]
     if len(a.profile.sections) > 1:
         others = [s for s in a.profile.sections if s != a.profile.section]
-        out.append(f"  the file also holds section(s) {pf.pid_ranges(others)}: --section N shows another")
+        out.append(f"  the file also holds section(s) {pf.number_ranges(others)}: --section N shows another")
     if a.steps and top > 0:
         out.append(f"  the costliest supersteps (of {len(a.steps)}):")
         out += [
             "    " + ln
             for ln in _aligned(STEP_HEAD, [step_row(s) for s in a.costliest(top)], left=[len(STEP_HEAD) - 1])
         ]
-    if a.has_phases:
+    if a.has_phases and a.phase is None:
         out.append("  by phase (bspk_profile_phase):")
         rows = [
             [str(r["phase"] or "–"), str(r["supersteps"]), _t(r["time_s"]), _t(r["compute_max_s"]), _w(r["H"])]
@@ -185,15 +192,10 @@ def timeline_png(a: pf.Analysis) -> bytes:
 
     from bspkit.plots import png_bytes
 
-    origin = pf.process_origins(a.profile)
-    end = max(
-        (
-            o + float(r["t_start_s"]) + float(r["compute_s"]) + float(r["sync_s"])
-            for recs in a.profile.steps
-            for o, r in zip(origin, recs, strict=True)
-        ),
-        default=0.0,
-    )
+    # from the first superstep's start (the first bsp_begin for the whole run)
+    first_start = a.steps[0].start_s if a.steps else 0.0
+    origin = [o - first_start for o in pf.process_origins(a.profile)]
+    end = max((o + pf.end_s(r) for recs in a.records for o, r in zip(origin, recs, strict=True)), default=0.0)
     factor, unit = _time_scale(max(end, a.measured_s))
     fig, ax = plt.subplots(figsize=(11, min(1.6 + 0.45 * a.p, 14)))
     colors = {"compute": "tab:blue", "wait": "tab:red", "sync": "tab:gray"}
@@ -203,12 +205,10 @@ def timeline_png(a: pf.Analysis) -> bytes:
         for first in range(0, len(a.steps), per_bar):
             # one bar per `per_bar` supersteps where there are many: from the first one's start
             # to the last one's end, split in the proportions of their compute, wait and sync
-            recs = [step[pid] for step in a.profile.steps[first : first + per_bar]]
+            recs = [step[pid] for step in a.records[first : first + per_bar]]
             t = (origin[pid] + float(recs[0]["t_start_s"])) * factor
             last = recs[-1]
-            span = (
-                origin[pid] + float(last["t_start_s"]) + float(last["compute_s"]) + float(last["sync_s"])
-            ) * factor - t
+            span = (origin[pid] + pf.end_s(last)) * factor - t
             c = sum(float(r["compute_s"]) for r in recs)
             w = sum(float(r.get("wait_s") or 0.0) for r in recs)
             sy = sum(float(r["sync_s"]) for r in recs)
@@ -220,14 +220,15 @@ def timeline_png(a: pf.Analysis) -> bytes:
             ax.broken_barh(bars[kind], (pid - 0.38, 0.76), facecolors=color, linewidth=0)
     if len(a.steps) <= MAX_MARKED_STEPS:
         for s in a.steps:
-            ax.axvline(s.start_s * factor, color="k", lw=0.4, alpha=0.5)
+            ax.axvline((s.start_s - first_start) * factor, color="k", lw=0.4, alpha=0.5)
     for kind, color in colors.items():
         label = {"compute": "compute", "wait": "waiting for the others (arrival)", "sync": "rest of bsp_sync"}[kind]
         ax.bar(0, 0, color=color, label=label)
     ax.set_yticks(range(a.p), [f"process {pid}" for pid in range(a.p)])
     ax.set_ylim(a.p - 0.5, -0.5)
     ax.set_xlim(0, end * factor * 1.01 or 1.0)
-    ax.set_xlabel(f"time since the first bsp_begin [{unit}]")
+    since = f"the start of phase '{a.phase}'" if a.phase is not None else "the first bsp_begin"
+    ax.set_xlabel(f"time since {since} [{unit}]")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     marked = " (thin lines: superstep starts)" if len(a.steps) <= MAX_MARKED_STEPS else ""
     if per_bar > 1:
@@ -298,7 +299,7 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
         ("S (supersteps ended by bsp_sync)", str(a.S)),
         ("W (sum over supersteps of the max compute time)", _t(a.W_s)),
         ("H (sum of the h-relations)", _w(a.H)),
-        ("measured time (bsp_begin .. bsp_end, max over processes)", _t(a.measured_s)),
+        (f"measured time ({measured_what(a)})", _t(a.measured_s)),
         ("waiting in bsp_sync (sum over supersteps of the max wait)", _t(a.wait_s)),
     ]
     parts.append(table(["", "value"], [[esc(k), esc(v)] for k, v in facts]))
@@ -333,7 +334,7 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
         "h: thesis eq. (2.1), max over processes of the words sent or received.</p>"
     )
     body.append(table(STEP_HEAD, [[esc(c) for c in step_row(s)] for s in a.costliest(top)]))
-    if a.has_phases:
+    if a.has_phases and a.phase is None:
         body.append('<h2 id="phases">By phase</h2>')
         body.append(
             '<p class="note">the parts of the run the program named with bspk_profile_phase (bspkit.h), in order.</p>'
@@ -513,7 +514,10 @@ def profile_command(args: argparse.Namespace) -> int:
         prof = pf.read_profile(args.profile, args.section)
     except pf.ProfileError as e:
         raise Failure(str(e)) from None
-    a = pf.analyze(prof)
+    try:
+        a = pf.analyze(prof, phase=args.phase)
+    except pf.ProfileError as e:
+        raise Failure(str(e)) from None
     preds = _predictions(args, a)
     say = sys.stderr if args.json == "-" else sys.stdout
     print("\n".join(summary_lines(a, args.top, preds)), file=say)

@@ -143,6 +143,19 @@ def test_phases_group_supersteps(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert not analysis_of(tmp_path).has_phases and analysis_of(tmp_path).by_phase() == []
     rc, out, err = bspkit(capsys, "profile", str(tmp_path / "run.jsonl"))
     assert rc == 0 and re.search(r"rep 1\s+2\s+", out), out
+    # one phase alone: its supersteps, timed from the first one's start to the last one's end
+    rep = pf.analyze(a.profile, addr2line="", phase="rep 1")
+    assert [s.step for s in rep.steps] == [1, 2] and (rep.S, rep.H, rep.phase) == (2, 50, "rep 1")
+    assert rep.W_s == pytest.approx(0.4 + 0.1)
+    # process 2 began 2 ms after process 0 and ended the phase last: 3.5 + 0.3 + 0.11 s after its start
+    assert rep.measured_s == pytest.approx(0.002 + 3.91 - 1.5)
+    assert rep.processes[0].total_s == pytest.approx(0.5 + 0.11)
+    with pytest.raises(pf.ProfileError, match=r"no superstep of phase 'rep 2' \(its phases: setup, rep 1, check\)"):
+        pf.analyze(a.profile, phase="rep 2")
+    rc, out, err = bspkit(capsys, "profile", str(tmp_path / "run.jsonl"), "--phase", "nope")
+    assert rc == 1 and "no superstep of phase 'nope'" in err
+    rc, out, err = bspkit(capsys, "profile", str(tmp_path / "run.jsonl"), "--phase", "rep 1")
+    assert rc == 0 and "(phase 'rep 1')" in out and "S = 2 supersteps;" in out
 
 
 def analysis_of(tmp_path: Path) -> pf.Analysis:
