@@ -223,7 +223,7 @@ class StepStats:
     messages: list[int]  # messages sent per process (a get's by the owner of the data)
     issued: list[int]  # requests issued per process: puts, sends and gets (a get's by its caller)
     h: int
-    count: int  # max over processes of the messages sent (docs/profile-format.md)
+    count: int  # max over processes of the requests issued (docs/profile-format.md)
     words: int  # all words moved between processes
     msg_words: float  # h*: words / messages (0 without)
     primitive: str | None  # the primitive that moved most bytes (collectives: "coll")
@@ -257,7 +257,6 @@ class StepStats:
             "sync_s": self.sync.to_json(),
             "h": self.h,
             "count": self.count,
-            "requests": max(self.issued, default=0),
             "words": self.words,
             "msg_words": self.msg_words,
             "primitive": self.primitive,
@@ -435,7 +434,7 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
             acc[0] += int(calls)
             acc[1] += int(nbytes)
     words = sum(sent)
-    total_messages = sum(messages)
+    total_requests = sum(issued)
     ends = {rec.get("end") for rec in records}
     return StepStats(
         step=int(records[0]["step"]),
@@ -450,9 +449,9 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
         messages=messages,
         issued=issued,
         h=max(max(s, r) for s, r in zip(sent, received, strict=True)),
-        count=max(messages),
+        count=max(issued),
         words=words,
-        msg_words=words / total_messages if total_messages else 0.0,
+        msg_words=words / total_requests if total_requests else 0.0,
         primitive=dominant_primitive(ops),
         ops=ops,
         self_words=sum(int(r.get("self_words") or 0) for r in records),

@@ -22,7 +22,7 @@ static inline void queue_message(bspk_proc *self, const char *call, int pid, con
   ob->n_send++;
   ob->send_bytes += (size_t)nbytes;
   self->flags |= BSPK_HAS_SEND;
-  bspk_profile_op(self, BSPK_PROFILE_SEND, pid, (long)tagsize + nbytes);
+  bspk_profile_op(self, BSPK_PROFILE_SEND, pid, nbytes);
 }
 
 BSPK_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,

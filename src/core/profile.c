@@ -320,9 +320,13 @@ void bspk_profile_end(bspk_proc *self) {
   for (size_t i = 0; i < prof->nrecords; i++) write_record(f, self, prof, &prof->records[i]);
   fprintf(f,
           "{\"type\": \"process\", \"section\": %ld, \"pid\": %d, \"supersteps\": %zu, "
-          "\"t0_s\": %.9f, \"total_s\": %.9f, \"objects\": [",
+          "\"t0_s\": %.9f, \"total_s\": %.9f, \"host\": ",
           prof->section, self->pid, prof->nrecords, self->start_time,
           bspk_now() - self->start_time);
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  bspk_json_write_string(f, host);
+  fputs(", \"objects\": [", f);
   for (int i = 0; i < prof->nobjects; i++) {
     fputs(i ? ", {\"path\": " : "{\"path\": ", f);
     bspk_json_write_string(f, prof->objects[i].path);

@@ -69,15 +69,15 @@ static void expect_section0(int s, int p, expected e[STEPS0]) {
   memset(&t, 0, sizeof t);
   describe(&e[0], "", &t, p, 2, 0, 1); /* two registrations, the tag size */
   int next = (s + 1) % p, next2 = (s + 2) % p, prev = (s + p - 1) % p;
-  add(&t, s, next, 0, 24);     /* put 3 doubles */
-  add(&t, s, next2, 0, 5);     /* hpput 5 bytes */
-  add(&t, s, prev, 1, 16);     /* get 16 bytes */
-  add(&t, s, next, 1, 9);      /* hpget 9 bytes */
-  add(&t, s, next, 0, 8 + 20); /* two sends: 8-byte tag + 20-byte payload */
-  add(&t, s, next, 0, 8 + 20);
+  add(&t, s, next, 0, 24); /* put 3 doubles */
+  add(&t, s, next2, 0, 5); /* hpput 5 bytes */
+  add(&t, s, prev, 1, 16); /* get 16 bytes */
+  add(&t, s, next, 1, 9);  /* hpget 9 bytes */
+  add(&t, s, next, 0, 20); /* two sends of a 20-byte payload (the 8-byte tags not counted) */
+  add(&t, s, next, 0, 20);
   describe(&e[1],
            "\"put\": [1, 24], \"hpput\": [1, 5], \"get\": [1, 16], \"hpget\": [1, 9], "
-           "\"send\": [2, 56]",
+           "\"send\": [2, 40]",
            &t, p, 0, 0, 0);
   memset(&t, 0, sizeof t);
   char ops[128] = "";
