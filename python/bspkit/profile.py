@@ -227,6 +227,7 @@ class StepStats:
     words: int  # all words moved between processes
     msg_words: float  # h*: words / messages (0 without)
     primitive: str | None  # the primitive that moved most bytes (collectives: "coll")
+    pattern: str | None  # the probe's pattern its traffic has (communication_pattern)
     ops: dict[str, list[int]]  # per primitive: [calls, bytes], summed over processes
     self_words: int
     push_reg: int  # max over processes
@@ -260,6 +261,7 @@ class StepStats:
             "words": self.words,
             "msg_words": self.msg_words,
             "primitive": self.primitive,
+            "pattern": self.pattern,
             "sent_words": self.sent,
             "received_words": self.received,
             "messages": self.messages,
@@ -407,6 +409,24 @@ def _common_phase(records: Sequence[Record]) -> str | None:
     return " | ".join(str(n) if n is not None else "none" for n in names)
 
 
+def communication_pattern(flows: Iterable[tuple[int, int]], p: int) -> str | None:
+    """The probe's pattern (docs/probe-format.md) that data flows src -> dest have: "shift"
+    when every process sends to the one k places on, "permutation" when each sends to at
+    most one and receives from at most one, else "alltoall" (the probe's surface of many
+    partners); None without traffic. It picks the g surface, as a driver's own pattern does."""
+    dests: dict[int, set[int]] = {}
+    srcs: dict[int, set[int]] = {}
+    for src, dest in flows:
+        dests.setdefault(src, set()).add(dest)
+        srcs.setdefault(dest, set()).add(src)
+    if not dests:
+        return None
+    if any(len(d) > 1 for d in dests.values()) or any(len(s) > 1 for s in srcs.values()):
+        return "alltoall"
+    offsets = {(next(iter(d)) - src) % p for src, d in dests.items()}
+    return "shift" if len(dests) == p and len(offsets) == 1 else "permutation"
+
+
 def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
     """One superstep from its records, one per process in pid order; origin[pid]: the
     process' bsp_begin on the shared clock, relative to the run's first."""
@@ -415,8 +435,11 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
     received = [0] * p
     messages = [0] * p
     issued = [0] * p
+    flows: list[tuple[int, int]] = []
     for rec in records:
         me = rec["pid"]
+        flows += [(me, dest) for dest, _, _ in _words_of(rec.get("out"))]
+        flows += [(src, me) for src, _, _ in _words_of(rec.get("in_get"))]
         for dest, n, words in _words_of(rec.get("out")):
             sent[me] += words
             messages[me] += n
@@ -453,6 +476,7 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
         words=words,
         msg_words=words / total_requests if total_requests else 0.0,
         primitive=dominant_primitive(ops),
+        pattern=communication_pattern(flows, p),
         ops=ops,
         self_words=sum(int(r.get("self_words") or 0) for r in records),
         push_reg=max(int(r.get("push_reg") or 0) for r in records),
@@ -529,10 +553,10 @@ def analyze(profile: Profile, addr2line: str | None = None, phase: str | None = 
 
 
 def prediction_step(s: StepStats) -> dict[str, Any]:
-    """The superstep as predict.superstep_comm_s reads a driver's (no pattern: the profile
-    does not know it; the probe's all-to-all surface of the primitive is used)."""
+    """The superstep as predict.superstep_comm_s reads a driver's, its pattern inferred from
+    the traffic (communication_pattern)."""
     prim = PRIMITIVE_FOR_PREDICTION.get(s.primitive or "", s.primitive)
-    return {"h": s.h, "count": s.count, "msg_words": s.msg_words, "primitive": prim, "pattern": None}
+    return {"h": s.h, "count": s.count, "msg_words": s.msg_words, "primitive": prim, "pattern": s.pattern}
 
 
 @dataclass

@@ -74,6 +74,20 @@ def analysis(tmp_path: Path) -> pf.Analysis:
 # ------------------------------------------------------------------ the BSP cost
 
 
+def test_communication_pattern_from_the_traffic() -> None:
+    """The probe's patterns (docs/probe-format.md) read off who sends to whom: a process with
+    two partners is the probe's all-to-all with c = 2 (requests to different processes), even
+    where a driver calls its superstep a permutation (Cannon's two shifts)."""
+    p = 4
+    assert pf.communication_pattern([], p) is None
+    assert pf.communication_pattern([(q, (q + 1) % p) for q in range(p)], p) == "shift"
+    assert pf.communication_pattern([(0, 2), (2, 0), (1, 3), (3, 1)], p) == "shift"  # by 2
+    assert pf.communication_pattern([(0, 1), (1, 0), (2, 3), (3, 2)], p) == "permutation"
+    assert pf.communication_pattern([(0, 1), (1, 0), (2, 3)], p) == "permutation"
+    assert pf.communication_pattern([(0, 1), (0, 2)], p) == "alltoall"  # one sends to two
+    assert pf.communication_pattern([(0, 3), (1, 3)], p) == "alltoall"  # one receives from two
+
+
 def test_h_relation_counts_and_totals(analysis: pf.Analysis) -> None:
     a = analysis
     assert a.p == 3 and len(a.steps) == 4
