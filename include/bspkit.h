@@ -24,6 +24,13 @@ int bspk_cores(void);
 /* Number of supersteps (bsp_sync calls) this process has completed in this SPMD section. */
 long bspk_superstep(void);
 
+/* ---- The superstep profile (BSPKIT_PROFILE=FILE; docs/profile-format.md) ---------------
+ * Names the phase of the program that this superstep belongs to: every superstep that ends
+ * from now on (until the next call) is marked with name in the profile, so that
+ * `bspkit profile --phase name` can take that part alone. Does nothing when no profile is
+ * being written. The name is copied; call it on every process. */
+void bspk_profile_phase(const char *name);
+
 /* ---- Collectives (call on every process in the same superstep; each ends with a sync) --
  * For everything else a collective acts as one bsp_sync: puts, gets and messages issued
  * before the call are delivered by it, and those messages are in the queue after it.

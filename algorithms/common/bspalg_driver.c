@@ -4,6 +4,7 @@
 #include "bspalg_driver.h"
 
 #include <bsp.h>
+#include <bspkit.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,17 +149,26 @@ static void spmd(void) {
   }
   double *times = calloc((size_t)opts.reps, sizeof *times);
   if (!times) bsp_abort("%s: out of memory\n", prog);
+  bspk_profile_phase("setup");
   bspalg_counters_begin();
   bsp_sync();
 
   for (int rep = 0; rep < opts.reps; rep++) {
+    bspk_profile_phase("prepare");
     bspalg_counters_reset(); /* the report keeps the last repetition's counts */
     if (driver->prepare) driver->prepare(state);
     bsp_sync();
+    char phase[32];
+    snprintf(phase, sizeof phase, "rep %d", rep + 1);
+    bspk_profile_phase(phase);
     double t0 = bsp_time();
     driver->repetition(state);
     times[rep] = bsp_time() - t0;
+    /* Outside the timing: ends the repetition's local work after its last sync, so that a
+     * profile's phase "rep N" holds all of the repetition (docs/profile-format.md). */
+    bsp_sync();
   }
+  bspk_profile_phase("check");
 
   int verified = 0;
   bspalg_check_report check = {"not checked (--no-check)", ""};
@@ -168,6 +178,7 @@ static void spmd(void) {
     if (verified < 0 && bsp_pid() == 0) fprintf(stderr, "%s: WRONG RESULT%s\n", prog, check.wrong);
   }
 
+  bspk_profile_phase("report");
   double f = 0.0, f_all = 0.0;
   char f_note[512] = "";
   if (opts.measure_f && driver->measure_f) measure_f(state, &f, &f_all, f_note, sizeof f_note);

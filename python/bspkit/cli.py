@@ -1,6 +1,6 @@
 """The `bspkit` command: parses the arguments and dispatches to the command modules
 (bspkit.commands: probe, fit, report, compare, run; bspkit.validate: validate; bspkit.imh_predict:
-imh; bspkit.cluster: cluster).
+imh; bspkit.profile_report: profile; bspkit.cluster: cluster).
 
 Exit status: 0 on success, 1 when something fails (a raw file that cannot be read, a build or
 a bspprobe run that fails), 2 for a usage error (argparse's convention).
@@ -305,6 +305,57 @@ def build_parser() -> argparse.ArgumentParser:
         help="oocmm: processes that use one disk at once, each getting 1/K of its bandwidth (default: P, every "
         "process on this machine; 1 for node-local disks with one process per node)",
     )
+    pf = sub.add_parser(
+        "profile",
+        help="the BSP cost of a profiled run (BSPKIT_PROFILE=FILE), and its predicted time on a measured machine",
+        description="Reads the superstep profile that any BSPlib program linked with bspkit writes when BSPKIT_PROFILE "
+        "names a file (bsprun --profile FILE; docs/profile-format.md) and prints the run's BSP cost: S, W (sum of "
+        "the max compute time per superstep), H (sum of the h-relations, thesis eq. 2.1), the measured time and the "
+        "costliest supersteps with their bsp_sync call sites (file:line where the program has debug information). "
+        "With --params, also the predicted time of the same run on the machine of that parameter file under the "
+        "three g models (g const, g(h), g(h,h*)), compute taken as measured (times --compute-scale, or scaled by "
+        "the computing rates of --compute-from and --params).",
+        epilog="E.g. BSPKIT_PROFILE=run.jsonl bsprun -n 4 ./prog; bspkit profile run.jsonl -o profile.html "
+        "--params cluster/params.json --compute-from here/params.json",
+    )
+    pf.add_argument("profile", metavar="FILE", help="the profile (.jsonl) the program wrote")
+    pf.add_argument("-o", "--output", metavar="HTML", help="write a self-contained HTML report here")
+    pf.add_argument(
+        "--json", metavar="FILE", help="write the analysis as JSON here; '-': to stdout (the summary to stderr)"
+    )
+    pf.add_argument("--params", metavar="P.json", help="a probe's params.json: predict the run on that machine")
+    scale = pf.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--compute-scale",
+        type=positive_float,
+        metavar="X",
+        help="multiply the measured compute time by X for the prediction (default 1)",
+    )
+    scale.add_argument(
+        "--compute-from",
+        metavar="HERE.json",
+        help="the params.json of the machine the profile was taken on: compute scaled by r here / r there "
+        "(the computing rates), and the model of here shown beside the measured time",
+    )
+    pf.add_argument(
+        "--top",
+        type=positive_int,
+        default=5,
+        metavar="N",
+        help="how many of the costliest supersteps to list (default 5)",
+    )
+    pf.add_argument(
+        "--section",
+        type=int,
+        metavar="N",
+        help="the SPMD section (bsp_begin .. bsp_end) to analyse, where the program had several (default: the first)",
+    )
+    pf.add_argument(
+        "--phase",
+        metavar="NAME",
+        help="analyse and predict only the supersteps of this phase (bspk_profile_phase; the drivers name "
+        "setup, prepare, 'rep 1' .. 'rep R', check, report)",
+    )
     add_cluster_parser(sub)
     return ap
 
@@ -406,10 +457,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_usage(sys.stderr)
-        print_error("a command is needed: probe, fit, report, compare, run, validate, imh or cluster (bspkit --help)")
+        print_error(
+            "a command is needed: probe, fit, report, compare, run, validate, imh, profile or cluster (bspkit --help)"
+        )
         return EXIT_USAGE
     try:
-        if args.command == "cluster":
+        if args.command == "profile":  # before the others' imports: it needs no scipy
+            from bspkit.profile_report import profile_command
+
+            return profile_command(args)
+        if args.command == "cluster":  # standard library only
             from bspkit import cluster
 
             return cluster.cluster_command(args)

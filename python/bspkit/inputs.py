@@ -13,7 +13,6 @@ from bspkit import cluster, programs
 from bspkit import predict as pd
 from bspkit import probe as pr
 from bspkit.console import Failure, UsageError, describe_exit, progress
-from bspkit.fit import fit_run
 from bspkit.params import Params, ParamsError
 from bspkit.rawdata import RawDataError, RawRun, load_raw
 
@@ -36,6 +35,8 @@ def resolve_input(arg: str) -> tuple[str, Path]:
 
 def load_fit(raw: Path) -> tuple[RawRun, Params]:
     """Reads a raw-sample file and fits it."""
+    from bspkit.fit import fit_run  # scipy: seconds to import, which the commands that do not fit are spared
+
     progress(f"reading {raw}")
     try:
         run = load_raw(raw)

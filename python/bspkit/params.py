@@ -293,3 +293,17 @@ class Params:
             return {k: Surface.from_json(e) for k, e in (v or {}).items()} if attr == "g" else v
 
         return _read_record(cls(), d, cls.JSON_NAMES, value)
+
+
+R_KERNELS = ("dot_double_naive", "dot_double_blas")  # nearest to bspbench's DAXPY, in this order
+
+
+def computing_rate(params: Params) -> tuple[float, str] | None:
+    """bspbench's r, the computing rate in flop/s that g and l are counted in: the rate of the
+    double-precision vector kernel (bspbench times a DAXPY), as (r, kernel name)."""
+    for kernel in R_KERNELS:
+        f = params.f.get(kernel)
+        if f:
+            return 1.0 / f, kernel
+    avg = params.f_average.get("double")
+    return (1.0 / avg, "the mean rate of the double kernels") if avg else None

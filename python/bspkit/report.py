@@ -25,7 +25,7 @@ from bspkit.fit import (
     MEMCPY_FACTOR,
     VALIDATION_THRESHOLD,
 )
-from bspkit.params import Params, Surface
+from bspkit.params import Params, Surface, computing_rate
 from bspkit.rawdata import RawRun
 from bspkit.units import quantity
 
@@ -217,20 +217,6 @@ def _rows_by_pattern(
             cur = pat
         rows.append(row(prim, g[key]))
     return rows
-
-
-R_KERNELS = ("dot_double_naive", "dot_double_blas")  # nearest to bspbench's DAXPY, in this order
-
-
-def computing_rate(params: Params) -> tuple[float, str] | None:
-    """bspbench's r, the computing rate in flop/s that g and l are counted in: the rate of the
-    double-precision vector kernel (bspbench times a DAXPY), as (r, kernel name)."""
-    for kernel in R_KERNELS:
-        f = params.f.get(kernel)
-        if f:
-            return 1.0 / f, kernel
-    avg = params.f_average.get("double")
-    return (1.0 / avg, "the mean rate of the double kernels") if avg else None
 
 
 def g_const_of(params: Params, surface: Surface) -> tuple[float, float, bool] | None:

@@ -25,6 +25,9 @@ from bspkit.params import Params
 
 # Runs shorter than this are left out of the mean error (issue 5: "over runs longer than 0.1 s").
 MIN_VALIDATED_TIME_S = 0.1
+# A run where communication matters: its communication and synchronization are at least this
+# share of the predicted time (g const; the models differ only in that part).
+COMM_MATTERS_SHARE = 0.2
 
 # One run of the sweep as validate.json holds it (see `measured_row`).
 Row = dict[str, Any]
@@ -53,9 +56,20 @@ def summarize(rows: list[Row]) -> dict[str, Any]:
     return out
 
 
+def comm_share(row: Row) -> float | None:
+    """The predicted share of communication and synchronization in a run (g const)."""
+    total = row["predicted_s"].get("g const")
+    comm = (row.get("comm_s") or {}).get("g const")
+    return comm / total if comm is not None and total else None
+
+
 def group_summary(rows: list[Row]) -> dict[str, Any]:
-    """summarize(), plus the errors with f timed on one process alone and the mean efficiency."""
+    """summarize(), plus the errors with f timed on one process alone, the mean efficiency, and
+    summarize() of the runs where communication matters (the thesis' question: which g model
+    predicts them; on a run dominated by work every model is right)."""
     out = summarize(rows)
+    heavy = [r for r in rows if (comm_share(r) or 0.0) >= COMM_MATTERS_SHARE]
+    out["comm_matters"] = {**summarize(heavy), "min_share": COMM_MATTERS_SHARE}
     alone = summarize([{**r, "rel_error": r["rel_error_f_alone"]} for r in rows])
     out["f_alone"] = {m: alone[m] for m in pd.MODELS}
     effs = [r["efficiency"] for r in rows if r["efficiency"] is not None and r["measured_s"] >= MIN_VALIDATED_TIME_S]
@@ -107,6 +121,7 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, sweep_val
         "f_s_per_unit": d.get("f_s_per_unit"),
         "efficiency": al.efficiency(alg, d, d.get("f_s_per_unit")),
         "predicted_s": {m: pred[m] for m in pd.MODELS},
+        "comm_s": {m: pred[m + " comm_s"] for m in pd.MODELS},
         "work_s": pred["work_s"],
         "f_used_s_per_unit": pred["f_s_per_unit"],
         "f_all_s_per_unit": d.get("f_all_s_per_unit"),
@@ -132,6 +147,7 @@ def _print_table(
         print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
     if overall.get("best_model"):
         print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
+    print("  " + validate_report.comm_matters_sentence(overall))
 
 
 # The format of validate.json this bspkit writes and reads (--resume).

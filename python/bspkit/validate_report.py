@@ -113,6 +113,22 @@ def sorted_rows(rows: Sequence[dict[str, Any]], sweep: str | None) -> list[dict[
     )
 
 
+def comm_matters_sentence(s: dict[str, Any]) -> str:
+    """Which model wins on the runs where communication matters, in one sentence."""
+    cm = s.get("comm_matters") or {}
+    share = f"{100 * cm.get('min_share', 0.2):.0f} %"
+    if not cm.get("runs_used"):
+        return (
+            f"No scored run spends {share} or more of its predicted time in communication and synchronization: "
+            "the runs cannot tell the g models apart."
+        )
+    errors = ", ".join(f"{m} {_pct(cm.get(m))} %" for m in MODELS)
+    return (
+        f"Where communication matters ({cm['runs_used']} run(s) with at least {share} of the predicted time in "
+        f"communication and synchronization), {cm['best_model']} predicts best: mean |relative error| {errors}."
+    )
+
+
 def html_report(result: dict[str, Any]) -> tuple[str, int]:
     """The page of one `bspkit validate` run (result as written to validate.json)."""
     alg = result["algorithm"]
@@ -168,6 +184,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
         parts.append(
             f"<p>best model: <b>{esc(best)}</b>, mean |relative error| {_pct(s['best_error'])} % ({verdict} the 10 % target).</p>"
         )
+    parts.append(f"<p>{esc(comm_matters_sentence(s))}</p>")
     parts.append("<h2>Efficiency and mean relative prediction error (layout of Tables D-G)</h2>")
     parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
     # Every run.

@@ -131,11 +131,13 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
   self = bspk_proc_create(active_ops, engine, pid, nprocs);
   self->begun = 1;
   bspk_self = self;
+  bspk_profile_begin(self);
 }
 
 BSPK_API void bsp_end(void) {
   bspk_proc *self = bspk_enter("bsp_end");
-  bspk_end_superstep(self, BSPK_AT_END, "bsp_end");
+  bspk_end_superstep(self, BSPK_AT_END, "bsp_end", __builtin_return_address(0));
+  if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_end(self);
   const bspk_engine_ops *ops = self->ops;
   bspk_engine *engine = self->engine;
   int pid = self->pid;

@@ -22,6 +22,7 @@ static inline void queue_message(bspk_proc *self, const char *call, int pid, con
   ob->n_send++;
   ob->send_bytes += (size_t)nbytes;
   self->flags |= BSPK_HAS_SEND;
+  bspk_profile_op(self, BSPK_PROFILE_SEND, pid, nbytes);
 }
 
 BSPK_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,
@@ -45,6 +46,7 @@ void bspk_set_tagsize(bsp_size_t *tag_nbytes, const char *call) {
   int previous = self->pending_tagsize >= 0 ? self->pending_tagsize : self->tagsize;
   self->pending_tagsize = *tag_nbytes;
   self->flags |= BSPK_HAS_TAGSIZE;
+  if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_tagsize(self);
   *tag_nbytes = previous;
 }
 

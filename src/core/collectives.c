@@ -29,13 +29,14 @@ static void coll_send(bspk_proc *self, int pid, const void *src, size_t offset, 
   rec->nbytes = (int32_t)nbytes;
   memcpy(p + sizeof *rec, src, nbytes);
   ob->n_coll++;
+  bspk_profile_op(self, BSPK_PROFILE_COLL, pid, (long)nbytes);
   self->flags |= BSPK_HAS_PUT;
 }
 
 static void coll_sync(bspk_proc *self, void *buffer, size_t size, const char *call) {
   self->coll_buffer = buffer;
   self->coll_buffer_size = size;
-  bspk_end_superstep(self, BSPK_AT_SYNC, call);
+  bspk_end_superstep(self, BSPK_AT_SYNC, call, self->coll_site);
   self->coll_buffer = NULL;
 }
 
@@ -76,6 +77,7 @@ static void block_range(size_t n, int p, int b, size_t *first, size_t *count) {
 BSPK_API void bspk_broadcast(bsp_pid_t root, const void *src, void *dst, bsp_size_t nbytes) {
   const char *call = "bspk_broadcast";
   bspk_proc *self = bspk_enter(call);
+  self->coll_site = __builtin_return_address(0);
   if (root < 0 || root >= self->nprocs)
     bspk_fatal(call, "root %d is out of range: there are %d processes (0..%d)", root, self->nprocs,
                self->nprocs - 1);
@@ -122,6 +124,7 @@ BSPK_API void bspk_reduce(bspk_op op, const void *src, void *dst, bsp_size_t cou
                           bsp_size_t elem_size) {
   const char *call = "bspk_reduce";
   bspk_proc *self = bspk_enter(call);
+  self->coll_site = __builtin_return_address(0);
   if (count < 0 || elem_size < 0)
     bspk_fatal(call, "negative %s %d", count < 0 ? "count" : "element size",
                count < 0 ? count : elem_size);

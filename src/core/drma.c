@@ -96,6 +96,7 @@ BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offs
   bspk_proc *self;
   int slot = begin_access(&self, "bsp_put", pid, dst, offset, nbytes, src, "the source");
   if (slot < 0) return;
+  bspk_profile_op(self, BSPK_PROFILE_PUT, pid, nbytes);
   if (BSPK_UNLIKELY(wants_large_path(self, pid, nbytes)))
     queue_large_put(self, pid, slot, src, offset, nbytes, 0, "bsp_put");
   else queue_put(self, pid, slot, src, offset, nbytes, "bsp_put");
@@ -106,6 +107,7 @@ BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t of
   bspk_proc *self;
   int slot = begin_access(&self, "bsp_hpput", pid, dst, offset, nbytes, src, "the source");
   if (slot < 0) return;
+  bspk_profile_op(self, BSPK_PROFILE_HPPUT, pid, nbytes);
   if (self->ops->direct_access) {
     memcpy(bspk_remote_address(self, slot, pid, offset), src, (size_t)nbytes);
   } else if (self->ops->rma_put && nbytes >= self->rma_min_bytes) {
@@ -140,6 +142,7 @@ BSPK_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *d
   bspk_proc *self;
   int slot = begin_access(&self, "bsp_get", pid, src, offset, nbytes, dst, "the destination");
   if (slot < 0) return;
+  bspk_profile_op(self, BSPK_PROFILE_GET, pid, nbytes);
   queue_get(self, pid, slot, offset, dst, nbytes, "bsp_get");
 }
 
@@ -148,6 +151,7 @@ BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void 
   bspk_proc *self;
   int slot = begin_access(&self, "bsp_hpget", pid, src, offset, nbytes, dst, "the destination");
   if (slot < 0) return;
+  bspk_profile_op(self, BSPK_PROFILE_HPGET, pid, nbytes);
   if (self->ops->direct_access) {
     memcpy(dst, bspk_remote_address(self, slot, pid, offset), (size_t)nbytes);
   } else if (self->ops->rma_get && nbytes >= self->rma_min_bytes) {

@@ -170,6 +170,10 @@ typedef struct bspk_proc {
   char *kept_messages;
   size_t kept_messages_cap;
 
+  /* The superstep profile (profile.c), or NULL: not asked for (BSPKIT_PROFILE unset). */
+  struct bspk_profile *profile;
+  const void *coll_site; /* where the program called the collective now running */
+
   /* Double-buffered like the outboxes: a slow process may still read superstep s's post
    * while a fast one fills the post of s + 1. */
   bspk_post post[2];
@@ -288,12 +292,41 @@ void bspk_set_tagsize(bsp_size_t *tag_nbytes, const char *call);
 void bspk_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes, const char *call);
 
 /* ---- superstep (superstep.c) ---- */
-void bspk_end_superstep(bspk_proc *self, int kind, const char *call);
+/* site: the return address of the program's call (bsp_sync, bsp_end, a collective), for
+ * the profile. */
+void bspk_end_superstep(bspk_proc *self, int kind, const char *call, const void *site);
 bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int pid, int nprocs);
 /* What one process of nprocs holds once it has written to every other process: its per-peer
  * records and the first capacity of its outboxes. */
 size_t bspk_proc_bytes(const bspk_engine_ops *ops, int nprocs);
 void bspk_proc_free(bspk_proc *self);
+
+/* ---- the superstep profile (profile.c; docs/profile-format.md) ---- */
+#define BSPK_PROFILE_WORD_BYTES 8 /* the unit of h, as the probe and the drivers count */
+enum bspk_profile_op {
+  BSPK_PROFILE_PUT,
+  BSPK_PROFILE_HPPUT,
+  BSPK_PROFILE_GET,
+  BSPK_PROFILE_HPGET,
+  BSPK_PROFILE_SEND,
+  BSPK_PROFILE_COLL,
+  BSPK_PROFILE_NOPS
+};
+typedef struct bspk_profile bspk_profile;
+/* From bsp_begin: starts profiling this process when BSPKIT_PROFILE names a file. */
+void bspk_profile_begin(bspk_proc *self);
+void bspk_profile_count(bspk_proc *self, enum bspk_profile_op op, int peer, long nbytes);
+void bspk_profile_sync_enter(bspk_proc *self, const void *site);
+void bspk_profile_waited(bspk_proc *self, double seconds);
+void bspk_profile_tagsize(bspk_proc *self);
+void bspk_profile_sync_exit(bspk_proc *self, int at_end);
+/* From bsp_end, after the last superstep: appends this process' records to the file. */
+void bspk_profile_end(bspk_proc *self);
+/* The one branch a call pays while nobody profiles. */
+static inline void bspk_profile_op(bspk_proc *self, enum bspk_profile_op op, int peer,
+                                   long nbytes) {
+  if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_count(self, op, peer, nbytes);
+}
 
 /* ---- misc ---- */
 /* The back end of this program once chosen (bsp_init, bsp_begin, bsp_nprocs), else NULL. */

@@ -59,7 +59,13 @@ static void arrive(bspk_proc *self, int kind, bspk_arrival *all) {
   post->regops = self->regops;
   post->nregops = self->nregops;
   post->tagsize = (self->flags & BSPK_HAS_TAGSIZE) ? self->pending_tagsize : -1;
-  self->ops->arrive(self->engine, post, self->flags, all);
+  if (BSPK_UNLIKELY(self->profile != NULL)) {
+    double t = bspk_now();
+    self->ops->arrive(self->engine, post, self->flags, all);
+    bspk_profile_waited(self, bspk_now() - t);
+  } else {
+    self->ops->arrive(self->engine, post, self->flags, all);
+  }
 }
 
 /* Every process has ended superstep s, so nobody reads the blocks of s - 1 any more. */
@@ -127,12 +133,16 @@ static int writes_may_meet_next_superstep(const bspk_proc *self, unsigned flags)
 /* The end of a superstep, in the order BSPlib defines: agree (same registrations, same
  * tag size, same kind of arrival), then every get reads and writes, then puts and
  * messages land, then registrations take effect. */
-void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
+void bspk_end_superstep(bspk_proc *self, int kind, const char *call, const void *site) {
   bspk_arrival all;
+  if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_sync_enter(self, site);
   arrive(self, kind, &all);
   if (BSPK_UNLIKELY(all.n_at_end != 0 && all.n_at_end != self->nprocs))
     report_end_mismatch(self, call);
-  if (kind == BSPK_AT_END) return;
+  if (kind == BSPK_AT_END) {
+    if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_sync_exit(self, 1);
+    return;
+  }
   recycle_old_outboxes(self);
 
   if (BSPK_UNLIKELY(all.flags & BSPK_HAS_REG)) bspk_registrations_check(self, call);
@@ -148,10 +158,11 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call) {
 
   if (writes_may_meet_next_superstep(self, all.flags)) self->ops->barrier(self->engine);
   self->flags = 0;
+  if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_sync_exit(self, 0);
   self->superstep++;
 }
 
 BSPK_API void bsp_sync(void) {
   bspk_proc *self = bspk_enter("bsp_sync");
-  bspk_end_superstep(self, BSPK_AT_SYNC, "bsp_sync");
+  bspk_end_superstep(self, BSPK_AT_SYNC, "bsp_sync", __builtin_return_address(0));
 }

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bspkit import __version__, cli
+from bspkit import __version__, cli, validate_report
 from bspkit import algorithms as al
 from bspkit import validate as va
 from bspkit.params import Params
@@ -45,6 +45,39 @@ def test_summarize_uses_long_runs_and_picks_least_error() -> None:
     assert s2["best_model"] == "g(h)" and s2["best_error"] == pytest.approx(0.03)
     s3 = summarize([row(0.05, const=0.1, h=0.1, hh=0.1)])
     assert s3["runs_used"] == 0 and s3["best_model"] is None and all(s3[m] is None for m in MODELS)
+
+
+def test_comm_matters_scores_only_communication_heavy_runs() -> None:
+    """The runs where communication is at least 20 % of the predicted time (g const) get a
+    summary of their own: there the models differ, and another may win than over all runs."""
+
+    def comm_row(measured: float, share: float, **errs: float) -> dict[str, Any]:
+        r = row(measured, **errs)
+        r["predicted_s"] = {"g const": 1.0}
+        r["comm_s"] = {"g const": share}
+        r["rel_error_f_alone"] = r["rel_error"]
+        r["efficiency"] = None
+        return r
+
+    rows = [
+        comm_row(1.0, 0.05, const=0.01, h=0.02, hh=0.03),  # work-bound: g const wins here
+        comm_row(1.0, 0.05, const=0.01, h=0.02, hh=0.03),
+        comm_row(1.0, va.COMM_MATTERS_SHARE, const=0.30, h=0.10, hh=0.04),  # at the bound: counted
+        comm_row(1.0, 0.60, const=0.20, h=0.06, hh=0.02),
+        comm_row(0.05, 0.90, const=0.0, h=0.0, hh=9.0),  # too short to score
+    ]
+    s = va.group_summary(rows)
+    assert s["best_model"] == "g(h,h*)" and s["runs_used"] == 4
+    cm = s["comm_matters"]
+    assert cm["runs"] == 3 and cm["runs_used"] == 2 and cm["min_share"] == 0.2
+    assert cm["g const"] == pytest.approx(0.25) and cm["g(h,h*)"] == pytest.approx(0.03)
+    assert cm["best_model"] == "g(h,h*)"
+    sentence = validate_report.comm_matters_sentence(s)
+    assert "2 run(s)" in sentence and "g(h,h*) predicts best" in sentence and "g const 25 %" in sentence
+    none = va.group_summary([comm_row(1.0, 0.05, const=0.01, h=0.02, hh=0.03)])
+    assert none["comm_matters"]["runs_used"] == 0
+    assert "cannot tell the g models apart" in validate_report.comm_matters_sentence(none)
+    assert va.comm_share({"predicted_s": {"g const": 2.0}}) is None  # an older validate.json
 
 
 # ------------------------------------------------------- the command, drivers stood in

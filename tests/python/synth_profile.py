@@ -1,0 +1,122 @@
+"""Synthetic superstep profiles (docs/profile-format.md) from known per-superstep values, as
+libbsp writes them with BSPKIT_PROFILE: the tests of bspkit.profile know what went in."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Traffic = list[tuple[int, int, int]]  # [(peer, messages, words)] in pid order
+
+
+@dataclass
+class StepSpec:
+    """One superstep: per process (index = pid) its times and traffic."""
+
+    compute: list[float]
+    sync: list[float]
+    wait: list[float] | None = None  # default: half of sync
+    out: dict[int, Traffic] = field(default_factory=dict)
+    in_get: dict[int, Traffic] = field(default_factory=dict)
+    ops: dict[int, dict[str, list[int]]] = field(default_factory=dict)
+    self_words: dict[int, int] = field(default_factory=dict)
+    push_reg: int = 0
+    phase: str | None = None  # bspk_profile_phase's name; None: the record has no "phase"
+    site: tuple[int, int] | None = (0, 0x1234)  # (object index, offset), as every process has it
+    end: str = "bsp_sync"
+
+
+def header(p: int, section: int = 0, **extra: Any) -> dict[str, Any]:
+    return {
+        "type": "header",
+        "format": 1,
+        "tool": "bspkit-profile",
+        "bspkit_version": "0.1.0",
+        "section": section,
+        "backend": "threads",
+        "nprocs": p,
+        "program": "/abs/synth",
+        "argv": ["synth", "-n", "100"],
+        "host": "synthhost",
+        "date": "2026-01-01T00:00:00Z",
+        "word_bytes": 8,
+        **extra,
+    }
+
+
+def default_ops(spec: StepSpec, pid: int) -> dict[str, list[int]]:
+    """put for the out traffic, get for the in_get, 8 bytes a word."""
+    ops: dict[str, list[int]] = {}
+    for name, entries in (("put", spec.out.get(pid, [])), ("get", spec.in_get.get(pid, []))):
+        if entries:
+            ops[name] = [sum(m for _p, m, _w in entries), 8 * sum(w for _p, _m, w in entries)]
+    return ops
+
+
+def records(
+    p: int,
+    steps: list[StepSpec],
+    objects: list[dict[str, str]] | None = None,
+    t0: list[float] | None = None,
+    section: int = 0,
+    finished: list[int] | None = None,
+) -> list[dict[str, Any]]:
+    """The records of one section: the header, then each process' supersteps and its process
+    record (only for the pids in `finished`: the others did not reach bsp_end)."""
+    objects = objects if objects is not None else [{"path": "/abs/synth", "base": "0x555555554000"}]
+    t0 = t0 if t0 is not None else [1000.0 + 0.001 * pid for pid in range(p)]
+    out: list[dict[str, Any]] = [header(p, section)]
+    for pid in range(p) if finished is None else finished:
+        t = 0.0
+        for k, s in enumerate(steps):
+            wait = s.wait[pid] if s.wait is not None else s.sync[pid] / 2
+            out.append(
+                {
+                    "type": "superstep",
+                    "section": section,
+                    "pid": pid,
+                    "step": k,
+                    "end": s.end,
+                    "t_start_s": t,
+                    "compute_s": s.compute[pid],
+                    "sync_s": s.sync[pid],
+                    "wait_s": wait,
+                    "ops": s.ops.get(pid, default_ops(s, pid)),
+                    "out": [list(e) for e in s.out.get(pid, [])],
+                    "in_get": [list(e) for e in s.in_get.get(pid, [])],
+                    "self_words": s.self_words.get(pid, 0),
+                    "push_reg": s.push_reg,
+                    "pop_reg": 0,
+                    "set_tagsize": 0,
+                    "site": [s.site[0], hex(s.site[1])] if s.site is not None else None,
+                }
+            )
+            if s.phase is not None:
+                out[-1]["phase"] = s.phase
+            t += s.compute[pid] + s.sync[pid]
+        out.append(
+            {
+                "type": "process",
+                "section": section,
+                "pid": pid,
+                "supersteps": len(steps),
+                "t0_s": t0[pid],
+                "total_s": t + 1e-6,
+                "objects": objects,
+            }
+        )
+    return out
+
+
+def write_profile(path: Path, recs: list[dict[str, Any]], shuffle: bool = True) -> Path:
+    """The file as the processes write it: the header first, the other lines in any order
+    (every process appends its own in bsp_end)."""
+    rest = recs[1:]
+    if shuffle:
+        rest = rest[:]
+        random.Random(7).shuffle(rest)
+    path.write_text("".join(json.dumps(r) + "\n" for r in [recs[0], *rest]))
+    return path
