@@ -68,6 +68,21 @@ struct bspk_profile {
   uintptr_t last_offset;
 };
 
+/* This program's file, absolute (the path it was started by may be relative), or "". */
+static const char *program_path(char buf[PATH_MAX]) {
+  ssize_t n = readlink("/proc/self/exe", buf, PATH_MAX - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  return buf;
+}
+
+/* The name of the host the process runs on (emulated hosts have their own), or "". */
+static const char *host_name(char buf[256]) {
+  buf[0] = '\0';
+  gethostname(buf, 255);
+  buf[255] = '\0';
+  return buf;
+}
+
 /* Sections begun in this OS process: with threads, process 0 counts them for everyone. */
 static atomic_long sections_done;
 
@@ -84,11 +99,7 @@ static void write_header(bspk_proc *self, bspk_profile *prof) {
   if (fd < 0)
     bspk_fatal("bsp_begin", "cannot write the profile BSPKIT_PROFILE='%s': %s", prof->path,
                strerror(errno));
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  char program[PATH_MAX] = "";
-  ssize_t n = readlink("/proc/self/exe", program, sizeof program - 1);
-  program[n > 0 ? n : 0] = '\0';
+  char host[256], program[PATH_MAX];
   char date[32];
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
@@ -102,7 +113,7 @@ static void write_header(bspk_proc *self, bspk_profile *prof) {
           BSPKIT_VERSION_STRING, prof->section);
   bspk_json_write_string(f, self->ops->name);
   fprintf(f, ", \"nprocs\": %d, \"program\": ", self->nprocs);
-  bspk_json_write_string(f, program);
+  bspk_json_write_string(f, program_path(program));
   fputs(", \"argv\": [", f);
   FILE *cmd = fopen("/proc/self/cmdline", "rb");
   if (cmd) {
@@ -125,7 +136,7 @@ static void write_header(bspk_proc *self, bspk_profile *prof) {
     fclose(cmd);
   }
   fputs("], \"host\": ", f);
-  bspk_json_write_string(f, host);
+  bspk_json_write_string(f, host_name(host));
   fprintf(f, ", \"date\": \"%s\", \"word_bytes\": %d}\n", date, BSPK_PROFILE_WORD_BYTES);
   fclose(f);
   ssize_t written = write(fd, text, len);
@@ -190,11 +201,7 @@ static void locate_site(bspk_proc *self, bspk_profile *prof, const void *site) {
   /* The main program comes back as argv[0], which may be relative: name it absolutely. */
   char exe[PATH_MAX];
   const char *path = info.dli_fname;
-  if (!path || path[0] != '/') {
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
-    path = exe;
-  }
+  if (!path || path[0] != '/') path = program_path(exe);
   size_t cap = (size_t)prof->nobjects;
   prof->objects = bspk_xrealloc(self, prof->objects, (cap + 1) * sizeof *prof->objects, "bsp_sync",
                                 "the superstep profile");
@@ -261,7 +268,6 @@ void bspk_profile_sync_exit(bspk_proc *self, int at_end) {
     prof->messages[index] = prof->words[index] = 0;
     prof->ntouched--;
   }
-  prof->ntouched = 0;
   prof->records = profile_grow(self, prof->records, &prof->records_cap, prof->nrecords + 1,
                                sizeof *prof->records);
   prof->records[prof->nrecords++] = *rec;
@@ -323,9 +329,8 @@ void bspk_profile_end(bspk_proc *self) {
           "\"t0_s\": %.9f, \"total_s\": %.9f, \"host\": ",
           prof->section, self->pid, prof->nrecords, self->start_time,
           bspk_now() - self->start_time);
-  char host[256] = "";
-  gethostname(host, sizeof host - 1);
-  bspk_json_write_string(f, host);
+  char host[256];
+  bspk_json_write_string(f, host_name(host));
   fputs(", \"objects\": [", f);
   for (int i = 0; i < prof->nobjects; i++) {
     fputs(i ? ", {\"path\": " : "{\"path\": ", f);
