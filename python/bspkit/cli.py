@@ -216,6 +216,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="predict from the newest probe of this back end and p under results/probe/ (an error if there is none)",
     )
     ru.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="with --params/--predict: run the short calibration first and also predict with the parameters "
+        "scaled by the machine's drift since the probe (bspkit calibrate)",
+    )
+    ru.add_argument(
         "--json",
         metavar="FILE",
         help="also write the driver's JSON object here; '-': to stdout, the summary then goes to stderr",
@@ -274,6 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the sweep in DIR (its validate.json, written after every run): the runs already there are "
         "kept and skipped, the others run; the sweep, back end and p come from DIR unless given again",
     )
+    va.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="leave out the short calibration before every run and after the last (by default each run is "
+        "predicted twice: with the parameters as probed and scaled by the machine's drift since the probe)",
+    )
+    add_calibrate_parser(sub)
     im = sub.add_parser(
         "imh",
         help="predict cannon or oocmm with the BSP model and with the IMH model's memory-hierarchy terms",
@@ -338,6 +351,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(the computing rates), and the model of here shown beside the measured time",
     )
     pf.add_argument(
+        "--calibration",
+        metavar="CAL.json",
+        help="a calibration of the machine of --params taken since its probe (bspkit calibrate --params P): "
+        "predict with its parameters scaled by the drift, as the machine is now, without probing it again",
+    )
+    pf.add_argument(
         "--top",
         type=positive_int,
         default=5,
@@ -376,6 +395,32 @@ Needs root, ip and tc (iproute2), unshare and taskset (util-linux), and Open MPI
   bspkit probe -b mpi -n 2 --hostfile /run/bspkit-cluster/bspkit/hostfile --quick
   bspkit cluster status; bspkit cluster down
 """
+
+
+def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ca = sub.add_parser(
+        "calibrate",
+        help="a short calibration (under a second): how far f, g and l have drifted since a probe",
+        description="Runs bspprobe --calibrate: two dot products (plain loop and BLAS) for f, a put h-relation at "
+        "h = 2048 and 262144 words for g, an empty sync and one after a one-word shift for l, each measured as the "
+        "full probe measures it with fewer repetitions; writes them as JSON with the time they were taken and, "
+        "given a parameter file (default: the newest probe of this back end and p), prints each one's drift: "
+        "now / the probe. A drift beyond x1.25 says the machine has moved since the probe. Use the file with "
+        "`bspkit profile --params P --calibration FILE`; `bspkit run --calibrate` and `bspkit validate` "
+        "calibrate by themselves.",
+        epilog="E.g. bspkit calibrate -n 2 --params results/probe/HOST-threads-p2-.../params.json",
+    )
+    add_launch_args(ca)
+    ca.add_argument("--params", metavar="FILE", help="the probe to compare with (default: the newest of -b and -n)")
+    ca.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="where the calibration goes (default: results/calibrate/HOST-BACKEND-pP-TIME.json)",
+    )
+    size = ca.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="the f kernels at the quick probe's size")
+    size.add_argument("--full", action="store_true", help="the f kernels at the full probe's size")
 
 
 def add_cluster_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -458,7 +503,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_usage(sys.stderr)
         print_error(
-            "a command is needed: probe, fit, report, compare, run, validate, imh, profile or cluster (bspkit --help)"
+            "a command is needed: probe, fit, report, compare, run, validate, calibrate, imh, profile or cluster "
+            "(bspkit --help)"
         )
         return EXIT_USAGE
     try:
@@ -483,6 +529,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.run_command(args, extra)
         if args.command == "validate":
             return validate.validate_command(args, extra)
+        if args.command == "calibrate":
+            from bspkit.calibrate import calibrate_command
+
+            return calibrate_command(args)
         if args.command == "compare":
             return commands.compare_command(args)
         if args.command == "imh":

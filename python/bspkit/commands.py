@@ -9,8 +9,10 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import Any, TextIO
 
 from bspkit import algorithms as al
+from bspkit import calibrate as cb
 from bspkit import predict as pd
 from bspkit import probe as pr
 from bspkit import programs
@@ -249,6 +251,23 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
+def print_calibrated(params: Params, drift: cb.Drift, d: dict[str, Any], say: TextIO) -> None:
+    """The prediction again with the parameters scaled by the drift a calibration just measured
+    (f the run's own: the driver timed its kernel)."""
+    head = drift.headline
+    moved = ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
+    try:
+        pred = pd.predict(cb.scaled(params, drift, scale_f=False), d)
+    except pd.PredictionError as e:
+        raise Failure(str(e)) from None
+    print(f"calibrated (a calibration before the run: drift {moved}):", file=say)
+    for m in pd.MODELS:
+        v = pred[m]
+        err = pd.relative_error(v, d["time_s"])
+        print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
+    print("  " + cb.verdict(drift), file=say)
+
+
 def run_command(args: argparse.Namespace, extra: list[str]) -> int:
     alg = algorithm_arg(args.algorithm)
     hostfile = hostfile_arg(args.backend, args.hostfile)
@@ -268,8 +287,17 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
             al.check_memory(alg, [{"n": args.size}], nprocs)
         except al.AlgorithmError as e:
             raise Failure(str(e)) from None
+    if args.calibrate and params is None:
+        raise UsageError("--calibrate scales a probe's parameters by the drift since: give --params or --predict")
     bsprun, bindir = driver_tools(args.build_dir, alg.driver)
     check_launch(bsprun, args.backend, nprocs, hostfile)
+    drift = None
+    if args.calibrate and params is not None:
+        cal = cb.calibrator_for(params, args.build_dir, args.backend, nprocs, hostfile, None).run()
+        try:
+            drift = cb.drift_of(cal, params)
+        except cb.CalibrationError as e:
+            raise Failure(f"{params_path}: {e}") from None
     dargs = list(extra)
     if args.size is not None:
         dargs += ["--size", str(args.size)]
@@ -298,6 +326,8 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
             v = pred[m]
             err = pd.relative_error(v, d["time_s"])
             print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
+        if drift is not None:
+            print_calibrated(params, drift, d, say)
     if alg.explain:
         for line in alg.explain(d):
             print(line, file=say)

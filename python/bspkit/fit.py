@@ -42,6 +42,7 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as sstats
 
+from bspkit import calibrate as cb
 from bspkit.imh import fit_imh
 from bspkit.params import JsonObject, Level, Params, PredictModel, Surface, json_safe
 from bspkit.predict import model_g, predict_time, predict_time_levels
@@ -610,7 +611,72 @@ def machine_drift(
     return curve, factor_at
 
 
-def validate(run: RawRun, g: dict[str, Surface]) -> JsonObject:
+def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, Any]]) -> JsonObject | None:
+    """The validation again with eq. (2.6) scaled by the drift of the calibration rounds that
+    bspprobe ran among the points (issue 17): each visit of a point takes the g drift at its
+    h, the geometric mean of the rounds before and after it; a point whose rounds around a
+    visit differ by more than WITHIN_RUN_FLAG in g is flagged and left out. None without rounds."""
+    rounds: list[tuple[int, cb.Drift, JsonObject]] = []
+    for rec in run.calibration:
+        if not isinstance(rec.get("seq"), int):
+            continue
+        try:
+            cal = cb.Calibration.from_record(rec)
+            rounds.append((rec["seq"], cb.drift_of(cal, reference), rec))
+        except cb.CalibrationError:
+            continue
+    if not rounds:
+        return None
+    rounds.sort(key=lambda r: r[0])
+    seqs = [r[0] for r in rounds]
+    errors: list[float] = []
+    flagged = 0
+    for row in rows:
+        visits = run_point_visits(run, row)
+        if "rel_error" not in row or not visits:
+            continue
+        factors, moved = [], False
+        for visit in visits:
+            i = max(0, int(np.searchsorted(seqs, visit, side="right")) - 1)
+            before = rounds[i][1]
+            after = rounds[i + 1][1] if i + 1 < len(rounds) else None
+            factors.append(cb.mean_drift(before, after).g_at(row["h"]))
+            if after is not None and cb.moved_too_much({"g": cb.within_run(before, after)["g"]}):
+                moved = True
+        factor = math.exp(sum(math.log(x) for x in factors) / len(factors))
+        pred = row["predicted_s"] * factor
+        row["calibrated"] = {
+            "g_drift": factor,
+            "predicted_s": pred,
+            "rel_error": (pred - row["measured_s"]) / row["measured_s"],
+            "flagged": moved,
+        }
+        if moved:
+            flagged += 1
+        else:
+            errors.append(row["calibrated"]["rel_error"])
+    return {
+        "rounds": [
+            {"seq": s, "t_s": rec.get("t_s"), "elapsed_s": rec.get("elapsed_s"), "drift": d.headline}
+            for s, d, rec in rounds
+        ],
+        "flagged": flagged,
+        "within_run_flag": cb.WITHIN_RUN_FLAG,
+        **_error_stats(errors),
+    }
+
+
+def run_point_visits(run: RawRun, row: dict[str, Any]) -> tuple[int, ...]:
+    """The seq of every visit of the validation point a row reports."""
+    for pt in run.validation:
+        if pt.key == row["key"] and pt.msg_words == row["msg_words"] and pt.count == row["count"]:
+            return pt.seqs
+    return ()
+
+
+def validate(
+    run: RawRun, g: dict[str, Surface], f: dict[str, float | None] | None = None, l_s: dict[str, float] | None = None
+) -> JsonObject:
     """Eq. (2.6) with the fitted parameters against the off-grid validation points: fitted
     per value of h of the grid and interpolated (`level_fits`; the prediction the check is
     about, `predicted_s`) and, for comparison, one fit over the whole grid
@@ -670,6 +736,9 @@ def validate(run: RawRun, g: dict[str, Surface]) -> JsonObject:
         "factor_bound": DRIFT_STABLE,
         **_error_stats([r["rel_error"] for r in stable]),
     }
+    calibrated = calibrated_validation(run, Params(f=dict(f or {}), l=dict(l_s or {}), g=g), used)
+    if calibrated is not None:
+        out["calibrated"] = calibrated
     out["drift"] = {
         "window": DRIFT_WINDOW,
         "curve": curve,
@@ -838,7 +907,7 @@ def fit_run(run: RawRun) -> Params:
         memcpy_detail=memcpy_rows,
         g=g,
         as_suite=fit_as(run),
-        validation=validate(run, g),
+        validation=validate(run, g, f, l_s),
         checks={"memcpy": memcpy_check(g, memcpy_spw), "memcpy_factor": MEMCPY_FACTOR},
         noise=noise_summary(run),
         flags=f_flags + l_flags,

@@ -475,12 +475,18 @@ def prediction_html(a: pf.Analysis, preds: Predictions) -> list[str]:
 def check_usage(args: argparse.Namespace) -> None:
     if (args.compute_from or args.compute_scale is not None) and not args.params:
         raise UsageError("--compute-scale and --compute-from need --params")
+    if args.calibration and not args.params:
+        raise UsageError("--calibration scales the parameters of --params: give --params too")
 
 
 def _predictions(args: argparse.Namespace, a: pf.Analysis) -> Predictions | None:
     if not args.params:
         return None
     params = _usable_params(args.params)
+    params_label = args.params
+    if args.calibration:
+        params, moved = calibrated_params(params, args.params, args.calibration)
+        params_label = f"{args.params}, calibrated by {args.calibration} ({moved})"
     here: Params | None = _usable_params(args.compute_from) if args.compute_from else None
     try:
         if here is not None:
@@ -488,11 +494,26 @@ def _predictions(args: argparse.Namespace, a: pf.Analysis) -> Predictions | None
         else:
             scale = args.compute_scale if args.compute_scale is not None else 1.0
             note = "" if args.compute_scale is None else "--compute-scale"
-        there = pf.predict_run(a, params, args.params, scale, note)
+        there = pf.predict_run(a, params, params_label, scale, note)
         here_pred = pf.predict_run(a, here, args.compute_from) if here is not None else None
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
     return Predictions(there, here_pred)
+
+
+def calibrated_params(params: Params, params_path: str, calibration_path: str) -> tuple[Params, str]:
+    """The parameters scaled by a calibration's drift (f too: the machine's rate now), and the
+    drift in words."""
+    from bspkit import calibrate as cb  # numpy only; the profile command spares scipy
+
+    cal = cb.read_calibration(Path(calibration_path))
+    try:
+        drift = cb.drift_of(cal, params)
+    except cb.CalibrationError as e:
+        raise Failure(f"{calibration_path} against {params_path}: {e}") from None
+    head = drift.headline
+    moved = "drift " + ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
+    return cb.scaled(params, drift), moved
 
 
 def _usable_params(path: str) -> Params:

@@ -31,6 +31,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "as": ("test", "samples_s"),
     "validation": ("primitive", "pattern", "msg_words", "count", "samples_s"),
     "load": ("t_s", "loadavg"),
+    "calibration": ("f", "g", "l"),
     # the memory-hierarchy suites of Kang et al. (bspprobe --only mem,pp,disk)
     "mem": ("op", "elem", "elem_bytes", "n", "stride", "cache", "procs", "lines", "samples_s"),
     "stream": ("kernel", "bytes", "bytes_moved", "procs", "samples_s"),
@@ -97,6 +98,7 @@ class GPoint:
     samples: np.ndarray
     stats: Stats
     seq: int | None = None  # position in the probe's random order (g and validation share one)
+    seqs: tuple[int, ...] = ()  # every visit's seq, where the point was measured more than once
 
     @property
     def key(self) -> str:
@@ -122,6 +124,7 @@ class RawRun:
     as_tests: list[dict[str, Any]] = field(default_factory=list)
     validation: list[GPoint] = field(default_factory=list)
     load: list[dict[str, Any]] = field(default_factory=list)
+    calibration: list[dict[str, Any]] = field(default_factory=list)  # the short calibration's rounds, as read
     # the memory-hierarchy suites: records as read, with "_samples" and "_stats" added
     mem: list[dict[str, Any]] = field(default_factory=list)
     stream: list[dict[str, Any]] = field(default_factory=list)
@@ -208,9 +211,12 @@ def _merge_points(points: list[GPoint]) -> list[GPoint]:
         if k in merged:
             old = merged[k]
             x = np.concatenate([old.samples, pt.samples])
-            merged[k] = GPoint(old.primitive, old.pattern, old.msg_words, old.count, old.h, x, stats(x), old.seq)
+            seqs = old.seqs + ((pt.seq,) if pt.seq is not None else ())
+            merged[k] = GPoint(old.primitive, old.pattern, old.msg_words, old.count, old.h, x, stats(x), old.seq, seqs)
         else:
             merged[k] = pt
+            if pt.seq is not None:
+                pt.seqs = (pt.seq,)
     return list(merged.values())
 
 
@@ -274,8 +280,8 @@ def load_raw(path: str | Path) -> RawRun:
             g_points.append(_gpoint(rec, where))
         elif rtype == "validation":
             v_points.append(_gpoint(rec, where))
-        elif rtype == "load":
-            run.load.append(rec)
+        elif rtype in ("load", "calibration"):
+            getattr(run, rtype).append(rec)
         elif rtype in SINGLE:
             setattr(run, rtype, rec)
         else:

@@ -11,11 +11,13 @@ import json
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from bspkit import __version__, validate_report
 from bspkit import algorithms as al
+from bspkit import calibrate as cb
 from bspkit import predict as pd
 from bspkit import probe as pr
 from bspkit.console import Failure, UsageError, check_writable, progress
@@ -74,7 +76,45 @@ def group_summary(rows: list[Row]) -> dict[str, Any]:
     out["f_alone"] = {m: alone[m] for m in pd.MODELS}
     effs = [r["efficiency"] for r in rows if r["efficiency"] is not None and r["measured_s"] >= MIN_VALIDATED_TIME_S]
     out["efficiency"] = statistics.fmean(effs) if effs else None
+    cal = calibrated_summary(rows)
+    if cal is not None:
+        out["calibrated"] = cal
     return out
+
+
+def calibrated_summary(rows: list[Row]) -> dict[str, Any] | None:
+    """summarize() of the calibrated predictions, on the runs not flagged (the machine moved
+    during them), with the raw errors of the same runs beside them; None without calibration."""
+    cal_rows = [r for r in rows if r.get("calibrated")]
+    if not cal_rows:
+        return None
+    kept = [r for r in cal_rows if not r["calibrated"]["flagged"]]
+    out = summarize([{**r, "rel_error": r["calibrated"]["rel_error"]} for r in kept])
+    raw = summarize(kept)
+    out["raw"] = {m: raw[m] for m in (*pd.MODELS, "best_model", "best_error")}
+    out["flagged"] = len(cal_rows) - len(kept)
+    out["uncalibrated"] = len(rows) - len(cal_rows)
+    return out
+
+
+def calibrated_row(row: Row, data: dict[str, Any], params: Params, before: cb.Drift, after: cb.Drift | None) -> None:
+    """Adds to a run its prediction with the parameters scaled by the machine's drift over the
+    run (the calibrations before and after it; before only when the sweep stopped after it).
+    f is left alone: the driver timed its own kernel during the run."""
+    drift = cb.mean_drift(before, after)
+    try:
+        pred = pd.predict(cb.scaled(params, drift, scale_f=False), data)
+    except pd.PredictionError as e:
+        raise Failure(str(e)) from None
+    within = cb.within_run(before, after) if after is not None else None
+    row["calibrated"] = {
+        "predicted_s": {m: pred[m] for m in pd.MODELS},
+        "rel_error": {m: pd.relative_error(pred[m], row["measured_s"]) for m in pd.MODELS},
+        "drift": drift.headline,
+        "within_run": within,
+        "flagged": cb.moved_too_much(within) if within else [],
+        "after": after is not None,
+    }
 
 
 def _split_list(text: str | None, what: str) -> list[str]:
@@ -148,6 +188,18 @@ def _print_table(
     if overall.get("best_model"):
         print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
     print("  " + validate_report.comm_matters_sentence(overall))
+    cal = overall.get("calibrated")
+    if cal:
+        raw = cal["raw"]
+        cells = "; ".join(
+            f"{m} {validate_report.pct_or_dash(raw.get(m))} -> {validate_report.pct_or_dash(cal.get(m))}"
+            for m in pd.MODELS
+        )
+        print(f"  raw -> calibrated (mean |relative error|, {cal['runs_used']} runs): {cells}")
+        if cal["flagged"]:
+            print(
+                f"  {cal['flagged']} run(s) flagged: the machine moved by more than x{cb.WITHIN_RUN_FLAG:g} during them"
+            )
 
 
 # The format of validate.json this bspkit writes and reads (--resume).
@@ -245,6 +297,9 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         raise Failure(str(e)) from None
     bsprun, bindir = driver_tools(args.build_dir, alg.driver)
     check_launch(bsprun, args.backend, nprocs, hostfile)
+    calibrator = (
+        None if args.no_calibrate else cb.calibrator_for(params, args.build_dir, args.backend, nprocs, hostfile, None)
+    )
 
     load0 = os.getloadavg()
     failed: list[dict[str, Any]] = []
@@ -266,11 +321,46 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         "command": "bspkit " + " ".join(sys.argv[1:]),
         "rows": rows,
         "failed": failed,
+        "calibrations": list(resumed.get("calibrations", [])) if resumed else [],
+        "within_run_flag": cb.WITHIN_RUN_FLAG,
     }
+    sweep_t0 = time.monotonic()
+    sweep_s0 = float((resumed.get("calibration_cost") or {}).get("sweep_s", 0.0)) if resumed else 0.0
+    cal_s0 = float((resumed.get("calibration_cost") or {}).get("calibration_s", 0.0)) if resumed else 0.0
+    # the run waiting for the calibration after it: (row, the driver's output, the drift before)
+    pending: list[tuple[Row, dict[str, Any], cb.Drift]] = []
+
+    def calibrate_now() -> cb.Drift | None:
+        """A calibration round, filed in validate.json; it completes the run before it."""
+        if calibrator is None:
+            return None
+        cal = calibrator.run()
+        try:
+            drift = cb.drift_of(cal, params)
+        except cb.CalibrationError as e:
+            raise Failure(f"{params_path}: {e}") from None
+        result["calibrations"].append({"index": len(result["calibrations"]), **cal.to_json(), "drift": drift.to_json()})
+        head = drift.headline
+        progress(
+            "    calibration: drift " + ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
+        )
+        if pending:
+            row, data, before = pending.pop()
+            calibrated_row(row, data, params, before, drift)
+        return drift
 
     def bring_up_to_date() -> None:
-        """The summaries and the load as they stand after the runs so far."""
+        """The summaries, the load and the calibration's cost as they stand after the runs so far."""
         result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+        if calibrator is not None:
+            sweep_s = sweep_s0 + time.monotonic() - sweep_t0
+            cal_s = cal_s0 + calibrator.total_s
+            result["calibration_cost"] = {
+                "rounds": len(result["calibrations"]),
+                "calibration_s": round(cal_s, 3),
+                "sweep_s": round(sweep_s, 3),
+                "share": cal_s / sweep_s if sweep_s > 0 else None,
+            }
         if rows:
             overall, by_sweep = _summaries(rows, sweep_vals)
             result["summary"] = {"all": overall, "by_sweep": by_sweep}
@@ -283,6 +373,7 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
     resume_hint = f"the runs done are in {outdir / 'validate.json'}; continue with --resume {outdir}"
     try:
         for i, (n, v) in enumerate(todo):
+            drift_before = calibrate_now()
             dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", "--no-check", *extra]
             if v is not None and alg.sweep_option:
                 dargs += [alg.sweep_option, v]
@@ -304,10 +395,16 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
                 continue
             row = {"size": n, **measured_row(alg, res, params, v)}
             rows.append(row)
+            if drift_before is not None:
+                # predicted with the drift before it until the calibration after it comes
+                calibrated_row(row, res.data, params, drift_before, None)
+                pending.append((row, res.data, drift_before))
             save()
             errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
             eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
             progress(f"    measured {row['measured_s']:.4g} s{eff}; predicted: {errs}")
+        if pending:
+            calibrate_now()  # the end of the sweep: the last run's calibration after it
     except KeyboardInterrupt:
         if rows:
             save()
@@ -320,6 +417,14 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
     bring_up_to_date()
     js, page_path, nimg = validate_report.write(result, outdir)
     _print_table(alg, args.backend, nprocs, result["summary"]["by_sweep"], result["summary"]["all"])
+    sentence = validate_report.drift_sentence(result)
+    if sentence:
+        print("  " + sentence)
+        cost = result.get("calibration_cost") or {}
+        if cost.get("share") is not None:
+            print(
+                f"  calibration: {cost['rounds']} rounds, {cost['calibration_s']:.1f} s = {cost['share']:.1%} of the sweep"
+            )
     print(f"results: {js}\nreport:  {page_path} ({nimg} plots)")
     if failed:
         raise Failure(f"{len(failed)} of the sweep's runs failed (listed in {js}); rerun them with --resume {outdir}")

@@ -5,6 +5,7 @@ prediction-versus-measurement plots as one self-contained HTML page."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,6 +72,99 @@ def plot_time_vs_size(rows: Sequence[dict[str, Any]], sweep: str | None, title: 
             )
     _log_log_axes(ax, "problem size n", "time (s)", title, 7)
     return png_bytes(fig)
+
+
+def pct_or_dash(v: float | None) -> str:
+    """A share as "12.3%", or "-"."""
+    return f"{v:.1%}" if v is not None else "-"
+
+
+DRIFT_STYLE = {
+    "f": ("tab:purple", "o", "f (dot products)"),
+    "g": ("tab:green", "^", "g (h = 262144)"),
+    "g_small": ("tab:olive", "v", "g (h = 2048)"),
+    "l": ("tab:red", "s", "l (empty sync)"),
+    "l_shift": ("tab:brown", "D", "l (after a shift)"),
+}
+# Drift within this factor of 1 is the calibration's own noise on a quiet machine, not a move.
+QUIET_DRIFT = 1.1
+
+
+def calibration_minutes(calibrations: Sequence[dict[str, Any]]) -> list[float]:
+    """Minutes since the first calibration (by their dates; the index where a date is missing)."""
+    stamps = []
+    for i, c in enumerate(calibrations):
+        try:
+            stamps.append(dt.datetime.fromisoformat(str(c.get("date")).replace("Z", "+00:00")).timestamp())
+        except ValueError:
+            return [float(i) for i in range(len(calibrations))]
+    return [(t - stamps[0]) / 60.0 for t in stamps]
+
+
+def plot_drift(calibrations: Sequence[dict[str, Any]], title: str) -> bytes:
+    """Each parameter's drift (now / the probe) at every calibration of the session."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.0))
+    xs = calibration_minutes(calibrations)
+    for key, (color, marker, label) in DRIFT_STYLE.items():
+        pts = [(x, c["drift"]["headline"].get(key)) for x, c in zip(xs, calibrations, strict=True)]
+        pts = [(x, y) for x, y in pts if y]
+        if pts:
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker=marker, color=color, label=label, alpha=0.8)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axhspan(1 / QUIET_DRIFT, QUIET_DRIFT, color="grey", alpha=0.15, label=f"within x{QUIET_DRIFT:g}")
+    ax.set_yscale("log")
+    ax.set_xlabel("minutes since the first calibration")
+    ax.set_ylabel("drift (now / the probe)")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    return png_bytes(fig)
+
+
+def drift_range(calibrations: Sequence[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+    """(smallest, largest) drift of each headline parameter over the session."""
+    out = {}
+    for key in DRIFT_STYLE:
+        vals = [c["drift"]["headline"].get(key) for c in calibrations]
+        vals = [v for v in vals if v]
+        if vals:
+            out[key] = (min(vals), max(vals))
+    return out
+
+
+def drift_sentence(result: dict[str, Any]) -> str | None:
+    """How much the machine moved during the sweep, and whether the model or the machine
+    explains the error; None without calibration."""
+    cals = result.get("calibrations") or []
+    cal = (result.get("summary") or {}).get("all", {}).get("calibrated")
+    if not cals or not cal:
+        return None
+    ranges = drift_range(cals)
+    worst = max((max(hi, 1 / lo) for lo, hi in ranges.values()), default=1.0)
+    moved = ", ".join(
+        f"{k} x{lo:.2f}" + (f"-{hi:.2f}" if hi / lo > 1.005 else "")
+        for k, (lo, hi) in ranges.items()
+        if k in ("f", "g", "l")
+    )
+    best = cal["raw"].get("best_model")
+    raw_e, cal_e = cal["raw"].get("best_error"), cal.get(best) if best else None
+    if raw_e is None or cal_e is None:
+        return f"Drift against the probe over {len(cals)} calibrations: {moved}. No run long enough to score."
+    errors = f"mean |relative error| ({best}) {raw_e:.1%} with the parameters as probed, {cal_e:.1%} calibrated"
+    flagged = f"; {cal['flagged']} run(s) flagged and left out" if cal.get("flagged") else ""
+    if worst <= QUIET_DRIFT:
+        who = (
+            "the machine stayed where the probe found it, so the error is the model's"
+            if cal_e > 0.10
+            else "the machine stayed where the probe found it, and the model predicts"
+        )
+    elif cal_e <= 0.10 < raw_e or cal_e < 0.7 * raw_e:
+        who = "the machine moved and the calibration recovers the error: the machine, not the model, explains it"
+    elif cal_e > 0.10:
+        who = "the machine moved, but the calibrated error stays: the model (or a drift the kernels do not see) explains it"
+    else:
+        who = "the machine moved, but the runs hardly depend on what moved"
+    return f"The machine's drift against the probe ({len(cals)} calibrations): {moved}; {errors}{flagged}: {who}."
 
 
 def _pct(v: float | None) -> str:
@@ -185,13 +279,29 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
             f"<p>best model: <b>{esc(best)}</b>, mean |relative error| {_pct(s['best_error'])} % ({verdict} the 10 % target).</p>"
         )
     parts.append(f"<p>{esc(comm_matters_sentence(s))}</p>")
+    sentence = drift_sentence(result)
+    if sentence:
+        parts.insert(1, f"<p><b>{esc(sentence)}</b></p>")
     parts.append("<h2>Efficiency and mean relative prediction error (layout of Tables D-G)</h2>")
     parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
     # Every run.
     head = ["n", sweep or "", "S", "H (words)", "W", "measured", "efficiency (%)", "f per unit"]
     head += list(MODELS) + [f"err {mm} (%)" for mm in MODELS]
+    with_cal = any(r.get("calibrated") for r in rows)
+    if with_cal:
+        head += [f"calibrated err {mm} (%)" for mm in MODELS] + ["drift g, l over the run", "flagged"]
     body = []
     for r in sorted_rows(rows, sweep):
+        c = r.get("calibrated") or {}
+        cal_cells = (
+            [_pct((c.get("rel_error") or {}).get(mm)) for mm in MODELS]
+            + [
+                ", ".join(f"x{(c.get('drift') or {}).get(k) or float('nan'):.2f}" for k in ("g", "l")) if c else "",
+                ", ".join(c.get("flagged") or []),
+            ]
+            if with_cal
+            else []
+        )
         body.append(
             [
                 str(r["params"].get("n")),
@@ -205,16 +315,66 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
             ]
             + [_time(r["predicted_s"].get(mm)) for mm in MODELS]
             + [_pct(r["rel_error"].get(mm)) for mm in MODELS]
+            + cal_cells
         )
     parts.append("<h2>Every run</h2>")
     parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
     nimg = 0
+    if result.get("calibrations"):
+        parts.append(drift_section(result, min_time_s))
+        nimg += 1
     parts.append("<h2>Prediction against measurement</h2>")
     parts.append(img(plot_pred_vs_measured(rows, f"{alg}, p = {result['p']}", min_time_s), "predicted vs measured"))
     parts.append(img(plot_time_vs_size(rows, sweep, f"{alg}: time over n"), "time over n"))
     nimg += 2
     parts.append(f'<p class="note">command: {esc(result.get("command", ""))}</p>')
     return page(f"bspkit validate: {alg}, {result['backend']}, p = {result['p']}", "\n".join(parts)), nimg
+
+
+def drift_section(result: dict[str, Any], min_time_s: float) -> str:
+    """The drift plot, raw against calibrated error per model, the flagged runs and the cost."""
+    cals = result["calibrations"]
+    s = result["summary"]["all"].get("calibrated") or {}
+    out = ["<h2>Drift: the machine against its probe, and the calibrated predictions</h2>"]
+    out.append(
+        '<p class="note">Before every run and after the last, a short calibration (bspprobe --calibrate: two dot '
+        "products for f, a put h-relation at h = 2048 and 262144 for g, an empty sync and one after a shift for l) "
+        "measures the same quantities as the probe; its ratio to the probe is the drift. The calibrated prediction "
+        "scales g and l by the drift over the run (the geometric mean of the calibrations before and after it); f "
+        "is the run's own (the driver times its kernel during the run). A run whose calibrations before and after "
+        f"differ by more than x{result.get('within_run_flag', 1.25):g} in f, g or l is flagged and left out of the calibrated mean.</p>"
+    )
+    out.append(img(plot_drift(cals, f"{result['algorithm']}: drift over the sweep"), "drift over the sweep"))
+    raw = s.get("raw") or {}
+    head = ["", *MODELS]
+    body = [
+        ["raw: parameters as probed"] + [_pct(raw.get(m)) for m in MODELS],
+        ["calibrated"] + [_pct(s.get(m)) for m in MODELS],
+    ]
+    out.append(
+        f"<p>Mean |relative error| (%) over the {s.get('runs_used', 0)} scored run(s) (of {min_time_s} s or longer) "
+        f"that were not flagged; {s.get('flagged', 0)} flagged.</p>"
+    )
+    out.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
+    flagged = [r for r in result["rows"] if (r.get("calibrated") or {}).get("flagged")]
+    if flagged:
+        rows = [
+            [
+                str(r["params"].get("n")),
+                str(r.get("sweep_value") or ""),
+                ", ".join(f"{k} x{v:.2f}" for k, v in r["calibrated"]["within_run"].items() if v),
+            ]
+            for r in flagged
+        ]
+        out.append("<p>Flagged runs (the machine moved during them: after / before):</p>")
+        out.append(table(["n", "value", "drift within the run"], rows))
+    cost = result.get("calibration_cost") or {}
+    if cost.get("share") is not None:
+        out.append(
+            f"<p>Cost: {cost['rounds']} calibrations took {quantity(cost['calibration_s'], 's')} with their launches, "
+            f"{cost['share']:.1%} of the sweep's {quantity(cost['sweep_s'], 's')}.</p>"
+        )
+    return "\n".join(out)
 
 
 def write_json(result: dict[str, Any], outdir: Path) -> Path:

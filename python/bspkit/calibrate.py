@@ -1,0 +1,488 @@
+"""The short calibration (issue 17): how far the machine has moved since its probe.
+
+A calibration is one `calibration` round of bspprobe (docs/probe-format.md): two f kernels (a
+plain-loop and a BLAS dot product), a put h-relation at two sizes, an empty sync and one after a
+one-word shift, each measured exactly as the matching part of the full probe with fewer
+repetitions. Its ratio to the parameter file, quantity by quantity, is the **drift**:
+
+- f: the kernel's seconds per operation now / in `params.f` (the headline f is the geometric
+  mean of the two kernels);
+- g: the h-relation's time now / the time the probe's fit of put/alltoall gives for the same
+  (h, c) (eq. 2.6 at that h: `predict.predict_time_levels`); the headline g is the larger h
+  (the bandwidth regime), `g_small` the smaller (latency and per-message overheads);
+- l: the sync's time now / `params.l` of the same variant (the headline l is the empty sync).
+
+`scaled(params, drift)` is the parameter file as the machine is now: f times the f drift, every
+g surface's level fits times the g drift at their h (log-linear between the two calibrated
+sizes, constant beyond them), Bisseling's g times g's and his l times the shift sync's, the
+empty sync times l's. Predicting a run with it (bspkit.predict, unchanged) is the calibrated
+prediction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime as dt
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bspkit import __version__, programs
+from bspkit import probe as pr
+from bspkit.console import Failure, check_writable, describe_exit, progress
+from bspkit.fileformat import format_problem
+from bspkit.params import JsonObject, Params, Surface
+from bspkit.predict import predict_time_levels
+
+CALIBRATION_FORMAT = 1
+# The surface the g drift is measured against (the calibration puts on this pattern).
+G_SURFACE = "put/alltoall"
+F_KERNELS = ("dot_double_naive", "dot_double_blas")
+# A run whose calibrations before and after differ by more than this factor in f, g or l is
+# flagged: the machine moved during the run, so no one set of parameters describes it.
+WITHIN_RUN_FLAG = 1.25
+# Drift beyond this factor in any headline parameter: the probe no longer describes the machine.
+REPROBE_FACTOR = 1.25
+HEADLINE = ("f", "g", "l")
+
+
+class CalibrationError(Exception):
+    """The data are not a calibration this version reads, or it cannot be compared."""
+
+
+@dataclass
+class GPoint:
+    """One calibrated h-relation: put/alltoall with c requests of h* words per process."""
+
+    msg_words: int
+    count: int
+    h: int
+    time_s: float  # median time of the whole superstep (max over processes)
+
+    def to_json(self) -> JsonObject:
+        return {"msg_words": self.msg_words, "count": self.count, "h": self.h, "time_s": self.time_s}
+
+
+@dataclass
+class Calibration:
+    """One calibration round, as `bspkit calibrate` writes it (units: seconds; f per operation)."""
+
+    date: str | None
+    f: dict[str, float]  # kernel -> seconds per operation
+    g: list[GPoint]
+    l: dict[str, float]  # variant -> seconds per superstep
+    elapsed_s: float | None = None  # the round itself (process 0)
+    seq: int | None = None  # in a probe: the position in the section's order it preceded
+    t_s: float | None = None  # in a probe: seconds since the probe's start
+    loadavg: list[float] | None = None
+    extra: JsonObject = field(default_factory=dict)  # backend, p, mode, host, cpu, ...
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any], date: str | None = None) -> Calibration:
+        """A bspprobe `calibration` record: medians taken, f divided by its operations."""
+
+        def median(entry: Mapping[str, Any], what: str) -> float:
+            samples = entry.get("samples_s")
+            if not isinstance(samples, list) or not samples:
+                raise CalibrationError(f"calibration record: {what} has no samples")
+            return float(statistics.median(float(s) for s in samples))
+
+        try:
+            f = {e["kernel"]: median(e, e["kernel"]) / float(e["ops"]) for e in rec.get("f") or []}
+            g = [
+                GPoint(int(e["msg_words"]), int(e["count"]), int(e["h"]), median(e, f"g h = {e['h']}"))
+                for e in rec.get("g") or []
+            ]
+            l_s = {e["variant"]: median(e, f"l {e['variant']}") for e in rec.get("l") or []}
+        except (KeyError, TypeError, ValueError) as e:
+            raise CalibrationError(f"calibration record: missing or bad key {e}") from None
+        return cls(
+            date=date,
+            f=f,
+            g=sorted(g, key=lambda p: p.h),
+            l=l_s,
+            elapsed_s=rec.get("elapsed_s"),
+            seq=rec.get("seq"),
+            t_s=rec.get("t_s"),
+            loadavg=rec.get("loadavg"),
+        )
+
+    def to_json(self) -> JsonObject:
+        return {
+            "date": self.date,
+            "elapsed_s": self.elapsed_s,
+            "seq": self.seq,
+            "t_s": self.t_s,
+            "loadavg": self.loadavg,
+            **self.extra,
+            "f_s_per_op": self.f,
+            "g": [p.to_json() for p in self.g],
+            "l_s": self.l,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Calibration:
+        known = {"date", "elapsed_s", "seq", "t_s", "loadavg", "f_s_per_op", "g", "l_s"}
+        try:
+            return cls(
+                date=d.get("date"),
+                f={k: float(v) for k, v in (d.get("f_s_per_op") or {}).items()},
+                g=[GPoint(int(e["msg_words"]), int(e["count"]), int(e["h"]), float(e["time_s"])) for e in d["g"]],
+                l={k: float(v) for k, v in (d.get("l_s") or {}).items()},
+                elapsed_s=d.get("elapsed_s"),
+                seq=d.get("seq"),
+                t_s=d.get("t_s"),
+                loadavg=d.get("loadavg"),
+                extra={k: v for k, v in d.items() if k not in known},
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise CalibrationError(f"not a calibration: missing or bad key {e}") from None
+
+
+def _geomean(values: Sequence[float]) -> float | None:
+    vals = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+
+
+@dataclass
+class Drift:
+    """Each calibrated quantity now / in the parameter file (1.0: no change; 2.0: twice as slow)."""
+
+    f: dict[str, float]  # kernel -> ratio
+    g: list[tuple[int, float]]  # (h, ratio), ascending h
+    l: dict[str, float]  # variant -> ratio
+
+    @property
+    def headline(self) -> dict[str, float | None]:
+        """f (geometric mean of the kernels), g (the larger h), g_small, l (empty), l_shift."""
+        return {
+            "f": _geomean(list(self.f.values())),
+            "g": self.g[-1][1] if self.g else None,
+            "g_small": self.g[0][1] if len(self.g) > 1 else None,
+            "l": self.l.get("empty"),
+            "l_shift": self.l.get("shift"),
+        }
+
+    def g_at(self, h: float) -> float:
+        """The g drift at h: log-linear in h between the calibrated sizes, constant beyond."""
+        if not self.g:
+            return 1.0
+        if h <= self.g[0][0] or len(self.g) == 1:
+            return self.g[0][1]
+        if h >= self.g[-1][0]:
+            return self.g[-1][1]
+        for (h0, d0), (h1, d1) in zip(self.g, self.g[1:], strict=False):
+            if h0 <= h <= h1:
+                w = math.log(h / h0) / math.log(h1 / h0)
+                return math.exp((1 - w) * math.log(d0) + w * math.log(d1))
+        return self.g[-1][1]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "headline": self.headline,
+            "f": self.f,
+            "g": [{"h": h, "ratio": d} for h, d in self.g],
+            "l": self.l,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Drift:
+        return cls(
+            f=dict(d.get("f") or {}),
+            g=[(int(e["h"]), float(e["ratio"])) for e in d.get("g") or []],
+            l=dict(d.get("l") or {}),
+        )
+
+
+def drift_of(cal: Calibration, params: Params) -> Drift:
+    """The calibration against the parameter file; CalibrationError when they share nothing."""
+    f = {k: cal.f[k] / v for k, v in params.f.items() if k in cal.f and v and v > 0 and cal.f[k] > 0}
+    surface = params.g.get(G_SURFACE)
+    g: list[tuple[int, float]] = []
+    if surface is not None and surface.levels:
+        for pt in cal.g:
+            model = predict_time_levels(surface.levels, pt.h, pt.count)
+            if model and model > 0 and pt.time_s > 0:
+                g.append((pt.h, pt.time_s / model))
+    l_s = {k: cal.l[k] / v for k, v in params.l.items() if k in cal.l and v and v > 0 and cal.l[k] > 0}
+    if not (f or g or l_s):
+        raise CalibrationError(
+            "the calibration and the parameter file have no quantity in common "
+            f"(f kernels {', '.join(F_KERNELS)}, {G_SURFACE} levels, l empty/shift)"
+        )
+    return Drift(f=f, g=sorted(g), l=l_s)
+
+
+def mean_drift(before: Drift, after: Drift | None) -> Drift:
+    """The drift over a run: the geometric mean of the calibrations before and after it."""
+    if after is None:
+        return before
+
+    def mean(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str, float]:
+        return {k: math.sqrt(a[k] * b[k]) for k in a if k in b}
+
+    after_g = dict(after.g)
+    return Drift(
+        f=mean(before.f, after.f),
+        g=[(h, math.sqrt(d * after_g[h])) for h, d in before.g if h in after_g],
+        l=mean(before.l, after.l),
+    )
+
+
+def within_run(before: Drift, after: Drift) -> dict[str, float | None]:
+    """after / before of each headline parameter: how much the machine moved during a run."""
+    a, b = after.headline, before.headline
+    return {k: (a[k] / b[k]) if a[k] and b[k] else None for k in HEADLINE}
+
+
+def moved_too_much(ratios: Mapping[str, float | None], bound: float = WITHIN_RUN_FLAG) -> list[str]:
+    """The parameters whose ratio lies outside [1/bound, bound]."""
+    return [k for k, r in ratios.items() if r is not None and not 1 / bound <= r <= bound]
+
+
+def _scale_record(rec: JsonObject, names: Sequence[str], factor: float) -> JsonObject:
+    """A fit record ({name: value or [value, lo, hi]}) with those entries times factor."""
+    out = copy.deepcopy(rec)
+    for name in names:
+        v = out.get(name)
+        if isinstance(v, list):
+            out[name] = [x * factor if isinstance(x, (int, float)) else x for x in v]
+        elif isinstance(v, (int, float)):
+            out[name] = v * factor
+    return out
+
+
+def _scaled_surface(s: Surface, drift: Drift, l_factor: float) -> Surface:
+    out = copy.deepcopy(s)
+    for lv in out.levels:
+        d = drift.g_at(lv.h)
+        lv.A_s, lv.B_s, lv.g_h = lv.A_s * d, lv.B_s * d, lv.g_h * d
+    g_large = drift.g_at(math.inf)
+    out.linreg = _scale_record(out.linreg, ["g"], g_large)
+    out.linreg = _scale_record(out.linreg, ["l"], l_factor)
+    out.lsq_25 = _scale_record(out.lsq_25, ["g_inf"], g_large)
+    out.lsq = _scale_record(out.lsq, ["g_inf"], g_large)
+    if out.predict is not None:
+        out.predict.g_inf *= g_large
+    if out.g_inf is not None:
+        out.g_inf *= g_large
+    return out
+
+
+def scaled(params: Params, drift: Drift, scale_f: bool = True) -> Params:
+    """The parameter file as the machine is now (see the module's docstring). scale_f=False
+    leaves f alone (for predictions whose f was measured in the run itself)."""
+    out = copy.deepcopy(params)
+    head = drift.headline
+    f_factor = head["f"] or 1.0
+    if scale_f:
+        out.f = {k: (v * drift.f.get(k, f_factor) if v is not None else None) for k, v in out.f.items()}
+        out.f_average = {k: v * f_factor for k, v in out.f_average.items()}
+    l_empty = head["l"] or 1.0
+    l_comm = head["l_shift"] or l_empty
+    out.l = {k: (v * drift.l.get(k, l_comm) if v is not None else None) for k, v in out.l.items()}
+    out.g = {k: _scaled_surface(s, drift, l_comm) for k, s in out.g.items()}
+    return out
+
+
+# ------------------------------------------------------------------ running one
+
+
+def read_probe_output(path: Path) -> tuple[JsonObject, list[Calibration]]:
+    """(header, calibration rounds) of a bspprobe JSON-lines file."""
+    header: JsonObject = {}
+    rounds: list[Calibration] = []
+    with path.open(encoding="utf-8") as fh:
+        for ln, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise CalibrationError(f"{path}:{ln}: not JSON: {e.msg}") from None
+            if rec.get("type") == "header":
+                header = rec
+            elif rec.get("type") == "calibration":
+                rounds.append(Calibration.from_record(rec, header.get("date")))
+    return header, rounds
+
+
+@dataclass
+class Calibrator:
+    """Runs `bspprobe --calibrate` on a back end and p: one round per call."""
+
+    bspprobe: Path
+    bsprun: Path
+    backend: str
+    nprocs: int
+    hostfile: Path | None = None
+    quick: bool = False
+    rounds_s: list[float] = field(default_factory=list)  # wall time of each call, launch included
+
+    def run(self) -> Calibration:
+        with tempfile.TemporaryDirectory(prefix="bspkit-calibrate-") as tmp:
+            out = Path(tmp) / "calibration.jsonl"
+            hosts = ["--hostfile", str(self.hostfile)] if self.hostfile else []
+            cmd = [str(self.bsprun), "-n", str(self.nprocs), "-b", self.backend, *hosts, str(self.bspprobe)]
+            cmd += ["--calibrate", "--output", str(out), *(["--quick"] if self.quick else [])]
+            t0 = time.monotonic()
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            except (OSError, subprocess.TimeoutExpired) as e:
+                raise Failure(f"the calibration could not run: {e}") from None
+            self.rounds_s.append(time.monotonic() - t0)
+            if proc.returncode != 0:
+                tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+                raise Failure(f"the calibration failed ({describe_exit(proc.returncode)}): {tail}")
+            try:
+                header, rounds = read_probe_output(out)
+            except (OSError, CalibrationError) as e:
+                raise Failure(f"the calibration's output: {e}") from None
+        if not rounds:
+            raise Failure(f"the calibration wrote no calibration record ({' '.join(cmd)})")
+        cal = rounds[0]
+        cal.extra = {
+            "backend": header.get("backend", self.backend),
+            "p": header.get("p", self.nprocs),
+            "mode": "quick" if self.quick else "full",
+            "host": header.get("host"),
+            "cpu": header.get("cpu"),
+            "blas_coretype": header.get("blas_coretype"),
+            "wall_s": round(self.rounds_s[-1], 4),
+        }
+        return cal
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.rounds_s)
+
+
+def calibrator_for(
+    params: Params | None, build_dir: str | None, backend: str, nprocs: int, hostfile: Path | None, quick: bool | None
+) -> Calibrator:
+    """A Calibrator whose f kernel sizes match the parameter file's probe (quick or full)."""
+    if quick is None:
+        quick = bool(params is not None and params.machine.get("mode") == "quick")
+    return Calibrator(
+        bspprobe=programs.find("bspprobe", build_dir),
+        bsprun=programs.find("bsprun", build_dir),
+        backend=backend,
+        nprocs=nprocs,
+        hostfile=hostfile,
+        quick=quick,
+    )
+
+
+# ------------------------------------------------------------------ the file
+
+
+def calibration_file(cal: Calibration, params_path: Path | None, drift: Drift | None) -> JsonObject:
+    return {
+        "format": CALIBRATION_FORMAT,
+        "kind": "bspkit calibration",
+        "bspkit_version": __version__,
+        **cal.to_json(),
+        "params_file": str(params_path) if params_path else None,
+        "drift": drift.to_json() if drift else None,
+    }
+
+
+def read_calibration(path: Path) -> Calibration:
+    """A file that `bspkit calibrate` wrote; Failure when it is not one."""
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise Failure(f"cannot read {path}: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise Failure(f"{path}: not JSON: {e.msg} (line {e.lineno})") from None
+    if not isinstance(d, dict) or d.get("kind") != "bspkit calibration":
+        raise Failure(f"{path}: not a calibration file (bspkit calibrate writes them)")
+    problem = format_problem(d, "calibration file", CALIBRATION_FORMAT)
+    if problem:
+        raise Failure(f"{path}: {problem}")
+    try:
+        return Calibration.from_json(d)
+    except CalibrationError as e:
+        raise Failure(f"{path}: {e}") from None
+
+
+def describe_drift(drift: Drift) -> list[str]:
+    """Lines for the terminal: each quantity's ratio, headline first."""
+    lines = []
+    head = drift.headline
+    names = {
+        "f": "f (dot products)",
+        "g": "g (large h)",
+        "g_small": "g (small h)",
+        "l": "l (empty sync)",
+        "l_shift": "l (after a shift)",
+    }
+    for k, label in names.items():
+        v = head.get(k)
+        if v is not None:
+            lines.append(f"  {label:<18} x{v:.3f}  ({(v - 1):+.1%})")
+    return lines
+
+
+def verdict(drift: Drift, bound: float = REPROBE_FACTOR) -> str:
+    """One sentence: whether the probe still describes the machine."""
+    head = drift.headline
+    off = [k for k in (*HEADLINE, "g_small", "l_shift") if head.get(k) and not 1 / bound <= head[k] <= bound]  # type: ignore[operator]
+    if not off:
+        return f"every parameter within x{bound:g} of the probe: its parameters still describe this machine"
+    parts = ", ".join(f"{k} x{head[k]:.2f}" for k in off)
+    return (
+        f"the machine has moved ({parts}, beyond x{bound:g}): predict with the calibrated parameters "
+        "(--calibrate), and re-probe if it stays so"
+    )
+
+
+def default_output(label: str, nprocs: int) -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    host = platform.node().split(".")[0] or "host"
+    base = (pr.repo_root() or Path.cwd()) / "results" / "calibrate"
+    return base / f"{host}-{label}-p{nprocs}-{stamp}.json"
+
+
+def calibrate_command(args: argparse.Namespace) -> int:
+    from bspkit.inputs import check_launch, hostfile_arg, params_for, run_label
+
+    nprocs = args.nprocs or pr.cores()
+    hostfile = hostfile_arg(args.backend, args.hostfile)
+    params_path, params = params_for(args.params, args.backend, nprocs, required=False, hostfile=hostfile)
+    out = Path(args.output) if args.output else default_output(run_label(args.backend, hostfile), nprocs)
+    check_writable(out, "the calibration")
+    quick = True if args.quick else (False if args.full else None)
+    cal_runner = calibrator_for(params, args.build_dir, args.backend, nprocs, hostfile, quick)
+    check_launch(cal_runner.bsprun, args.backend, nprocs, hostfile)
+    progress(f"calibrating {args.backend} at p = {nprocs} ({'quick' if cal_runner.quick else 'full'} f sizes)")
+    cal = cal_runner.run()
+    cal.extra["loadavg_now"] = [round(x, 2) for x in os.getloadavg()]
+    drift = None
+    if params is not None:
+        try:
+            drift = drift_of(cal, params)
+        except CalibrationError as e:
+            raise Failure(f"{params_path}: {e}") from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(calibration_file(cal, params_path, drift), indent=1) + "\n", encoding="utf-8")
+    print(
+        f"calibration: {out} (the round took {cal.elapsed_s or 0:.3f} s, {cal.extra['wall_s']:.2f} s with the launch)"
+    )
+    if drift is not None:
+        print(f"drift against {params_path} (probed {params.machine.get('date', '?')}; ratio now / then):")  # type: ignore[union-attr]
+        print("\n".join(describe_drift(drift)))
+        print("  " + verdict(drift))
+    else:
+        print("no parameter file to compare with: give --params P.json to see the drift")
+    return 0
