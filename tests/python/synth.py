@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from bspkit.params import Params
 from bspkit.rawdata import GPoint, stats
 
 
@@ -471,3 +472,61 @@ def imh_records(truth: ImhTruth, p: int, noisy: Callable[[float, int], list[floa
                 }
             )
     return recs
+
+
+# ---------------------------------------------------------------- the short calibration
+
+CAL_POINTS = ((256, 8), (4096, 64))  # (h*, c) of bspprobe --calibrate's put h-relations
+
+
+def calibration_record(params: Params, g_factor: float, l_factor: float, f_factor: float = 1.0) -> dict[str, Any]:
+    """A bspprobe `calibration` record of a machine whose g, l and f moved by these factors
+    from `params` (three equal samples each, so the medians are exact)."""
+    from bspkit.predict import predict_time_levels
+
+    levels = params.g["put/alltoall"].levels
+    g = []
+    for hs, c in CAL_POINTS:
+        t = predict_time_levels(levels, hs * c, c)
+        assert t is not None
+        g.append(
+            {
+                "primitive": "put",
+                "pattern": "alltoall",
+                "msg_words": hs,
+                "count": c,
+                "h": hs * c,
+                "samples_s": [t * g_factor] * 3,
+                "reps": 3,
+                "warmup": 1,
+            }
+        )
+    n = 1 << 20
+    f = [
+        {"kernel": k, "n": n, "ops": 2.0 * n, "samples_s": [v * f_factor * 2.0 * n] * 3}
+        for k, v in params.f.items()
+        if v and k.startswith("dot_double")
+    ]
+    l_recs = [{"variant": v, "samples_s": [params.l[v] * l_factor] * 3, "batch": 10} for v in ("empty", "shift")]
+    return {"type": "calibration", "round": 0, "seq": None, "t_s": 0.0, "elapsed_s": 0.2, "f": f, "g": g, "l": l_recs}
+
+
+class FakeCalibrator:
+    """Stands in for calibrate.Calibrator: round k returns a calibration whose g and l moved by
+    factors[k] from params (the last factor repeats)."""
+
+    def __init__(self, params: Params, factors: list[float], quick: bool = False) -> None:
+        self.params, self.factors, self.quick = params, factors, quick
+        self.rounds_s: list[float] = []
+
+    def run(self) -> Any:
+        from bspkit.calibrate import Calibration
+
+        k = min(len(self.rounds_s), len(self.factors) - 1)
+        self.rounds_s.append(0.25)
+        rec = calibration_record(self.params, self.factors[k], self.factors[k])
+        return Calibration.from_record(rec, f"2026-11-25T10:{len(self.rounds_s):02d}:00Z")
+
+    @property
+    def total_s(self) -> float:
+        return sum(self.rounds_s)

@@ -29,6 +29,7 @@ from bspkit.fit import (
     lsq_fit,
     machine_drift,
     memcpy_check,
+    run_point_visits,
     validate,
     weighted_estimators,
 )
@@ -743,3 +744,44 @@ def test_stats_outliers() -> None:
     st = stats([1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 5.0])
     assert st.median == 1.0 and st.outliers == 1 and st.n == 7
     assert math.isclose(st.spread, (st.q3 - st.q1) / st.median)
+
+
+def test_calibration_rounds_among_the_points_calibrate_the_validation(tmp_path: Path) -> None:
+    """bspprobe's calibration rounds (issue 17) measured in the slow range see it: the
+    validation points there, predicted x3 by the g drift around them, pass; the points whose
+    rounds before and after differ are flagged and left out."""
+    path = tmp_path / "raw.jsonl"
+    run, n, lo, hi = write_drift_run(path, slow=(0.35, 0.60))
+    rounds = [n * k // 10 for k in range(11)]
+    with path.open("a", encoding="utf-8") as fh:
+        for r, seq in enumerate(rounds):
+            factor = 3.0 if lo <= seq < hi else 1.0
+            g = [
+                {
+                    "primitive": "put",
+                    "pattern": "alltoall",
+                    "msg_words": hs,
+                    "count": c,
+                    "h": hs * c,
+                    "samples_s": [drift_t(hs * c, c) * factor] * 5,
+                }
+                for hs, c in ((256, 8), (4096, 64))
+            ]
+            fh.write(json.dumps({"type": "calibration", "round": r, "seq": seq, "t_s": r, "f": [], "g": g, "l": []}))
+            fh.write("\n")
+    run = load_raw(path)
+    assert len(run.calibration) == 11
+    g = fit_g(run)
+    v = validate(run, g)
+    cal = v["calibrated"]
+    assert [r["seq"] for r in cal["rounds"]] == rounds
+    assert v["mean_abs_rel_error"] > VALIDATION_THRESHOLD  # raw: the slow range misses by 2/3
+    assert cal["flagged"] >= 1 and cal["mean_abs_rel_error"] < 0.05 and cal["pass"] is True
+    for row in v["points"]:
+        c = row["calibrated"]
+        inside = all(lo <= s < hi for s in run_point_visits(run, row))
+        if inside and not c["flagged"]:
+            assert c["g_drift"] == pytest.approx(3.0, rel=0.05)
+    # without rounds: no calibrated check
+    run2, *_ = write_drift_run(tmp_path / "plain.jsonl", slow=None)
+    assert "calibrated" not in validate(run2, fit_g(run2))

@@ -6,6 +6,7 @@ toy algorithm shows that one record is all the Python side needs."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from bspkit.predict import MODELS, predict
 from bspkit.validate import MIN_VALIDATED_TIME_S, summarize
 
 from conftest import assert_self_contained, report_pngs
-from synth import PARAMS_JSON
+from synth import PARAMS_JSON, FakeCalibrator
 
 
 def row(measured: float, **errs: float | None) -> dict[str, Any]:
@@ -146,7 +147,17 @@ def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     monkeypatch.setattr(al, "run_driver", run)
     monkeypatch.setattr(va, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
     monkeypatch.setattr(va, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
+    stand_in_calibration(monkeypatch, [1.0])
     return calls
+
+
+def stand_in_calibration(monkeypatch: pytest.MonkeyPatch, factors: list[float]) -> None:
+    """The short calibration replaced by one whose round k finds g and l moved by factors[k]."""
+    monkeypatch.setattr(
+        va.cb,
+        "calibrator_for",
+        lambda params, *rest: FakeCalibrator(params, factors),  # noqa: ARG005
+    )
 
 
 def validate_in_process(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -204,7 +215,7 @@ def test_validate_sweeps_the_records_defaults(
     assert "matmul-static2d on threads, p = 2: 4 runs, 4 of >= 0.1 s" in out and "q 1" in out and "q 8" in out
     html = (tmp_path / "out" / "validate.html").read_text()
     assert_self_contained(html)
-    assert len(report_pngs(html)) == 2
+    assert len(report_pngs(html)) == 3  # predicted vs measured, time over n, the drift
 
 
 def test_options_after_the_separator_go_to_every_run(tmp_path: Path, stand_in_drivers: list[list[str]]) -> None:
@@ -437,3 +448,81 @@ def test_a_sweep_too_big_for_memory_is_refused_before_any_run(
     assert rc == 1 and stand_in_drivers == []
     assert f"inprod with n = {huge} on p = 2 needs about 14901161.2 GiB, but this machine has" in err
     assert "use a smaller size (--sizes)" in err
+
+
+# ------------------------------------------------------- calibration interleaved (issue 17)
+
+
+def test_every_run_is_predicted_raw_and_calibrated(
+    tmp_path: Path,
+    stand_in_drivers: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # calibrations before runs 1, 2, 3 and after the last: g and l x2, x2, x2, then x3
+    stand_in_calibration(monkeypatch, [2.0, 2.0, 2.0, 3.0])
+    rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000,2000,3000")
+    assert rc == 0
+    assert len(res["calibrations"]) == 4  # before each run, and after the last
+    assert [c["drift"]["headline"]["g"] for c in res["calibrations"]] == pytest.approx([2.0, 2.0, 2.0, 3.0])
+    params = Params.from_json(PARAMS_JSON)
+    for row, drift in zip(res["rows"], [2.0, 2.0, math.sqrt(6.0)], strict=True):
+        cal = row["calibrated"]
+        assert cal["drift"]["g"] == pytest.approx(drift)  # the geometric mean of before and after
+        assert cal["after"] is True
+        run = fake_driver(al.find_algorithm("inprod"), Path(), Path(), "threads", 2, ["--size", str(row["size"])]).data
+        raw = predict(params, run)
+        empty = PARAMS_JSON["l"]["empty"]
+        # every superstep's communication and l scale by the drift; the work stays the run's own
+        want = raw["work_s"] + drift * raw["g(h,h*) comm_s"]
+        assert cal["predicted_s"]["g(h,h*)"] == pytest.approx(want)
+        assert empty > 0
+    # the last run moved x1.5 within itself (2 -> 3): flagged, left out of the calibrated mean
+    assert [r["calibrated"]["flagged"] for r in res["rows"]] == [[], [], ["g", "l"]]
+    summary = res["summary"]["all"]["calibrated"]
+    assert summary["flagged"] == 1 and summary["runs_used"] == 2
+    assert summary["raw"]["g(h,h*)"] == pytest.approx(sum(abs(r["rel_error"]["g(h,h*)"]) for r in res["rows"][:2]) / 2)
+    cost = res["calibration_cost"]
+    assert cost["rounds"] == 4 and cost["calibration_s"] == pytest.approx(1.0)
+    out = capsys.readouterr().out
+    assert "raw -> calibrated" in out and "1 run(s) flagged" in out
+    assert "The machine's drift against the probe (4 calibrations)" in out
+    html = (tmp_path / "out" / "validate.html").read_text()
+    assert "Drift: the machine against its probe" in html and "Flagged runs" in html
+
+
+def test_no_calibrate_leaves_the_calibration_out(tmp_path: Path, stand_in_drivers: list[list[str]]) -> None:
+    rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000", "--no-calibrate")
+    assert rc == 0
+    assert res["calibrations"] == [] and "calibrated" not in res["rows"][0]
+    assert "calibrated" not in res["summary"]["all"]
+    assert "Drift: the machine" not in (tmp_path / "out" / "validate.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("drifts", "raw", "cal", "says"),
+    [
+        ([1.02, 0.97], 0.05, 0.05, "stayed where the probe found it, and the model predicts"),
+        ([1.0, 1.05], 0.25, 0.24, "the error is the model's"),
+        ([1.8, 2.0], 0.40, 0.06, "the machine, not the model, explains it"),
+        ([1.8, 2.0], 0.40, 0.35, "the model (or a drift the kernels do not see) explains it"),
+    ],
+)
+def test_the_drift_sentence_tells_machine_from_model(drifts: list[float], raw: float, cal: float, says: str) -> None:
+    result = {
+        "calibrations": [
+            {"date": f"2026-11-25T10:0{i}:00Z", "drift": {"headline": {"f": 1.0, "g": d, "l": d}}}
+            for i, d in enumerate(drifts)
+        ],
+        "summary": {
+            "all": {
+                "calibrated": {
+                    "g(h,h*)": cal,
+                    "flagged": 0,
+                    "raw": {"best_model": "g(h,h*)", "best_error": raw},
+                }
+            }
+        },
+    }
+    sentence = validate_report.drift_sentence(result)
+    assert sentence is not None and says in sentence

@@ -1,0 +1,206 @@
+"""The short calibration (issue 17): the record and file format, the drift against a parameter
+file, the scaled parameters and the predictions they give, the flags past the threshold, and
+the report's drift section. Deterministic: synthetic parameters and calibrations, no timing."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bspkit import calibrate as cb
+from bspkit import cli
+from bspkit import predict as pd
+from bspkit.params import Params
+
+from synth import PARAMS_JSON, FakeCalibrator, calibration_record
+
+
+def params_with_f() -> Params:
+    d = copy.deepcopy(PARAMS_JSON)
+    d["f"] = {"dot_double_naive": 1.0e-9, "dot_double_blas": 0.5e-9, "matmul_double_blas": 2.0e-11}
+    d["machine"] = {"mode": "full", "date": "2026-11-25T09:00:00Z"}
+    return Params.from_json(d)
+
+
+def test_a_calibration_record_reads_as_medians_in_seconds() -> None:
+    rec = {
+        "type": "calibration",
+        "round": 0,
+        "seq": 12,
+        "t_s": 3.5,
+        "elapsed_s": 0.21,
+        "f": [{"kernel": "dot_double_naive", "n": 100, "ops": 200, "samples_s": [4e-7, 2e-7, 3e-7]}],
+        "g": [
+            {
+                "primitive": "put",
+                "pattern": "alltoall",
+                "msg_words": 4096,
+                "count": 64,
+                "h": 262144,
+                "samples_s": [1e-3, 3e-3, 2e-3],
+            },
+            {"primitive": "put", "pattern": "alltoall", "msg_words": 256, "count": 8, "h": 2048, "samples_s": [5e-5]},
+        ],
+        "l": [{"variant": "empty", "samples_s": [1e-6, 9e-6, 2e-6], "batch": 100}],
+    }
+    cal = cb.Calibration.from_record(rec, "2026-11-25T10:00:00Z")
+    assert cal.f == {"dot_double_naive": pytest.approx(3e-7 / 200)}  # median / ops: seconds per operation
+    assert [(p.h, p.time_s) for p in cal.g] == [(2048, 5e-5), (262144, 2e-3)]  # ascending h
+    assert cal.l == {"empty": 2e-6}
+    assert (cal.seq, cal.t_s, cal.date) == (12, 3.5, "2026-11-25T10:00:00Z")
+    back = cb.Calibration.from_json(json.loads(json.dumps(cal.to_json())))
+    assert back.f == cal.f and back.l == cal.l and [p.to_json() for p in back.g] == [p.to_json() for p in cal.g]
+    with pytest.raises(cb.CalibrationError, match="no samples"):
+        cb.Calibration.from_record({**rec, "l": [{"variant": "empty", "samples_s": []}]})
+
+
+def test_drift_is_each_quantity_now_over_the_probe() -> None:
+    params = params_with_f()
+    cal = cb.Calibration.from_record(calibration_record(params, g_factor=1.5, l_factor=2.0, f_factor=1.2))
+    drift = cb.drift_of(cal, params)
+    head = drift.headline
+    assert head["g"] == pytest.approx(1.5) and head["g_small"] == pytest.approx(1.5)
+    assert head["l"] == pytest.approx(2.0) and head["l_shift"] == pytest.approx(2.0)
+    assert head["f"] == pytest.approx(1.2)
+    assert set(drift.f) == {"dot_double_naive", "dot_double_blas"}  # the kernels both have
+    # a parameter file that shares nothing with the calibration
+    empty = Params.from_json({"format": 1, "g": {}})
+    with pytest.raises(cb.CalibrationError, match="nothing|no quantity"):
+        cb.drift_of(cal, empty)
+
+
+def test_g_drift_is_log_linear_between_the_calibrated_sizes() -> None:
+    drift = cb.Drift(f={}, g=[(2048, 1.0), (262144, 4.0)], l={})
+    assert drift.g_at(100) == 1.0 and drift.g_at(1e9) == 4.0  # constant beyond the two sizes
+    mid = math.sqrt(2048 * 262144)  # halfway in log h: halfway in log drift
+    assert drift.g_at(mid) == pytest.approx(2.0)
+
+
+def run_with(h: int, count: int, w: float = 0.0) -> dict[str, Any]:
+    return {
+        "algorithm": "toy",
+        "time_s": 1.0,
+        "f_all_s_per_unit": 1e-9,
+        "supersteps": [
+            {
+                "w": w,
+                "h": h,
+                "count": count,
+                "msg_words": h // count,
+                "primitive": "put",
+                "pattern": "alltoall",
+                "sync": True,
+            },
+            {"w": 0.0, "h": 0, "count": 0, "sync": True},
+        ],
+    }
+
+
+def test_scaled_parameters_give_the_known_scaled_prediction() -> None:
+    params = params_with_f()
+    drift = cb.Drift(
+        f={"dot_double_naive": 1.2, "dot_double_blas": 1.2},
+        g=[(2048, 1.5), (262144, 1.5)],
+        l={"empty": 2.0, "shift": 3.0},
+    )
+    scaled = cb.scaled(params, drift)
+    run = run_with(4096, 16, w=1e6)
+    raw, cal = pd.predict(params, run), pd.predict(scaled, run)
+    empty = PARAMS_JSON["l"]["empty"]
+    for model in ("g(h)", "g(h,h*)"):
+        comm_raw = raw[model + " comm_s"] - empty
+        assert cal[model + " comm_s"] == pytest.approx(1.5 * comm_raw + 2.0 * empty)
+    # g const: Bisseling's g times g's drift, his l times the shift sync's
+    g, l_s = 1.1e-9, 5.0e-6
+    assert raw["g const comm_s"] == pytest.approx(g * 4096 + l_s + empty)
+    assert cal["g const comm_s"] == pytest.approx(1.5 * g * 4096 + 3.0 * l_s + 2.0 * empty)
+    # the work is the run's own f, not the parameter file's
+    assert cal["work_s"] == raw["work_s"] == pytest.approx(1e6 * 1e-9)
+    assert scaled.f["dot_double_naive"] == pytest.approx(1.2e-9)
+    assert cb.scaled(params, drift, scale_f=False).f == params.f
+    assert params.l["empty"] == empty  # the original is untouched
+
+
+def test_flags_past_the_threshold() -> None:
+    before = cb.Drift(f={"k": 1.0}, g=[(2048, 1.0), (262144, 1.0)], l={"empty": 1.0})
+    small = cb.Drift(f={"k": 1.1}, g=[(2048, 1.0), (262144, 1.2)], l={"empty": 0.9})
+    big = cb.Drift(f={"k": 1.0}, g=[(2048, 1.0), (262144, 1.3)], l={"empty": 0.7})
+    assert cb.moved_too_much(cb.within_run(before, small)) == []
+    assert cb.moved_too_much(cb.within_run(before, big)) == ["g", "l"]
+    mean = cb.mean_drift(before, big)
+    assert mean.headline["g"] == pytest.approx(math.sqrt(1.3))
+
+
+def write_calibration(path: Path, params: Params, factor: float) -> Path:
+    cal = cb.Calibration.from_record(calibration_record(params, factor, factor), "2026-11-25T10:00:00Z")
+    path.write_text(json.dumps(cb.calibration_file(cal, None, None)))
+    return path
+
+
+def test_calibration_file_round_trip_and_refusals(tmp_path: Path) -> None:
+    params = params_with_f()
+    path = write_calibration(tmp_path / "cal.json", params, 2.0)
+    cal = cb.read_calibration(path)
+    assert cb.drift_of(cal, params).headline["g"] == pytest.approx(2.0)
+    data = json.loads(path.read_text())
+    assert data["format"] == cb.CALIBRATION_FORMAT and data["kind"] == "bspkit calibration"
+    (tmp_path / "params.json").write_text(json.dumps(PARAMS_JSON))
+    with pytest.raises(cb.Failure, match="not a calibration file"):
+        cb.read_calibration(tmp_path / "params.json")
+    (tmp_path / "newer.json").write_text(json.dumps({**data, "format": 99}))
+    with pytest.raises(cb.Failure, match="format"):
+        cb.read_calibration(tmp_path / "newer.json")
+
+
+def test_the_verdict_says_when_the_machine_moved() -> None:
+    still = cb.Drift(f={}, g=[(2048, 1.05), (262144, 0.95)], l={"empty": 1.1})
+    assert "still describe" in cb.verdict(still)
+    moved = cb.Drift(f={}, g=[(2048, 1.0), (262144, 1.6)], l={"empty": 1.0})
+    assert "g x1.60" in cb.verdict(moved)
+
+
+def test_profile_prediction_with_a_calibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from synth_profile import StepSpec, records, write_profile
+
+    params_path = tmp_path / "params.json"
+    params_path.write_text(json.dumps(PARAMS_JSON))
+    params = Params.from_json(PARAMS_JSON)
+    steps = [
+        StepSpec([1.0, 2.0, 3.0], [0.5, 0.5, 0.5], out={0: [(1, 2, 10), (2, 1, 5)], 1: [(2, 3, 3000)]}),
+        StepSpec([0.4, 0.2, 0.2], [0.1, 0.1, 0.1], in_get={0: [(1, 4, 40)]}),
+        StepSpec([0.1, 0.1, 0.1], [0.01, 0.01, 0.01]),
+        StepSpec([0.2, 0.3, 0.1], [0.001, 0.001, 0.001], end="bsp_end", site=None),
+    ]
+    prof = write_profile(tmp_path / "run.jsonl", records(3, steps))
+    assert cli.main(["profile", str(prof), "--params", str(params_path), "--json", str(tmp_path / "a.json")]) == 0
+    cal = write_calibration(tmp_path / "cal.json", params, 3.0)
+    args = ["profile", str(prof), "--params", str(params_path), "--calibration", str(cal)]
+    assert cli.main([*args, "--json", str(tmp_path / "b.json")]) == 0
+    raw = json.loads((tmp_path / "a.json").read_text())["prediction"]
+    calibrated = json.loads((tmp_path / "b.json").read_text())["prediction"]
+    for model in ("g(h)", "g(h,h*)"):  # drift x3 in g and l everywhere: communication x3, compute alone
+        assert calibrated["comm_s"][model] == pytest.approx(3.0 * raw["comm_s"][model])
+    assert "calibrated by" in calibrated["params"]
+    # usage: a calibration needs the parameters it scales
+    assert cli.main(["profile", str(prof), "--calibration", str(cal)]) == 2
+    assert "--calibration" in capsys.readouterr().err
+    # a file that is not a calibration: one message, exit 1
+    assert cli.main(["profile", str(prof), "--params", str(params_path), "--calibration", str(params_path)]) == 1
+    assert "not a calibration file" in capsys.readouterr().err
+
+
+def test_run_calibrate_needs_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["run", "inprod", "-n", "2", "--calibrate"]) == 2
+    assert "--calibrate" in capsys.readouterr().err
+
+
+def test_fake_calibrator_rounds_follow_the_factors() -> None:
+    params = params_with_f()
+    fake = FakeCalibrator(params, [1.0, 2.0])
+    d = [cb.drift_of(fake.run(), params).headline["g"] for _ in range(3)]
+    assert d == pytest.approx([1.0, 2.0, 2.0]) and fake.total_s == pytest.approx(0.75)
