@@ -28,7 +28,8 @@
  *
  * Sources: bspprobe.c (command line, header, footer, the order of the sections), output.c
  * (JSON lines, progress, PRNG), measure_f.c (f, memcpy), measure_comm.c (g, validation, l,
- * As), probe.h.
+ * As), measure_mem.c, measure_pp.c, measure_disk.c (the memory-hierarchy suites), calibrate.c
+ * (the short calibration), probe.h.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -82,6 +83,10 @@ static void usage(FILE *f) {
       "Options:\n"
       "  --quick               a coarse grid and fewer repetitions (a few seconds at p = 2\n"
       "                        on 2 cores); default: the full probe (about a minute there).\n"
+      "  --calibrate           only one round of the short calibration (below): header, one\n"
+      "                        calibration record, footer; with --quick the quick mode's dot\n"
+      "                        product size. Takes none of --only, --primitives, --patterns.\n"
+      "  --no-calibration      no calibration rounds among the validation points.\n"
       "  -o FILE, --output FILE\n"
       "                        where to write the samples ('-': stdout). Default:\n"
       "                        bspprobe-<host>-p<P>-<UTC date>.jsonl in the current directory.\n"
@@ -154,10 +159,20 @@ static void usage(FILE *f) {
       "they took 20 ms (quick: 4 ms), at most 400 (quick: 200). Latency tests: 500 (quick:\n"
       "100) samples, each a batch of back-to-back supersteps lasting about 100 us.\n"
       "\n"
+      "Calibration: a round times the f dot products (double, plain loop and BLAS; 5\n"
+      "repetitions after 1 warm-up, process 0 alone), put/alltoall at (h*, c) = (256, 8) and\n"
+      "(4096, 64) as g points (1-2 warm-ups, then at least 5 repetitions and until they took\n"
+      "5 ms, at most 400 (quick: 200); the second point only when --max-words >= 262144) and\n"
+      "the l variants empty and shift (30 samples each); with --reps N, N of each. Their\n"
+      "ratio to a parameter file shows the machine's drift. When the g or validation section\n"
+      "measures validation points, 11 rounds run among them: before the first point, after\n"
+      "each tenth of the points and after the last.\n"
+      "\n"
       "Output: one JSON object per line: a header (machine, library, back end, BLAS, timer,\n"
-      "load), then f, memcpy, l, g, validation, as and load records, then a footer (elapsed\n"
-      "time, load, warnings such as a load average above the core count). Every record is\n"
-      "flushed as it is written, so a run that is killed leaves a usable file.\n"
+      "load), then f, memcpy, l, g, validation, calibration, as and load records, then a\n"
+      "footer (elapsed time, load, warnings such as a load average above the core count).\n"
+      "Every record is flushed as it is written, so a run that is killed leaves a usable\n"
+      "file.\n"
       "\n"
       "Exit status: 0 when the file was written; 1 on an error while running; 2 for a bad\n"
       "option.\n",
@@ -217,11 +232,13 @@ static void parse_args(int argc, char **argv) {
   o->seed = DEFAULT_SEED;
   o->sections = (1u << NSECTIONS) - 1;
   o->mlock = 1;
+  o->calibration = 1;
   o->primitives = (1u << NPRIMS) - 1;
   o->patterns = (1u << NPATTERNS) - 1;
   o->max_words = 0;
   o->argc = argc;
   o->argv = argv;
+  const char *selection = NULL; /* the last of --only, --primitives, --patterns given */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
     char name[64];
@@ -263,10 +280,13 @@ static void parse_args(int argc, char **argv) {
       o->seed = s;
     } else if (!strcmp(a, "--only")) {
       o->sections = parse_list("--only", VALUE(), section_names, NSECTIONS);
+      selection = "--only";
     } else if (!strcmp(a, "--primitives")) {
       o->primitives = parse_list("--primitives", VALUE(), prim_names, NPRIMS);
+      selection = "--primitives";
     } else if (!strcmp(a, "--patterns")) {
       o->patterns = parse_list("--patterns", VALUE(), pattern_names, NPATTERNS);
+      selection = "--patterns";
     } else if (!strcmp(a, "--max-words")) {
       o->max_words = (long)parse_int("--max-words", VALUE(), 1, MAX_MAX_WORDS);
     } else if (!strcmp(a, "--mem-max-bytes")) {
@@ -278,6 +298,12 @@ static void parse_args(int argc, char **argv) {
       if (!*o->disk_dir) die_usage("%s needs a directory", a);
     } else if (!strcmp(a, "--disk-max-bytes")) {
       o->disk_max_bytes = parse_int("--disk-max-bytes", VALUE(), 4096, 1LL << 44);
+    } else if (!strcmp(a, "--calibrate")) {
+      NOVALUE();
+      o->calibrate = 1;
+    } else if (!strcmp(a, "--no-calibration")) {
+      NOVALUE();
+      o->calibration = 0;
     } else if (!strcmp(a, "--no-mlock")) {
       o->mlock = 0;
     } else if (!strcmp(a, "--reps")) {
@@ -293,6 +319,9 @@ static void parse_args(int argc, char **argv) {
 #undef VALUE
 #undef NOVALUE
   }
+  if (o->calibrate && selection)
+    die_usage("%s does not apply to --calibrate (its round measures a fixed set)", selection);
+  if (o->calibrate) o->sections = 0;
   if (!o->max_words) o->max_words = DEFAULT_MAX_WORDS;
   if (!o->library_name) {
 #ifdef BSPKIT_EXTENSIONS
@@ -483,7 +512,7 @@ static void write_header(probe_ctx *c, const char *date) {
     j_str(j, "command", cmd);
     free(cmd);
   }
-  j_str(j, "mode", c->opt->quick ? "quick" : "full");
+  j_str(j, "mode", c->opt->calibrate ? "calibrate" : c->opt->quick ? "quick" : "full");
   j_int(j, "seed", (long long)c->opt->seed);
   j_obj_begin(j, "timer");
   j_num(j, "resolution_s", res);
@@ -519,6 +548,7 @@ static void write_header(probe_ctx *c, const char *date) {
     int n = 0;
     for (int i = 0; i < NSECTIONS; i++)
       if (c->opt->sections >> i & 1) names[n++] = section_names[i];
+    if (c->opt->calibrate) names[n++] = "calibration";
     j_strs(j, "sections", names, n);
   }
   j_obj_begin(j, "repetitions");
@@ -567,7 +597,7 @@ static void lock_memory(void) {
   g_memory_locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0 ? 1 : -errno;
 }
 
-static void write_footer(probe_ctx *c) {
+static void write_footer(probe_ctx *c, double calibration_s) {
   double la[3];
   read_loadavg(la);
   /* the run's own processes are runnable while it measures: count them out */
@@ -587,6 +617,7 @@ static void write_footer(probe_ctx *c) {
   j_obj_begin(j, "section_s");
   for (int i = 0; i < NSECTIONS; i++)
     if (c->opt->sections >> i & 1) j_num(j, section_names[i], c->section_s[i]);
+  if (c->opt->calibrate) j_num(j, "calibration", calibration_s);
   j_obj_end(j);
   j_int(j, "records", c->records + 1);
   emit(c);
@@ -645,13 +676,23 @@ static void spmd(void) {
     if (c->s == 0) g_exit_status = 1;
   } else {
     if (c->s == 0) {
-      fprintf(stderr, "bspprobe: %s mode at p = %d, writing %s\n", c->opt->quick ? "quick" : "full",
+      fprintf(stderr, "bspprobe: %s%s at p = %d, writing %s\n",
+              c->opt->calibrate ? "calibration, " : "", c->opt->quick ? "quick mode" : "full mode",
               c->p, path);
       write_header(c, date);
     }
     bsp_sync(); /* the others wait while process 0 checks the timer */
     static const int order[] = {SEC_F,          SEC_MEMCPY, SEC_MEM, SEC_L,   SEC_G,
                                 SEC_VALIDATION, SEC_AS,     SEC_PP,  SEC_DISK};
+    double calibration_s = 0;
+    if (c->opt->calibrate) {
+      bsp_sync();
+      /* no progress line: it would add a load record, and the file is header, calibration,
+       * footer; a round takes a fraction of a second */
+      double t = bspk_monotonic_seconds();
+      calibration_round(c, 0, -1);
+      calibration_s = bspk_monotonic_seconds() - t;
+    }
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
       int sec = order[i];
       if (!(c->opt->sections >> sec & 1)) continue;
@@ -676,7 +717,7 @@ static void spmd(void) {
     }
     bsp_sync();
     if (c->s == 0) {
-      write_footer(c);
+      write_footer(c, calibration_s);
       if ((c->out == stdout ? fflush(c->out) : fclose(c->out)) != 0) {
         fprintf(stderr, "bspprobe: error: cannot write '%s'\n", path);
         g_exit_status = 1;
@@ -687,6 +728,7 @@ static void spmd(void) {
       c->out = NULL;
     }
   }
+  calibration_free(c);
   bsp_pop_reg(c->allv);
   bsp_pop_reg(c->gather);
   bsp_pop_reg(c->dst);

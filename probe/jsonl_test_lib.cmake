@@ -4,6 +4,7 @@
 #                                         `n` (their count); fails on an empty file, an empty
 #                                         line or a line that is not JSON
 #   jsonl_get(OUT INDEX KEY...)           OUT = doc[INDEX][KEY]... ("" when it is not there)
+#   jsonl_check_positive(V WHAT)          fails unless V is a positive number as JSON writes it
 
 function(run_probe_ok out timeout)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_VARIABLE text
@@ -37,4 +38,11 @@ function(jsonl_get out index)
     set(v "")
   endif()
   set(${out} "${v}" PARENT_SCOPE)
+endfunction()
+
+# A positive number as bspprobe writes it (%.6g or %.9g), not 0.
+function(jsonl_check_positive v what)
+  if(NOT v MATCHES "^[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?$" OR v MATCHES "^0*\\.?0*([eE].*)?$")
+    message(FATAL_ERROR "'${v}' is not a positive number in: ${what}")
+  endif()
 endfunction()

@@ -54,10 +54,11 @@ static double time_once(probe_ctx *c, op_fn fn, const void *arg) {
   return bspk_monotonic_seconds() - t0;
 }
 
-/* Measures one point (warm-up, calibration, repetitions); on process 0 out[] receives the
+/* Measures one point (warm-up, calibration, repetitions: at least min_reps and until they
+ * took min_s, at most max_reps; exactly --reps N when given); on process 0 out[] receives the
  * max-over-processes time of each repetition. Returns the number of repetitions. */
-static int measure_point(probe_ctx *c, op_fn fn, const void *arg, double *out, int *warmups) {
-  const probe_params *pr = &c->prm;
+static int measure_point(probe_ctx *c, op_fn fn, const void *arg, int min_reps, double min_s,
+                         double *out, int *warmups) {
   double w = bspk_max_over_processes(time_once(c, fn, arg), c->allv);
   *warmups = 1;
   if (w < 1e-3) { /* the decision uses the agreed max, so every process takes it alike */
@@ -68,9 +69,9 @@ static int measure_point(probe_ctx *c, op_fn fn, const void *arg, double *out, i
   if (c->opt->reps > 0) {
     reps = c->opt->reps;
   } else {
-    double r = ceil(pr->min_point_s / (w > 1e-9 ? w : 1e-9));
-    reps = r > pr->max_reps ? pr->max_reps : (int)r;
-    if (reps < pr->min_reps) reps = pr->min_reps;
+    double r = ceil(min_s / (w > 1e-9 ? w : 1e-9));
+    reps = r > c->prm.max_reps ? c->prm.max_reps : (int)r;
+    if (reps < min_reps) reps = min_reps;
   }
   for (int i = 0; i < reps; i++) c->local[i] = time_once(c, fn, arg);
   gather_max(c, c->local, reps, out);
@@ -78,8 +79,10 @@ static int measure_point(probe_ctx *c, op_fn fn, const void *arg, double *out, i
 }
 
 /* Batched latency samples: each sample = (time of `batch` back-to-back calls of fn) / batch,
- * max over processes. Returns the number of samples; *batch_out is the batch size. */
-static int measure_batched(probe_ctx *c, op_fn fn, const void *arg, double *out, long *batch_out) {
+ * max over processes; n samples (--reps N when given). Returns the number of samples;
+ * *batch_out is the batch size. */
+static int measure_batched(probe_ctx *c, op_fn fn, const void *arg, int n, double *out,
+                           long *batch_out) {
   double w = 0;
   for (int r = 0; r < 2; r++) { /* warm-up, then calibration */
     bsp_sync();
@@ -90,7 +93,7 @@ static int measure_batched(probe_ctx *c, op_fn fn, const void *arg, double *out,
   w = bspk_max_over_processes(w, c->allv);
   double b = ceil(c->prm.l_batch_s / (w > 1e-9 ? w : 1e-9));
   long batch = b > 100000 ? 100000 : b < 1 ? 1 : (long)b;
-  int n = c->opt->reps > 0 ? c->opt->reps : c->prm.l_samples;
+  if (c->opt->reps > 0) n = c->opt->reps;
   for (int i = 0; i < n; i++) {
     bsp_sync();
     double t0 = bspk_monotonic_seconds();
@@ -194,6 +197,15 @@ static void comm_target(probe_ctx *c, comm_op *o, int *perm) {
   }
 }
 
+int measure_comm_point(probe_ctx *c, int prim, int pattern, long hs, long count, int min_reps,
+                       double min_s, double *out, int *warmups) {
+  comm_op o = {prim, pattern, hs, count, 0};
+  int *perm = xmalloc((size_t)c->p * sizeof *perm);
+  comm_target(c, &o, perm);
+  free(perm);
+  return measure_point(c, comm_run, &o, min_reps, min_s, out, warmups);
+}
+
 static void write_comm_record(probe_ctx *c, const char *type, const comm_op *o,
                               const double *samples, int reps, int warmups, long seq) {
   jbuf *j = &c->j;
@@ -262,17 +274,31 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
   rng_shuffle_long(&r, order, n);
   int *perm = xmalloc((size_t)c->p * sizeof *perm);
   double *out = xmalloc((size_t)c->gather_stride * sizeof *out);
+  /* With validation points, 11 calibration rounds: before point n*k/10 (k = 0..9) and after
+   * the last; every process sees the same list, so all take part in each round. */
+  int calibrate = 0, round = 0;
+  for (long i = 0; i < n && c->opt->calibration; i++) calibrate |= pts[i].validation;
   char label[160];
   for (long i = 0; i < n; i++) {
+    int after_round = 0;
+    while (calibrate && round < 10 && i == n * round / 10) {
+      progress(c, "calibration", i, n, 1);
+      calibration_round(c, round++, i);
+      after_round = 1;
+    }
     const point *pt = &pts[order[i]];
     comm_op o = {pt->prim, pt->pattern, pt->hs, pt->count, 0};
     comm_target(c, &o, perm);
     progress(c, point_label(label, sizeof label, pt->validation ? "validation" : sec, pt), i, n,
-             i == 0);
+             i == 0 || after_round);
     int warm;
-    int reps = measure_point(c, comm_run, &o, out, &warm);
+    int reps = measure_point(c, comm_run, &o, c->prm.min_reps, c->prm.min_point_s, out, &warm);
     if (c->s == 0)
       write_comm_record(c, pt->validation ? "validation" : type, &o, out, reps, warm, i);
+  }
+  if (calibrate) {
+    progress(c, "calibration", n, n, 1);
+    calibration_round(c, round, n);
   }
   free(out);
   free(perm);
@@ -401,14 +427,24 @@ static const char batch_note[] =
     "sample = time of a batch of `batch` back-to-back supersteps (after a common bsp_sync) "
     "divided by `batch`, max over processes";
 
+static const latency_test l_variants[NLVARIANTS] = {
+    [L_EMPTY] = {"empty", op_sync, "bsp_sync alone"},
+    [L_SHIFT] = {"shift", op_shift1,
+                 "one one-word bsp_put to process (pid+1) mod p, then bsp_sync"},
+    [L_ALLTOALL] = {"alltoall", op_all_others1,
+                    "one one-word bsp_put to every other process (to itself when p = 1), then "
+                    "bsp_sync"},
+};
+
+const char *l_variant_name(int variant) { return l_variants[variant].name; }
+
+int measure_l_variant(probe_ctx *c, int variant, int samples, double *out, long *batch) {
+  return measure_batched(c, l_variants[variant].fn, NULL, samples, out, batch);
+}
+
 void measure_l(probe_ctx *c) {
-  static const latency_test vars[] = {
-      {"empty", op_sync, "bsp_sync alone"},
-      {"shift", op_shift1, "one one-word bsp_put to process (pid+1) mod p, then bsp_sync"},
-      {"alltoall", op_all_others1,
-       "one one-word bsp_put to every other process (to itself when p = 1), then bsp_sync"},
-  };
-  const int nv = (int)(sizeof vars / sizeof vars[0]);
+  const latency_test *vars = l_variants;
+  const int nv = NLVARIANTS;
   double *out = xmalloc((size_t)c->gather_stride * sizeof *out);
   char note[512];
   for (int v = 0; v < nv; v++) {
@@ -416,7 +452,7 @@ void measure_l(probe_ctx *c) {
     snprintf(label, sizeof label, "l %s", vars[v].name);
     progress(c, label, v, nv, 1);
     long batch;
-    int n = measure_batched(c, vars[v].fn, NULL, out, &batch);
+    int n = measure_l_variant(c, v, c->prm.l_samples, out, &batch);
     if (c->s == 0) {
       jbuf *j = &c->j;
       j_begin(j, "l");
@@ -499,7 +535,7 @@ void measure_as(probe_ctx *c) {
       snprintf(label, sizeof label, "as %s", lat[t].name);
       progress(c, label, i, n, i == 0);
       long batch;
-      int ns = measure_batched(c, lat[t].fn, NULL, out, &batch);
+      int ns = measure_batched(c, lat[t].fn, NULL, c->prm.l_samples, out, &batch);
       if (c->s == 0) {
         j_begin(j, "as");
         j_str(j, "test", lat[t].name);
@@ -516,7 +552,8 @@ void measure_as(probe_ctx *c) {
       snprintf(label, sizeof label, "as TotalExchange h=%ld", h);
       progress(c, label, i, n, i == 0);
       int warm;
-      int reps = measure_point(c, op_total_exchange, &h, out, &warm);
+      int reps =
+          measure_point(c, op_total_exchange, &h, c->prm.min_reps, c->prm.min_point_s, out, &warm);
       if (c->s == 0) {
         j_begin(j, "as");
         j_str(j, "test", "TotalExchange");

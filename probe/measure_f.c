@@ -93,19 +93,22 @@ DEFINE_MATMUL_IJK(matmul_ijk_int, int)
 
 /* ---- f --------------------------------------------------------------------------------------- */
 
-enum { K_DOT_DOUBLE, K_DOT_DOUBLE_BLAS, K_DOT_INT, K_MM_DOUBLE, K_MM_DOUBLE_BLAS, K_MM_INT, NK };
-static const char *const kernel_names[NK] = {"dot_double_naive",   "dot_double_blas",
-                                             "dot_int_naive",      "matmul_double_ijk",
-                                             "matmul_double_blas", "matmul_int_ijk"};
+const char *const f_kernel_names[NK] = {"dot_double_naive",   "dot_double_blas",
+                                        "dot_int_naive",      "matmul_double_ijk",
+                                        "matmul_double_blas", "matmul_int_ijk"};
 
-typedef struct {
-  probe_ctx *c;
-  void *pool; /* dot products: pairs of vectors, rotated */
-  long pool_bytes;
-  double *ad, *bd, *cd; /* matrices */
-  int *ai, *bi, *ci;
-  long rot; /* next pair */
-} f_state;
+int f_kernel_available(int k) {
+#ifndef BSPPROBE_HAVE_CBLAS
+  if (k == K_DOT_DOUBLE_BLAS || k == K_MM_DOUBLE_BLAS) return 0;
+#endif
+  return k >= 0 && k < NK;
+}
+
+void f_blas_one_thread(void) {
+#if defined(PROBE_OPENBLAS)
+  openblas_set_num_threads(1); /* f of one core: BLAS must not use the others' cores */
+#endif
+}
 
 static void run_kernel(f_state *st, int k, long n) {
   probe_ctx *c = st->c;
@@ -147,7 +150,7 @@ static void run_kernel(f_state *st, int k, long n) {
   }
 }
 
-static void fill_pool(f_state *st, int as_int) {
+void f_fill_pool(f_state *st, int as_int) {
   if (as_int) {
     int *q = st->pool;
     long m = st->pool_bytes / (long)sizeof(int);
@@ -159,6 +162,23 @@ static void fill_pool(f_state *st, int as_int) {
   }
 }
 
+void f_alloc_dot_pool(f_state *st, probe_ctx *c) {
+  st->c = c;
+  st->pool_bytes = c->prm.dot_pool_bytes;
+  if (st->pool_bytes < (long)(4 * c->prm.dot_n * sizeof(double)))
+    st->pool_bytes = (long)(4 * c->prm.dot_n * sizeof(double));
+  st->pool = xmalloc((size_t)st->pool_bytes);
+}
+
+void f_time_kernel(f_state *st, int k, long n, double *samples, int reps) {
+  run_kernel(st, k, n); /* warm-up */
+  for (int r = 0; r < reps; r++) {
+    double t0 = bspk_monotonic_seconds();
+    run_kernel(st, k, n);
+    samples[r] = bspk_monotonic_seconds() - t0;
+  }
+}
+
 /* Process 0 alone; the others wait in one bsp_sync. */
 void measure_f(probe_ctx *c) {
   if (c->s != 0) {
@@ -166,15 +186,9 @@ void measure_f(probe_ctx *c) {
     return;
   }
   const probe_params *pr = &c->prm;
-#if defined(PROBE_OPENBLAS)
-  openblas_set_num_threads(1); /* f of one core: BLAS must not use the others' cores */
-#endif
+  f_blas_one_thread();
   f_state st = {0};
-  st.c = c;
-  st.pool_bytes = pr->dot_pool_bytes;
-  if (st.pool_bytes < (long)(4 * pr->dot_n * sizeof(double)))
-    st.pool_bytes = (long)(4 * pr->dot_n * sizeof(double));
-  st.pool = xmalloc((size_t)st.pool_bytes);
+  f_alloc_dot_pool(&st, c);
   long mm = (long)pr->gemm_n > pr->ijk_n ? pr->gemm_n : pr->ijk_n;
   mm *= mm;
   st.ad = xmalloc((size_t)mm * sizeof(double));
@@ -196,12 +210,8 @@ void measure_f(probe_ctx *c) {
   }
 
   int order[NK], nk = 0;
-  for (int k = 0; k < NK; k++) {
-#ifndef BSPPROBE_HAVE_CBLAS
-    if (k == K_DOT_DOUBLE_BLAS || k == K_MM_DOUBLE_BLAS) continue;
-#endif
-    order[nk++] = k;
-  }
+  for (int k = 0; k < NK; k++)
+    if (f_kernel_available(k)) order[nk++] = k;
   double *samples = xmalloc(sizeof(double) * 1024);
   char label[96], note[512];
   int pool_int = -1; /* what the pool holds now */
@@ -213,7 +223,7 @@ void measure_f(probe_ctx *c) {
     if (k == K_DOT_DOUBLE || k == K_DOT_DOUBLE_BLAS || k == K_DOT_INT) {
       int want_int = k == K_DOT_INT;
       if (pool_int != want_int) {
-        fill_pool(&st, want_int);
+        f_fill_pool(&st, want_int);
         pool_int = want_int;
       }
       n = pr->dot_n;
@@ -240,17 +250,12 @@ void measure_f(probe_ctx *c) {
     }
     if (c->opt->reps > 0) reps = c->opt->reps;
     if (reps > 1024) reps = 1024;
-    snprintf(label, sizeof label, "f %s n=%ld", kernel_names[k], n);
+    snprintf(label, sizeof label, "f %s n=%ld", f_kernel_names[k], n);
     progress(c, label, i, nk, 1);
-    run_kernel(&st, k, n); /* warm-up */
-    for (int r = 0; r < reps; r++) {
-      double t0 = bspk_monotonic_seconds();
-      run_kernel(&st, k, n);
-      samples[r] = bspk_monotonic_seconds() - t0;
-    }
+    f_time_kernel(&st, k, n, samples, reps);
     jbuf *j = &c->j;
     j_begin(j, "f");
-    j_str(j, "kernel", kernel_names[k]);
+    j_str(j, "kernel", f_kernel_names[k]);
     j_int(j, "n", n);
     j_num(j, "ops", ops);
     j_nums(j, "samples_s", samples, reps, "%.6g");

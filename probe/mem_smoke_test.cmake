@@ -53,19 +53,12 @@ function(get out rec)
   set(${out} "${v}" PARENT_SCOPE)
 endfunction()
 
-# A positive number as JSON writes it (%.6g), not 0.
-function(check_positive v rec)
-  if(NOT v MATCHES "^[0-9]*\\.?[0-9]+([eE][-+]?[0-9]+)?$" OR v MATCHES "^0*\\.?0*([eE].*)?$")
-    message(FATAL_ERROR "sample '${v}' is not a positive number in: ${rec}")
-  endif()
-endfunction()
-
 # Every one of the record's ns samples_s is positive.
 function(check_samples_positive rec ns)
   math(EXPR last "${ns} - 1")
   foreach(k RANGE ${last})
     get(v "${rec}" samples_s ${k})
-    check_positive("${v}" "${rec}")
+    jsonl_check_positive("${v}" "${rec}")
   endforeach()
 endfunction()
 

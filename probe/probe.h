@@ -87,6 +87,8 @@ typedef struct {
   long max_words;           /* H_MAX: most words one process sends in one superstep */
   const char *library_name; /* header.library */
   int reps;                 /* > 0: exactly this many repetitions per point (no time rule) */
+  int calibrate;            /* --calibrate: one calibration round instead of the sections */
+  int calibration;          /* rounds among the validation points (--no-calibration: 0) */
   int mlock;                /* 1: lock the memory into RAM (mlockall); --no-mlock: 0 */
   long long mem_max_bytes;  /* mem: the largest array per process (0: the mode's default) */
   long long pp_max_bytes;   /* pp: the largest message (0: the mode's default) */
@@ -158,6 +160,8 @@ void j_raw(jbuf *j, const char *text); /* appends text as is */
 
 /* ---- per-process context -------------------------------------------------------------- */
 
+struct f_state;
+
 typedef struct probe_ctx {
   const probe_opts *opt;
   probe_params prm;
@@ -184,6 +188,7 @@ typedef struct probe_ctx {
   char warnings[16][256];
   int nwarnings;
   double section_s[NSECTIONS];
+  struct f_state *cal_f; /* the calibration's dot-product pool: made once per run */
 } probe_ctx;
 
 /* ---- helpers (output.c) ------------------------------------------------------------------- */
@@ -213,6 +218,43 @@ void rng_derangement(uint64_t *state, int *perm, int p);
 /* Gathers local[0..n) of every process to process 0, where out[i] = max over processes of
  * local[i]; one superstep. out may be NULL on processes other than 0. */
 void gather_max(probe_ctx *c, const double *local, int n, double *out);
+
+/* ---- what the calibration rounds share with the sections ---------------------------------- */
+
+/* f's kernels (measure_f.c) */
+enum { K_DOT_DOUBLE, K_DOT_DOUBLE_BLAS, K_DOT_INT, K_MM_DOUBLE, K_MM_DOUBLE_BLAS, K_MM_INT, NK };
+extern const char *const f_kernel_names[NK];
+typedef struct f_state {
+  probe_ctx *c;
+  void *pool; /* dot products: pairs of vectors, rotated */
+  long pool_bytes;
+  double *ad, *bd, *cd; /* matrices */
+  int *ai, *bi, *ci;
+  long rot; /* next pair */
+} f_state;
+int f_kernel_available(int k); /* the BLAS kernels need CBLAS */
+void f_blas_one_thread(void);  /* f is the speed of one core: BLAS on one thread */
+/* st->pool: dot_pool_bytes (at least 4 vectors of dot_n doubles), not filled */
+void f_alloc_dot_pool(f_state *st, probe_ctx *c);
+void f_fill_pool(f_state *st, int as_int);
+/* One warm-up run of kernel k of size n, then reps timed runs into samples[] (process 0). */
+void f_time_kernel(f_state *st, int k, long n, double *samples, int reps);
+
+/* One g point (measure_comm.c) timed as in measure_g, with its own repetition rule: at least
+ * min_reps and until they took min_s, at most max_reps (exactly --reps N when given); out
+ * (process 0) gets each repetition's max over processes. Returns the repetitions. */
+int measure_comm_point(probe_ctx *c, int prim, int pattern, long hs, long count, int min_reps,
+                       double min_s, double *out, int *warmups);
+/* The l variants (measure_comm.c): `samples` batched samples (--reps N when given) into out
+ * (process 0); returns their number, *batch the batch size. */
+enum { L_EMPTY, L_SHIFT, L_ALLTOALL, NLVARIANTS };
+const char *l_variant_name(int variant);
+int measure_l_variant(probe_ctx *c, int variant, int samples, double *out, long *batch);
+
+/* One round of the short calibration (calibrate.c; collective): f's dot products, two g points
+ * and two l variants, written as one `calibration` record by process 0. seq < 0: null. */
+void calibration_round(probe_ctx *c, int round, long seq);
+void calibration_free(probe_ctx *c); /* the dot-product pool, at the end of the run */
 
 /* ---- sections ----------------------------------------------------------------------------- */
 
