@@ -48,9 +48,11 @@ CALIBRATION_FORMAT = 1
 # The surface the g drift is measured against (the calibration puts on this pattern).
 G_SURFACE = "put/alltoall"
 F_KERNELS = ("dot_double_naive", "dot_double_blas")
-# A run whose calibrations before and after differ by more than this factor in f, g or l is
-# flagged: the machine moved during the run, so no one set of parameters describes it.
-WITHIN_RUN_FLAG = 1.25
+# A run whose predicted time with the calibration before it and with the one after it differ
+# by more than this factor is flagged: the machine moved during the run by more than the 10%
+# the predictions aim at, so no one set of parameters describes it. (In the run's own terms:
+# l may double without consequence for a run of three supersteps.)
+WITHIN_RUN_FLAG = 1.1
 # Drift beyond this factor in any headline parameter: the probe no longer describes the machine.
 REPROBE_FACTOR = 1.25
 HEADLINE = ("f", "g", "l")
@@ -97,19 +99,27 @@ class Calibration:
                 raise CalibrationError(f"calibration record: {what} has no samples")
             return float(statistics.median(float(s) for s in samples))
 
+        def smallest(values: dict[Any, float], key: Any, v: float) -> None:
+            """The smaller of the passes' medians: a pause that hit one pass is not the machine."""
+            values[key] = min(values.get(key, math.inf), v)
+
+        f: dict[str, float] = {}
+        g_t: dict[tuple[int, int, int], float] = {}
+        l_s: dict[str, float] = {}
         try:
-            f = {e["kernel"]: median(e, e["kernel"]) / float(e["ops"]) for e in rec.get("f") or []}
-            g = [
-                GPoint(int(e["msg_words"]), int(e["count"]), int(e["h"]), median(e, f"g h = {e['h']}"))
-                for e in rec.get("g") or []
-            ]
-            l_s = {e["variant"]: median(e, f"l {e['variant']}") for e in rec.get("l") or []}
+            for e in rec.get("f") or []:
+                smallest(f, e["kernel"], median(e, e["kernel"]) / float(e["ops"]))
+            for e in rec.get("g") or []:
+                smallest(g_t, (int(e["h"]), int(e["msg_words"]), int(e["count"])), median(e, f"g h = {e['h']}"))
+            for e in rec.get("l") or []:
+                smallest(l_s, e["variant"], median(e, f"l {e['variant']}"))
         except (KeyError, TypeError, ValueError) as e:
             raise CalibrationError(f"calibration record: missing or bad key {e}") from None
+        g = [GPoint(hs, c, h, t) for (h, hs, c), t in sorted(g_t.items())]
         return cls(
             date=date,
             f=f,
-            g=sorted(g, key=lambda p: p.h),
+            g=g,
             l=l_s,
             elapsed_s=rec.get("elapsed_s"),
             seq=rec.get("seq"),
@@ -204,17 +214,58 @@ class Drift:
         )
 
 
+def reference_of(rounds: Sequence[Calibration]) -> JsonObject:
+    """The probe's own calibration: the median over its rounds of each quantity (the
+    parameter file's `calibration`, what later calibrations are compared with)."""
+
+    def med(values: list[float]) -> float:
+        return float(statistics.median(values))
+
+    f: dict[str, list[float]] = {}
+    g: dict[tuple[int, int, int], list[float]] = {}
+    l_s: dict[str, list[float]] = {}
+    for r in rounds:
+        for k, v in r.f.items():
+            f.setdefault(k, []).append(v)
+        for p in r.g:
+            g.setdefault((p.h, p.msg_words, p.count), []).append(p.time_s)
+        for k, v in r.l.items():
+            l_s.setdefault(k, []).append(v)
+    return {
+        "rounds": len(rounds),
+        "statistic": "median over the probe's calibration rounds (each the smaller of its passes' medians)",
+        "f_s_per_op": {k: med(v) for k, v in f.items()},
+        "g": [GPoint(hs, c, h, med(v)).to_json() for (h, hs, c), v in sorted(g.items())],
+        "l_s": {k: med(v) for k, v in l_s.items()},
+    }
+
+
+def _ratios(now: Mapping[str, float], then: Mapping[str, float | None]) -> dict[str, float]:
+    return {k: now[k] / v for k, v in then.items() if k in now and v and v > 0 and now[k] > 0}
+
+
 def drift_of(cal: Calibration, params: Params) -> Drift:
-    """The calibration against the parameter file; CalibrationError when they share nothing."""
-    f = {k: cal.f[k] / v for k, v in params.f.items() if k in cal.f and v and v > 0 and cal.f[k] > 0}
-    surface = params.g.get(G_SURFACE)
-    g: list[tuple[int, float]] = []
-    if surface is not None and surface.levels:
-        for pt in cal.g:
-            model = predict_time_levels(surface.levels, pt.h, pt.count)
-            if model and model > 0 and pt.time_s > 0:
-                g.append((pt.h, pt.time_s / model))
-    l_s = {k: cal.l[k] / v for k, v in params.l.items() if k in cal.l and v and v > 0 and cal.l[k] > 0}
+    """The calibration against the parameter file: against the probe's own calibration rounds
+    where it has them (`params.calibration`: the same quantities measured the same way, so a
+    quiet machine gives 1), else against its fitted f, l and put/alltoall surface at the same
+    (h, c). CalibrationError when they share nothing."""
+    ref = params.calibration
+    if ref and ref.get("rounds"):
+        then = Calibration.from_json(ref)
+        f = _ratios(cal.f, then.f)
+        times = {(p.h, p.count): p.time_s for p in then.g}
+        g = [(p.h, p.time_s / times[p.h, p.count]) for p in cal.g if times.get((p.h, p.count)) and p.time_s > 0]
+        l_s = _ratios(cal.l, then.l)
+    else:
+        f = _ratios(cal.f, params.f)
+        surface = params.g.get(G_SURFACE)
+        g = []
+        if surface is not None and surface.levels:
+            for pt in cal.g:
+                model = predict_time_levels(surface.levels, pt.h, pt.count)
+                if model and model > 0 and pt.time_s > 0:
+                    g.append((pt.h, pt.time_s / model))
+        l_s = _ratios(cal.l, params.l)
     if not (f or g or l_s):
         raise CalibrationError(
             "the calibration and the parameter file have no quantity in common "
@@ -243,11 +294,6 @@ def within_run(before: Drift, after: Drift) -> dict[str, float | None]:
     """after / before of each headline parameter: how much the machine moved during a run."""
     a, b = after.headline, before.headline
     return {k: (a[k] / b[k]) if a[k] and b[k] else None for k in HEADLINE}
-
-
-def moved_too_much(ratios: Mapping[str, float | None], bound: float = WITHIN_RUN_FLAG) -> list[str]:
-    """The parameters whose ratio lies outside [1/bound, bound]."""
-    return [k for k, r in ratios.items() if r is not None and not 1 / bound <= r <= bound]
 
 
 def _scale_record(rec: JsonObject, names: Sequence[str], factor: float) -> JsonObject:

@@ -615,16 +615,15 @@ def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, A
     """The validation again with eq. (2.6) scaled by the drift of the calibration rounds that
     bspprobe ran among the points (issue 17): each visit of a point takes the g drift at its
     h, the geometric mean of the rounds before and after it; a point whose rounds around a
-    visit differ by more than WITHIN_RUN_FLAG in g is flagged and left out. None without rounds."""
+    visit give predictions that differ by more than WITHIN_RUN_FLAG is flagged and left out.
+    None without rounds."""
     rounds: list[tuple[int, cb.Drift, JsonObject]] = []
-    for rec in run.calibration:
-        if not isinstance(rec.get("seq"), int):
-            continue
-        try:
-            cal = cb.Calibration.from_record(rec)
-            rounds.append((rec["seq"], cb.drift_of(cal, reference), rec))
-        except cb.CalibrationError:
-            continue
+    for rec, cal in probe_calibrations(run):
+        if isinstance(rec.get("seq"), int):
+            try:
+                rounds.append((rec["seq"], cb.drift_of(cal, reference), rec))
+            except cb.CalibrationError:
+                continue
     if not rounds:
         return None
     rounds.sort(key=lambda r: r[0])
@@ -641,8 +640,9 @@ def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, A
             before = rounds[i][1]
             after = rounds[i + 1][1] if i + 1 < len(rounds) else None
             factors.append(cb.mean_drift(before, after).g_at(row["h"]))
-            if after is not None and cb.moved_too_much({"g": cb.within_run(before, after)["g"]}):
-                moved = True
+            if after is not None:  # the point's prediction with the round after it / before it
+                ratio = after.g_at(row["h"]) / before.g_at(row["h"])
+                moved = moved or not 1 / cb.WITHIN_RUN_FLAG <= ratio <= cb.WITHIN_RUN_FLAG
         factor = math.exp(sum(math.log(x) for x in factors) / len(factors))
         pred = row["predicted_s"] * factor
         row["calibrated"] = {
@@ -664,6 +664,23 @@ def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, A
         "within_run_flag": cb.WITHIN_RUN_FLAG,
         **_error_stats(errors),
     }
+
+
+def calibration_reference(run: RawRun) -> JsonObject:
+    """The parameter file's `calibration`: the median of the probe's rounds ({} without)."""
+    rounds = [cal for _rec, cal in probe_calibrations(run)]
+    return cb.reference_of(rounds) if rounds else {}
+
+
+def probe_calibrations(run: RawRun) -> list[tuple[JsonObject, cb.Calibration]]:
+    """The calibration rounds of a probe that can be read (a bad one is left out)."""
+    out = []
+    for rec in run.calibration:
+        try:
+            out.append((rec, cb.Calibration.from_record(rec)))
+        except cb.CalibrationError:
+            continue
+    return out
 
 
 def run_point_visits(run: RawRun, row: dict[str, Any]) -> tuple[int, ...]:
@@ -736,7 +753,8 @@ def validate(
         "factor_bound": DRIFT_STABLE,
         **_error_stats([r["rel_error"] for r in stable]),
     }
-    calibrated = calibrated_validation(run, Params(f=dict(f or {}), l=dict(l_s or {}), g=g), used)
+    reference = Params(f=dict(f or {}), l=dict(l_s or {}), g=g, calibration=calibration_reference(run))
+    calibrated = calibrated_validation(run, reference, used)
     if calibrated is not None:
         out["calibrated"] = calibrated
     out["drift"] = {
@@ -908,6 +926,7 @@ def fit_run(run: RawRun) -> Params:
         g=g,
         as_suite=fit_as(run),
         validation=validate(run, g, f, l_s),
+        calibration=calibration_reference(run),
         checks={"memcpy": memcpy_check(g, memcpy_spw), "memcpy_factor": MEMCPY_FACTOR},
         noise=noise_summary(run),
         flags=f_flags + l_flags,

@@ -241,6 +241,8 @@ class Params:
     g: dict[str, Surface] = field(default_factory=dict)  # "<primitive>/<pattern>": its fits
     as_suite: JsonObject = field(default_factory=dict)
     validation: JsonObject = field(default_factory=dict)
+    # the probe's own short calibration (bspkit.calibrate.reference_of): what drift is measured against
+    calibration: JsonObject = field(default_factory=dict)
     checks: JsonObject = field(default_factory=dict)
     noise: JsonObject = field(default_factory=dict)
     flags: list[str] = field(default_factory=list)

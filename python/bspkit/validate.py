@@ -104,15 +104,21 @@ def calibrated_row(row: Row, data: dict[str, Any], params: Params, before: cb.Dr
     drift = cb.mean_drift(before, after)
     try:
         pred = pd.predict(cb.scaled(params, drift, scale_f=False), data)
+        moved = None
+        if after is not None:  # the run's predicted time with the calibration after it / before it
+            pb = pd.predict(cb.scaled(params, before, scale_f=False), data)
+            pa = pd.predict(cb.scaled(params, after, scale_f=False), data)
+            m = next((m for m in reversed(pd.MODELS) if pa[m] and pb[m]), None)
+            moved = pa[m] / pb[m] if m else None
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
-    within = cb.within_run(before, after) if after is not None else None
     row["calibrated"] = {
         "predicted_s": {m: pred[m] for m in pd.MODELS},
         "rel_error": {m: pd.relative_error(pred[m], row["measured_s"]) for m in pd.MODELS},
         "drift": drift.headline,
-        "within_run": within,
-        "flagged": cb.moved_too_much(within) if within else [],
+        "within_run": cb.within_run(before, after) if after is not None else None,
+        "within_run_prediction": moved,
+        "flagged": moved is not None and not 1 / cb.WITHIN_RUN_FLAG <= moved <= cb.WITHIN_RUN_FLAG,
         "after": after is not None,
     }
 
@@ -198,7 +204,8 @@ def _print_table(
         print(f"  raw -> calibrated (mean |relative error|, {cal['runs_used']} runs): {cells}")
         if cal["flagged"]:
             print(
-                f"  {cal['flagged']} run(s) flagged: the machine moved by more than x{cb.WITHIN_RUN_FLAG:g} during them"
+                f"  {cal['flagged']} run(s) flagged: the machine moved during them enough to change their "
+                f"prediction by more than x{cb.WITHIN_RUN_FLAG:g}"
             )
 
 

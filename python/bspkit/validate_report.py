@@ -289,7 +289,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     head += list(MODELS) + [f"err {mm} (%)" for mm in MODELS]
     with_cal = any(r.get("calibrated") for r in rows)
     if with_cal:
-        head += [f"calibrated err {mm} (%)" for mm in MODELS] + ["drift g, l over the run", "flagged"]
+        head += [f"calibrated err {mm} (%)" for mm in MODELS] + ["drift g, l over the run", "flagged: moved"]
     body = []
     for r in sorted_rows(rows, sweep):
         c = r.get("calibrated") or {}
@@ -297,7 +297,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
             [_pct((c.get("rel_error") or {}).get(mm)) for mm in MODELS]
             + [
                 ", ".join(f"x{(c.get('drift') or {}).get(k) or float('nan'):.2f}" for k in ("g", "l")) if c else "",
-                ", ".join(c.get("flagged") or []),
+                (f"x{c['within_run_prediction']:.2f}" if c.get("flagged") else "") if c else "",
             ]
             if with_cal
             else []
@@ -342,7 +342,8 @@ def drift_section(result: dict[str, Any], min_time_s: float) -> str:
         "measures the same quantities as the probe; its ratio to the probe is the drift. The calibrated prediction "
         "scales g and l by the drift over the run (the geometric mean of the calibrations before and after it); f "
         "is the run's own (the driver times its kernel during the run). A run whose calibrations before and after "
-        f"differ by more than x{result.get('within_run_flag', 1.25):g} in f, g or l is flagged and left out of the calibrated mean.</p>"
+        f"give predictions that differ by more than x{result.get('within_run_flag', 1.1):g} is flagged (the machine "
+        "moved during it by more than the error the predictions aim at) and left out of the calibrated mean.</p>"
     )
     out.append(img(plot_drift(cals, f"{result['algorithm']}: drift over the sweep"), "drift over the sweep"))
     raw = s.get("raw") or {}
@@ -362,12 +363,13 @@ def drift_section(result: dict[str, Any], min_time_s: float) -> str:
             [
                 str(r["params"].get("n")),
                 str(r.get("sweep_value") or ""),
+                f"x{r['calibrated']['within_run_prediction']:.2f}",
                 ", ".join(f"{k} x{v:.2f}" for k, v in r["calibrated"]["within_run"].items() if v),
             ]
             for r in flagged
         ]
         out.append("<p>Flagged runs (the machine moved during them: after / before):</p>")
-        out.append(table(["n", "value", "drift within the run"], rows))
+        out.append(table(["n", "value", "prediction after / before", "f, g, l after / before"], rows))
     cost = result.get("calibration_cost") or {}
     if cost.get("share") is not None:
         out.append(

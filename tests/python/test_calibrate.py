@@ -126,14 +126,13 @@ def test_scaled_parameters_give_the_known_scaled_prediction() -> None:
     assert params.l["empty"] == empty  # the original is untouched
 
 
-def test_flags_past_the_threshold() -> None:
+def test_within_run_ratios_and_the_mean_over_a_run() -> None:
     before = cb.Drift(f={"k": 1.0}, g=[(2048, 1.0), (262144, 1.0)], l={"empty": 1.0})
-    small = cb.Drift(f={"k": 1.1}, g=[(2048, 1.0), (262144, 1.2)], l={"empty": 0.9})
-    big = cb.Drift(f={"k": 1.0}, g=[(2048, 1.0), (262144, 1.3)], l={"empty": 0.7})
-    assert cb.moved_too_much(cb.within_run(before, small)) == []
-    assert cb.moved_too_much(cb.within_run(before, big)) == ["g", "l"]
-    mean = cb.mean_drift(before, big)
-    assert mean.headline["g"] == pytest.approx(math.sqrt(1.3))
+    after = cb.Drift(f={"k": 1.1}, g=[(2048, 1.0), (262144, 1.3)], l={"empty": 0.7})
+    assert cb.within_run(before, after) == pytest.approx({"f": 1.1, "g": 1.3, "l": 0.7})
+    mean = cb.mean_drift(before, after)
+    assert mean.headline["g"] == pytest.approx(math.sqrt(1.3)) and mean.headline["l"] == pytest.approx(math.sqrt(0.7))
+    assert cb.mean_drift(before, None) is before  # no calibration after: the one before
 
 
 def write_calibration(path: Path, params: Params, factor: float) -> Path:
@@ -204,3 +203,27 @@ def test_fake_calibrator_rounds_follow_the_factors() -> None:
     fake = FakeCalibrator(params, [1.0, 2.0])
     d = [cb.drift_of(fake.run(), params).headline["g"] for _ in range(3)]
     assert d == pytest.approx([1.0, 2.0, 2.0]) and fake.total_s == pytest.approx(0.75)
+
+
+def test_the_smaller_pass_is_the_machine_and_the_probe_s_rounds_are_the_reference() -> None:
+    params = params_with_f()
+    rec = calibration_record(params, 1.0, 1.0)
+    # a second pass that a pause hit: twice as slow everywhere; the first pass is kept
+    slow = calibration_record(params, 2.0, 2.0, 2.0)
+    for kind in ("f", "g", "l"):
+        rec[kind] = [{**e, "pass": 0} for e in rec[kind]] + [{**e, "pass": 1} for e in slow[kind]]
+    cal = cb.Calibration.from_record(rec)
+    assert cb.drift_of(cal, params).headline == pytest.approx(
+        {"f": 1.0, "g": 1.0, "g_small": 1.0, "l": 1.0, "l_shift": 1.0}
+    )
+    # the probe's own rounds (x1, x3, x1.2) are the reference: their median is x1.2
+    rounds = [cb.Calibration.from_record(calibration_record(params, k, k, k)) for k in (1.0, 3.0, 1.2)]
+    ref = cb.reference_of(rounds)
+    assert ref["rounds"] == 3
+    with_ref = copy.deepcopy(params)
+    with_ref.calibration = ref
+    now = cb.Calibration.from_record(calibration_record(params, 2.4, 1.2, 0.6))
+    head = cb.drift_of(now, with_ref).headline
+    assert head["g"] == pytest.approx(2.0) and head["l"] == pytest.approx(1.0) and head["f"] == pytest.approx(0.5)
+    # and it survives the parameter file's JSON
+    assert Params.from_json(with_ref.to_json()).calibration == json.loads(json.dumps(ref))

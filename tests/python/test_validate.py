@@ -459,14 +459,15 @@ def test_every_run_is_predicted_raw_and_calibrated(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # calibrations before runs 1, 2, 3 and after the last: g and l x2, x2, x2, then x3
-    stand_in_calibration(monkeypatch, [2.0, 2.0, 2.0, 3.0])
+    # calibrations before runs 1, 2, 3 and after the last: g and l x2, x2, x2, then x4000 (the
+    # last run's communication, 1e-4 of its time as probed, becomes a third of it)
+    stand_in_calibration(monkeypatch, [2.0, 2.0, 2.0, 4000.0])
     rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000,2000,3000")
     assert rc == 0
     assert len(res["calibrations"]) == 4  # before each run, and after the last
-    assert [c["drift"]["headline"]["g"] for c in res["calibrations"]] == pytest.approx([2.0, 2.0, 2.0, 3.0])
+    assert [c["drift"]["headline"]["g"] for c in res["calibrations"]] == pytest.approx([2.0, 2.0, 2.0, 4000.0])
     params = Params.from_json(PARAMS_JSON)
-    for row, drift in zip(res["rows"], [2.0, 2.0, math.sqrt(6.0)], strict=True):
+    for row, drift in zip(res["rows"], [2.0, 2.0, math.sqrt(8000.0)], strict=True):
         cal = row["calibrated"]
         assert cal["drift"]["g"] == pytest.approx(drift)  # the geometric mean of before and after
         assert cal["after"] is True
@@ -477,8 +478,12 @@ def test_every_run_is_predicted_raw_and_calibrated(
         want = raw["work_s"] + drift * raw["g(h,h*) comm_s"]
         assert cal["predicted_s"]["g(h,h*)"] == pytest.approx(want)
         assert empty > 0
-    # the last run moved x1.5 within itself (2 -> 3): flagged, left out of the calibrated mean
-    assert [r["calibrated"]["flagged"] for r in res["rows"]] == [[], [], ["g", "l"]]
+    # the last run's prediction with the calibration after it is 1.3x the one before: flagged,
+    # left out of the calibrated mean; the others did not move
+    assert [r["calibrated"]["flagged"] for r in res["rows"]] == [False, False, True]
+    assert res["rows"][0]["calibrated"]["within_run_prediction"] == pytest.approx(1.0)
+    assert res["rows"][2]["calibrated"]["within_run_prediction"] > 1.1
+    assert res["rows"][2]["calibrated"]["within_run"]["g"] == pytest.approx(2000.0)
     summary = res["summary"]["all"]["calibrated"]
     assert summary["flagged"] == 1 and summary["runs_used"] == 2
     assert summary["raw"]["g(h,h*)"] == pytest.approx(sum(abs(r["rel_error"]["g(h,h*)"]) for r in res["rows"][:2]) / 2)
