@@ -696,6 +696,26 @@ def _machine_state(run: RawRun, val: Mapping[str, Any], s: Section) -> None:
     s.image(plots.drift(drift["curve"], bound, errors, f"Machine state, {run.label()}"), "machine state")
 
 
+def _calibrated_validation(val: Mapping[str, Any], s: Section) -> None:
+    """The check again with the drift of the calibration rounds run among the points (issue 17)."""
+    cal = val.get("calibrated")
+    if not cal or cal.get("mean_abs_rel_error") is None:
+        return
+    rounds = cal.get("rounds") or []
+    gs = [r["drift"].get("g") for r in rounds if r["drift"].get("g")]
+    ls = [r["drift"].get("l") for r in rounds if r["drift"].get("l")]
+    spread = ", ".join(f"{name} x{min(v):.2f}-{max(v):.2f}" for name, v in (("g", gs), ("l", ls)) if v)
+    verdict = "pass" if cal.get("pass") else "bad"
+    s.add(
+        f"<p>Calibrated ({len(rounds)} short calibrations among the points, each against their median: {spread}): "
+        "each point predicted with eq. (2.6) times the g drift at its h around it; mean |relative error| "
+        f"<b>{pct(cal['mean_abs_rel_error'])}</b> (raw {pct(val['mean_abs_rel_error'])}), "
+        f'<span class="{verdict}">{"PASS" if cal.get("pass") else "FAIL"}</span>; {cal["flagged"]} point(s) '
+        f"flagged (the rounds before and after them differ by more than x{cal.get('within_run_flag')}) and left "
+        "out.</p>"
+    )
+
+
 def _validation_point_row(r: Mapping[str, Any]) -> list[str]:
     where = [esc(r["key"]), str(r["msg_words"]), str(r["count"]), str(r["h"]), seconds(r["measured_s"])]
     if "rel_error" not in r:
@@ -735,6 +755,7 @@ def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
                 f"{pct(gl['mean_abs_rel_error'])}, max {pct(gl['max_abs_rel_error'])}.</p>"
             )
         _machine_state(run, val, s)
+        _calibrated_validation(val, s)
     else:
         s.add("<p>no validation point could be predicted (see the table).</p>")
     head = ["primitive/pattern", "h*", "c", "h", "measured", "predicted (per h)", "rel. error", ""]
