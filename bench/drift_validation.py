@@ -32,14 +32,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-# name: (sizes, values of the second parameter or None): runs of 0.1-2 s at p = 2 on 2 cores
+# name: (sizes, values of the second parameter or None): runs of about 0.1-2 s at p = 2 on
+# 2 cores (the inner product is memory-bound: 0.1 s is 3 GB of vectors)
 SWEEPS: dict[str, tuple[str, str | None]] = {
-    "inprod": ("20000000,40000000", None),
-    "matmul-blockcyclic": ("1000,1500", "1,8"),
-    "cannon-put": ("1200,2000", None),
-    "llcs-bitpar": ("100000,200000", "1,4"),
-    "rdxsort": ("4000000,8000000", "8,11"),
-    "lu": ("1500,2500", None),
+    "inprod": ("150000000,250000000", None),
+    "matmul-blockcyclic": ("2000,3000", "1,8"),
+    "cannon-put": ("2500,3500", None),
+    "llcs-bitpar": ("200000,400000", "1,4"),
+    "rdxsort": ("32000000,64000000", "8,11"),
+    "lu": ("3000,4000", "64,128"),
 }
 MODEL = "g(h,h*)"
 

@@ -165,10 +165,11 @@ void calibration_round(probe_ctx *c, int round, long seq) {
     g_pts[ng][1] = count;
     ng++;
   }
-  /* The first round of a run warms up first (a pass not kept): the library's buffers for
-   * the large h-relation, and the pages behind them, are made on their first use. */
+  /* The first round of a run warms up first (a pass of g and l not kept): the library's
+   * buffers for the large h-relation, and the pages behind them, are made on their first use. */
   for (int k = round == 0 ? -1 : 0; k < CAL_PASSES; k++)
-    measure_pass(c, &passes[k < 0 ? 0 : k], fk, nf, f_reps, (const long(*)[2])g_pts, ng);
+    measure_pass(c, &passes[k < 0 ? 0 : k], fk, k < 0 ? 0 : nf, f_reps, (const long(*)[2])g_pts,
+                 ng);
   if (c->s == 0)
     write_round(c, round, seq, t_begin, la, passes, fk, nf, f_reps, (const long(*)[2])g_pts, ng);
   free(buf);
