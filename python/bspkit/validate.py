@@ -105,11 +105,16 @@ def calibrated_row(row: Row, data: dict[str, Any], params: Params, before: cb.Dr
     try:
         pred = pd.predict(cb.scaled(params, drift, scale_f=False), data)
         moved = None
-        if after is not None:  # the run's predicted time with the calibration after it / before it
+        if after is not None:
+            # the run's predicted time with the calibration after it / before it; its work too
+            # moves with f, whose drift the run's own f (timed once, at one moment) cannot see
             pb = pd.predict(cb.scaled(params, before, scale_f=False), data)
             pa = pd.predict(cb.scaled(params, after, scale_f=False), data)
+            f_b, f_a = before.headline["f"], after.headline["f"]
+            f_moved = f_a / f_b if f_a and f_b else 1.0
             m = next((m for m in reversed(pd.MODELS) if pa[m] and pb[m]), None)
-            moved = pa[m] / pb[m] if m else None
+            if m is not None:
+                moved = (pa["work_s"] * f_moved + pa[m + " comm_s"]) / pb[m]
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
     row["calibrated"] = {

@@ -513,10 +513,13 @@ def calibration_record(params: Params, g_factor: float, l_factor: float, f_facto
 
 class FakeCalibrator:
     """Stands in for calibrate.Calibrator: round k returns a calibration whose g and l moved by
-    factors[k] from params (the last factor repeats)."""
+    factors[k] from params, f by f_factors[k] (the last factor repeats)."""
 
-    def __init__(self, params: Params, factors: list[float], quick: bool = False) -> None:
+    def __init__(
+        self, params: Params, factors: list[float], quick: bool = False, f_factors: list[float] | None = None
+    ) -> None:
         self.params, self.factors, self.quick = params, factors, quick
+        self.f_factors = f_factors or [1.0]
         self.rounds_s: list[float] = []
 
     def run(self) -> Any:
@@ -524,7 +527,8 @@ class FakeCalibrator:
 
         k = min(len(self.rounds_s), len(self.factors) - 1)
         self.rounds_s.append(0.25)
-        rec = calibration_record(self.params, self.factors[k], self.factors[k])
+        fk = self.f_factors[min(len(self.rounds_s) - 1, len(self.f_factors) - 1)]
+        rec = calibration_record(self.params, self.factors[k], self.factors[k], fk)
         return Calibration.from_record(rec, f"2026-11-25T10:{len(self.rounds_s):02d}:00Z")
 
     @property

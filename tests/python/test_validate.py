@@ -531,3 +531,20 @@ def test_the_drift_sentence_tells_machine_from_model(drifts: list[float], raw: f
     }
     sentence = validate_report.drift_sentence(result)
     assert sentence is not None and says in sentence
+
+
+def test_a_run_whose_f_moved_is_flagged(
+    tmp_path: Path, stand_in_drivers: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's own f was timed at one moment; the dot products before and after the run say
+    the machine computed 1.5x slower by its end: its prediction is not to be trusted."""
+    d = dict(PARAMS_JSON, f={"dot_double_naive": 1e-9, "dot_double_blas": 5e-10})
+    (tmp_path / "params.json").write_text(json.dumps(d))
+    fake = FakeCalibrator(Params.from_json(d), [1.0], f_factors=[1.0, 1.0, 1.5])
+    monkeypatch.setattr(va.cb, "calibrator_for", lambda *a: fake)
+    out = tmp_path / "out"
+    argv = ["validate", "inprod", "-n", "2", "--sizes", "1000,2000", "--params", str(tmp_path / "params.json")]
+    assert cli.main([*argv, "--output-dir", str(out)]) == 0
+    rows = json.loads((out / "validate.json").read_text())["rows"]
+    assert [r["calibrated"]["flagged"] for r in rows] == [False, True]
+    assert rows[1]["calibrated"]["within_run_prediction"] == pytest.approx(1.5, rel=1e-3)
