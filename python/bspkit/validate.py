@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import statistics
 import sys
@@ -100,10 +101,15 @@ def calibrated_summary(rows: list[Row]) -> dict[str, Any] | None:
 def calibrated_row(row: Row, data: dict[str, Any], params: Params, before: cb.Drift, after: cb.Drift | None) -> None:
     """Adds to a run its prediction with the parameters scaled by the machine's drift over the
     run (the calibrations before and after it; before only when the sweep stopped after it).
-    f is left alone: the driver timed its own kernel during the run."""
+    g and l: the probe's, times the drift over the run. f: the driver timed its own kernel
+    after its repetitions, at the moment of the calibration after it; over the repetitions it
+    was the f drift over the run relative to that moment, sqrt(f before / f after)."""
     drift = cb.mean_drift(before, after)
+    f_run = data.get("f_all_s_per_unit") or data.get("f_s_per_unit")
+    f_b, f_a = before.headline["f"], after.headline["f"] if after is not None else None
+    f_factor = math.sqrt(f_b / f_a) if f_b and f_a else 1.0
     try:
-        pred = pd.predict(cb.scaled(params, drift, scale_f=False), data)
+        pred = pd.predict(cb.scaled(params, drift, scale_f=False), data, f_run * f_factor if f_run else None)
         moved = None
         if after is not None:
             # the run's predicted time with the calibration after it / before it; its work too
@@ -121,6 +127,7 @@ def calibrated_row(row: Row, data: dict[str, Any], params: Params, before: cb.Dr
         "predicted_s": {m: pred[m] for m in pd.MODELS},
         "rel_error": {m: pd.relative_error(pred[m], row["measured_s"]) for m in pd.MODELS},
         "drift": drift.headline,
+        "f_factor": f_factor,
         "within_run": cb.within_run(before, after) if after is not None else None,
         "within_run_prediction": moved,
         "flagged": moved is not None and not 1 / cb.WITHIN_RUN_FLAG <= moved <= cb.WITHIN_RUN_FLAG,

@@ -341,7 +341,8 @@ def drift_section(result: dict[str, Any], min_time_s: float) -> str:
         "products for f, a put h-relation at h = 2048 and 262144 for g, an empty sync and one after a shift for l) "
         "measures the same quantities as the probe; its ratio to the probe is the drift. The calibrated prediction "
         "scales g and l by the drift over the run (the geometric mean of the calibrations before and after it); f "
-        "is the run's own (the driver times its kernel during the run). A run whose calibrations before and after "
+        "is the run's own, which the driver times right after its repetitions, scaled by the f drift over the run "
+        "relative to that moment (sqrt(f before / f after)). A run whose calibrations before and after "
         f"give predictions that differ by more than x{result.get('within_run_flag', 1.1):g} is flagged (the machine "
         "moved during it by more than the error the predictions aim at) and left out of the calibrated mean.</p>"
     )

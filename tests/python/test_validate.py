@@ -548,3 +548,10 @@ def test_a_run_whose_f_moved_is_flagged(
     rows = json.loads((out / "validate.json").read_text())["rows"]
     assert [r["calibrated"]["flagged"] for r in rows] == [False, True]
     assert rows[1]["calibrated"]["within_run_prediction"] == pytest.approx(1.5, rel=1e-3)
+    # the driver timed f after its repetitions, when the machine was 1.5x slower than before
+    # them: over the repetitions f was sqrt(1 / 1.5) of what it timed
+    assert rows[1]["calibrated"]["f_factor"] == pytest.approx(math.sqrt(1 / 1.5))
+    raw_work = rows[1]["work_s"]
+    comm = rows[1]["calibrated"]["predicted_s"]["g(h,h*)"] - raw_work * math.sqrt(1 / 1.5)
+    assert comm == pytest.approx(rows[1]["comm_s"]["g(h,h*)"], rel=1e-6)  # g and l did not move
+    assert rows[0]["calibrated"]["f_factor"] == pytest.approx(1.0)
