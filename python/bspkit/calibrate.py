@@ -2,19 +2,23 @@
 
 A calibration is one `calibration` round of bspprobe (docs/probe-format.md): two f kernels (a
 plain-loop and a BLAS dot product), a put h-relation at two sizes, an empty sync and one after a
-one-word shift, each measured exactly as the matching part of the full probe with fewer
-repetitions. Its ratio to the parameter file, quantity by quantity, is the **drift**:
+one-word shift, each measured as the matching part of the full probe with fewer repetitions, in
+two passes (each quantity: the smaller of the passes' medians). Its ratio to the parameter
+file, quantity by quantity, is the **drift** (1.0: no change; 2.0: twice as slow):
 
-- f: the kernel's seconds per operation now / in `params.f` (the headline f is the geometric
-  mean of the two kernels);
-- g: the h-relation's time now / the time the probe's fit of put/alltoall gives for the same
-  (h, c) (eq. 2.6 at that h: `predict.predict_time_levels`); the headline g is the larger h
-  (the bandwidth regime), `g_small` the smaller (latency and per-message overheads);
-- l: the sync's time now / `params.l` of the same variant (the headline l is the empty sync).
+- against the probe's own calibration rounds where the parameter file has them
+  (`params.calibration`, the median over the 11 rounds bspprobe runs among its g and
+  validation points): the same quantities measured the same way, so a quiet machine gives 1;
+- else against its fitted values: f per kernel, the time the fit of put/alltoall gives for
+  the same (h, c) (eq. 2.6 at that h: `predict.predict_time_levels`), l per variant.
+
+The headline parameters: f (the geometric mean of the two kernels), g (the larger h: the
+bandwidth regime), g_small (the smaller: latency and per-message overheads), l (the empty
+sync), l_shift.
 
 `scaled(params, drift)` is the parameter file as the machine is now: f times the f drift, every
 g surface's level fits times the g drift at their h (log-linear between the two calibrated
-sizes, constant beyond them), Bisseling's g times g's and his l times the shift sync's, the
+sizes, constant beyond them), Bisseling's g times g's and his l times the shifted sync's, the
 empty sync times l's. Predicting a run with it (bspkit.predict, unchanged) is the calibrated
 prediction.
 """
