@@ -88,6 +88,7 @@ DRIFT_STYLE = {
 }
 # Drift within this factor of 1 is the calibration's own noise on a quiet machine, not a move.
 QUIET_DRIFT = 1.1
+TARGET = 0.10  # the mean relative error the predictions aim at
 
 
 def calibration_minutes(calibrations: Sequence[dict[str, Any]]) -> list[float]:
@@ -152,18 +153,19 @@ def drift_sentence(result: dict[str, Any]) -> str | None:
         return f"Drift against the probe over {len(cals)} calibrations: {moved}. No run long enough to score."
     errors = f"mean |relative error| ({best}) {raw_e:.1%} with the parameters as probed, {cal_e:.1%} calibrated"
     flagged = f"; {cal['flagged']} run(s) flagged and left out" if cal.get("flagged") else ""
-    if worst <= QUIET_DRIFT:
-        who = (
-            "the machine stayed where the probe found it, so the error is the model's"
-            if cal_e > 0.10
-            else "the machine stayed where the probe found it, and the model predicts"
+    moved_much = worst > QUIET_DRIFT
+    if raw_e <= TARGET and cal_e <= TARGET:
+        who = "the model predicts within the target either way" + (
+            ", the machine's moves hardly touch these runs" if moved_much else ""
         )
-    elif cal_e <= 0.10 < raw_e or cal_e < 0.7 * raw_e:
-        who = "the machine moved and the calibration recovers the error: the machine, not the model, explains it"
-    elif cal_e > 0.10:
-        who = "the machine moved, but the calibrated error stays: the model (or a drift the kernels do not see) explains it"
+    elif cal_e <= TARGET:
+        who = "the calibration recovers the error: the machine, not the model, explains it"
+    elif not moved_much:
+        who = "the machine stayed where the probe found it, so the error is the model's"
+    elif cal_e < 0.7 * raw_e:
+        who = "the calibration recovers part of it: the machine explains some, the model the rest"
     else:
-        who = "the machine moved, but the runs hardly depend on what moved"
+        who = "the machine moved, but the calibrated error stays: the model (or a drift the kernels do not see) explains it"
     return f"The machine's drift against the probe ({len(cals)} calibrations): {moved}; {errors}{flagged}: {who}."
 
 
