@@ -32,12 +32,18 @@ enum {
   NL = sizeof cal_l_variants / sizeof cal_l_variants[0]
 };
 
-/* The pool the dot products rotate over (larger than the caches, as in measure_f): made and
- * filled by the first round, so that later rounds cost only their measurements. */
+/* The pool the dot products rotate over, one per process (larger than its share of the
+ * caches, as in measure_f): the probe's pool divided among the processes, at least two pairs
+ * of vectors; made and filled by the first round, so that later rounds cost only their
+ * measurements. */
 static void make_dot_pool(probe_ctx *c) {
   f_state *st = xmalloc(sizeof *st);
   memset(st, 0, sizeof *st);
-  f_alloc_dot_pool(st, c);
+  st->c = c;
+  long two_pairs = (long)(4 * c->prm.dot_n * (long)sizeof(double));
+  st->pool_bytes = c->prm.dot_pool_bytes / c->p;
+  if (st->pool_bytes < two_pairs) st->pool_bytes = two_pairs;
+  st->pool = xmalloc((size_t)st->pool_bytes);
   f_fill_pool(st, 0);
   c->cal_f = st;
 }
@@ -59,13 +65,14 @@ typedef struct {
 static void measure_pass(probe_ctx *c, cal_pass *ps, const int *fk, int nf, int f_reps,
                          const long (*g_pts)[2], int ng) {
   const size_t stride = (size_t)c->gather_stride;
-  /* f: process 0 alone, the others waiting in bsp_sync, as in measure_f */
-  if (c->s == 0) {
-    f_blas_one_thread();
-    for (int i = 0; i < nf; i++)
-      f_time_kernel(c->cal_f, fk[i], c->prm.dot_n, ps->f + (size_t)i * stride, f_reps);
+  /* f: every process at once on its own vectors, each sample the max over processes (what a
+   * BSP run's compute sees, a competing load on any core included) */
+  if (c->s == 0) f_blas_one_thread();
+  for (int i = 0; i < nf; i++) {
+    bsp_sync(); /* a common start */
+    f_time_kernel(c->cal_f, fk[i], c->prm.dot_n, c->local, f_reps);
+    gather_max(c, c->local, f_reps, ps->f + (size_t)i * stride);
   }
-  bsp_sync();
   for (int i = 0; i < ng; i++)
     ps->g_reps[i] =
         measure_comm_point(c, PRIM_PUT, PAT_ALLTOALL, g_pts[i][0], g_pts[i][1], CAL_G_MIN_REPS,
@@ -97,6 +104,7 @@ static void write_round(probe_ctx *c, int round, long seq, double t_begin, const
       j_str(j, "kernel", f_kernel_names[fk[i]]);
       j_int(j, "n", c->prm.dot_n);
       j_num(j, "ops", 2.0 * (double)c->prm.dot_n);
+      j_int(j, "procs", c->p);
       j_nums(j, "samples_s", passes[k].f + (size_t)i * stride, f_reps, "%.6g");
       j_int(j, "pass", k);
       j_obj_end(j);
@@ -142,7 +150,7 @@ void calibration_round(probe_ctx *c, int round, long seq) {
     double *b = buf + (size_t)k * per_pass;
     passes[k] = (cal_pass){.f = b, .g = b + NF * stride, .l = b + (NF + NG) * stride};
   }
-  if (c->s == 0 && !c->cal_f) make_dot_pool(c); /* the others wait in f's bsp_sync */
+  if (!c->cal_f) make_dot_pool(c);
   double la[3];
   read_loadavg(la);
   const double t_begin = bspk_monotonic_seconds();

@@ -1,7 +1,7 @@
 """The short calibration (issue 17): how far the machine has moved since its probe.
 
 A calibration is one `calibration` round of bspprobe (docs/probe-format.md): two f kernels (a
-plain-loop and a BLAS dot product), a put h-relation at two sizes, an empty sync and one after a
+plain-loop and a BLAS dot product, on every process at once), a put h-relation at two sizes, an empty sync and one after a
 one-word shift, each measured as the matching part of the full probe with fewer repetitions, in
 two passes (each quantity: the smaller of the passes' medians). Its ratio to the parameter
 file, quantity by quantity, is the **drift** (1.0: no change; 2.0: twice as slow):
@@ -79,6 +79,14 @@ class GPoint:
         return {"msg_words": self.msg_words, "count": self.count, "h": self.h, "time_s": self.time_s}
 
 
+def f_key(entry: Mapping[str, Any]) -> str:
+    """A calibration's f kernel as the drift names it: timed on every process at once
+    (`procs` > 1) it is not the probe's f (process 0 alone) and is compared with the probe's
+    own calibration rounds only."""
+    procs = entry.get("procs")
+    return str(entry["kernel"]) + (f" x{procs}" if isinstance(procs, int) and procs > 1 else "")
+
+
 @dataclass
 class Calibration:
     """One calibration round, as `bspkit calibrate` writes it (units: seconds; f per operation)."""
@@ -112,7 +120,7 @@ class Calibration:
         l_s: dict[str, float] = {}
         try:
             for e in rec.get("f") or []:
-                smallest(f, e["kernel"], median(e, e["kernel"]) / float(e["ops"]))
+                smallest(f, f_key(e), median(e, e["kernel"]) / float(e["ops"]))
             for e in rec.get("g") or []:
                 smallest(g_t, (int(e["h"]), int(e["msg_words"]), int(e["count"])), median(e, f"g h = {e['h']}"))
             for e in rec.get("l") or []:
