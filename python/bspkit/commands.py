@@ -75,6 +75,13 @@ def summary_lines(params: Params) -> list[str]:
                     else ""
                 )
             )
+        cal = val.get("calibrated") or {}
+        if cal.get("mean_abs_rel_error") is not None:
+            out.append(
+                f"  calibrated by its {len(cal.get('rounds') or [])} calibration rounds: mean |error| "
+                f"{cal['mean_abs_rel_error']:.1%} over {val['used'] - cal['flagged']} points "
+                f"({cal['flagged']} flagged: the machine moved around them by more than x{cal['within_run_flag']:g})"
+            )
     for chk in params.checks.get("memcpy", []):
         if chk.get("ratio") is not None:
             out.append(

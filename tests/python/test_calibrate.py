@@ -227,3 +227,17 @@ def test_the_smaller_pass_is_the_machine_and_the_probe_s_rounds_are_the_referenc
     assert head["g"] == pytest.approx(2.0) and head["l"] == pytest.approx(1.0) and head["f"] == pytest.approx(0.5)
     # and it survives the parameter file's JSON
     assert Params.from_json(with_ref.to_json()).calibration == json.loads(json.dumps(ref))
+
+
+def test_f_on_every_process_is_compared_with_the_probe_s_rounds_only() -> None:
+    params = params_with_f()
+    rec = calibration_record(params, 1.0, 1.0, 2.0)
+    for e in rec["f"]:
+        e["procs"] = 2  # timed on every process at once: not the probe's f (process 0 alone)
+    cal = cb.Calibration.from_record(rec)
+    assert set(cal.f) == {"dot_double_naive x2", "dot_double_blas x2"}
+    assert cb.drift_of(cal, params).headline["f"] is None  # no such f in the fitted values
+    with_ref = copy.deepcopy(params)
+    with_ref.calibration = cb.reference_of([cb.Calibration.from_record(calibration_record(params, 1.0, 1.0, 1.0))])
+    with_ref.calibration["f_s_per_op"] = {f"{k} x2": v for k, v in with_ref.calibration["f_s_per_op"].items()}
+    assert cb.drift_of(cal, with_ref).headline["f"] == pytest.approx(2.0)
