@@ -614,8 +614,9 @@ def machine_drift(
 def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, Any]]) -> JsonObject | None:
     """The validation again with eq. (2.6) scaled by the drift of the calibration rounds that
     bspprobe ran among the points (issue 17): each visit of a point takes the g drift at its
-    h, the geometric mean of the rounds before and after it; a point whose rounds around a
-    visit give predictions that differ by more than WITHIN_RUN_FLAG is flagged and left out.
+    h, the geometric mean of the rounds before and after it; a point most of whose visits lie
+    between rounds whose predictions differ by more than WITHIN_RUN_FLAG is flagged and left out
+    (its median is its visits' majority).
     None without rounds."""
     rounds: list[tuple[int, cb.Drift, JsonObject]] = []
     for rec, cal in probe_calibrations(run):
@@ -634,7 +635,7 @@ def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, A
         visits = run_point_visits(run, row)
         if "rel_error" not in row or not visits:
             continue
-        factors, moved = [], False
+        factors, moved = [], 0
         for visit in visits:
             i = max(0, int(np.searchsorted(seqs, visit, side="right")) - 1)
             before = rounds[i][1]
@@ -642,16 +643,18 @@ def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, A
             factors.append(cb.mean_drift(before, after).g_at(row["h"]))
             if after is not None:  # the point's prediction with the round after it / before it
                 ratio = after.g_at(row["h"]) / before.g_at(row["h"])
-                moved = moved or not 1 / cb.WITHIN_RUN_FLAG <= ratio <= cb.WITHIN_RUN_FLAG
+                moved += not 1 / cb.WITHIN_RUN_FLAG <= ratio <= cb.WITHIN_RUN_FLAG
+        # the point's median is its visits' majority: flagged when most of them saw a move
+        flagged_point = 2 * moved > len(visits)
         factor = math.exp(sum(math.log(x) for x in factors) / len(factors))
         pred = row["predicted_s"] * factor
         row["calibrated"] = {
             "g_drift": factor,
             "predicted_s": pred,
             "rel_error": (pred - row["measured_s"]) / row["measured_s"],
-            "flagged": moved,
+            "flagged": flagged_point,
         }
-        if moved:
+        if flagged_point:
             flagged += 1
         else:
             errors.append(row["calibrated"]["rel_error"])
