@@ -2,8 +2,8 @@
 """drift_validation.py - issue 17's benchmark: raw against calibrated prediction error of every
 algorithm family `bspkit validate` knows, under one condition of the machine.
 
-For each algorithm it runs `bspkit validate ALG -b BACKEND -n P --params P.json` (calibration
-before every run and after the last, the default) on a small sweep (sizes where a run takes
+For each algorithm it runs `bspkit validate ALG -b BACKEND -n P --params P.json` (every run
+calibrates inside itself before its repetitions and after them, the default) on a small sweep (sizes where a run takes
 0.1-2 s on 2 cores), and collects from validate.json: the mean |relative error| of g(h,h*)
 over the scored runs raw and calibrated (on the same, unflagged runs), the runs flagged, the
 drift of f, g and l (median over the sweep's calibrations, and the extreme), and what the

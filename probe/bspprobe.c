@@ -56,11 +56,6 @@
 #define PROBE_COMPILER "GCC " __VERSION__
 #endif
 
-const char *const section_names[NSECTIONS] = {"f",          "memcpy", "g",  "l",   "as",
-                                              "validation", "mem",    "pp", "disk"};
-const char *const prim_names[NPRIMS] = {"put", "hpput", "get", "hpget", "send"};
-const char *const pattern_names[NPATTERNS] = {"alltoall", "permutation", "shift"};
-
 probe_opts g_opts;
 machine_info g_machine;
 static int g_exit_status = 0; /* written by process 0 only */
@@ -380,27 +375,6 @@ static const char *mpi_version(char *buf, size_t n) {
 #endif
 }
 
-/* The two sets of settings, read as a table (clang-format would give each its own line). */
-// clang-format off
-static void set_params(probe_params *pr, int quick) {
-  if (quick) {
-    *pr = (probe_params){
-        .min_reps = 5, .max_reps = 200, .min_point_s = 4e-3,
-        .l_samples = 100, .l_batch_s = 100e-6, .validation_per_combo = 8,
-        .dot_n = 1L << 20, .dot_pool_bytes = 64L << 20, .dot_reps = 20,
-        .ijk_n = 200, .ijk_reps = 5, .gemm_n = 1000, .gemm_reps = 5,
-        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 64L << 20, .memcpy_reps = 20};
-  } else {
-    *pr = (probe_params){
-        .min_reps = 9, .max_reps = 400, .min_point_s = 20e-3,
-        .l_samples = 500, .l_batch_s = 100e-6, .validation_per_combo = 30,
-        .dot_n = 1L << 21, .dot_pool_bytes = 128L << 20, .dot_reps = 30,
-        .ijk_n = 500, .ijk_reps = 5, .gemm_n = 2000, .gemm_reps = 5,
-        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 128L << 20, .memcpy_reps = 50};
-  }
-}
-// clang-format on
-
 /* ---- timer check ----------------------------------------------------------------------------- */
 
 static void measure_timer(double *resolution, double *overhead, double *getres) {
@@ -627,34 +601,7 @@ static void write_footer(probe_ctx *c, double calibration_s) {
 
 static void spmd(void) {
   bsp_begin(bsp_nprocs());
-  probe_ctx *c = xmalloc(sizeof *c);
-  memset(c, 0, sizeof *c);
-  c->opt = &g_opts;
-  c->p = (int)bsp_nprocs();
-  c->s = (int)bsp_pid();
-  c->t0 = c->sec_t0 = bspk_monotonic_seconds();
-  set_params(&c->prm, c->opt->quick);
-  c->hmax = c->opt->max_words;
-  c->area_words = c->hmax > c->p ? c->hmax : c->p;
-  c->gather_stride = c->prm.max_reps;
-  if (c->prm.l_samples > c->gather_stride) c->gather_stride = c->prm.l_samples;
-  if (c->prm.memcpy_reps > c->gather_stride) c->gather_stride = c->prm.memcpy_reps;
-  if (c->opt->reps > c->gather_stride) c->gather_stride = c->opt->reps;
-  c->src = xmalloc((size_t)c->area_words * WORD_BYTES);
-  c->dst = xmalloc((size_t)c->area_words * WORD_BYTES);
-  for (long i = 0; i < c->area_words; i++) { /* touch every page before timing */
-    c->src[i] = (double)(i + c->s);
-    c->dst[i] = 0;
-  }
-  c->gather = xmalloc((size_t)c->p * (size_t)c->gather_stride * sizeof(double));
-  c->allv = xmalloc((size_t)c->p * sizeof(double));
-  c->local = xmalloc((size_t)c->gather_stride * sizeof(double));
-  memset(c->gather, 0, (size_t)c->p * (size_t)c->gather_stride * sizeof(double));
-  bsp_push_reg(c->src, (probe_size_t)(c->area_words * WORD_BYTES));
-  bsp_push_reg(c->dst, (probe_size_t)(c->area_words * WORD_BYTES));
-  bsp_push_reg(c->gather, (probe_size_t)((size_t)c->p * c->gather_stride * sizeof(double)));
-  bsp_push_reg(c->allv, (probe_size_t)(c->p * sizeof(double)));
-  bsp_sync();
+  probe_ctx *c = probe_ctx_setup(&g_opts, g_opts.max_words);
 
   /* process 0 opens the output; everyone learns whether that worked */
   char date[32], cdate[32], path[1024];
@@ -728,19 +675,7 @@ static void spmd(void) {
       c->out = NULL;
     }
   }
-  calibration_free(c);
-  bsp_pop_reg(c->allv);
-  bsp_pop_reg(c->gather);
-  bsp_pop_reg(c->dst);
-  bsp_pop_reg(c->src);
-  bsp_sync();
-  free(c->local);
-  free(c->allv);
-  free(c->gather);
-  free(c->dst);
-  free(c->src);
-  free(c->j.b);
-  free(c);
+  probe_ctx_teardown(c);
   bsp_end();
 }
 

@@ -256,6 +256,13 @@ int measure_l_variant(probe_ctx *c, int variant, int samples, double *out, long 
 void calibration_round(probe_ctx *c, int round, long seq);
 void calibration_free(probe_ctx *c); /* the dot-product pool, at the end of the run */
 
+/* ---- the context (probe_ctx.c) ------------------------------------------------------------- */
+
+void probe_set_params(probe_params *pr, int quick); /* the settings of the quick or full mode */
+/* Collective: the context of a run (opt must outlive it) with areas of hmax words, registered. */
+probe_ctx *probe_ctx_setup(const probe_opts *opt, long hmax);
+void probe_ctx_teardown(probe_ctx *c); /* collective: deregisters and frees */
+
 /* ---- sections ----------------------------------------------------------------------------- */
 
 void measure_f(probe_ctx *c);               /* measure_f.c */

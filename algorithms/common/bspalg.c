@@ -193,6 +193,15 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
   fputs(", \"f_all_s_per_unit\": ", f);
   if (info->f_all_s_per_unit > 0) json_number(f, info->f_all_s_per_unit);
   else fputs("null", f);
+  if (info->calibration_before || info->calibration_after) {
+    fputs(", \"calibration\": {\"before\": ", f);
+    fputs(info->calibration_before ? info->calibration_before : "null", f);
+    fputs(", \"after\": ", f);
+    fputs(info->calibration_after ? info->calibration_after : "null", f);
+    fputs(", \"seconds\": ", f);
+    json_number(f, info->calibration_s);
+    fputs("}", f);
+  }
   fputs(", \"W\": ", f);
   json_number(f, W);
   fputs(", \"H\": ", f);
@@ -352,6 +361,10 @@ const char bspalg_common_help[] =
     "      --measure-f   after the runs, time the local kernel on process 0 alone (f, thesis 3.1)\n"
     "                    and on every process at once (f under the run's load)\n"
     "      --seed S      seed of the random inputs (default 1)\n"
+    "      --calibrate MODE  bspprobe's short calibration inside the run, before the repetitions\n"
+    "                    and after them (and f), MODE full or quick: the f size of the probe it "
+    "is\n"
+    "                    compared with (bspkit validate; docs/algorithm-output.md)\n"
     "  -h, --help        this help\n";
 
 void bspalg_common_defaults(bspalg_common_opts *o) {
@@ -361,6 +374,7 @@ void bspalg_common_defaults(bspalg_common_opts *o) {
   o->check = 1;
   o->measure_f = 0;
   o->seed = 1;
+  o->calibrate = 0;
 }
 
 long bspalg_parse_long(const char *prog, const char *what, const char *text, long min, long max) {
@@ -407,7 +421,11 @@ int bspalg_parse_common(const char *prog, bspalg_common_opts *o, int argc, char 
   else if (!strcmp(a, "--json")) o->json_path = value_of(prog, argc, argv, i);
   else if (!strcmp(a, "--no-check")) o->check = 0;
   else if (!strcmp(a, "--measure-f")) o->measure_f = 1;
-  else if (!strcmp(a, "--seed"))
+  else if (!strcmp(a, "--calibrate")) {
+    static const char *const modes[] = {"full", "quick"};
+    o->calibrate =
+        1 + bspalg_parse_choice(prog, "--calibrate", value_of(prog, argc, argv, i), modes, 2);
+  } else if (!strcmp(a, "--seed"))
     o->seed = (unsigned long)bspalg_parse_long(prog, "the seed", value_of(prog, argc, argv, i), 0,
                                                0x7fffffffL);
   else return 0;

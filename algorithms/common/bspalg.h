@@ -72,6 +72,9 @@ typedef struct {
   FILE *json;              /* where process 0 writes the JSON object (NULL: nowhere) */
   double f_all_s_per_unit; /* the same kernel timed on every process at once, max over
                               processes (0: not measured): f under the run's own load */
+  const char *calibration_before; /* --calibrate: the `calibration` records (JSON), or NULL */
+  const char *calibration_after;
+  double calibration_s; /* what the calibration took, its setup included (process 0) */
 } bspalg_info;
 
 /* Collective: the max over processes of v (on every process). */
@@ -99,7 +102,9 @@ double bspalg_parse_double(const char *prog, const char *what, const char *text,
  *   --no-check           skip the check against the sequential reference
  *   --measure-f          measure the kernel's f after the timed runs: on process 0 alone
  *                        (thesis 3.1), then on every process at once
- *   --seed S             random inputs' seed (default 1) */
+ *   --seed S             random inputs' seed (default 1)
+ *   --calibrate MODE     bspprobe's short calibration (probe/calibration.h) before the
+ *                        repetitions and after them (and f), with MODE's (full, quick) f size */
 typedef struct {
   int procs;
   int reps;
@@ -107,6 +112,7 @@ typedef struct {
   int check;
   int measure_f;
   unsigned long seed;
+  int calibrate; /* 0: no; 1: full; 2: quick */
 } bspalg_common_opts;
 
 void bspalg_common_defaults(bspalg_common_opts *o);

@@ -2,6 +2,7 @@
  * bspalg_driver.c - the program every algorithm driver runs (see bspalg_driver.h).
  */
 #include "bspalg_driver.h"
+#include "calibration.h"
 
 #include <bsp.h>
 #include <bspkit.h>
@@ -153,6 +154,14 @@ static void measure_f(void *state, double *f, double *f_all, char *note, size_t 
   *f_all = median3(all[0], all[1], all[2]);
 }
 
+/* A calibration record kept past the next round (process 0; NULL elsewhere). */
+static char *copy_record(const char *record) {
+  if (!record) return NULL;
+  char *copy = strdup(record);
+  if (!copy) bsp_abort("%s: out of memory\n", driver->program);
+  return copy;
+}
+
 static void spmd(void) {
   bsp_begin(opts.procs ? opts.procs : bsp_nprocs());
   const char *prog = driver->program;
@@ -165,6 +174,14 @@ static void spmd(void) {
   double *times = calloc((size_t)opts.reps, sizeof *times);
   if (!times) bsp_abort("%s: out of memory\n", prog);
   bspk_profile_phase("setup");
+  /* --calibrate: the short calibration in this process, before the repetitions and after
+   * them (and f), so that it sees the machine in the state the run saw (calibration.h) */
+  double calibration_t0 = bsp_time();
+  probe_calibration *calibration =
+      opts.calibrate ? probe_calibration_begin(opts.calibrate == 2) : NULL;
+  char *calibration_before =
+      calibration ? copy_record(probe_calibration_round(calibration, 0)) : NULL;
+  double calibration_s = bsp_time() - calibration_t0;
   bspalg_counters_begin();
   bsp_sync();
 
@@ -197,6 +214,11 @@ static void spmd(void) {
   double f = 0.0, f_all = 0.0;
   char f_note[512] = "";
   if (opts.measure_f && driver->measure_f) measure_f(state, &f, &f_all, f_note, sizeof f_note);
+  calibration_t0 = bsp_time();
+  char *calibration_after =
+      calibration ? copy_record(probe_calibration_round(calibration, 1)) : NULL;
+  if (calibration) probe_calibration_end(calibration);
+  calibration_s += bsp_time() - calibration_t0;
 
   char params[4096] = "{}"; /* oocmm lists its I/O call sizes here */
   driver->params(state, params, sizeof params);
@@ -209,8 +231,13 @@ static void spmd(void) {
                       f,
                       f_note[0] ? f_note : NULL,
                       json,
-                      f_all};
+                      f_all,
+                      calibration_before,
+                      calibration_after,
+                      calibration ? calibration_s : 0.0};
   bspalg_report(&info, times, opts.reps);
+  free(calibration_before);
+  free(calibration_after);
   if (json && json != stdout) fclose(json);
   bspalg_counters_end();
   if (driver->teardown) driver->teardown(state);

@@ -218,8 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     ru.add_argument(
         "--calibrate",
         action="store_true",
-        help="with --params/--predict: run the short calibration first and also predict with the parameters "
-        "scaled by the machine's drift since the probe (bspkit calibrate)",
+        help="with --params/--predict: the driver runs the short calibration (bspkit calibrate) before its "
+        "repetitions and after them; also predict with the parameters scaled by the machine's drift since the probe",
     )
     ru.add_argument(
         "--json",
@@ -283,8 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument(
         "--no-calibrate",
         action="store_true",
-        help="leave out the short calibration before every run and after the last (by default each run is "
-        "predicted twice: with the parameters as probed and scaled by the machine's drift since the probe)",
+        help="leave out the short calibration each run makes before its repetitions and after them (by default "
+        "each run is predicted twice: with the parameters as probed and scaled by the machine's drift since the "
+        "probe)",
     )
     add_calibrate_parser(sub)
     im = sub.add_parser(

@@ -258,21 +258,37 @@ def probe_command(args: argparse.Namespace, extra: list[str]) -> int:
     return 0
 
 
-def print_calibrated(params: Params, drift: cb.Drift, d: dict[str, Any], say: TextIO) -> None:
-    """The prediction again with the parameters scaled by the drift a calibration just measured
-    (f the run's own: the driver timed its kernel)."""
-    head = drift.headline
-    moved = ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
+def print_calibrated(params: Params, d: dict[str, Any], say: TextIO) -> None:
+    """The prediction again with the parameters scaled by the drift of the calibrations the
+    driver ran before its repetitions and after them (validate.calibrated_row)."""
+    from bspkit.validate import calibrated_row  # matplotlib: only when asked for
+
+    recs = d.get("calibration") or {}
     try:
-        pred = pd.predict(cb.scaled(params, drift, scale_f=False), d)
-    except pd.PredictionError as e:
-        raise Failure(str(e)) from None
-    print(f"calibrated (a calibration before the run: drift {moved}):", file=say)
+        drifts = [
+            cb.drift_of(cb.Calibration.from_record(recs[w]), params) if recs.get(w) else None
+            for w in ("before", "after")
+        ]
+    except cb.CalibrationError as e:
+        raise Failure(f"the run's calibration: {e}") from None
+    if drifts[0] is None:
+        raise Failure("the driver wrote no calibration (--calibrate): is it older than this bspkit?")
+    row: dict[str, Any] = {"measured_s": d["time_s"]}
+    calibrated_row(row, d, params, drifts[0], drifts[1])
+    cal = row["calibrated"]
+    head = cal["drift"]
+    moved = ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
+    print(f"calibrated (the run's own calibrations, before and after its repetitions: drift {moved}):", file=say)
     for m in pd.MODELS:
-        v = pred[m]
-        err = pd.relative_error(v, d["time_s"])
+        v, err = cal["predicted_s"][m], cal["rel_error"][m]
         print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
-    print("  " + cb.verdict(drift), file=say)
+    if cal["flagged"]:
+        print(
+            f"  the machine moved during the run: its prediction with the calibration after it is "
+            f"x{cal['within_run_prediction']:.2f} the one with the calibration before it",
+            file=say,
+        )
+    print("  " + cb.verdict(cb.mean_drift(drifts[0], drifts[1])), file=say)
 
 
 def run_command(args: argparse.Namespace, extra: list[str]) -> int:
@@ -298,14 +314,9 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
         raise UsageError("--calibrate scales a probe's parameters by the drift since: give --params or --predict")
     bsprun, bindir = driver_tools(args.build_dir, alg.driver)
     check_launch(bsprun, args.backend, nprocs, hostfile)
-    drift = None
-    if args.calibrate and params is not None:
-        cal = cb.calibrator_for(params, args.build_dir, args.backend, nprocs, hostfile, None).run()
-        try:
-            drift = cb.drift_of(cal, params)
-        except cb.CalibrationError as e:
-            raise Failure(f"{params_path}: {e}") from None
     dargs = list(extra)
+    if args.calibrate and params is not None:  # inside the run: before its repetitions and after
+        dargs += ["--calibrate", "quick" if params.machine.get("mode") == "quick" else "full"]
     if args.size is not None:
         dargs += ["--size", str(args.size)]
     if params is not None and "--measure-f" not in dargs:
@@ -333,8 +344,8 @@ def run_command(args: argparse.Namespace, extra: list[str]) -> int:
             v = pred[m]
             err = pd.relative_error(v, d["time_s"])
             print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
-        if drift is not None:
-            print_calibrated(params, drift, d, say)
+        if args.calibrate:
+            print_calibrated(params, d, say)
     if alg.explain:
         for line in alg.explain(d):
             print(line, file=say)

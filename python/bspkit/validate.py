@@ -258,6 +258,10 @@ def load_resumed(outdir: Path, alg: al.Algorithm, backend: str, nprocs: int | No
     return data
 
 
+def _iso(epoch_s: float) -> str:
+    return dt.datetime.fromtimestamp(epoch_s, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 def _output_dir(args: argparse.Namespace, alg: al.Algorithm, nprocs: int, label: str) -> Path:
     if args.resume:
         return Path(args.resume)
@@ -316,10 +320,10 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
         raise Failure(str(e)) from None
     bsprun, bindir = driver_tools(args.build_dir, alg.driver)
     check_launch(bsprun, args.backend, nprocs, hostfile)
-    calibrator = (
-        None if args.no_calibrate else cb.calibrator_for(params, args.build_dir, args.backend, nprocs, hostfile, None)
-    )
-
+    # the short calibration runs inside every driver run, before its repetitions and after them
+    # (and its f): in the process the run is in (on a shared VM the state that decides g and l
+    # is set per process), with the f size of the probe it is compared with
+    calibrate_mode = None if args.no_calibrate else ("quick" if params.machine.get("mode") == "quick" else "full")
     load0 = os.getloadavg()
     failed: list[dict[str, Any]] = []
     result: dict[str, Any] = {
@@ -345,40 +349,56 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
     }
     sweep_t0 = time.monotonic()
     sweep_s0 = float((resumed.get("calibration_cost") or {}).get("sweep_s", 0.0)) if resumed else 0.0
-    cal_s0 = float((resumed.get("calibration_cost") or {}).get("calibration_s", 0.0)) if resumed else 0.0
-    # the run waiting for the calibration after it: (row, the driver's output, the drift before)
-    pending: list[tuple[Row, dict[str, Any], cb.Drift]] = []
+    cal_s = [float((resumed.get("calibration_cost") or {}).get("calibration_s", 0.0)) if resumed else 0.0]
 
-    def calibrate_now() -> cb.Drift | None:
-        """A calibration round, filed in validate.json; it completes the run before it."""
-        if calibrator is None:
-            return None
-        cal = calibrator.run()
-        try:
-            drift = cb.drift_of(cal, params)
-        except cb.CalibrationError as e:
-            raise Failure(f"{params_path}: {e}") from None
-        result["calibrations"].append({"index": len(result["calibrations"]), **cal.to_json(), "drift": drift.to_json()})
-        head = drift.headline
-        progress(
-            "    calibration: drift " + ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
-        )
-        if pending:
-            row, data, before = pending.pop()
-            calibrated_row(row, data, params, before, drift)
-        return drift
+    def calibrations_of(row: Row, data: dict[str, Any], started: float) -> None:
+        """The run's own calibrations (before and after its repetitions), filed in validate.json,
+        and its calibrated prediction."""
+        recs = data.get("calibration") or {}
+        drifts: list[cb.Drift | None] = []
+        for when in ("before", "after"):
+            rec = recs.get(when)
+            if not rec:
+                drifts.append(None)
+                continue
+            try:
+                cal = cb.Calibration.from_record(rec, _iso(started + float(rec.get("t_s") or 0.0)))
+                drift = cb.drift_of(cal, params)
+            except cb.CalibrationError as e:
+                raise Failure(f"{params_path}: {e}") from None
+            result["calibrations"].append(
+                {
+                    "index": len(result["calibrations"]),
+                    "run": len(rows) - 1,
+                    "when": when,
+                    **cal.to_json(),
+                    "drift": drift.to_json(),
+                }
+            )
+            drifts.append(drift)
+        cal_s[0] += float(recs.get("seconds") or 0.0)
+        if drifts[0] is not None:
+            calibrated_row(row, data, params, drifts[0], drifts[1])
+            head = [d.headline for d in drifts if d is not None]
+            progress(
+                "    calibration (before -> after): "
+                + ", ".join(
+                    f"{k} x{head[0][k]:.2f}" + (f" -> x{head[-1][k]:.2f}" if len(head) > 1 else "")
+                    for k in cb.HEADLINE
+                    if head[0].get(k) is not None
+                )
+            )
 
     def bring_up_to_date() -> None:
         """The summaries, the load and the calibration's cost as they stand after the runs so far."""
         result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-        if calibrator is not None:
+        if calibrate_mode is not None:
             sweep_s = sweep_s0 + time.monotonic() - sweep_t0
-            cal_s = cal_s0 + calibrator.total_s
             result["calibration_cost"] = {
                 "rounds": len(result["calibrations"]),
-                "calibration_s": round(cal_s, 3),
+                "calibration_s": round(cal_s[0], 3),
                 "sweep_s": round(sweep_s, 3),
-                "share": cal_s / sweep_s if sweep_s > 0 else None,
+                "share": cal_s[0] / sweep_s if sweep_s > 0 else None,
             }
         if rows:
             overall, by_sweep = _summaries(rows, sweep_vals)
@@ -392,10 +412,12 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
     resume_hint = f"the runs done are in {outdir / 'validate.json'}; continue with --resume {outdir}"
     try:
         for i, (n, v) in enumerate(todo):
-            drift_before = calibrate_now()
             dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", "--no-check", *extra]
             if v is not None and alg.sweep_option:
                 dargs += [alg.sweep_option, v]
+            if calibrate_mode is not None:
+                dargs += ["--calibrate", calibrate_mode]
+            started = time.time()
             progress(
                 f"[{i + 1}/{len(todo)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else "")
             )
@@ -414,16 +436,12 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
                 continue
             row = {"size": n, **measured_row(alg, res, params, v)}
             rows.append(row)
-            if drift_before is not None:
-                # predicted with the drift before it until the calibration after it comes
-                calibrated_row(row, res.data, params, drift_before, None)
-                pending.append((row, res.data, drift_before))
+            if calibrate_mode is not None:
+                calibrations_of(row, res.data, started)
             save()
             errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
             eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
             progress(f"    measured {row['measured_s']:.4g} s{eff}; predicted: {errs}")
-        if pending:
-            calibrate_now()  # the end of the sweep: the last run's calibration after it
     except KeyboardInterrupt:
         if rows:
             save()

@@ -339,14 +339,16 @@ def drift_section(result: dict[str, Any], min_time_s: float) -> str:
     s = result["summary"]["all"].get("calibrated") or {}
     out = ["<h2>Drift: the machine against its probe, and the calibrated predictions</h2>"]
     out.append(
-        '<p class="note">Before every run and after the last, a short calibration (bspprobe --calibrate: two dot '
-        "products for f, a put h-relation at h = 2048 and 262144 for g, an empty sync and one after a shift for l) "
-        "measures the same quantities as the probe; its ratio to the probe is the drift. The calibrated prediction "
-        "scales g and l by the drift over the run (the geometric mean of the calibrations before and after it); f "
-        "is the run's own, which the driver times right after its repetitions, scaled by the f drift over the run "
-        "relative to that moment (sqrt(f before / f after)). A run whose calibrations before and after "
-        f"give predictions that differ by more than x{result.get('within_run_flag', 1.1):g} is flagged (the machine "
-        "moved during it by more than the error the predictions aim at) and left out of the calibrated mean.</p>"
+        '<p class="note">Inside every run, before its repetitions and after them (and its f), a short calibration '
+        "(bspprobe's: two dot products on every process for f, a put h-relation at h = 2048 and 262144 for g, an "
+        "empty sync and one after a shift for l) measures the same quantities as the probe's own calibration "
+        "rounds; its ratio to them is the drift. It runs in the run's own process because on a shared VM the "
+        "state that decides g and l can be set per process. The calibrated prediction scales g and l by the "
+        "drift over the run (the geometric mean of before and after); f is the run's own, which the driver "
+        "times right after its repetitions, scaled by the f drift over the run relative to that moment "
+        "(sqrt(f before / f after)). A run whose predictions with the calibration before and with the one after "
+        f"differ by more than x{result.get('within_run_flag', 1.2):g} is flagged (the machine moved during it) "
+        "and left out of the calibrated mean.</p>"
     )
     out.append(img(plot_drift(cals, f"{result['algorithm']}: drift over the sweep"), "drift over the sweep"))
     raw = s.get("raw") or {}

@@ -509,28 +509,3 @@ def calibration_record(params: Params, g_factor: float, l_factor: float, f_facto
     ]
     l_recs = [{"variant": v, "samples_s": [params.l[v] * l_factor] * 3, "batch": 10} for v in ("empty", "shift")]
     return {"type": "calibration", "round": 0, "seq": None, "t_s": 0.0, "elapsed_s": 0.2, "f": f, "g": g, "l": l_recs}
-
-
-class FakeCalibrator:
-    """Stands in for calibrate.Calibrator: round k returns a calibration whose g and l moved by
-    factors[k] from params, f by f_factors[k] (the last factor repeats)."""
-
-    def __init__(
-        self, params: Params, factors: list[float], quick: bool = False, f_factors: list[float] | None = None
-    ) -> None:
-        self.params, self.factors, self.quick = params, factors, quick
-        self.f_factors = f_factors or [1.0]
-        self.rounds_s: list[float] = []
-
-    def run(self) -> Any:
-        from bspkit.calibrate import Calibration
-
-        k = min(len(self.rounds_s), len(self.factors) - 1)
-        self.rounds_s.append(0.25)
-        fk = self.f_factors[min(len(self.rounds_s) - 1, len(self.f_factors) - 1)]
-        rec = calibration_record(self.params, self.factors[k], self.factors[k], fk)
-        return Calibration.from_record(rec, f"2026-11-25T10:{len(self.rounds_s):02d}:00Z")
-
-    @property
-    def total_s(self) -> float:
-        return sum(self.rounds_s)

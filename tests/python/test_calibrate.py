@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from bspkit import cli
 from bspkit import predict as pd
 from bspkit.params import Params
 
-from synth import PARAMS_JSON, FakeCalibrator, calibration_record
+from conftest import BUILD, needs_programs, run_bspkit
+from synth import PARAMS_JSON, calibration_record
 
 
 def params_with_f() -> Params:
@@ -198,13 +200,6 @@ def test_run_calibrate_needs_parameters(capsys: pytest.CaptureFixture[str]) -> N
     assert "--calibrate" in capsys.readouterr().err
 
 
-def test_fake_calibrator_rounds_follow_the_factors() -> None:
-    params = params_with_f()
-    fake = FakeCalibrator(params, [1.0, 2.0])
-    d = [cb.drift_of(fake.run(), params).headline["g"] for _ in range(3)]
-    assert d == pytest.approx([1.0, 2.0, 2.0]) and fake.total_s == pytest.approx(0.75)
-
-
 def test_the_smaller_pass_is_the_machine_and_the_probe_s_rounds_are_the_reference() -> None:
     params = params_with_f()
     rec = calibration_record(params, 1.0, 1.0)
@@ -241,3 +236,46 @@ def test_f_on_every_process_is_compared_with_the_probe_s_rounds_only() -> None:
     with_ref.calibration = cb.reference_of([cb.Calibration.from_record(calibration_record(params, 1.0, 1.0, 1.0))])
     with_ref.calibration["f_s_per_op"] = {f"{k} x2": v for k, v in with_ref.calibration["f_s_per_op"].items()}
     assert cb.drift_of(cal, with_ref).headline["f"] == pytest.approx(2.0)
+
+
+@needs_programs("bsprun", "bspalg-inprod")
+def test_a_driver_calibrates_inside_its_run_and_validate_predicts_from_it(tmp_path: Path) -> None:
+    """The real driver with --calibrate: two calibration records (before the repetitions, after
+    them and f) that read as calibrations, f timed on every process at once; bspkit run
+    --calibrate prints the calibrated prediction from them."""
+    assert BUILD is not None
+    out = tmp_path / "run.json"
+    cmd = [str(BUILD / "bin" / "bsprun"), "-n", "2", str(BUILD / "bin" / "bspalg-inprod"), "--size", "100000"]
+    cmd += ["--calibrate", "quick", "--measure-f", "--json", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    cal = json.loads(out.read_text())["calibration"]
+    assert cal["seconds"] > 0
+    recs = [cal["before"], cal["after"]]
+    assert [r["type"] for r in recs] == ["calibration", "calibration"] and [r["round"] for r in recs] == [0, 1]
+    for r in recs:
+        c = cb.Calibration.from_record(r)
+        assert set(c.f) == {"dot_double_naive x2", "dot_double_blas x2"} or set(c.f) == {"dot_double_naive x2"}
+        assert [(p.msg_words, p.count) for p in c.g] == [(256, 8), (4096, 64)]
+        assert set(c.l) == {"empty", "shift"} and all(v > 0 for v in c.l.values())
+    # a usage error names the choices
+    bad = subprocess.run([*cmd[:-5], "--calibrate", "fast"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--calibrate must be full or quick, not 'fast'" in bad.stderr
+    # bspkit run --calibrate: both predictions, from the run's own calibrations
+    params = params_with_f()
+    params.calibration = cb.reference_of([cb.Calibration.from_record(cal["before"])])
+    (tmp_path / "params.json").write_text(params.dumps())
+    res = run_bspkit(
+        "run",
+        "inprod",
+        "-n",
+        "2",
+        "--size",
+        "100000",
+        "--params",
+        str(tmp_path / "params.json"),
+        "--calibrate",
+        env={"BSPKIT_BUILD_DIR": str(BUILD)},
+    )
+    assert res.returncode == 0, res.stderr
+    assert "calibrated (the run's own calibrations, before and after its repetitions: drift f x" in res.stdout

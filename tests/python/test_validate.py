@@ -20,7 +20,7 @@ from bspkit.predict import MODELS, predict
 from bspkit.validate import MIN_VALIDATED_TIME_S, summarize
 
 from conftest import assert_self_contained, report_pngs
-from synth import PARAMS_JSON, FakeCalibrator
+from synth import PARAMS_JSON, calibration_record
 
 
 def row(measured: float, **errs: float | None) -> dict[str, Any]:
@@ -137,27 +137,51 @@ def fake_driver(
 
 @pytest.fixture
 def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Drivers replaced by fake_driver, the build by nothing; returns the argument lists run."""
+    """Drivers replaced by fake_driver, the build by nothing; returns the argument lists run.
+    With --calibrate, run k carries the calibrations of CALIBRATION (rounds k and k + 1)."""
     calls: list[list[str]] = []
 
     def run(alg: al.Algorithm, *rest: Any, **kw: Any) -> al.RunResult:
         calls.append(list(rest[4]))
-        return fake_driver(alg, *rest, **kw)
+        res = fake_driver(alg, *rest, **kw)
+        if "--calibrate" in rest[4]:
+            k = sum("--calibrate" in c for c in calls) - 1
+            res.data["calibration"] = {
+                "before": CALIBRATION.record(k),
+                "after": CALIBRATION.record(k + 1),
+                "seconds": 0.25,
+            }
+        return res
 
     monkeypatch.setattr(al, "run_driver", run)
     monkeypatch.setattr(va, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
     monkeypatch.setattr(va, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
-    stand_in_calibration(monkeypatch, [1.0])
+    stand_in_calibration([1.0])
     return calls
 
 
-def stand_in_calibration(monkeypatch: pytest.MonkeyPatch, factors: list[float]) -> None:
-    """The short calibration replaced by one whose round k finds g and l moved by factors[k]."""
-    monkeypatch.setattr(
-        va.cb,
-        "calibrator_for",
-        lambda params, *rest: FakeCalibrator(params, factors),  # noqa: ARG005
-    )
+class CalibrationRounds:
+    """Calibration records whose round k finds g and l moved by factors[k] from params, f by
+    f_factors[k] (the last factor repeats)."""
+
+    def __init__(self, factors: list[float], f_factors: list[float] | None = None, params: Params | None = None):
+        self.factors, self.f_factors = factors, f_factors or [1.0]
+        self.params = params or Params.from_json(PARAMS_JSON)
+
+    def record(self, k: int) -> dict[str, Any]:
+        g = self.factors[min(k, len(self.factors) - 1)]
+        f = self.f_factors[min(k, len(self.f_factors) - 1)]
+        return {**calibration_record(self.params, g, g, f), "round": k, "t_s": 0.1}
+
+
+CALIBRATION = CalibrationRounds([1.0])
+
+
+def stand_in_calibration(
+    factors: list[float], f_factors: list[float] | None = None, params: Params | None = None
+) -> None:
+    global CALIBRATION
+    CALIBRATION = CalibrationRounds(factors, f_factors, params)
 
 
 def validate_in_process(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -459,13 +483,17 @@ def test_every_run_is_predicted_raw_and_calibrated(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # calibrations before runs 1, 2, 3 and after the last: g and l x2, x2, x2, then x4000 (the
-    # last run's communication, 1e-4 of its time as probed, becomes a third of it)
-    stand_in_calibration(monkeypatch, [2.0, 2.0, 2.0, 4000.0])
+    # each run's calibrations before and after its repetitions: g and l x2 -> x2, x2 -> x2,
+    # x2 -> x4000 (the last run's communication, 1e-4 of its time as probed, becomes a third)
+    stand_in_calibration([2.0, 2.0, 2.0, 4000.0])
     rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000,2000,3000")
     assert rc == 0
-    assert len(res["calibrations"]) == 4  # before each run, and after the last
-    assert [c["drift"]["headline"]["g"] for c in res["calibrations"]] == pytest.approx([2.0, 2.0, 2.0, 4000.0])
+    assert all(c[c.index("--calibrate") + 1] == "full" for c in stand_in_drivers)  # the probe's f size
+    assert len(res["calibrations"]) == 6  # before and after each run
+    assert [(c["run"], c["when"]) for c in res["calibrations"]][:2] == [(0, "before"), (0, "after")]
+    assert [c["drift"]["headline"]["g"] for c in res["calibrations"]] == pytest.approx(
+        [2.0, 2.0, 2.0, 2.0, 2.0, 4000.0]
+    )
     params = Params.from_json(PARAMS_JSON)
     for row, drift in zip(res["rows"], [2.0, 2.0, math.sqrt(8000.0)], strict=True):
         cal = row["calibrated"]
@@ -488,10 +516,10 @@ def test_every_run_is_predicted_raw_and_calibrated(
     assert summary["flagged"] == 1 and summary["runs_used"] == 2
     assert summary["raw"]["g(h,h*)"] == pytest.approx(sum(abs(r["rel_error"]["g(h,h*)"]) for r in res["rows"][:2]) / 2)
     cost = res["calibration_cost"]
-    assert cost["rounds"] == 4 and cost["calibration_s"] == pytest.approx(1.0)
+    assert cost["rounds"] == 6 and cost["calibration_s"] == pytest.approx(0.75)
     out = capsys.readouterr().out
     assert "raw -> calibrated" in out and "1 run(s) flagged" in out
-    assert "The machine's drift against the probe (4 calibrations)" in out
+    assert "The machine's drift against the probe (6 calibrations)" in out
     html = (tmp_path / "out" / "validate.html").read_text()
     assert "Drift: the machine against its probe" in html and "Flagged runs" in html
 
@@ -499,6 +527,7 @@ def test_every_run_is_predicted_raw_and_calibrated(
 def test_no_calibrate_leaves_the_calibration_out(tmp_path: Path, stand_in_drivers: list[list[str]]) -> None:
     rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000", "--no-calibrate")
     assert rc == 0
+    assert "--calibrate" not in stand_in_drivers[0]
     assert res["calibrations"] == [] and "calibrated" not in res["rows"][0]
     assert "calibrated" not in res["summary"]["all"]
     assert "Drift: the machine" not in (tmp_path / "out" / "validate.html").read_text()
@@ -542,8 +571,7 @@ def test_a_run_whose_f_moved_is_flagged(
     the machine computed 1.5x slower by its end: its prediction is not to be trusted."""
     d = dict(PARAMS_JSON, f={"dot_double_naive": 1e-9, "dot_double_blas": 5e-10})
     (tmp_path / "params.json").write_text(json.dumps(d))
-    fake = FakeCalibrator(Params.from_json(d), [1.0], f_factors=[1.0, 1.0, 1.5])
-    monkeypatch.setattr(va.cb, "calibrator_for", lambda *a: fake)
+    stand_in_calibration([1.0], f_factors=[1.0, 1.0, 1.5], params=Params.from_json(d))
     out = tmp_path / "out"
     argv = ["validate", "inprod", "-n", "2", "--sizes", "1000,2000", "--params", str(tmp_path / "params.json")]
     assert cli.main([*argv, "--output-dir", str(out)]) == 0

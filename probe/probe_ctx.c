@@ -1,0 +1,121 @@
+/*
+ * probe_ctx.c - a probe context: the mode's settings, the registered communication areas and
+ * the gather buffers every measurement uses. bspprobe makes one per run; the algorithm drivers
+ * make one for the short calibration they run inside themselves (calibration.h). Part of
+ * bspprobe (see bspprobe.c for the overview).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibration.h"
+#include "probe.h"
+
+const char *const section_names[NSECTIONS] = {"f",          "memcpy", "g",  "l",   "as",
+                                              "validation", "mem",    "pp", "disk"};
+const char *const prim_names[NPRIMS] = {"put", "hpput", "get", "hpget", "send"};
+const char *const pattern_names[NPATTERNS] = {"alltoall", "permutation", "shift"};
+
+/* The two sets of settings, read as a table (clang-format would give each its own line). */
+// clang-format off
+void probe_set_params(probe_params *pr, int quick) {
+  if (quick) {
+    *pr = (probe_params){
+        .min_reps = 5, .max_reps = 200, .min_point_s = 4e-3,
+        .l_samples = 100, .l_batch_s = 100e-6, .validation_per_combo = 8,
+        .dot_n = 1L << 20, .dot_pool_bytes = 64L << 20, .dot_reps = 20,
+        .ijk_n = 200, .ijk_reps = 5, .gemm_n = 1000, .gemm_reps = 5,
+        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 64L << 20, .memcpy_reps = 20};
+  } else {
+    *pr = (probe_params){
+        .min_reps = 9, .max_reps = 400, .min_point_s = 20e-3,
+        .l_samples = 500, .l_batch_s = 100e-6, .validation_per_combo = 30,
+        .dot_n = 1L << 21, .dot_pool_bytes = 128L << 20, .dot_reps = 30,
+        .ijk_n = 500, .ijk_reps = 5, .gemm_n = 2000, .gemm_reps = 5,
+        .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 128L << 20, .memcpy_reps = 50};
+  }
+}
+// clang-format on
+
+probe_ctx *probe_ctx_setup(const probe_opts *opt, long hmax) {
+  probe_ctx *c = xmalloc(sizeof *c);
+  memset(c, 0, sizeof *c);
+  c->opt = opt;
+  c->p = (int)bsp_nprocs();
+  c->s = (int)bsp_pid();
+  c->t0 = c->sec_t0 = bspk_monotonic_seconds();
+  probe_set_params(&c->prm, c->opt->quick);
+  c->hmax = hmax;
+  c->area_words = c->hmax > c->p ? c->hmax : c->p;
+  c->gather_stride = c->prm.max_reps;
+  if (c->prm.l_samples > c->gather_stride) c->gather_stride = c->prm.l_samples;
+  if (c->prm.memcpy_reps > c->gather_stride) c->gather_stride = c->prm.memcpy_reps;
+  if (c->opt->reps > c->gather_stride) c->gather_stride = c->opt->reps;
+  c->src = xmalloc((size_t)c->area_words * WORD_BYTES);
+  c->dst = xmalloc((size_t)c->area_words * WORD_BYTES);
+  for (long i = 0; i < c->area_words; i++) { /* touch every page before timing */
+    c->src[i] = (double)(i + c->s);
+    c->dst[i] = 0;
+  }
+  c->gather = xmalloc((size_t)c->p * (size_t)c->gather_stride * sizeof(double));
+  c->allv = xmalloc((size_t)c->p * sizeof(double));
+  c->local = xmalloc((size_t)c->gather_stride * sizeof(double));
+  memset(c->gather, 0, (size_t)c->p * (size_t)c->gather_stride * sizeof(double));
+  bsp_push_reg(c->src, (probe_size_t)(c->area_words * WORD_BYTES));
+  bsp_push_reg(c->dst, (probe_size_t)(c->area_words * WORD_BYTES));
+  bsp_push_reg(c->gather, (probe_size_t)((size_t)c->p * c->gather_stride * sizeof(double)));
+  bsp_push_reg(c->allv, (probe_size_t)(c->p * sizeof(double)));
+  bsp_sync();
+  return c;
+}
+
+void probe_ctx_teardown(probe_ctx *c) {
+  calibration_free(c);
+  bsp_pop_reg(c->allv);
+  bsp_pop_reg(c->gather);
+  bsp_pop_reg(c->dst);
+  bsp_pop_reg(c->src);
+  bsp_sync();
+  free(c->local);
+  free(c->allv);
+  free(c->gather);
+  free(c->dst);
+  free(c->src);
+  free(c->j.b);
+  free(c);
+}
+
+/* ---- the calibration inside another program (calibration.h) -----------------------------------
+ */
+
+struct probe_calibration {
+  probe_opts opts;
+  probe_ctx *ctx;
+};
+
+probe_calibration *probe_calibration_begin(int quick) {
+  probe_calibration *cal = xmalloc(sizeof *cal);
+  memset(cal, 0, sizeof *cal);
+  cal->opts.quick = quick;
+  cal->opts.calibration = 1;
+  cal->opts.calibrate = 1;
+  /* the larger g point's h: what the calibration needs of the communication areas */
+  cal->ctx = probe_ctx_setup(&cal->opts, CALIBRATION_MAX_WORDS);
+  return cal;
+}
+
+const char *probe_calibration_round(probe_calibration *cal, int round) {
+  probe_ctx *c = cal->ctx;
+  c->j.n = 0;
+  calibration_round(c, round, -1); /* c->out is NULL: the record stays in c->j */
+  if (c->s != 0 || c->j.n == 0) return NULL;
+  if (c->j.b[c->j.n - 1] == '\n') c->j.b[--c->j.n] = '\0'; /* emit's line end */
+  return c->j.b;
+}
+
+void probe_calibration_end(probe_calibration *cal) {
+  probe_ctx_teardown(cal->ctx);
+  free(cal);
+}
