@@ -279,3 +279,34 @@ def test_a_driver_calibrates_inside_its_run_and_validate_predicts_from_it(tmp_pa
     )
     assert res.returncode == 0, res.stderr
     assert "calibrated (the run's own calibrations, before and after its repetitions: drift f x" in res.stdout
+
+
+@needs_programs("bsprun")
+def test_bspkit_calibrate_writes_the_file_and_the_drift(tmp_path: Path) -> None:
+    """`bspkit calibrate` end to end: bspprobe --calibrate through bsprun, the file, the drift
+    against a parameter file whose reference it made itself (1 by construction within noise is
+    not asserted: only that every headline quantity is there and the verdict is printed)."""
+    assert BUILD is not None
+    # a source tree of its own: no probe under results/probe/ to be found by itself
+    env = {"BSPKIT_BUILD_DIR": str(BUILD), "BSPKIT_SOURCE_DIR": str(tmp_path)}
+    first = tmp_path / "first.json"
+    res = run_bspkit("calibrate", "-n", "2", "--quick", "-o", str(first), env=env)
+    assert res.returncode == 0, res.stderr
+    assert "no parameter file to compare with" in res.stdout
+    cal = cb.read_calibration(first)
+    assert cal.extra["mode"] == "quick" and cal.extra["p"] == 2 and cal.date
+    params = params_with_f()
+    params.calibration = cb.reference_of([cal])
+    (tmp_path / "params.json").write_text(params.dumps())
+    res = run_bspkit(
+        "calibrate", "-n", "2", "--params", str(tmp_path / "params.json"), "-o", str(tmp_path / "c.json"), env=env
+    )
+    assert res.returncode == 0, res.stderr
+    assert all(label in res.stdout for label in ("f (dot products)", "g (large h)", "l (empty sync)"))
+    assert "describe this machine" in res.stdout or "the machine has moved" in res.stdout
+    saved = json.loads((tmp_path / "c.json").read_text())
+    assert saved["params_file"] == str(tmp_path / "params.json") and saved["drift"]["headline"]["g"] > 0
+    # a parameter file that cannot be read: one message, exit 1
+    (tmp_path / "bad.json").write_text("{")
+    res = run_bspkit("calibrate", "-n", "2", "--params", str(tmp_path / "bad.json"), env=env)
+    assert res.returncode == 1 and "not JSON" in res.stderr
