@@ -46,3 +46,12 @@ function(jsonl_check_positive v what)
     message(FATAL_ERROR "'${v}' is not a positive number in: ${what}")
   endif()
 endfunction()
+
+# OUT = rec[ARGN...] (a key path into one record's JSON text); a missing key fails the test.
+function(jsonl_rec_get out rec)
+  string(JSON v ERROR_VARIABLE e GET "${rec}" ${ARGN})
+  if(e)
+    message(FATAL_ERROR "key '${ARGN}' missing in: ${rec}")
+  endif()
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
