@@ -176,6 +176,7 @@ static void spmd(void) {
   bspk_profile_phase("setup");
   /* --calibrate: the short calibration in this process, before the repetitions and after
    * them (and f), so that it sees the machine in the state the run saw (calibration.h) */
+  if (opts.calibrate) bsp_sync(); /* its cost must not hold the other processes' setup */
   double calibration_t0 = bsp_time();
   probe_calibration *calibration =
       opts.calibrate ? probe_calibration_begin(opts.calibrate == 2) : NULL;
