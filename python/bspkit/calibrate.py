@@ -379,7 +379,8 @@ def read_probe_output(path: Path) -> tuple[JsonObject, list[Calibration]]:
 
 @dataclass
 class Calibrator:
-    """Runs `bspprobe --calibrate` on a back end and p: one round per call."""
+    """Runs `bspprobe --calibrate` on a back end and p, a process of its own: one round per call
+    (`bspkit calibrate`; validate and run calibrate inside the driver instead)."""
 
     bspprobe: Path
     bsprun: Path
@@ -387,7 +388,7 @@ class Calibrator:
     nprocs: int
     hostfile: Path | None = None
     quick: bool = False
-    rounds_s: list[float] = field(default_factory=list)  # wall time of each call, launch included
+    wall_s: float | None = None  # the last call's wall time, launch included
 
     def run(self) -> Calibration:
         with tempfile.TemporaryDirectory(prefix="bspkit-calibrate-") as tmp:
@@ -402,7 +403,7 @@ class Calibrator:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             except (OSError, subprocess.TimeoutExpired) as e:
                 raise Failure(f"the calibration could not run: {e}") from None
-            self.rounds_s.append(time.monotonic() - t0)
+            self.wall_s = time.monotonic() - t0
             if proc.returncode != 0:
                 tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
                 raise Failure(f"the calibration failed ({describe_exit(proc.returncode)}): {tail}")
@@ -420,13 +421,9 @@ class Calibrator:
             "host": header.get("host"),
             "cpu": header.get("cpu"),
             "blas_coretype": header.get("blas_coretype"),
-            "wall_s": round(self.rounds_s[-1], 4),
+            "wall_s": round(self.wall_s, 4),
         }
         return cal
-
-    @property
-    def total_s(self) -> float:
-        return sum(self.rounds_s)
 
 
 def calibrator_for(
