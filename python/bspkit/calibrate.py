@@ -55,9 +55,9 @@ F_KERNELS = ("dot_double_naive", "dot_double_blas")
 # A run whose predicted time with the calibration before it and with the one after it differ
 # by more than this factor is flagged: the machine moved during the run, so no one set of
 # parameters describes it. In the run's own terms (l may double without consequence for a run
-# of three supersteps), and above the calibration's own repeatability: two rounds a few
-# seconds apart on a quiet machine differ by up to 10% (measured: README, Measurements), so
-# a bound at the 10% target would flag runs for the calibration's noise.
+# of three supersteps), and above what a quiet machine shows: there the median run's
+# prediction moved 12% between its two calibrations (README, Measurements), so a bound at
+# the 10% target would flag half the runs of a quiet sweep.
 WITHIN_RUN_FLAG = 1.2
 # Drift beyond this factor in any headline parameter: the probe no longer describes the machine.
 REPROBE_FACTOR = 1.25
