@@ -15,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
 
 from bspkit.console import write_text
 from bspkit.plots import png_bytes
@@ -114,6 +115,9 @@ def plot_drift(calibrations: Sequence[dict[str, Any]], title: str) -> bytes:
     ax.axhline(1.0, color="black", lw=0.8)
     ax.axhspan(1 / QUIET_DRIFT, QUIET_DRIFT, color="grey", alpha=0.15, label=f"within x{QUIET_DRIFT:g}")
     ax.set_yscale("log")
+    ratio = FuncFormatter(lambda v, _pos: f"x{v:g}")
+    ax.yaxis.set_major_formatter(ratio)
+    ax.yaxis.set_minor_formatter(ratio)
     ax.set_xlabel("minutes since the first calibration")
     ax.set_ylabel("drift (now / the probe)")
     ax.set_title(title)
