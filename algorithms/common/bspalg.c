@@ -361,10 +361,10 @@ const char bspalg_common_help[] =
     "      --measure-f   after the runs, time the local kernel on process 0 alone (f, thesis 3.1)\n"
     "                    and on every process at once (f under the run's load)\n"
     "      --seed S      seed of the random inputs (default 1)\n"
-    "      --calibrate MODE  bspprobe's short calibration inside the run, before the repetitions\n"
-    "                    and after them (and f), MODE full or quick: the f size of the probe it "
-    "is\n"
-    "                    compared with (bspkit validate; docs/algorithm-output.md)\n"
+    "      --calibrate MODE\n"
+    "                    bspprobe's short calibration inside the run, before the repetitions\n"
+    "                    and after them and f; MODE full or quick: the f size of the probe it\n"
+    "                    is compared with (bspkit validate; docs/algorithm-output.md)\n"
     "  -h, --help        this help\n";
 
 void bspalg_common_defaults(bspalg_common_opts *o) {
