@@ -29,7 +29,9 @@
  * Sources: bspprobe.c (command line, header, footer, the order of the sections), output.c
  * (JSON lines, progress, PRNG), measure_f.c (f, memcpy), measure_comm.c (g, validation, l,
  * As), measure_mem.c, measure_pp.c, measure_disk.c (the memory-hierarchy suites), calibrate.c
- * (the short calibration), probe.h.
+ * (the short calibration), probe_ctx.c (the context and the mode's settings; the calibration
+ * for other programs, calibration.h), probe.h. All but bspprobe.c and the memory-hierarchy
+ * suites form bspprobe_core, which the algorithm drivers link for their --calibrate.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
