@@ -55,3 +55,27 @@ function(jsonl_rec_get out rec)
   endif()
   set(${out} "${v}" PARENT_SCOPE)
 endfunction()
+
+# OUT = the length of the list rec[ARGN...]; a missing list fails the test.
+function(jsonl_rec_len out rec)
+  string(JSON v ERROR_VARIABLE e LENGTH "${rec}" ${ARGN})
+  if(e)
+    message(FATAL_ERROR "no list '${ARGN}' in: ${rec}")
+  endif()
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
+
+# Every sample of rec[ARGN...].samples_s is positive, and there is at least one; OUT = their
+# number.
+function(jsonl_check_samples out rec)
+  jsonl_rec_len(ns "${rec}" ${ARGN} samples_s)
+  if(ns LESS 1)
+    message(FATAL_ERROR "no samples in '${ARGN}' of: ${rec}")
+  endif()
+  math(EXPR last "${ns} - 1")
+  foreach(s RANGE ${last})
+    jsonl_rec_get(v "${rec}" ${ARGN} samples_s ${s})
+    jsonl_check_positive("${v}" "'${ARGN}' of ${rec}")
+  endforeach()
+  set(${out} ${ns} PARENT_SCOPE)
+endfunction()
