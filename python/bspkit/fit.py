@@ -695,12 +695,17 @@ def run_point_visits(run: RawRun, row: dict[str, Any]) -> tuple[int, ...]:
 
 
 def validate(
-    run: RawRun, g: dict[str, Surface], f: dict[str, float | None] | None = None, l_s: dict[str, float] | None = None
+    run: RawRun,
+    g: dict[str, Surface],
+    f: dict[str, float | None] | None = None,
+    l_s: dict[str, float] | None = None,
+    calibration: JsonObject | None = None,
 ) -> JsonObject:
     """Eq. (2.6) with the fitted parameters against the off-grid validation points: fitted
     per value of h of the grid and interpolated (`level_fits`; the prediction the check is
     about, `predicted_s`) and, for comparison, one fit over the whole grid
-    (`predicted_global_s`)."""
+    (`predicted_global_s`). With f, l and the probe's calibration reference (computed from the
+    run's rounds when not given), also calibrated by those rounds (`calibrated`)."""
     rows: list[dict[str, Any]] = []
     curve, factor_at = machine_drift(run, g)
     for pt in run.validation:
@@ -756,7 +761,9 @@ def validate(
         "factor_bound": DRIFT_STABLE,
         **_error_stats([r["rel_error"] for r in stable]),
     }
-    reference = Params(f=dict(f or {}), l=dict(l_s or {}), g=g, calibration=calibration_reference(run))
+    if calibration is None:
+        calibration = calibration_reference(run)
+    reference = Params(f=dict(f or {}), l=dict(l_s or {}), g=g, calibration=calibration)
     calibrated = calibrated_validation(run, reference, used)
     if calibrated is not None:
         out["calibrated"] = calibrated
@@ -914,6 +921,7 @@ def fit_run(run: RawRun) -> Params:
         l0 = (l_s["empty"], lo, hi)
     memcpy_spw, memcpy_rows = fit_memcpy(run)
     g = {key: fit_surface(run.g_points(key), l0, run.p) for key in run.g_keys()}
+    calibration = calibration_reference(run)
     params = Params(
         source=str(run.path),
         fitted=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -928,8 +936,8 @@ def fit_run(run: RawRun) -> Params:
         memcpy_detail=memcpy_rows,
         g=g,
         as_suite=fit_as(run),
-        validation=validate(run, g, f, l_s),
-        calibration=calibration_reference(run),
+        validation=validate(run, g, f, l_s, calibration),
+        calibration=calibration,
         checks={"memcpy": memcpy_check(g, memcpy_spw), "memcpy_factor": MEMCPY_FACTOR},
         noise=noise_summary(run),
         flags=f_flags + l_flags,
