@@ -18,8 +18,7 @@ const char *const bspp_section_names[NSECTIONS] = {"f",          "memcpy", "g", 
 const char *const bspp_prim_names[NPRIMS] = {"put", "hpput", "get", "hpget", "send"};
 const char *const bspp_pattern_names[NPATTERNS] = {"alltoall", "permutation", "shift"};
 
-/* The settings of the quick or full mode, read as a table (clang-format would give each its own
- * line). */
+/* The two modes' settings, read as a table (clang-format would give each its own line). */
 // clang-format off
 static void probe_set_params(probe_params *pr, int quick) {
   if (quick) {
