@@ -1,6 +1,6 @@
 /*
  * bench_stats.h - what every benchmark program here reports about repeated measurements:
- * min, quartiles and max, and their JSON. Built on common/bspk_stats.h; header-only.
+ * min, quartiles and max, and their JSON. Built on common/plain/bspk_stats.h; header-only.
  */
 #ifndef BSPKIT_BENCH_STATS_H
 #define BSPKIT_BENCH_STATS_H

@@ -8,16 +8,18 @@
  * repetition) go to a JSON-lines file in the format of docs/probe-format.md; `bspkit fit`
  * turns them into parameters.
  *
- * Written against bsp.h only (and the header-only helpers in common/, which need nothing but
- * the C library and bsp.h), so it builds against any BSPlib implementation with -I common:
+ * Written against bsp.h only (and the header-only helpers in common/plain and common/spmd,
+ * which need nothing but the C library and bsp.h), so it builds against any BSPlib
+ * implementation with -I common/plain -I common/spmd:
  *   bspkit (CMake target bspprobe):  cmake --build build  ->  build/probe/bspprobe
- *   by hand against bspkit (SRC = probe/bspprobe.c probe/output.c probe/measure_f.c
- *   probe/measure_comm.c, i.e. every .c file in probe/):
- *     cc -O2 -std=c11 -DBSPPROBE_HAVE_CBLAS -I common -I include $SRC build/src/libbsp.a
- *        -lopenblas -lm -pthread -ldl -o bspprobe
- *   or with bspkit's compiler wrapper:  build/bin/bspcc -O2 -I common $SRC -lm -o bspprobe
+ *   by hand against bspkit (SRC = every .c file in probe/):
+ *     cc -O2 -std=c11 -DBSPPROBE_HAVE_CBLAS -I common/plain -I common/spmd -I include $SRC
+ *        build/src/libbsp.a -lopenblas -lm -pthread -ldl -o bspprobe
+ *   or with bspkit's compiler wrapper:
+ *     build/bin/bspcc -O2 -I common/plain -I common/spmd $SRC -lm -o bspprobe
  *   (no BLAS); against another BSPlib, with its compiler wrapper:
- *     OTHERBSP/bin/bspcc -O2 -DBSPPROBE_HAVE_CBLAS -I common $SRC -lopenblas -lm -o bspprobe-other
+ *     OTHERBSP/bin/bspcc -O2 -DBSPPROBE_HAVE_CBLAS -I common/plain -I common/spmd $SRC
+ *        -lopenblas -lm -o bspprobe-other
  *   (add -DBSPPROBE_INT_API when that library's bsp.h has no bsp_size_t, as in the 1998 API;
  *   leave out -DBSPPROBE_HAVE_CBLAS and -lopenblas where there is no CBLAS: the BLAS kernels
  *   are then skipped and the header says "blas": "none").
@@ -26,12 +28,10 @@
  *
  * Run: bsprun -n P bspprobe [options]   (bsp_begin(bsp_nprocs())); see usage() below.
  *
- * Sources: bspprobe.c (command line, header, footer, the order of the sections), output.c
- * (JSON lines, progress, PRNG), measure_f.c (f, memcpy), measure_comm.c (g, validation, l,
- * As), measure_mem.c, measure_pp.c, measure_disk.c (the memory-hierarchy suites), calibrate.c
- * (the short calibration), probe_ctx.c (the context and the mode's settings; the calibration
- * for other programs, calibration.h), probe.h. All but bspprobe.c and the memory-hierarchy
- * suites form bspprobe_core, which the algorithm drivers link for their --calibrate.
+ * Sources: bspprobe.c (command line, header, footer, the order of the sections) and the files
+ * that probe.h lists in the order they call one another. output.c, rng.c, probe_ctx.c,
+ * measure_f.c, timing.c and calibrate.c form bspprobe_core, which the algorithm drivers link
+ * for their --calibrate (calibration.h).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -58,8 +58,19 @@
 #define PROBE_COMPILER "GCC " __VERSION__
 #endif
 
-probe_opts g_opts;
-machine_info g_machine;
+/* What main found out about the machine before the BSP processes started. */
+typedef struct {
+  char host[256];
+  char cpu[256];
+  char kernel[256];
+  int cores;        /* available to the program (affinity mask at start) */
+  int cores_online; /* sysconf(_SC_NPROCESSORS_ONLN) */
+} machine_info;
+
+/* Written by main before bsp_init, read-only afterwards (the processes of the threads back
+ * end are threads that share them). */
+static probe_opts g_opts;
+static machine_info g_machine;
 static int g_exit_status = 0; /* written by process 0 only */
 
 #define DEFAULT_SEED 20240901ULL
@@ -276,13 +287,13 @@ static void parse_args(int argc, char **argv) {
         die_usage("--seed needs a non-negative integer, not '%s'", v);
       o->seed = s;
     } else if (!strcmp(a, "--only")) {
-      o->sections = parse_list("--only", VALUE(), section_names, NSECTIONS);
+      o->sections = parse_list("--only", VALUE(), bspp_section_names, NSECTIONS);
       selection = "--only";
     } else if (!strcmp(a, "--primitives")) {
-      o->primitives = parse_list("--primitives", VALUE(), prim_names, NPRIMS);
+      o->primitives = parse_list("--primitives", VALUE(), bspp_prim_names, NPRIMS);
       selection = "--primitives";
     } else if (!strcmp(a, "--patterns")) {
-      o->patterns = parse_list("--patterns", VALUE(), pattern_names, NPATTERNS);
+      o->patterns = parse_list("--patterns", VALUE(), bspp_pattern_names, NPATTERNS);
       selection = "--patterns";
     } else if (!strcmp(a, "--max-words")) {
       o->max_words = (long)parse_int("--max-words", VALUE(), 1, MAX_MAX_WORDS);
@@ -442,38 +453,38 @@ static void write_header(probe_ctx *c, const char *date) {
   char buf[512];
   double res, ovh, getres, la[3];
   measure_timer(&res, &ovh, &getres);
-  read_loadavg(la);
-  j_begin(j, "header");
-  j_int(j, "format", 1);
-  j_str(j, "tool", "bspprobe");
-  j_str(j, "version", BSPPROBE_VERSION);
-  j_str(j, "date", date);
-  j_str(j, "host", g_machine.host);
-  j_str(j, "cpu", g_machine.cpu);
-  j_int(j, "cores", g_machine.cores);
-  j_int(j, "cores_online", g_machine.cores_online);
-  j_str(j, "kernel", g_machine.kernel);
-  j_str(j, "compiler", PROBE_COMPILER);
-  j_str(j, "library", c->opt->library_name);
+  bspp_read_loadavg(la);
+  bspp_json_begin(j, "header");
+  bspp_json_int(j, "format", 1);
+  bspp_json_str(j, "tool", "bspprobe");
+  bspp_json_str(j, "version", BSPPROBE_VERSION);
+  bspp_json_str(j, "date", date);
+  bspp_json_str(j, "host", g_machine.host);
+  bspp_json_str(j, "cpu", g_machine.cpu);
+  bspp_json_int(j, "cores", g_machine.cores);
+  bspp_json_int(j, "cores_online", g_machine.cores_online);
+  bspp_json_str(j, "kernel", g_machine.kernel);
+  bspp_json_str(j, "compiler", PROBE_COMPILER);
+  bspp_json_str(j, "library", c->opt->library_name);
 #ifdef BSPKIT_EXTENSIONS
-  j_str(j, "backend", bspk_backend());
+  bspp_json_str(j, "backend", bspk_backend());
 #else
-  j_str(j, "backend", "unknown");
+  bspp_json_str(j, "backend", "unknown");
 #endif
-  j_int(j, "p", c->p);
+  bspp_json_int(j, "p", c->p);
   describe_binding(c, buf, sizeof buf);
-  j_str(j, "binding", buf);
-  j_bool(j, "memory_locked", g_memory_locked == 1);
+  bspp_json_str(j, "binding", buf);
+  bspp_json_bool(j, "memory_locked", g_memory_locked == 1);
   if (g_memory_locked < 0)
-    add_warning(c,
-                "mlockall failed (%s): pages reclaimed while idle may turn into page faults "
-                "in g (raise the memlock limit: ulimit -l unlimited)",
-                strerror(-g_memory_locked));
-  j_str(j, "blas", blas_name(buf, sizeof buf));
-  j_str(j, "blas_coretype", getenv("OPENBLAS_CORETYPE"));
-  j_str(j, "blas_config", blas_config());
-  j_str(j, "blas_corename", blas_corename());
-  j_str(j, "mpi", mpi_version(buf, sizeof buf));
+    bspp_add_warning(c,
+                     "mlockall failed (%s): pages reclaimed while idle may turn into page faults "
+                     "in g (raise the memlock limit: ulimit -l unlimited)",
+                     strerror(-g_memory_locked));
+  bspp_json_str(j, "blas", bspp_blas_name(buf, sizeof buf));
+  bspp_json_str(j, "blas_coretype", getenv("OPENBLAS_CORETYPE"));
+  bspp_json_str(j, "blas_config", bspp_blas_config());
+  bspp_json_str(j, "blas_corename", bspp_blas_corename());
+  bspp_json_str(j, "mpi", mpi_version(buf, sizeof buf));
   {
     size_t len = 0;
     buf[0] = 0;
@@ -485,79 +496,80 @@ static void write_header(probe_ctx *c, const char *date) {
       if (i) strcat(cmd, " ");
       strcat(cmd, c->opt->argv[i]);
     }
-    j_str(j, "command", cmd);
+    bspp_json_str(j, "command", cmd);
     free(cmd);
   }
-  j_str(j, "mode", c->opt->calibrate ? "calibrate" : c->opt->quick ? "quick" : "full");
-  j_int(j, "seed", (long long)c->opt->seed);
-  j_obj_begin(j, "timer");
-  j_num(j, "resolution_s", res);
-  j_num(j, "overhead_s", ovh);
-  j_num(j, "getres_s", getres);
-  j_str(j, "clock", "clock_gettime(CLOCK_MONOTONIC)");
-  j_obj_end(j);
-  if (la[0] >= 0) j_nums(j, "loadavg_start", la, 3, "%.2f");
-  else j_null(j, "loadavg_start"); /* no /proc/loadavg */
+  bspp_json_str(j, "mode", c->opt->calibrate ? "calibrate" : c->opt->quick ? "quick" : "full");
+  bspp_json_int(j, "seed", (long long)c->opt->seed);
+  bspp_json_obj_begin(j, "timer");
+  bspp_json_num(j, "resolution_s", res);
+  bspp_json_num(j, "overhead_s", ovh);
+  bspp_json_num(j, "getres_s", getres);
+  bspp_json_str(j, "clock", "clock_gettime(CLOCK_MONOTONIC)");
+  bspp_json_obj_end(j);
+  if (la[0] >= 0) bspp_json_nums(j, "loadavg_start", la, 3, "%.2f");
+  else bspp_json_null(j, "loadavg_start"); /* no /proc/loadavg */
   {
     long m[64], k[64];
     int nm, nk;
-    plan_grid_axes(c, m, &nm, k, &nk);
-    j_obj_begin(j, "grid");
-    j_longs(j, "msg_words", m, nm);
-    j_longs(j, "count", k, nk);
-    j_int(j, "max_words", c->hmax);
-    j_str(j, "rule", "points (h*, c) with c*h* <= max_words");
+    bspp_plan_grid_axes(c, m, &nm, k, &nk);
+    bspp_json_obj_begin(j, "grid");
+    bspp_json_longs(j, "msg_words", m, nm);
+    bspp_json_longs(j, "count", k, nk);
+    bspp_json_int(j, "max_words", c->hmax);
+    bspp_json_str(j, "rule", "points (h*, c) with c*h* <= max_words");
     const char *names[8];
     int n = 0;
     for (int i = 0; i < NPRIMS; i++)
-      if (c->opt->primitives >> i & 1) names[n++] = prim_names[i];
-    j_strs(j, "primitives", names, n);
+      if (c->opt->primitives >> i & 1) names[n++] = bspp_prim_names[i];
+    bspp_json_strs(j, "primitives", names, n);
     n = 0;
     for (int i = 0; i < NPATTERNS; i++)
-      if (c->opt->patterns >> i & 1) names[n++] = pattern_names[i];
-    j_strs(j, "patterns", names, n);
-    j_int(j, "points_per_combo", grid_points_per_combo(c));
-    j_obj_end(j);
+      if (c->opt->patterns >> i & 1) names[n++] = bspp_pattern_names[i];
+    bspp_json_strs(j, "patterns", names, n);
+    bspp_json_int(j, "points_per_combo", bspp_grid_points_per_combo(c));
+    bspp_json_obj_end(j);
   }
   {
     const char *names[NSECTIONS];
     int n = 0;
     for (int i = 0; i < NSECTIONS; i++)
-      if (c->opt->sections >> i & 1) names[n++] = section_names[i];
+      if (c->opt->sections >> i & 1) names[n++] = bspp_section_names[i];
     if (c->opt->calibrate) names[n++] = "calibration";
-    j_strs(j, "sections", names, n);
+    bspp_json_strs(j, "sections", names, n);
   }
-  j_obj_begin(j, "repetitions");
+  bspp_json_obj_begin(j, "repetitions");
   if (c->opt->reps > 0) {
-    j_int(j, "fixed", c->opt->reps);
+    bspp_json_int(j, "fixed", c->opt->reps);
   } else {
-    j_int(j, "min_reps", c->prm.min_reps);
-    j_int(j, "max_reps", c->prm.max_reps);
-    j_num(j, "min_point_s", c->prm.min_point_s);
-    j_int(j, "latency_samples", c->prm.l_samples);
-    j_num(j, "latency_batch_s", c->prm.l_batch_s);
+    bspp_json_int(j, "min_reps", c->prm.min_reps);
+    bspp_json_int(j, "max_reps", c->prm.max_reps);
+    bspp_json_num(j, "min_point_s", c->prm.min_point_s);
+    bspp_json_int(j, "latency_samples", c->prm.l_samples);
+    bspp_json_num(j, "latency_batch_s", c->prm.l_batch_s);
   }
-  j_obj_end(j);
-  emit(c);
-  if (res > 1e-6) add_warning(c, "the clock's resolution is %.3g s: short samples are coarse", res);
+  bspp_json_obj_end(j);
+  bspp_emit(c);
+  if (res > 1e-6)
+    bspp_add_warning(c, "the clock's resolution is %.3g s: short samples are coarse", res);
   if (la[0] > g_machine.cores)
-    add_warning(c, "load average %.2f > %d cores at start: noisy run", la[0], g_machine.cores);
+    bspp_add_warning(c, "load average %.2f > %d cores at start: noisy run", la[0], g_machine.cores);
   else if (la[0] >= 0.5 * g_machine.cores)
-    add_warning(c,
-                "load average %.2f at start: other work uses about %.1f of the %d cores; "
-                "timings may be noisy",
-                la[0], la[0], g_machine.cores);
+    bspp_add_warning(c,
+                     "load average %.2f at start: other work uses about %.1f of the %d cores; "
+                     "timings may be noisy",
+                     la[0], la[0], g_machine.cores);
   if (c->p > g_machine.cores) {
 #ifdef BSPKIT_EXTENSIONS
     if (strncmp(bspk_backend(), "mpi", 3) == 0)
-      add_warning(c,
-                  "p = %d > %d cores of this node: processes share cores unless they run on "
-                  "several nodes",
-                  c->p, g_machine.cores);
+      bspp_add_warning(c,
+                       "p = %d > %d cores of this node: processes share cores unless they run on "
+                       "several nodes",
+                       c->p, g_machine.cores);
     else
 #endif
-      add_warning(c, "p = %d > %d cores: processes share cores (oversubscribed)", c->p,
-                  g_machine.cores);
+      bspp_add_warning(c, "p = %d > %d cores: processes share cores (oversubscribed)", c->p,
+                       g_machine.cores);
   }
 }
 
@@ -575,35 +587,35 @@ static void lock_memory(void) {
 
 static void write_footer(probe_ctx *c, double calibration_s) {
   double la[3];
-  read_loadavg(la);
+  bspp_read_loadavg(la);
   /* the run's own processes are runnable while it measures: count them out */
   if (la[0] >= 0 && la[0] - c->p > g_machine.cores)
-    add_warning(c,
-                "load average %.2f at the end (this run's %d processes included) > %d cores "
-                "+ %d: noisy run",
-                la[0], c->p, g_machine.cores, c->p);
+    bspp_add_warning(c,
+                     "load average %.2f at the end (this run's %d processes included) > %d cores "
+                     "+ %d: noisy run",
+                     la[0], c->p, g_machine.cores, c->p);
   jbuf *j = &c->j;
-  j_begin(j, "footer");
-  j_num(j, "elapsed_s", bspk_monotonic_seconds() - c->t0);
-  if (la[0] >= 0) j_nums(j, "loadavg_end", la, 3, "%.2f");
-  else j_null(j, "loadavg_end");
-  j_arr_begin(j, "warnings");
-  for (int i = 0; i < c->nwarnings; i++) j_str(j, NULL, c->warnings[i]);
-  j_arr_end(j);
-  j_obj_begin(j, "section_s");
+  bspp_json_begin(j, "footer");
+  bspp_json_num(j, "elapsed_s", bspk_monotonic_seconds() - c->t0);
+  if (la[0] >= 0) bspp_json_nums(j, "loadavg_end", la, 3, "%.2f");
+  else bspp_json_null(j, "loadavg_end");
+  bspp_json_arr_begin(j, "warnings");
+  for (int i = 0; i < c->nwarnings; i++) bspp_json_str(j, NULL, c->warnings[i]);
+  bspp_json_arr_end(j);
+  bspp_json_obj_begin(j, "section_s");
   for (int i = 0; i < NSECTIONS; i++)
-    if (c->opt->sections >> i & 1) j_num(j, section_names[i], c->section_s[i]);
-  if (c->opt->calibrate) j_num(j, "calibration", calibration_s);
-  j_obj_end(j);
-  j_int(j, "records", c->records + 1);
-  emit(c);
+    if (c->opt->sections >> i & 1) bspp_json_num(j, bspp_section_names[i], c->section_s[i]);
+  if (c->opt->calibrate) bspp_json_num(j, "calibration", calibration_s);
+  bspp_json_obj_end(j);
+  bspp_json_int(j, "records", c->records + 1);
+  bspp_emit(c);
 }
 
 /* ---- the SPMD part --------------------------------------------------------------------------- */
 
 static void spmd(void) {
   bsp_begin(bsp_nprocs());
-  probe_ctx *c = probe_ctx_setup(&g_opts, g_opts.max_words);
+  probe_ctx *c = bspp_ctx_setup(&g_opts, g_opts.max_words);
 
   /* process 0 opens the output; everyone learns whether that worked */
   char date[32], cdate[32], path[1024];
@@ -639,7 +651,7 @@ static void spmd(void) {
       /* no progress line: it would add a load record, and the file is header, calibration,
        * footer; a round takes a fraction of a second */
       double t = bspk_monotonic_seconds();
-      calibration_round(c, 0, -1);
+      bspp_run_calibration_round(c, 0, -1);
       calibration_s = bspk_monotonic_seconds() - t;
     }
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
@@ -648,20 +660,20 @@ static void spmd(void) {
       bsp_sync();
       c->sec_t0 = bspk_monotonic_seconds();
       switch (sec) {
-        case SEC_F: measure_f(c); break;
-        case SEC_MEMCPY: measure_memcpy(c); break;
-        case SEC_L: measure_l(c); break;
-        case SEC_G: measure_g(c); break;
-        case SEC_VALIDATION: measure_validation(c); break;
-        case SEC_AS: measure_as(c); break;
-        case SEC_MEM: measure_mem(c); break;
-        case SEC_PP: measure_pp(c); break;
-        case SEC_DISK: measure_disk(c); break;
+        case SEC_F: bspp_measure_f(c); break;
+        case SEC_MEMCPY: bspp_measure_memcpy(c); break;
+        case SEC_L: bspp_measure_l(c); break;
+        case SEC_G: bspp_measure_g(c); break;
+        case SEC_VALIDATION: bspp_measure_validation(c); break;
+        case SEC_AS: bspp_measure_as(c); break;
+        case SEC_MEM: bspp_measure_mem(c); break;
+        case SEC_PP: bspp_measure_pp(c); break;
+        case SEC_DISK: bspp_measure_disk(c); break;
       }
       c->section_s[sec] = bspk_monotonic_seconds() - c->sec_t0;
       if (c->s == 0) {
-        progress_end(c, section_names[sec]);
-        maybe_load_record(c, 1);
+        bspp_progress_end(c, bspp_section_names[sec]);
+        bspp_maybe_load_record(c, 1);
       }
     }
     bsp_sync();
@@ -677,7 +689,7 @@ static void spmd(void) {
       c->out = NULL;
     }
   }
-  probe_ctx_teardown(c);
+  bspp_ctx_teardown(c);
   bsp_end();
 }
 

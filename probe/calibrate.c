@@ -3,8 +3,9 @@
  * with the probe's own timing code (f's dot products, two g points of put/alltoall, the l
  * variants empty and shift), with fewer repetitions than the full probe, so that the ratio of
  * each to a parameter file is the machine's drift. `bspprobe --calibrate` runs one round; a
- * probe runs 11 among its validation points (measure_comm.c). Part of bspprobe (see
- * bspprobe.c; the record is `calibration` in docs/probe-format.md).
+ * probe runs 11 among its validation points (measure_comm.c); the algorithm drivers run it
+ * inside themselves through calibration.h (below). Part of bspprobe_core (see probe.h for the
+ * files' order; the record is `calibration` in docs/probe-format.md).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibration.h"
 #include "probe.h"
 
 /* Few repetitions: a round must stay well under half a second at p = 2 on 2 cores, since a
@@ -35,24 +37,16 @@ enum {
 /* The pool the dot products rotate over, one per process (larger than its share of the
  * caches, as in measure_f): the probe's pool divided among the processes, at least two pairs
  * of vectors; made and filled by the first round, so that later rounds cost only their
- * measurements. */
+ * measurements (the context frees it). */
 static void make_dot_pool(probe_ctx *c) {
-  f_state *st = xmalloc(sizeof *st);
+  f_state *st = &c->cal_f;
   memset(st, 0, sizeof *st);
   st->c = c;
   long two_pairs = (long)(4 * c->prm.dot_n * (long)sizeof(double));
   st->pool_bytes = c->prm.dot_pool_bytes / c->p;
   if (st->pool_bytes < two_pairs) st->pool_bytes = two_pairs;
   st->pool = xmalloc((size_t)st->pool_bytes);
-  f_fill_pool(st, 0);
-  c->cal_f = st;
-}
-
-void calibration_free(probe_ctx *c) {
-  if (!c->cal_f) return;
-  free(c->cal_f->pool);
-  free(c->cal_f);
-  c->cal_f = NULL;
+  bspp_f_fill_pool(st, 0);
 }
 
 /* The samples of one pass. */
@@ -67,19 +61,19 @@ static void measure_pass(probe_ctx *c, cal_pass *ps, const int *fk, int nf, int 
   const size_t stride = (size_t)c->gather_stride;
   /* f: every process at once on its own vectors, each sample the max over processes (what a
    * BSP run's compute sees, a competing load on any core included) */
-  if (c->s == 0) f_blas_one_thread();
+  if (c->s == 0) bspp_f_blas_one_thread();
   for (int i = 0; i < nf; i++) {
     bsp_sync(); /* a common start */
-    f_time_kernel(c->cal_f, fk[i], c->prm.dot_n, c->local, f_reps);
-    gather_max(c, c->local, f_reps, ps->f + (size_t)i * stride);
+    bspp_f_time_kernel(&c->cal_f, fk[i], c->prm.dot_n, c->local, f_reps);
+    bspp_gather_max(c, c->local, f_reps, ps->f + (size_t)i * stride);
   }
   for (int i = 0; i < ng; i++)
     ps->g_reps[i] =
-        measure_comm_point(c, PRIM_PUT, PAT_ALLTOALL, g_pts[i][0], g_pts[i][1], CAL_G_MIN_REPS,
-                           cal_g_min_s, ps->g + (size_t)i * stride, &ps->g_warm[i]);
+        bspp_time_comm_point(c, PRIM_PUT, PAT_ALLTOALL, g_pts[i][0], g_pts[i][1], CAL_G_MIN_REPS,
+                             cal_g_min_s, ps->g + (size_t)i * stride, &ps->g_warm[i]);
   for (int i = 0; i < NL; i++)
-    ps->l_n[i] = measure_l_variant(c, cal_l_variants[i], CAL_L_SAMPLES, ps->l + (size_t)i * stride,
-                                   &ps->l_batch[i]);
+    ps->l_n[i] = bspp_time_l_variant(c, cal_l_variants[i], CAL_L_SAMPLES,
+                                     ps->l + (size_t)i * stride, &ps->l_batch[i]);
 }
 
 static void write_round(probe_ctx *c, int round, long seq, double t_begin, const double la[3],
@@ -88,59 +82,59 @@ static void write_round(probe_ctx *c, int round, long seq, double t_begin, const
   const size_t stride = (size_t)c->gather_stride;
   const double elapsed = bspk_monotonic_seconds() - t_begin;
   jbuf *j = &c->j;
-  j_begin(j, "calibration");
-  j_int(j, "round", round);
-  if (seq >= 0) j_int(j, "seq", seq);
-  else j_null(j, "seq");
-  j_num(j, "t_s", t_begin - c->t0);
-  j_num(j, "elapsed_s", elapsed);
-  j_int(j, "passes", CAL_PASSES);
-  if (la[0] >= 0) j_nums(j, "loadavg", la, 3, "%.2f");
-  else j_null(j, "loadavg");
-  j_arr_begin(j, "f");
+  bspp_json_begin(j, "calibration");
+  bspp_json_int(j, "round", round);
+  if (seq >= 0) bspp_json_int(j, "seq", seq);
+  else bspp_json_null(j, "seq");
+  bspp_json_num(j, "t_s", t_begin - c->t0);
+  bspp_json_num(j, "elapsed_s", elapsed);
+  bspp_json_int(j, "passes", CAL_PASSES);
+  if (la[0] >= 0) bspp_json_nums(j, "loadavg", la, 3, "%.2f");
+  else bspp_json_null(j, "loadavg");
+  bspp_json_arr_begin(j, "f");
   for (int k = 0; k < CAL_PASSES; k++)
     for (int i = 0; i < nf; i++) {
-      j_obj_begin(j, NULL);
-      j_str(j, "kernel", f_kernel_names[fk[i]]);
-      j_int(j, "n", c->prm.dot_n);
-      j_num(j, "ops", 2.0 * (double)c->prm.dot_n);
-      j_int(j, "procs", c->p);
-      j_nums(j, "samples_s", passes[k].f + (size_t)i * stride, f_reps, "%.6g");
-      j_int(j, "pass", k);
-      j_obj_end(j);
+      bspp_json_obj_begin(j, NULL);
+      bspp_json_str(j, "kernel", bspp_f_kernel_names[fk[i]]);
+      bspp_json_int(j, "n", c->prm.dot_n);
+      bspp_json_num(j, "ops", 2.0 * (double)c->prm.dot_n);
+      bspp_json_int(j, "procs", c->p);
+      bspp_json_nums(j, "samples_s", passes[k].f + (size_t)i * stride, f_reps, "%.6g");
+      bspp_json_int(j, "pass", k);
+      bspp_json_obj_end(j);
     }
-  j_arr_end(j);
-  j_arr_begin(j, "g");
+  bspp_json_arr_end(j);
+  bspp_json_arr_begin(j, "g");
   for (int k = 0; k < CAL_PASSES; k++)
     for (int i = 0; i < ng; i++) {
-      j_obj_begin(j, NULL);
-      j_str(j, "primitive", prim_names[PRIM_PUT]);
-      j_str(j, "pattern", pattern_names[PAT_ALLTOALL]);
-      j_int(j, "msg_words", g_pts[i][0]);
-      j_int(j, "count", g_pts[i][1]);
-      j_int(j, "h", g_pts[i][0] * g_pts[i][1]);
-      j_nums(j, "samples_s", passes[k].g + (size_t)i * stride, passes[k].g_reps[i], "%.6g");
-      j_int(j, "reps", passes[k].g_reps[i]);
-      j_int(j, "warmup", passes[k].g_warm[i]);
-      j_int(j, "pass", k);
-      j_obj_end(j);
+      bspp_json_obj_begin(j, NULL);
+      bspp_json_str(j, "primitive", bspp_prim_names[PRIM_PUT]);
+      bspp_json_str(j, "pattern", bspp_pattern_names[PAT_ALLTOALL]);
+      bspp_json_int(j, "msg_words", g_pts[i][0]);
+      bspp_json_int(j, "count", g_pts[i][1]);
+      bspp_json_int(j, "h", g_pts[i][0] * g_pts[i][1]);
+      bspp_json_nums(j, "samples_s", passes[k].g + (size_t)i * stride, passes[k].g_reps[i], "%.6g");
+      bspp_json_int(j, "reps", passes[k].g_reps[i]);
+      bspp_json_int(j, "warmup", passes[k].g_warm[i]);
+      bspp_json_int(j, "pass", k);
+      bspp_json_obj_end(j);
     }
-  j_arr_end(j);
-  j_arr_begin(j, "l");
+  bspp_json_arr_end(j);
+  bspp_json_arr_begin(j, "l");
   for (int k = 0; k < CAL_PASSES; k++)
     for (int i = 0; i < NL; i++) {
-      j_obj_begin(j, NULL);
-      j_str(j, "variant", l_variant_name(cal_l_variants[i]));
-      j_nums(j, "samples_s", passes[k].l + (size_t)i * stride, passes[k].l_n[i], "%.6g");
-      j_int(j, "batch", passes[k].l_batch[i]);
-      j_int(j, "pass", k);
-      j_obj_end(j);
+      bspp_json_obj_begin(j, NULL);
+      bspp_json_str(j, "variant", bspp_l_variants[cal_l_variants[i]].name);
+      bspp_json_nums(j, "samples_s", passes[k].l + (size_t)i * stride, passes[k].l_n[i], "%.6g");
+      bspp_json_int(j, "batch", passes[k].l_batch[i]);
+      bspp_json_int(j, "pass", k);
+      bspp_json_obj_end(j);
     }
-  j_arr_end(j);
-  emit(c);
+  bspp_json_arr_end(j);
+  bspp_emit(c);
 }
 
-void calibration_round(probe_ctx *c, int round, long seq) {
+void bspp_run_calibration_round(probe_ctx *c, int round, long seq) {
   const size_t stride = (size_t)c->gather_stride; /* >= every count of samples below */
   const int f_reps = c->opt->reps > 0 ? c->opt->reps : CAL_F_REPS;
   const size_t per_pass = stride * (NF + NG + NL);
@@ -150,14 +144,14 @@ void calibration_round(probe_ctx *c, int round, long seq) {
     double *b = buf + (size_t)k * per_pass;
     passes[k] = (cal_pass){.f = b, .g = b + NF * stride, .l = b + (NF + NG) * stride};
   }
-  if (!c->cal_f) make_dot_pool(c);
+  if (!c->cal_f.pool) make_dot_pool(c);
   double la[3];
-  read_loadavg(la);
+  bspp_read_loadavg(la);
   const double t_begin = bspk_monotonic_seconds();
 
   int fk[NF], nf = 0;
   for (int i = 0; i < NF; i++)
-    if (f_kernel_available(cal_f_kernels[i])) fk[nf++] = cal_f_kernels[i];
+    if (bspp_f_kernel_available(cal_f_kernels[i])) fk[nf++] = cal_f_kernels[i];
   /* g: the points that fit H_MAX (the area each process sends from and receives into) */
   long g_pts[NG][2];
   int ng = 0;
@@ -165,8 +159,9 @@ void calibration_round(probe_ctx *c, int round, long seq) {
     long hs = cal_g_points[i][0], count = cal_g_points[i][1];
     if (hs * count > c->hmax) {
       if (round == 0)
-        add_warning(c, "calibration: put/alltoall h*=%ld c=%ld left out: h = %ld > --max-words %ld",
-                    hs, count, hs * count, c->hmax);
+        bspp_add_warning(
+            c, "calibration: put/alltoall h*=%ld c=%ld left out: h = %ld > --max-words %ld", hs,
+            count, hs * count, c->hmax);
       continue;
     }
     g_pts[ng][0] = hs;
@@ -181,4 +176,39 @@ void calibration_round(probe_ctx *c, int round, long seq) {
   if (c->s == 0)
     write_round(c, round, seq, t_begin, la, passes, fk, nf, f_reps, (const long(*)[2])g_pts, ng);
   free(buf);
+}
+
+/* ---- the calibration inside another program (calibration.h) ---------------------------- */
+
+struct bspp_calibration {
+  probe_opts opts;
+  probe_ctx *ctx;
+};
+
+bspp_calibration *bspp_calibration_begin(int quick) {
+  bspp_calibration *cal = xmalloc(sizeof *cal);
+  memset(cal, 0, sizeof *cal);
+  cal->opts.quick = quick;
+  cal->opts.calibration = 1;
+  cal->opts.calibrate = 1;
+  long max_words = 0; /* the areas of its own context: the larger g point's h */
+  for (int i = 0; i < NG; i++)
+    if (cal_g_points[i][0] * cal_g_points[i][1] > max_words)
+      max_words = cal_g_points[i][0] * cal_g_points[i][1];
+  cal->ctx = bspp_ctx_setup(&cal->opts, max_words);
+  return cal;
+}
+
+const char *bspp_calibration_round(bspp_calibration *cal, int round) {
+  probe_ctx *c = cal->ctx;
+  c->j.n = 0;
+  bspp_run_calibration_round(c, round, -1); /* c->out is NULL: the record stays in c->j */
+  if (c->s != 0 || c->j.n == 0) return NULL;
+  if (c->j.b[c->j.n - 1] == '\n') c->j.b[--c->j.n] = '\0'; /* bspp_emit's line end */
+  return c->j.b;
+}
+
+void bspp_calibration_end(bspp_calibration *cal) {
+  bspp_ctx_teardown(cal->ctx);
+  free(cal);
 }

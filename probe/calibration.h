@@ -9,17 +9,14 @@
 #ifndef BSPPROBE_CALIBRATION_H
 #define BSPPROBE_CALIBRATION_H
 
-typedef struct probe_calibration probe_calibration;
-
-/* The communication areas a calibration needs: the larger g point's h (words). */
-#define CALIBRATION_MAX_WORDS 262144L
+typedef struct bspp_calibration bspp_calibration;
 
 /* Registers its areas (one superstep); quick: the quick probe's dot product size. */
-probe_calibration *probe_calibration_begin(int quick);
+bspp_calibration *bspp_calibration_begin(int quick);
 /* One round; on process 0 the record as one line of JSON (without the newline; valid until
  * the next call), elsewhere NULL. */
-const char *probe_calibration_round(probe_calibration *cal, int round);
+const char *bspp_calibration_round(bspp_calibration *cal, int round);
 /* Deregisters and frees (one superstep). */
-void probe_calibration_end(probe_calibration *cal);
+void bspp_calibration_end(bspp_calibration *cal);
 
 #endif /* BSPPROBE_CALIBRATION_H */

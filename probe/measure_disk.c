@@ -253,12 +253,12 @@ static double disk_sample(disk_run *d, int op, int access, int cache, long m) {
   const long fill = m < DISK_SEQ_BLOCK ? m : DISK_SEQ_BLOCK;
   if (access == ACC_RANDOM) {
     for (long i = 0; i < nblocks; i++) d->order[i] = i;
-    rng_shuffle_long(&d->rng, d->order, nblocks);
+    bspp_rng_shuffle_long(&d->rng, d->order, nblocks);
   }
   int fd;
   if (op == OP_WRITE) {
     for (long i = 0; i < fill / 8; i++) { /* new random data every sample */
-      uint64_t v = rng_next(&d->rng);
+      uint64_t v = bspp_rng_next(&d->rng);
       memcpy(d->buf + 8 * i, &v, 8);
     }
     fd = open_file(d, O_WRONLY | (direct ? O_DIRECT : 0));
@@ -305,18 +305,18 @@ static void settle(disk_run *d) {
 static void disk_emit(probe_ctx *c, disk_run *d, int op, int access, int cache, long m,
                       const double *samples, int reps) {
   jbuf *j = &c->j;
-  j_begin(j, "disk");
-  j_str(j, "op", op == OP_WRITE ? "write" : "read");
-  j_str(j, "access", access == ACC_SEQ ? "sequential" : "random");
-  j_str(j, "cache", cache == CACHE_PAGE ? "page" : "direct");
-  j_str(j, "method",
-        cache == CACHE_PAGE ? "buffered" : (d->odirect ? "O_DIRECT" : "fadvise+fsync"));
-  j_int(j, "bytes", m);
-  j_int(j, "block_bytes",
-        access == ACC_SEQ ? (m < DISK_SEQ_BLOCK ? m : DISK_SEQ_BLOCK) : DISK_PAGE);
-  j_nums(j, "samples_s", samples, reps, "%.6g");
-  j_int(j, "reps", reps);
-  emit(c);
+  bspp_json_begin(j, "disk");
+  bspp_json_str(j, "op", op == OP_WRITE ? "write" : "read");
+  bspp_json_str(j, "access", access == ACC_SEQ ? "sequential" : "random");
+  bspp_json_str(j, "cache", cache == CACHE_PAGE ? "page" : "direct");
+  bspp_json_str(j, "method",
+                cache == CACHE_PAGE ? "buffered" : (d->odirect ? "O_DIRECT" : "fadvise+fsync"));
+  bspp_json_int(j, "bytes", m);
+  bspp_json_int(j, "block_bytes",
+                access == ACC_SEQ ? (m < DISK_SEQ_BLOCK ? m : DISK_SEQ_BLOCK) : DISK_PAGE);
+  bspp_json_nums(j, "samples_s", samples, reps, "%.6g");
+  bspp_json_int(j, "reps", reps);
+  bspp_emit(c);
 }
 
 static void disk_process0(probe_ctx *c) {
@@ -324,7 +324,7 @@ static void disk_process0(probe_ctx *c) {
   memset(&d, 0, sizeof d);
   d.c = c;
   d.fd = -1;
-  d.rng = rng_seed(c->opt->seed, 0xd15c, 0, 0);
+  d.rng = bspp_rng_seed(c->opt->seed, 0xd15c, 0, 0);
   const char *tmpdir = getenv("TMPDIR");
   d.parent = c->opt->disk_dir ? c->opt->disk_dir : (tmpdir && *tmpdir ? tmpdir : "/tmp");
   char note[1024] = "";
@@ -394,15 +394,15 @@ static void disk_process0(probe_ctx *c) {
   NOTE("random access (4 KiB blocks) up to %ld bytes", random_max);
 
   jbuf *j = &c->j;
-  j_begin(j, "disk_info");
-  j_str(j, "dir", d.parent);
-  j_str(j, "filesystem", fs);
-  j_int(j, "free_bytes", free_bytes);
-  j_int(j, "max_bytes", max);
-  j_str(j, "direct", d.odirect ? "O_DIRECT" : "fadvise");
-  j_int(j, "random_max_bytes", random_max);
-  j_str(j, "note", note);
-  emit(c);
+  bspp_json_begin(j, "disk_info");
+  bspp_json_str(j, "dir", d.parent);
+  bspp_json_str(j, "filesystem", fs);
+  bspp_json_int(j, "free_bytes", free_bytes);
+  bspp_json_int(j, "max_bytes", max);
+  bspp_json_str(j, "direct", d.odirect ? "O_DIRECT" : "fadvise");
+  bspp_json_int(j, "random_max_bytes", random_max);
+  bspp_json_str(j, "note", note);
+  bspp_emit(c);
 #undef NOTE
 
   long long work = 0, done = 0; /* progress in KiB of file per repetition */
@@ -414,7 +414,7 @@ static void disk_process0(probe_ctx *c) {
     /* 3 repetitions of the largest files keep the full mode near a minute */
     const int reps = c->opt->reps > 0 || c->opt->quick || m < (64L << 20) ? max_reps : 3;
     const int nacc = m <= random_max ? 2 : 1;
-    progress(c, "disk, KiB of files done", (long)done, (long)work, k == 0);
+    bspp_progress(c, "disk, KiB of files done", (long)done, (long)work, k == 0);
     { /* the file written once, untimed: no sample pays for allocating its blocks */
       int fd = open_file(&d, O_WRONLY | O_CREAT);
       for (long off = 0; off < m; off += DISK_SEQ_BLOCK)
@@ -432,8 +432,8 @@ static void disk_process0(probe_ctx *c) {
         s[2 * max_reps + r] = disk_sample(&d, OP_WRITE, acc, CACHE_DIRECT, m);
         s[3 * max_reps + r] = disk_sample(&d, OP_READ, acc, CACHE_DIRECT, m);
       }
-      progress(c, "disk, KiB of files done", (long)(done + (r + 1) * (m / 1024) / reps), (long)work,
-               0);
+      bspp_progress(c, "disk, KiB of files done", (long)(done + (r + 1) * (m / 1024) / reps),
+                    (long)work, 0);
     }
     done += m / 1024;
     for (int acc = 0; acc < nacc; acc++)
@@ -447,7 +447,7 @@ static void disk_process0(probe_ctx *c) {
   free(d.buf);
 }
 
-void measure_disk(probe_ctx *c) {
+void bspp_measure_disk(probe_ctx *c) {
   if (c->s == 0) disk_process0(c);
   bsp_sync(); /* the others wait here */
 }

@@ -1,6 +1,7 @@
 /*
  * measure_f.c - computation speed f (thesis 3.1, app. A.2 measure_f_*) and the memcpy
- * reference for g. Part of bspprobe (see bspprobe.c).
+ * reference for g; f's kernels are timed by the calibration rounds too (calibrate.c). Part of
+ * bspprobe_core (see probe.h for the files' order).
  *
  * f: dot product and matrix product, int and double, plain loops and (when built with
  * BSPPROBE_HAVE_CBLAS) BLAS ddot/dgemm, each timed on process 0 alone while the other
@@ -40,7 +41,7 @@ char *openblas_get_corename(void);
 
 /* ---- BLAS identification --------------------------------------------------------------------- */
 
-const char *blas_name(char *buf, size_t n) {
+const char *bspp_blas_name(char *buf, size_t n) {
 #if defined(PROBE_OPENBLAS)
   /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." -> "openblas 0.3.21" */
   char v[64] = "";
@@ -56,11 +57,11 @@ const char *blas_name(char *buf, size_t n) {
 }
 
 #if defined(PROBE_OPENBLAS)
-const char *blas_config(void) { return openblas_get_config(); }
-const char *blas_corename(void) { return openblas_get_corename(); }
+const char *bspp_blas_config(void) { return openblas_get_config(); }
+const char *bspp_blas_corename(void) { return openblas_get_corename(); }
 #else
-const char *blas_config(void) { return NULL; }
-const char *blas_corename(void) { return NULL; }
+const char *bspp_blas_config(void) { return NULL; }
+const char *bspp_blas_corename(void) { return NULL; }
 #endif
 
 /* ---- kernels --------------------------------------------------------------------------------- */
@@ -93,18 +94,18 @@ DEFINE_MATMUL_IJK(matmul_ijk_int, int)
 
 /* ---- f --------------------------------------------------------------------------------------- */
 
-const char *const f_kernel_names[NK] = {"dot_double_naive",   "dot_double_blas",
-                                        "dot_int_naive",      "matmul_double_ijk",
-                                        "matmul_double_blas", "matmul_int_ijk"};
+const char *const bspp_f_kernel_names[NK] = {"dot_double_naive",   "dot_double_blas",
+                                             "dot_int_naive",      "matmul_double_ijk",
+                                             "matmul_double_blas", "matmul_int_ijk"};
 
-int f_kernel_available(int k) {
+int bspp_f_kernel_available(int k) {
 #ifndef BSPPROBE_HAVE_CBLAS
   if (k == K_DOT_DOUBLE_BLAS || k == K_MM_DOUBLE_BLAS) return 0;
 #endif
   return k >= 0 && k < NK;
 }
 
-void f_blas_one_thread(void) {
+void bspp_f_blas_one_thread(void) {
 #if defined(PROBE_OPENBLAS)
   openblas_set_num_threads(1); /* f of one core: BLAS must not use the others' cores */
 #endif
@@ -150,7 +151,7 @@ static void run_kernel(f_state *st, int k, long n) {
   }
 }
 
-void f_fill_pool(f_state *st, int as_int) {
+void bspp_f_fill_pool(f_state *st, int as_int) {
   if (as_int) {
     int *q = st->pool;
     long m = st->pool_bytes / (long)sizeof(int);
@@ -162,7 +163,8 @@ void f_fill_pool(f_state *st, int as_int) {
   }
 }
 
-void f_alloc_dot_pool(f_state *st, probe_ctx *c) {
+/* st->pool: dot_pool_bytes (at least 4 vectors of dot_n doubles), not filled */
+static void f_alloc_dot_pool(f_state *st, probe_ctx *c) {
   st->c = c;
   st->pool_bytes = c->prm.dot_pool_bytes;
   if (st->pool_bytes < (long)(4 * c->prm.dot_n * sizeof(double)))
@@ -170,7 +172,7 @@ void f_alloc_dot_pool(f_state *st, probe_ctx *c) {
   st->pool = xmalloc((size_t)st->pool_bytes);
 }
 
-void f_time_kernel(f_state *st, int k, long n, double *samples, int reps) {
+void bspp_f_time_kernel(f_state *st, int k, long n, double *samples, int reps) {
   run_kernel(st, k, n); /* warm-up */
   for (int r = 0; r < reps; r++) {
     double t0 = bspk_monotonic_seconds();
@@ -180,13 +182,13 @@ void f_time_kernel(f_state *st, int k, long n, double *samples, int reps) {
 }
 
 /* Process 0 alone; the others wait in one bsp_sync. */
-void measure_f(probe_ctx *c) {
+void bspp_measure_f(probe_ctx *c) {
   if (c->s != 0) {
     bsp_sync();
     return;
   }
   const probe_params *pr = &c->prm;
-  f_blas_one_thread();
+  bspp_f_blas_one_thread();
   f_state st = {0};
   f_alloc_dot_pool(&st, c);
   long mm = (long)pr->gemm_n > pr->ijk_n ? pr->gemm_n : pr->ijk_n;
@@ -211,7 +213,7 @@ void measure_f(probe_ctx *c) {
 
   int order[NK], nk = 0;
   for (int k = 0; k < NK; k++)
-    if (f_kernel_available(k)) order[nk++] = k;
+    if (bspp_f_kernel_available(k)) order[nk++] = k;
   double *samples = xmalloc(sizeof(double) * 1024);
   char label[96], note[512];
   int pool_int = -1; /* what the pool holds now */
@@ -223,7 +225,7 @@ void measure_f(probe_ctx *c) {
     if (k == K_DOT_DOUBLE || k == K_DOT_DOUBLE_BLAS || k == K_DOT_INT) {
       int want_int = k == K_DOT_INT;
       if (pool_int != want_int) {
-        f_fill_pool(&st, want_int);
+        bspp_f_fill_pool(&st, want_int);
         pool_int = want_int;
       }
       n = pr->dot_n;
@@ -250,17 +252,17 @@ void measure_f(probe_ctx *c) {
     }
     if (c->opt->reps > 0) reps = c->opt->reps;
     if (reps > 1024) reps = 1024;
-    snprintf(label, sizeof label, "f %s n=%ld", f_kernel_names[k], n);
-    progress(c, label, i, nk, 1);
-    f_time_kernel(&st, k, n, samples, reps);
+    snprintf(label, sizeof label, "f %s n=%ld", bspp_f_kernel_names[k], n);
+    bspp_progress(c, label, i, nk, 1);
+    bspp_f_time_kernel(&st, k, n, samples, reps);
     jbuf *j = &c->j;
-    j_begin(j, "f");
-    j_str(j, "kernel", f_kernel_names[k]);
-    j_int(j, "n", n);
-    j_num(j, "ops", ops);
-    j_nums(j, "samples_s", samples, reps, "%.6g");
-    j_str(j, "note", note);
-    emit(c);
+    bspp_json_begin(j, "f");
+    bspp_json_str(j, "kernel", bspp_f_kernel_names[k]);
+    bspp_json_int(j, "n", n);
+    bspp_json_num(j, "ops", ops);
+    bspp_json_nums(j, "samples_s", samples, reps, "%.6g");
+    bspp_json_str(j, "note", note);
+    bspp_emit(c);
   }
   free(samples);
   free(st.pool);
@@ -279,7 +281,7 @@ void measure_f(probe_ctx *c) {
  * the caches. First (p > 1) process 0 alone, then every process at once (the max over
  * processes per sample): the last record is the reference for g, which moves data on all
  * processes at once (readers that keep one memcpy record keep the last). */
-void measure_memcpy(probe_ctx *c) {
+void bspp_measure_memcpy(probe_ctx *c) {
   const probe_params *pr = &c->prm;
   long block = pr->memcpy_bytes;
   const int npass = c->p > 1 ? 2 : 1;
@@ -296,8 +298,8 @@ void measure_memcpy(probe_ctx *c) {
       buf = xmalloc((size_t)(pairs * 2 * block));
       memset(buf, 1, (size_t)(pairs * 2 * block)); /* fault the pages in before timing */
     }
-    progress(c, concurrent ? "memcpy, every process at once" : "memcpy, process 0 alone", pass,
-             npass, 1);
+    bspp_progress(c, concurrent ? "memcpy, every process at once" : "memcpy, process 0 alone", pass,
+                  npass, 1);
     double *out = xmalloc((size_t)c->gather_stride * sizeof *out);
     if (concurrent) {
       for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
@@ -309,7 +311,7 @@ void measure_memcpy(probe_ctx *c) {
         c->isink = c->isink + dst[block / 2];
         if (r >= 0) c->local[r] = t;
       }
-      gather_max(c, c->local, reps, out);
+      bspp_gather_max(c, c->local, reps, out);
     } else if (c->s == 0) {
       for (int r = -1; r < reps; r++) {
         char *src = buf + 2 * block * ((r + 1) % pairs), *dst = src + block;
@@ -324,10 +326,10 @@ void measure_memcpy(probe_ctx *c) {
     if (c->s == 0) {
       char note[512];
       jbuf *j = &c->j;
-      j_begin(j, "memcpy");
-      j_int(j, "bytes", block);
-      j_nums(j, "samples_s", out, reps, "%.6g");
-      j_int(j, "procs", concurrent ? c->p : 1);
+      bspp_json_begin(j, "memcpy");
+      bspp_json_int(j, "bytes", block);
+      bspp_json_nums(j, "samples_s", out, reps, "%.6g");
+      bspp_json_int(j, "procs", concurrent ? c->p : 1);
       snprintf(note, sizeof note,
                "%s; source and destination rotated over %ld pairs (%.0f MiB per process) larger "
                "than the caches; 1 warm-up copy not kept",
@@ -335,8 +337,8 @@ void measure_memcpy(probe_ctx *c) {
                             "over processes"
                           : "process 0 alone, the other p-1 processes waiting in bsp_sync",
                pairs, (double)(pairs * 2 * block) / 1048576.0);
-      j_str(j, "note", note);
-      emit(c);
+      bspp_json_str(j, "note", note);
+      bspp_emit(c);
     }
     free(out);
     free(buf);

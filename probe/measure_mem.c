@@ -205,7 +205,7 @@ static void pick_spread(point_list *cand, long long f_lo, long long f_hi, int k,
   long *idx = xmalloc((size_t)(cand->n + 1) * sizeof *idx);
   for (long i = 0; i < cand->n; i++)
     if (cand->pt[i].footprint > f_lo && cand->pt[i].footprint <= f_hi) idx[m++] = i;
-  rng_shuffle_long(rng, idx, m);
+  bspp_rng_shuffle_long(rng, idx, m);
   long strides[64];
   int ns = 0;
   for (long i = 0; i < m; i++) {
@@ -267,7 +267,7 @@ static void make_grid(const cache_info *ci, const mem_params *mp, int elem, uint
       }
       if (past) break;
     }
-  uint64_t rng = rng_seed(seed, 0x6d656d, (uint64_t)elem, 1);
+  uint64_t rng = bspp_rng_seed(seed, 0x6d656d, (uint64_t)elem, 1);
   long long lo = 0;
   for (int l = 0; l < ci->n; l++) {
     long long c_l = ci->lv[l].size_bytes;
@@ -404,9 +404,9 @@ static void measure_cold(probe_ctx *c, const mem_area *ar, const mem_combo *cb, 
   long *order = xmalloc((size_t)g->n * sizeof *order);
   size_t *offset = xmalloc((size_t)g->n * sizeof *offset);
   for (int r = 0; r < reps; r++) {
-    uint64_t rng = rng_seed(seed, 0xc01d, (uint64_t)r, 0);
+    uint64_t rng = bspp_rng_seed(seed, 0xc01d, (uint64_t)r, 0);
     for (long i = 0; i < g->n; i++) order[i] = i;
-    rng_shuffle_long(&rng, order, g->n);
+    bspp_rng_shuffle_long(&rng, order, g->n);
     if (r == 0)
       for (long i = 0; i < g->n; i++) seq_first[order[i]] = i;
     long i = 0;
@@ -436,7 +436,7 @@ static void measure_cold(probe_ctx *c, const mem_area *ar, const mem_combo *cb, 
         smp[pi * reps + r] = bspk_monotonic_seconds() - t0;
       }
       i = j;
-      progress(c, pg->what, pg->done + ((long)r * g->n + j) / reps, pg->total, 0);
+      bspp_progress(c, pg->what, pg->done + ((long)r * g->n + j) / reps, pg->total, 0);
     }
   }
   free(offset);
@@ -450,9 +450,9 @@ static void measure_warm(probe_ctx *c, const mem_area *ar, const mem_combo *cb, 
                          long *passes, const mem_progress *pg) {
   const int active = cb->all || c->s == 0;
   long *order = xmalloc((size_t)g->n * sizeof *order);
-  uint64_t rng = rng_seed(seed, 0x3a53, 0, 0);
+  uint64_t rng = bspp_rng_seed(seed, 0x3a53, 0, 0);
   for (long i = 0; i < g->n; i++) order[i] = i;
-  rng_shuffle_long(&rng, order, g->n);
+  bspp_rng_shuffle_long(&rng, order, g->n);
   void *a = ar->buf;
   for (long i = 0; i < g->n; i++) {
     long pi = order[i];
@@ -482,7 +482,7 @@ static void measure_warm(probe_ctx *c, const mem_area *ar, const mem_combo *cb, 
       for (long k = 0; k < passes[pi]; k++) one_pass(c, cb->op, cb->elem, a, p->n, p->stride);
       smp[pi * reps + r] = (bspk_monotonic_seconds() - t0) / (double)passes[pi];
     }
-    progress(c, pg->what, pg->done + i + 1, pg->total, 0);
+    bspp_progress(c, pg->what, pg->done + i + 1, pg->total, 0);
   }
   free(order);
 }
@@ -490,26 +490,26 @@ static void measure_warm(probe_ctx *c, const mem_area *ar, const mem_combo *cb, 
 static void emit_caches(probe_ctx *c, const cache_info *ci, long long max_bytes,
                         long long flush_alone, long long flush_all) {
   jbuf *j = &c->j;
-  j_begin(j, "caches");
-  j_arr_begin(j, "levels");
+  bspp_json_begin(j, "caches");
+  bspp_json_arr_begin(j, "levels");
   for (int i = 0; i < ci->n; i++) {
     const cache_level *l = &ci->lv[i];
-    j_obj_begin(j, NULL);
-    j_int(j, "level", l->level);
-    j_str(j, "type", l->type);
-    j_int(j, "size_bytes", l->size_bytes);
-    j_int(j, "line_bytes", l->line_bytes);
-    j_int(j, "ways", l->ways);
-    j_str(j, "shared_cpus", l->shared_cpus);
-    j_obj_end(j);
+    bspp_json_obj_begin(j, NULL);
+    bspp_json_int(j, "level", l->level);
+    bspp_json_str(j, "type", l->type);
+    bspp_json_int(j, "size_bytes", l->size_bytes);
+    bspp_json_int(j, "line_bytes", l->line_bytes);
+    bspp_json_int(j, "ways", l->ways);
+    bspp_json_str(j, "shared_cpus", l->shared_cpus);
+    bspp_json_obj_end(j);
   }
-  j_arr_end(j);
-  j_int(j, "page_bytes", ci->page_bytes);
-  j_str(j, "source", ci->n > 0 ? CACHE_DIR : NULL);
-  j_int(j, "mem_max_bytes", max_bytes);
-  j_int(j, "flush_bytes", flush_alone);
-  if (c->p > 1) j_int(j, "flush_bytes_all", flush_all);
-  emit(c);
+  bspp_json_arr_end(j);
+  bspp_json_int(j, "page_bytes", ci->page_bytes);
+  bspp_json_str(j, "source", ci->n > 0 ? CACHE_DIR : NULL);
+  bspp_json_int(j, "mem_max_bytes", max_bytes);
+  bspp_json_int(j, "flush_bytes", flush_alone);
+  if (c->p > 1) bspp_json_int(j, "flush_bytes_all", flush_all);
+  bspp_emit(c);
 }
 
 static void emit_points(probe_ctx *c, const mem_combo *cb, const point_list *g, int reps,
@@ -518,21 +518,21 @@ static void emit_points(probe_ctx *c, const mem_combo *cb, const point_list *g, 
   jbuf *j = &c->j;
   for (long i = 0; i < g->n; i++) {
     const mem_point *p = &g->pt[i];
-    j_begin(j, "mem");
-    j_str(j, "op", op_names[cb->op]);
-    j_str(j, "elem", elem_names[cb->elem]);
-    j_int(j, "elem_bytes", elem_size[cb->elem]);
-    j_int(j, "n", p->n);
-    j_int(j, "stride", p->stride);
-    j_str(j, "cache", cb->cold ? "cold" : "warm");
-    j_int(j, "procs", cb->all ? c->p : 1);
-    j_int(j, "lines", p->lines);
-    j_int(j, "footprint_bytes", p->footprint);
-    j_nums(j, "samples_s", smp + i * reps, reps, "%.6g");
-    j_int(j, "reps", reps);
-    if (!cb->cold) j_int(j, "passes", passes[i]);
-    j_int(j, "seq", seq_base + seq_first[i]);
-    emit(c);
+    bspp_json_begin(j, "mem");
+    bspp_json_str(j, "op", op_names[cb->op]);
+    bspp_json_str(j, "elem", elem_names[cb->elem]);
+    bspp_json_int(j, "elem_bytes", elem_size[cb->elem]);
+    bspp_json_int(j, "n", p->n);
+    bspp_json_int(j, "stride", p->stride);
+    bspp_json_str(j, "cache", cb->cold ? "cold" : "warm");
+    bspp_json_int(j, "procs", cb->all ? c->p : 1);
+    bspp_json_int(j, "lines", p->lines);
+    bspp_json_int(j, "footprint_bytes", p->footprint);
+    bspp_json_nums(j, "samples_s", smp + i * reps, reps, "%.6g");
+    bspp_json_int(j, "reps", reps);
+    if (!cb->cold) bspp_json_int(j, "passes", passes[i]);
+    bspp_json_int(j, "seq", seq_base + seq_first[i]);
+    bspp_emit(c);
   }
 }
 
@@ -544,7 +544,7 @@ static void gather_points(probe_ctx *c, double *smp, long npts, int reps) {
   for (long i = 0; i < npts; i += per) {
     long k = npts - i < per ? npts - i : per;
     memcpy(c->local, smp + i * reps, (size_t)(k * reps) * sizeof(double));
-    gather_max(c, c->local, (int)(k * reps), out);
+    bspp_gather_max(c, c->local, (int)(k * reps), out);
     if (c->s == 0) memcpy(smp + i * reps, out, (size_t)(k * reps) * sizeof(double));
   }
   free(out);
@@ -565,7 +565,8 @@ static void measure_stream(probe_ctx *c, long long bytes, const char *why_smalle
   const int npass = c->p > 1 ? 2 : 1;
   for (int pass = 0; pass < npass; pass++) {
     int all = pass == 1;
-    progress(c, all ? "stream, every process at once" : "stream, process 0 alone", pass, npass, 1);
+    bspp_progress(c, all ? "stream, every process at once" : "stream, process 0 alone", pass, npass,
+                  1);
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up, not kept */
       if (all) bsp_sync();
       if (!all && c->s != 0) continue;
@@ -575,18 +576,18 @@ static void measure_stream(probe_ctx *c, long long bytes, const char *why_smalle
       c->sink = c->sink + a[n / 2];
       if (r >= 0) (all ? c->local : out)[r] = t;
     }
-    if (all) gather_max(c, c->local, reps, out);
+    if (all) bspp_gather_max(c, c->local, reps, out);
     else bsp_sync(); /* the others wait here */
     if (c->s == 0) {
       char note[512];
       jbuf *j = &c->j;
-      j_begin(j, "stream");
-      j_str(j, "kernel", "copy");
-      j_int(j, "bytes", (long long)n * (long long)sizeof(double));
-      j_int(j, "bytes_moved", 2LL * n * (long long)sizeof(double));
-      j_int(j, "procs", all ? c->p : 1);
-      j_nums(j, "samples_s", out, reps, "%.6g");
-      j_int(j, "reps", reps);
+      bspp_json_begin(j, "stream");
+      bspp_json_str(j, "kernel", "copy");
+      bspp_json_int(j, "bytes", (long long)n * (long long)sizeof(double));
+      bspp_json_int(j, "bytes_moved", 2LL * n * (long long)sizeof(double));
+      bspp_json_int(j, "procs", all ? c->p : 1);
+      bspp_json_nums(j, "samples_s", out, reps, "%.6g");
+      bspp_json_int(j, "reps", reps);
       snprintf(note, sizeof note,
                "%s; a[i] = b[i] as a loop (%s); arrays of %.0f MiB per process%s%s; 1 warm-up "
                "copy not kept",
@@ -595,8 +596,8 @@ static void measure_stream(probe_ctx *c, long long bytes, const char *why_smalle
                    : "process 0 alone, the other p-1 processes waiting in bsp_sync",
                STREAM_COPY_NOTE, (double)bytes / 1048576.0, why_smaller ? ", " : "",
                why_smaller ? why_smaller : "");
-      j_str(j, "note", note);
-      emit(c);
+      bspp_json_str(j, "note", note);
+      bspp_emit(c);
     }
   }
   free(out);
@@ -606,14 +607,14 @@ static void measure_stream(probe_ctx *c, long long bytes, const char *why_smalle
 
 /* ---- the section ---------------------------------------------------------------------------- */
 
-void measure_mem(probe_ctx *c) {
+void bspp_measure_mem(probe_ctx *c) {
   cache_info ci;
   read_caches(&ci);
   const int quick = c->opt->quick;
   const long long llc = ci.llc;
   if (!ci.llc_known && c->s == 0)
-    add_warning(c, "mem: no cache sizes in " CACHE_DIR "; assuming a last level of %lld MiB",
-                llc >> 20);
+    bspp_add_warning(c, "mem: no cache sizes in " CACHE_DIR "; assuming a last level of %lld MiB",
+                     llc >> 20);
 
   /* Memory: the buffers of p processes may take half the machine at most. */
   long long phys = (long long)sysconf(_SC_PHYS_PAGES) * ci.page_bytes;
@@ -679,9 +680,9 @@ void measure_mem(probe_ctx *c) {
           combos[ncombo++] = (mem_combo){op, e, cold, all};
         }
   long order[16];
-  uint64_t rng = rng_seed(c->opt->seed, 0x6d656d, 2, 0);
+  uint64_t rng = bspp_rng_seed(c->opt->seed, 0x6d656d, 2, 0);
   for (int i = 0; i < ncombo; i++) order[i] = i;
-  rng_shuffle_long(&rng, order, ncombo);
+  bspp_rng_shuffle_long(&rng, order, ncombo);
 
   if (c->s == 0) emit_caches(c, &ci, mp.max_bytes, flush_bytes, flush_all);
 
@@ -701,8 +702,8 @@ void measure_mem(probe_ctx *c) {
     snprintf(pg.what, sizeof pg.what, "mem: %s %s, %s, %s", op_names[cb->op], elem_names[cb->elem],
              cb->cold ? "cold" : "warm", cb->all ? "every process" : "process 0 alone");
     pg.done = seq_base;
-    progress(c, pg.what, pg.done, pg.total, 1);
-    uint64_t seed = rng_seed(c->opt->seed, 0x6d656d, 3, (uint64_t)order[k]);
+    bspp_progress(c, pg.what, pg.done, pg.total, 1);
+    uint64_t seed = bspp_rng_seed(c->opt->seed, 0x6d656d, 3, (uint64_t)order[k]);
     memset(smp, 0, (size_t)(g->n * mp.reps) * sizeof *smp);
     if (cb->cold) measure_cold(c, &ar, cb, g, mp.reps, seed, smp, seq_first, &pg);
     else measure_warm(c, &ar, cb, g, mp.reps, mp.warm_sample_s, seed, smp, seq_first, passes, &pg);

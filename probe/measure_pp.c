@@ -165,7 +165,7 @@ static int pp_reps(const probe_ctx *c, double warmup_s) {
   return r > PP_MAX_REPS ? PP_MAX_REPS : r < lo ? lo : (int)r;
 }
 
-void measure_pp(probe_ctx *c) {
+void bspp_measure_pp(probe_ctx *c) {
   const int p = c->p, s = c->s;
   const long long max_bytes = c->opt->pp_max_bytes > 0 ? c->opt->pp_max_bytes
                               : c->opt->quick          ? 4LL << 20
@@ -194,8 +194,8 @@ void measure_pp(probe_ctx *c) {
     }
   long *order = xmalloc((size_t)npoints * sizeof *order);
   for (long i = 0; i < npoints; i++) order[i] = i;
-  uint64_t rng = rng_seed(c->opt->seed, 0x70702d6f /* "pp-o" */, (uint64_t)p, 0);
-  rng_shuffle_long(&rng, order, npoints);
+  uint64_t rng = bspp_rng_seed(c->opt->seed, 0x70702d6f /* "pp-o" */, (uint64_t)p, 0);
+  bspp_rng_shuffle_long(&rng, order, npoints);
 
   /* buffers: a would-be scatter root sends (p-1) blocks, everyone else one message */
   pp_bufs b = {0};
@@ -223,10 +223,10 @@ void measure_pp(probe_ctx *c) {
   double *out = xmalloc((size_t)c->gather_stride * sizeof *out);
   for (long seq = 0; seq < npoints; seq++) {
     const pp_point *pt = &points[order[seq]];
-    progress(c, "pp", seq, npoints, seq == 0);
+    bspp_progress(c, "pp", seq, npoints, seq == 0);
     if (pt->pattern == PP_PERMUTATION) {
-      uint64_t r = rng_seed(c->opt->seed, 0x70702d70 /* "pp-p" */, (uint64_t)pt->bytes, 0);
-      rng_derangement(&r, b.perm, p);
+      uint64_t r = bspp_rng_seed(c->opt->seed, 0x70702d70 /* "pp-p" */, (uint64_t)pt->bytes, 0);
+      bspp_rng_derangement(&r, b.perm, p);
     }
 
     /* warm-up, with cleared destinations, then the check of what arrived */
@@ -245,23 +245,23 @@ void measure_pp(probe_ctx *c) {
       pp_run(c, &b, pt);
       c->local[r] = bspk_monotonic_seconds() - t0;
     }
-    gather_max(c, c->local, reps, out);
+    bspp_gather_max(c, c->local, reps, out);
 
     if (s == 0) {
       jbuf *j = &c->j;
-      j_begin(j, "pp");
-      j_str(j, "pattern", pp_pattern_names[pt->pattern]);
-      j_str(j, "primitive", "hpput");
-      j_int(j, "bytes", pt->bytes);
-      if (pt->root >= 0) j_int(j, "root", pt->root);
-      else j_null(j, "root");
-      j_int(j, "supersteps", pp_supersteps(pt->pattern, p));
-      j_nums(j, "samples_s", out, reps, "%.6g");
-      j_int(j, "reps", reps);
-      j_int(j, "warmup", 1);
-      j_int(j, "seq", seq);
-      if (pt->pattern == PP_SCATTER && note[0]) j_str(j, "note", note);
-      emit(c);
+      bspp_json_begin(j, "pp");
+      bspp_json_str(j, "pattern", pp_pattern_names[pt->pattern]);
+      bspp_json_str(j, "primitive", "hpput");
+      bspp_json_int(j, "bytes", pt->bytes);
+      if (pt->root >= 0) bspp_json_int(j, "root", pt->root);
+      else bspp_json_null(j, "root");
+      bspp_json_int(j, "supersteps", pp_supersteps(pt->pattern, p));
+      bspp_json_nums(j, "samples_s", out, reps, "%.6g");
+      bspp_json_int(j, "reps", reps);
+      bspp_json_int(j, "warmup", 1);
+      bspp_json_int(j, "seq", seq);
+      if (pt->pattern == PP_SCATTER && note[0]) bspp_json_str(j, "note", note);
+      bspp_emit(c);
     }
   }
 

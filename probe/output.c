@@ -1,6 +1,6 @@
 /*
- * output.c - JSON lines, the load average, progress on stderr, the PRNG.
- * Part of bspprobe (see bspprobe.c). Everything that writes runs on process 0 only.
+ * output.c - JSON lines, warnings, progress on stderr, the load average: everything the
+ * probe writes (process 0 only). Part of bspprobe_core (see probe.h for the files' order).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -16,7 +16,7 @@
 
 /* ---- load ---------------------------------------------------------------------------- */
 
-void read_loadavg(double la[3]) {
+void bspp_read_loadavg(double la[3]) {
   la[0] = la[1] = la[2] = -1;
   FILE *f = fopen("/proc/loadavg", "r");
   if (!f) return;
@@ -34,7 +34,7 @@ static void j_grow(jbuf *j, size_t more) {
   j->cap = cap;
 }
 
-void j_raw(jbuf *j, const char *text) {
+static void j_raw(jbuf *j, const char *text) {
   size_t len = strlen(text);
   j_grow(j, len);
   memcpy(j->b + j->n, text, len + 1);
@@ -63,7 +63,8 @@ static void j_string(jbuf *j, const char *v) {
   j_raw(j, "\"");
 }
 
-void j_key(jbuf *j, const char *key) {
+/* ,"key": before a member (key NULL inside arrays) */
+static void j_key(jbuf *j, const char *key) {
   if (!j->first[j->depth]) j_raw(j, ",");
   j->first[j->depth] = 0;
   if (key) {
@@ -72,23 +73,23 @@ void j_key(jbuf *j, const char *key) {
   }
 }
 
-void j_begin(jbuf *j, const char *type) {
+void bspp_json_begin(jbuf *j, const char *type) {
   j->n = 0;
   j_grow(j, 64);
   j->b[0] = 0;
   j->depth = 0;
   j->first[0] = 1;
   j_raw(j, "{");
-  j_str(j, "type", type);
+  bspp_json_str(j, "type", type);
 }
 
-void j_str(jbuf *j, const char *key, const char *v) {
+void bspp_json_str(jbuf *j, const char *key, const char *v) {
   j_key(j, key);
   if (v) j_string(j, v);
   else j_raw(j, "null");
 }
 
-void j_int(jbuf *j, const char *key, long long v) {
+void bspp_json_int(jbuf *j, const char *key, long long v) {
   j_key(j, key);
   j_printf(j, "%lld", v);
 }
@@ -99,17 +100,17 @@ static void j_double(jbuf *j, double v, const char *fmt) {
   j_raw(j, text);
 }
 
-void j_num(jbuf *j, const char *key, double v) {
+void bspp_json_num(jbuf *j, const char *key, double v) {
   j_key(j, key);
   j_double(j, v, "%.9g");
 }
 
-void j_bool(jbuf *j, const char *key, int v) {
+void bspp_json_bool(jbuf *j, const char *key, int v) {
   j_key(j, key);
   j_raw(j, v ? "true" : "false");
 }
 
-void j_null(jbuf *j, const char *key) {
+void bspp_json_null(jbuf *j, const char *key) {
   j_key(j, key);
   j_raw(j, "null");
 }
@@ -126,37 +127,37 @@ static void j_close(jbuf *j, const char *bracket) {
   j->depth--;
 }
 
-void j_obj_begin(jbuf *j, const char *key) { j_open(j, key, "{"); }
-void j_obj_end(jbuf *j) { j_close(j, "}"); }
-void j_arr_begin(jbuf *j, const char *key) { j_open(j, key, "["); }
-void j_arr_end(jbuf *j) { j_close(j, "]"); }
+void bspp_json_obj_begin(jbuf *j, const char *key) { j_open(j, key, "{"); }
+void bspp_json_obj_end(jbuf *j) { j_close(j, "}"); }
+void bspp_json_arr_begin(jbuf *j, const char *key) { j_open(j, key, "["); }
+void bspp_json_arr_end(jbuf *j) { j_close(j, "]"); }
 
-void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt) {
-  j_arr_begin(j, key);
+void bspp_json_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt) {
+  bspp_json_arr_begin(j, key);
   for (int i = 0; i < n; i++) {
     j_key(j, NULL);
     j_double(j, v[i], fmt ? fmt : "%.9g");
   }
-  j_arr_end(j);
+  bspp_json_arr_end(j);
 }
 
-void j_longs(jbuf *j, const char *key, const long *v, int n) {
-  j_arr_begin(j, key);
+void bspp_json_longs(jbuf *j, const char *key, const long *v, int n) {
+  bspp_json_arr_begin(j, key);
   for (int i = 0; i < n; i++) {
     j_key(j, NULL);
     j_printf(j, "%ld", v[i]);
   }
-  j_arr_end(j);
+  bspp_json_arr_end(j);
 }
 
-void j_strs(jbuf *j, const char *key, const char *const *v, int n) {
-  j_arr_begin(j, key);
-  for (int i = 0; i < n; i++) j_str(j, NULL, v[i]);
-  j_arr_end(j);
+void bspp_json_strs(jbuf *j, const char *key, const char *const *v, int n) {
+  bspp_json_arr_begin(j, key);
+  for (int i = 0; i < n; i++) bspp_json_str(j, NULL, v[i]);
+  bspp_json_arr_end(j);
 }
 
 /* One record per line, flushed at once: a run that is killed leaves every finished record. */
-void emit(probe_ctx *c) {
+void bspp_emit(probe_ctx *c) {
   j_raw(&c->j, "}\n");
   if (c->out) {
     if (fwrite(c->j.b, 1, c->j.n, c->out) != c->j.n || fflush(c->out) != 0)
@@ -165,7 +166,7 @@ void emit(probe_ctx *c) {
   c->records++;
 }
 
-void add_warning(probe_ctx *c, const char *fmt, ...) {
+void bspp_add_warning(probe_ctx *c, const char *fmt, ...) {
   if (c->nwarnings >= (int)(sizeof c->warnings / sizeof c->warnings[0])) return;
   va_list ap;
   va_start(ap, fmt);
@@ -188,7 +189,7 @@ static void fmt_duration(char *buf, size_t n, double s) {
   else snprintf(buf, n, "%d min %02d s", (int)(s / 60), (int)s % 60);
 }
 
-void progress(probe_ctx *c, const char *what, long k, long n, int force) {
+void bspp_progress(probe_ctx *c, const char *what, long k, long n, int force) {
   if (c->s != 0) return;
   double t = bspk_monotonic_seconds();
   if (!force && t - c->last_progress < (c->tty ? 0.25 : 5.0)) return;
@@ -210,10 +211,10 @@ void progress(probe_ctx *c, const char *what, long k, long n, int force) {
     fprintf(stderr, "%s\n", line);
   }
   fflush(stderr);
-  maybe_load_record(c, 0);
+  bspp_maybe_load_record(c, 0);
 }
 
-void progress_end(probe_ctx *c, const char *section) {
+void bspp_progress_end(probe_ctx *c, const char *section) {
   if (c->s != 0) return;
   double t = bspk_monotonic_seconds();
   char tot[32];
@@ -225,72 +226,16 @@ void progress_end(probe_ctx *c, const char *section) {
 }
 
 /* A `load` record at most every 30 s (or now when forced), process 0. */
-void maybe_load_record(probe_ctx *c, int force) {
+void bspp_maybe_load_record(probe_ctx *c, int force) {
   if (c->s != 0) return;
   double t = bspk_monotonic_seconds();
   if (!force && t - c->last_load < 30.0) return;
   c->last_load = t;
   double la[3];
-  read_loadavg(la);
+  bspp_read_loadavg(la);
   if (la[0] < 0) return;
-  j_begin(&c->j, "load");
-  j_num(&c->j, "t_s", t - c->t0);
-  j_nums(&c->j, "loadavg", la, 3, "%.2f");
-  emit(c);
-}
-
-/* ---- PRNG: splitmix64 ------------------------------------------------------------------- */
-
-uint64_t rng_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c) {
-  uint64_t st = seed;
-  uint64_t x = rng_next(&st);
-  st = x ^ (a * 0xd1342543de82ef95ULL);
-  x = rng_next(&st);
-  st = x ^ (b * 0xd1342543de82ef95ULL);
-  x = rng_next(&st);
-  st = x ^ (c * 0xd1342543de82ef95ULL);
-  return rng_next(&st);
-}
-
-long rng_below(uint64_t *state, long n) {
-  if (n <= 1) return 0;
-  /* rejection keeps it exactly uniform */
-  uint64_t un = (uint64_t)n, limit = UINT64_MAX - UINT64_MAX % un;
-  uint64_t r;
-  do r = rng_next(state);
-  while (r >= limit);
-  return (long)(r % un);
-}
-
-double rng_unit(uint64_t *state) { return (double)(rng_next(state) >> 11) * 0x1.0p-53; }
-
-void rng_shuffle_long(uint64_t *state, long *v, long n) {
-  for (long i = n - 1; i > 0; i--) {
-    long k = rng_below(state, i + 1);
-    long t = v[i];
-    v[i] = v[k];
-    v[k] = t;
-  }
-}
-
-void rng_derangement(uint64_t *state, int *perm, int p) {
-  for (int i = 0; i < p; i++) perm[i] = i;
-  if (p < 2) return;
-  for (;;) {
-    for (int i = p - 1; i > 0; i--) {
-      int k = (int)rng_below(state, i + 1), t = perm[i];
-      perm[i] = perm[k];
-      perm[k] = t;
-    }
-    int fixed = 0;
-    for (int i = 0; i < p; i++) fixed |= perm[i] == i;
-    if (!fixed) return;
-  }
+  bspp_json_begin(&c->j, "load");
+  bspp_json_num(&c->j, "t_s", t - c->t0);
+  bspp_json_nums(&c->j, "loadavg", la, 3, "%.2f");
+  bspp_emit(c);
 }

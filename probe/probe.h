@@ -3,8 +3,26 @@
  *
  * Written against bsp.h only. On the threads back end every BSP process is a thread of one
  * program, so NOTHING here keeps per-process state in a global: each process has its own
- * probe_ctx (allocated in its SPMD function). The globals that exist (the options and the
- * machine description) are written once in main before bsp_init and only read afterwards.
+ * probe_ctx (allocated in its SPMD function). The options are parsed in main before bsp_init
+ * and only read afterwards.
+ *
+ * Every function and global shared between the files is named bspp_* (bspprobe_core is linked
+ * into the algorithm drivers too); what one file alone uses is static there. The files call
+ * one another one way only, each using those above it:
+ *   output.c      JSON lines, warnings, progress on stderr, the load average
+ *   rng.c         the PRNG (the same draws on every process)
+ *   probe_ctx.c   the names, the mode's settings, the context, gather to process 0
+ *   measure_f.c   f's kernels and the sections f and memcpy            (output, probe_ctx)
+ *   timing.c      how a communication sample is timed: one point, batched latencies, the
+ *                 h-relation of one g point, the l variants           (probe_ctx, rng)
+ *   calibrate.c   the short calibration (also for other programs, calibration.h)
+ *                                                   (measure_f, timing, output, probe_ctx)
+ *   -- bspprobe_core ends here; the rest is the bspprobe program only --
+ *   measure_comm.c  the sections g, validation, l, As; calibration rounds among the g points
+ *                                              (calibrate, timing, output, probe_ctx, rng)
+ *   measure_mem.c, measure_pp.c, measure_disk.c  the memory-hierarchy suites
+ *                                                            (output, probe_ctx, rng)
+ *   bspprobe.c    main: command line, header, footer, the order of the sections (all)
  */
 #ifndef BSPPROBE_PROBE_H
 #define BSPPROBE_PROBE_H
@@ -71,10 +89,6 @@ enum {
 enum { PRIM_PUT, PRIM_HPPUT, PRIM_GET, PRIM_HPGET, PRIM_SEND, NPRIMS };
 enum { PAT_ALLTOALL, PAT_PERMUTATION, PAT_SHIFT, NPATTERNS };
 
-extern const char *const section_names[NSECTIONS];
-extern const char *const prim_names[NPRIMS];
-extern const char *const pattern_names[NPATTERNS];
-
 /* ---- options (parsed in main before bsp_init; read-only afterwards) -------------------- */
 
 typedef struct {
@@ -97,18 +111,6 @@ typedef struct {
   int argc;
   char **argv;
 } probe_opts;
-
-/* What main found out about the machine before the BSP processes started. */
-typedef struct {
-  char host[256];
-  char cpu[256];
-  char kernel[256];
-  int cores;        /* available to the program (affinity mask at start) */
-  int cores_online; /* sysconf(_SC_NPROCESSORS_ONLN) */
-} machine_info;
-
-extern probe_opts g_opts;      /* read-only after main parsed the command line */
-extern machine_info g_machine; /* read-only after main filled it in */
 
 /* ---- measurement parameters of one mode (quick or full) ------------------------------- */
 
@@ -142,25 +144,19 @@ typedef struct {
   int first[16]; /* no comma needed before the next member at this depth */
 } jbuf;
 
-void j_begin(jbuf *j, const char *type);             /* starts a record {"type": type */
-void j_key(jbuf *j, const char *key);                /* ,"key": (key NULL inside arrays) */
-void j_str(jbuf *j, const char *key, const char *v); /* NULL -> null */
-void j_int(jbuf *j, const char *key, long long v);
-void j_num(jbuf *j, const char *key, double v); /* %.9g; not finite -> null */
-void j_bool(jbuf *j, const char *key, int v);
-void j_null(jbuf *j, const char *key);
-void j_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt);
-void j_longs(jbuf *j, const char *key, const long *v, int n);
-void j_strs(jbuf *j, const char *key, const char *const *v, int n);
-void j_obj_begin(jbuf *j, const char *key);
-void j_obj_end(jbuf *j);
-void j_arr_begin(jbuf *j, const char *key);
-void j_arr_end(jbuf *j);
-void j_raw(jbuf *j, const char *text); /* appends text as is */
+/* ---- f's kernels (measure_f.c), which the calibration rounds time too --------------------- */
+
+enum { K_DOT_DOUBLE, K_DOT_DOUBLE_BLAS, K_DOT_INT, K_MM_DOUBLE, K_MM_DOUBLE_BLAS, K_MM_INT, NK };
+typedef struct f_state {
+  struct probe_ctx *c;
+  void *pool; /* dot products: pairs of vectors, rotated */
+  long pool_bytes;
+  double *ad, *bd, *cd; /* matrices */
+  int *ai, *bi, *ci;
+  long rot; /* next pair */
+} f_state;
 
 /* ---- per-process context -------------------------------------------------------------- */
-
-struct f_state;
 
 typedef struct probe_ctx {
   const probe_opts *opt;
@@ -188,97 +184,140 @@ typedef struct probe_ctx {
   char warnings[16][256];
   int nwarnings;
   double section_s[NSECTIONS];
-  struct f_state *cal_f; /* the calibration's dot-product pool: made once per run */
+  /* the calibration's dot-product pool (cal_f.pool): made by its first round, freed with the
+   * context; NULL until then */
+  f_state cal_f;
 } probe_ctx;
 
-/* ---- helpers (output.c) ------------------------------------------------------------------- */
-
-void read_loadavg(double la[3]); /* -1s when unknown */
-void emit(probe_ctx *c);         /* writes c->j as one line, flushes */
-void add_warning(probe_ctx *c, const char *fmt, ...) PROBE_PRINTF(2, 3);
-/* Progress on stderr (process 0): what, k of n done; rate-limited unless force. */
-void progress(probe_ctx *c, const char *what, long k, long n, int force);
-void progress_end(probe_ctx *c, const char *section);
-void maybe_load_record(probe_ctx *c, int force);
 /* bsp_abort with "bspprobe: out of memory (N bytes) on process P" on failure */
 static inline void *xmalloc(size_t n) { return bspk_xmalloc("bspprobe", n); }
 
-/* PRNG: splitmix64; every process that seeds it alike draws alike. */
-uint64_t rng_next(uint64_t *state);
-uint64_t rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
-long rng_below(uint64_t *state, long n); /* uniform in [0, n) */
-double rng_unit(uint64_t *state);        /* uniform in [0, 1) */
-void rng_shuffle_long(uint64_t *state, long *v, long n);
+/* ---- output.c: JSON lines, warnings, progress, load ------------------------------------- */
+
+/* key: the member's name, NULL inside arrays */
+void bspp_json_begin(jbuf *j, const char *type);             /* starts a record {"type": type */
+void bspp_json_str(jbuf *j, const char *key, const char *v); /* NULL -> null */
+void bspp_json_int(jbuf *j, const char *key, long long v);
+void bspp_json_num(jbuf *j, const char *key, double v); /* %.9g; not finite -> null */
+void bspp_json_bool(jbuf *j, const char *key, int v);
+void bspp_json_null(jbuf *j, const char *key);
+void bspp_json_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt);
+void bspp_json_longs(jbuf *j, const char *key, const long *v, int n);
+void bspp_json_strs(jbuf *j, const char *key, const char *const *v, int n);
+void bspp_json_obj_begin(jbuf *j, const char *key);
+void bspp_json_obj_end(jbuf *j);
+void bspp_json_arr_begin(jbuf *j, const char *key);
+void bspp_json_arr_end(jbuf *j);
+
+void bspp_read_loadavg(double la[3]); /* -1s when unknown */
+void bspp_emit(probe_ctx *c);         /* writes c->j as one line, flushes */
+void bspp_add_warning(probe_ctx *c, const char *fmt, ...) PROBE_PRINTF(2, 3);
+/* Progress on stderr (process 0): what, k of n done; rate-limited unless force. */
+void bspp_progress(probe_ctx *c, const char *what, long k, long n, int force);
+void bspp_progress_end(probe_ctx *c, const char *section);
+void bspp_maybe_load_record(probe_ctx *c, int force);
+
+/* ---- rng.c: splitmix64; every process that seeds it alike draws alike ------------------- */
+
+uint64_t bspp_rng_next(uint64_t *state);
+uint64_t bspp_rng_seed(uint64_t seed, uint64_t a, uint64_t b, uint64_t c);
+double bspp_rng_unit(uint64_t *state); /* uniform in [0, 1) */
+void bspp_rng_shuffle_long(uint64_t *state, long *v, long n);
 /* A random derangement of 0..p-1 (no fixed points; the identity when p = 1). */
-void rng_derangement(uint64_t *state, int *perm, int p);
+void bspp_rng_derangement(uint64_t *state, int *perm, int p);
 
-/* ---- collective helpers (measure_comm.c) ------------------------------------------------ */
+/* ---- probe_ctx.c: names, the context, gathers -------------------------------------------- */
 
-/* The max over processes of one value: bspk_max_over_processes(v, c->allv). */
-/* Gathers local[0..n) of every process to process 0, where out[i] = max over processes of
- * local[i]; one superstep. out may be NULL on processes other than 0. */
-void gather_max(probe_ctx *c, const double *local, int n, double *out);
+extern const char *const bspp_section_names[NSECTIONS];
+extern const char *const bspp_prim_names[NPRIMS];
+extern const char *const bspp_pattern_names[NPATTERNS];
 
-/* ---- what the calibration rounds share with the sections ---------------------------------- */
-
-/* f's kernels (measure_f.c) */
-enum { K_DOT_DOUBLE, K_DOT_DOUBLE_BLAS, K_DOT_INT, K_MM_DOUBLE, K_MM_DOUBLE_BLAS, K_MM_INT, NK };
-extern const char *const f_kernel_names[NK];
-typedef struct f_state {
-  probe_ctx *c;
-  void *pool; /* dot products: pairs of vectors, rotated */
-  long pool_bytes;
-  double *ad, *bd, *cd; /* matrices */
-  int *ai, *bi, *ci;
-  long rot; /* next pair */
-} f_state;
-int f_kernel_available(int k); /* the BLAS kernels need CBLAS */
-void f_blas_one_thread(void);  /* f is the speed of one core: BLAS on one thread */
-/* st->pool: dot_pool_bytes (at least 4 vectors of dot_n doubles), not filled */
-void f_alloc_dot_pool(f_state *st, probe_ctx *c);
-void f_fill_pool(f_state *st, int as_int);
-/* One warm-up run of kernel k of size n, then reps timed runs into samples[] (process 0). */
-void f_time_kernel(f_state *st, int k, long n, double *samples, int reps);
-
-/* One g point (measure_comm.c) timed as in measure_g, with its own repetition rule: at least
- * min_reps and until they took min_s, at most max_reps (exactly --reps N when given); out
- * (process 0) gets each repetition's max over processes. Returns the repetitions. */
-int measure_comm_point(probe_ctx *c, int prim, int pattern, long hs, long count, int min_reps,
-                       double min_s, double *out, int *warmups);
-/* The l variants (measure_comm.c): `samples` batched samples (--reps N when given) into out
- * (process 0); returns their number, *batch the batch size. */
-enum { L_EMPTY, L_SHIFT, L_ALLTOALL, NLVARIANTS };
-const char *l_variant_name(int variant);
-int measure_l_variant(probe_ctx *c, int variant, int samples, double *out, long *batch);
-
-/* One round of the short calibration (calibrate.c; collective): f's dot products, two g points
- * and two l variants, written as one `calibration` record by process 0. seq < 0: null. */
-void calibration_round(probe_ctx *c, int round, long seq);
-void calibration_free(probe_ctx *c); /* the dot-product pool, at the end of the run */
-
-/* ---- the context (probe_ctx.c) ------------------------------------------------------------- */
-
-void probe_set_params(probe_params *pr, int quick); /* the settings of the quick or full mode */
 /* Collective: the context of a run (opt must outlive it) with areas of hmax words, registered. */
-probe_ctx *probe_ctx_setup(const probe_opts *opt, long hmax);
-void probe_ctx_teardown(probe_ctx *c); /* collective: deregisters and frees */
+probe_ctx *bspp_ctx_setup(const probe_opts *opt, long hmax);
+void bspp_ctx_teardown(probe_ctx *c); /* collective: deregisters and frees */
+/* Gathers local[0..n) of every process to process 0, where out[i] = max over processes of
+ * local[i]; one superstep. out may be NULL on processes other than 0. (The max of one value
+ * on every process: bspk_max_over_processes(v, c->allv).) */
+void bspp_gather_max(probe_ctx *c, const double *local, int n, double *out);
 
-/* ---- sections ----------------------------------------------------------------------------- */
+/* ---- measure_f.c: f and memcpy; f's kernels for the calibration ------------------------- */
 
-void measure_f(probe_ctx *c);               /* measure_f.c */
-void measure_memcpy(probe_ctx *c);          /* measure_f.c */
-const char *blas_name(char *buf, size_t n); /* "openblas 0.3.21" or "none" */
-const char *blas_config(void);              /* OpenBLAS config string or NULL */
-const char *blas_corename(void);            /* OpenBLAS core name or NULL */
-void measure_g(probe_ctx *c);               /* measure_comm.c */
-void measure_validation(probe_ctx *c);
-void measure_l(probe_ctx *c);
-void measure_as(probe_ctx *c);
-void measure_mem(probe_ctx *c);  /* measure_mem.c: processor-memory, Kang et al. sec. 4.2.1 */
-void measure_pp(probe_ctx *c);   /* measure_pp.c: processor-processor, sec. 4.2.2 */
-void measure_disk(probe_ctx *c); /* measure_disk.c: memory-disk, sec. 4.2.3 */
+extern const char *const bspp_f_kernel_names[NK];
+int bspp_f_kernel_available(int k); /* the BLAS kernels need CBLAS */
+void bspp_f_blas_one_thread(void);  /* f is the speed of one core: BLAS on one thread */
+void bspp_f_fill_pool(f_state *st, int as_int);
+/* One warm-up run of kernel k of size n, then reps timed runs into samples[] (process 0). */
+void bspp_f_time_kernel(f_state *st, int k, long n, double *samples, int reps);
+void bspp_measure_f(probe_ctx *c);
+void bspp_measure_memcpy(probe_ctx *c);
+const char *bspp_blas_name(char *buf, size_t n); /* "openblas 0.3.21" or "none" */
+const char *bspp_blas_config(void);              /* OpenBLAS config string or NULL */
+const char *bspp_blas_corename(void);            /* OpenBLAS core name or NULL */
+
+/* ---- timing.c: how a communication sample is timed ---------------------------------------- */
+
+/* One superstep (or a few) of the operation being timed; arg is the operation's own. */
+typedef void (*op_fn)(probe_ctx *c, const void *arg);
+
+/* One point: warm-up, repetitions (at least min_reps and until they took min_s, at most
+ * max_reps; exactly --reps N when given); on process 0 out[] gets the max over processes of
+ * each repetition. Returns the repetitions, *warmups the warm-up runs. */
+int bspp_time_point(probe_ctx *c, op_fn fn, const void *arg, int min_reps, double min_s,
+                    double *out, int *warmups);
+/* Batched latency samples: each = (time of `batch` back-to-back calls of fn) / batch, max over
+ * processes; n samples (--reps N when given) into out (process 0). Returns their number,
+ * *batch_out the batch size. */
+int bspp_time_batched(probe_ctx *c, op_fn fn, const void *arg, int n, double *out, long *batch_out);
+
+/* The h-relation of one g point. */
+typedef struct {
+  int prim, pattern;
+  long hs, count; /* h* (words per request), c (requests per process) */
+  int target;     /* permutation and shift: where every request goes (or reads from) */
+} comm_op;
+/* Sets o->target for this process (perm: room for p ints); a permutation is drawn per point
+ * from the seed. */
+void bspp_comm_target(probe_ctx *c, comm_op *o, int *perm);
+void bspp_comm_run(probe_ctx *c, const void *arg); /* an op_fn; arg: a comm_op */
+/* One g point timed with bspp_time_point. */
+int bspp_time_comm_point(probe_ctx *c, int prim, int pattern, long hs, long count, int min_reps,
+                         double min_s, double *out, int *warmups);
+
+/* A latency test (l, and Tests 1-5 of the As suite): one kind of superstep, timed in batches. */
+typedef struct {
+  const char *name;
+  op_fn fn;
+  const char *what; /* what one superstep of it does */
+} latency_test;
+void bspp_op_sync(probe_ctx *c, const void *arg); /* bsp_sync alone (l's empty, As's Empty) */
+
+/* The l variants, timed by the l section and the calibration rounds. */
+enum { L_EMPTY, L_SHIFT, L_ALLTOALL, NLVARIANTS };
+extern const latency_test bspp_l_variants[NLVARIANTS];
+/* `samples` batched samples of l variant `variant` (--reps N when given) into out (process
+ * 0); returns their number, *batch the batch size. */
+int bspp_time_l_variant(probe_ctx *c, int variant, int samples, double *out, long *batch);
+
+/* ---- calibrate.c: the short calibration ------------------------------------------------------ */
+
+/* One round (collective): f's dot products, two g points and two l variants, written as one
+ * `calibration` record by process 0. seq < 0: null. */
+void bspp_run_calibration_round(probe_ctx *c, int round, long seq);
+
+/* ---- measure_comm.c: the communication sections ----------------------------------------- */
+
+void bspp_measure_g(probe_ctx *c);
+void bspp_measure_validation(probe_ctx *c);
+void bspp_measure_l(probe_ctx *c);
+void bspp_measure_as(probe_ctx *c);
 /* The planned grid, for the header: fills msg_words[] and counts[] (each at most 64). */
-void plan_grid_axes(const probe_ctx *c, long *msg_words, int *nm, long *counts, int *nc);
-long grid_points_per_combo(const probe_ctx *c);
+void bspp_plan_grid_axes(const probe_ctx *c, long *msg_words, int *nm, long *counts, int *nc);
+long bspp_grid_points_per_combo(const probe_ctx *c);
+
+/* ---- the memory-hierarchy suites of Kang et al. ----------------------------------------- */
+
+void bspp_measure_mem(probe_ctx *c);  /* measure_mem.c: processor-memory, sec. 4.2.1 */
+void bspp_measure_pp(probe_ctx *c);   /* measure_pp.c: processor-processor, sec. 4.2.2 */
+void bspp_measure_disk(probe_ctx *c); /* measure_disk.c: memory-disk, sec. 4.2.3 */
 
 #endif /* BSPPROBE_PROBE_H */

@@ -1,8 +1,9 @@
 /*
- * probe_ctx.c - a probe context: the mode's settings, the registered communication areas and
- * the gather buffers every measurement uses. bspprobe makes one per run; the algorithm drivers
- * make one for the short calibration they run inside themselves (calibration.h). Part of
- * bspprobe (see bspprobe.c for the overview).
+ * probe_ctx.c - a probe context: the names of sections, primitives and patterns, the mode's
+ * settings, the registered communication areas and the gather to process 0 that every
+ * measurement uses. bspprobe makes one per run; the algorithm drivers make one for the short
+ * calibration they run inside themselves (calibration.h, calibrate.c). Part of bspprobe_core
+ * (see probe.h for the files' order).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -10,17 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibration.h"
 #include "probe.h"
 
-const char *const section_names[NSECTIONS] = {"f",          "memcpy", "g",  "l",   "as",
-                                              "validation", "mem",    "pp", "disk"};
-const char *const prim_names[NPRIMS] = {"put", "hpput", "get", "hpget", "send"};
-const char *const pattern_names[NPATTERNS] = {"alltoall", "permutation", "shift"};
+const char *const bspp_section_names[NSECTIONS] = {"f",          "memcpy", "g",  "l",   "as",
+                                                   "validation", "mem",    "pp", "disk"};
+const char *const bspp_prim_names[NPRIMS] = {"put", "hpput", "get", "hpget", "send"};
+const char *const bspp_pattern_names[NPATTERNS] = {"alltoall", "permutation", "shift"};
 
-/* The two sets of settings, read as a table (clang-format would give each its own line). */
+/* The two modes' settings, read as a table (clang-format would give each its own line). */
 // clang-format off
-void probe_set_params(probe_params *pr, int quick) {
+static void probe_set_params(probe_params *pr, int quick) {
   if (quick) {
     *pr = (probe_params){
         .min_reps = 5, .max_reps = 200, .min_point_s = 4e-3,
@@ -39,7 +39,7 @@ void probe_set_params(probe_params *pr, int quick) {
 }
 // clang-format on
 
-probe_ctx *probe_ctx_setup(const probe_opts *opt, long hmax) {
+probe_ctx *bspp_ctx_setup(const probe_opts *opt, long hmax) {
   probe_ctx *c = xmalloc(sizeof *c);
   memset(c, 0, sizeof *c);
   c->opt = opt;
@@ -71,8 +71,7 @@ probe_ctx *probe_ctx_setup(const probe_opts *opt, long hmax) {
   return c;
 }
 
-void probe_ctx_teardown(probe_ctx *c) {
-  calibration_free(c);
+void bspp_ctx_teardown(probe_ctx *c) {
   bsp_pop_reg(c->allv);
   bsp_pop_reg(c->gather);
   bsp_pop_reg(c->dst);
@@ -84,38 +83,22 @@ void probe_ctx_teardown(probe_ctx *c) {
   free(c->dst);
   free(c->src);
   free(c->j.b);
+  free(c->cal_f.pool);
   free(c);
 }
 
-/* ---- the calibration inside another program (calibration.h) -----------------------------------
- */
-
-struct probe_calibration {
-  probe_opts opts;
-  probe_ctx *ctx;
-};
-
-probe_calibration *probe_calibration_begin(int quick) {
-  probe_calibration *cal = xmalloc(sizeof *cal);
-  memset(cal, 0, sizeof *cal);
-  cal->opts.quick = quick;
-  cal->opts.calibration = 1;
-  cal->opts.calibrate = 1;
-  /* the larger g point's h: what the calibration needs of the communication areas */
-  cal->ctx = probe_ctx_setup(&cal->opts, CALIBRATION_MAX_WORDS);
-  return cal;
-}
-
-const char *probe_calibration_round(probe_calibration *cal, int round) {
-  probe_ctx *c = cal->ctx;
-  c->j.n = 0;
-  calibration_round(c, round, -1); /* c->out is NULL: the record stays in c->j */
-  if (c->s != 0 || c->j.n == 0) return NULL;
-  if (c->j.b[c->j.n - 1] == '\n') c->j.b[--c->j.n] = '\0'; /* emit's line end */
-  return c->j.b;
-}
-
-void probe_calibration_end(probe_calibration *cal) {
-  probe_ctx_teardown(cal->ctx);
-  free(cal);
+void bspp_gather_max(probe_ctx *c, const double *local, int n, double *out) {
+  if (n > c->gather_stride)
+    bsp_abort("bspprobe: internal error: %d samples, room for %d\n", n, c->gather_stride);
+  bsp_put(0, local, c->gather, (probe_size_t)((size_t)c->s * c->gather_stride * sizeof(double)),
+          (probe_size_t)(n * sizeof(double)));
+  bsp_sync();
+  if (c->s == 0)
+    for (int i = 0; i < n; i++) {
+      double m = c->gather[i];
+      for (int t = 1; t < c->p; t++)
+        if (c->gather[(size_t)t * c->gather_stride + i] > m)
+          m = c->gather[(size_t)t * c->gather_stride + i];
+      out[i] = m;
+    }
 }

@@ -178,10 +178,10 @@ static void spmd(void) {
    * them (and f), so that it sees the machine in the state the run saw (calibration.h) */
   if (opts.calibrate) bsp_sync(); /* its cost must not hold the other processes' setup */
   double calibration_t0 = bsp_time();
-  probe_calibration *calibration =
-      opts.calibrate ? probe_calibration_begin(opts.calibrate == 2) : NULL;
+  bspp_calibration *calibration =
+      opts.calibrate ? bspp_calibration_begin(opts.calibrate == 2) : NULL;
   char *calibration_before =
-      calibration ? copy_record(probe_calibration_round(calibration, 0)) : NULL;
+      calibration ? copy_record(bspp_calibration_round(calibration, 0)) : NULL;
   double calibration_s = bsp_time() - calibration_t0;
   bspalg_counters_begin();
   bsp_sync();
@@ -217,8 +217,8 @@ static void spmd(void) {
   if (opts.measure_f && driver->measure_f) measure_f(state, &f, &f_all, f_note, sizeof f_note);
   calibration_t0 = bsp_time();
   char *calibration_after =
-      calibration ? copy_record(probe_calibration_round(calibration, 1)) : NULL;
-  if (calibration) probe_calibration_end(calibration);
+      calibration ? copy_record(bspp_calibration_round(calibration, 1)) : NULL;
+  if (calibration) bspp_calibration_end(calibration);
   calibration_s += bsp_time() - calibration_t0;
 
   char params[4096] = "{}"; /* oocmm lists its I/O call sizes here */

@@ -1,6 +1,6 @@
 /*
  * bspk_spmd.h - collective helpers for the SPMD part, written against bsp.h alone (part of
- * common/, see README.md).
+ * common/spmd/, see common/README.md).
  */
 #ifndef BSPK_SPMD_H
 #define BSPK_SPMD_H

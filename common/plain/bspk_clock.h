@@ -1,5 +1,6 @@
 /*
- * bspk_clock.h - the clock every bspkit program times with (part of common/, see README.md).
+ * bspk_clock.h - the clock every bspkit program times with (part of common/plain/, see
+ * common/README.md).
  *
  * CLOCK_MONOTONIC: never steps back when the date is set, so differences are durations.
  * clock_gettime is POSIX: build with _GNU_SOURCE or _POSIX_C_SOURCE >= 199309L (as the

@@ -1,6 +1,6 @@
 /*
  * bspk_machine.h - what the probe and the benchmarks record about the machine they ran on
- * (part of common/, see README.md). Linux files; elsewhere the answers are "unknown".
+ * (part of common/plain/, see common/README.md). Linux files; elsewhere the answers are "unknown".
  */
 #ifndef BSPK_MACHINE_H
 #define BSPK_MACHINE_H

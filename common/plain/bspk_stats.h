@@ -1,7 +1,7 @@
 /*
- * bspk_stats.h - order statistics of repeated measurements (part of common/, see
- * README.md). Nothing here allocates: the caller sorts its samples (or a copy of them) with
- * bspk_sort_doubles and asks the sorted array.
+ * bspk_stats.h - order statistics of repeated measurements (part of common/plain/,
+ * see common/README.md). Nothing here allocates: the caller sorts its samples (or a copy of
+ * them) with bspk_sort_doubles and asks the sorted array.
  */
 #ifndef BSPK_STATS_H
 #define BSPK_STATS_H

@@ -1,6 +1,6 @@
 /*
  * bspk_alloc.h - allocation that does not return NULL, for the SPMD part of a BSPlib program
- * (part of common/, see README.md). Running out of memory ends the whole program with
+ * (part of common/spmd/, see common/README.md). Running out of memory ends the whole program with
  * bsp_abort, which stops every process (a plain exit in one process would leave the others
  * waiting at their next sync), with "<program>: out of memory (N bytes) on process P".
  */

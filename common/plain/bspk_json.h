@@ -1,7 +1,7 @@
 /*
  * bspk_json.h - the pieces of JSON that the probe, the algorithm drivers and the benchmarks
- * write by hand (part of common/, see README.md): one escaping rule for strings and one rule
- * for numbers that JSON cannot hold, so every file bspkit writes reads back alike.
+ * write by hand (part of common/plain/, see common/README.md): one escaping rule for strings
+ * and one rule for numbers that JSON cannot hold, so every file bspkit writes reads back alike.
  */
 #ifndef BSPK_JSON_H
 #define BSPK_JSON_H
