@@ -127,8 +127,9 @@ def build_other(root: Path, bspcc: str, outdir: Path, extra_cflags: list[str] | 
         raise ProbeError(f"the compiler wrapper {bspcc!r} is not there")
     exe = outdir / "bspprobe-other"
     cmd = [bspcc, "-O2", "-DBSPPROBE_NO_EXTENSIONS", f"-I{root / 'probe'}"]
-    if (root / "common").is_dir():  # the header-only helpers the probe shares (clock, JSON, allocation)
-        cmd.append(f"-I{root / 'common'}")
+    for helpers in ("plain", "spmd"):  # the header-only helpers the probe shares (common/README.md)
+        if (root / "common" / helpers).is_dir():
+            cmd.append(f"-I{root / 'common' / helpers}")
     blas = have_cblas()
     if blas:
         cmd.append("-DBSPPROBE_HAVE_CBLAS")

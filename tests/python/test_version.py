@@ -49,5 +49,5 @@ def test_the_build_has_the_version() -> None:
     out = subprocess.run([str(BUILD / "bin" / "bsprun"), "--version"], capture_output=True, text=True, check=True)
     assert out.stdout == f"bsprun (bspkit) {bspkit.__version__}\n"
     ninja = BUILD / "build.ninja"
-    if ninja.is_file():  # the C code gets the version as BSPKIT_VERSION_STRING (via bspkit_common)
+    if ninja.is_file():  # the C code gets the version as BSPKIT_VERSION_STRING (via bspkit_common_plain)
         assert f'-DBSPKIT_VERSION_STRING=\\"{bspkit.__version__}\\"' in ninja.read_text()
