@@ -27,6 +27,7 @@ from bspkit.commands._args import (
 )
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 from bspkit.inputs import check_launch, driver_tools, params_for
+from bspkit.params import JsonObject, Params
 
 NAME = "imh"
 PASS_THROUGH = True  # what follows `--` goes to every driver run
@@ -104,6 +105,21 @@ def sizes_of(options: ImhOptions) -> list[int]:
     return sizes
 
 
+def run_description(
+    backend: str, nprocs: int, hostfile: Path | None, params_path: Path | None, params: Params
+) -> JsonObject:
+    """What imh.json says of the runs besides their rows: where they ran, the parameter file, the command."""
+    return {
+        "backend": backend,
+        "p": nprocs,
+        "hostfile": str(hostfile) if hostfile else None,
+        "params_file": str(params_path),
+        "machine": params.machine,
+        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "command": "bspkit " + " ".join(sys.argv[1:]),
+    }
+
+
 def run(options: ImhOptions, extra: Sequence[str]) -> int:
     from bspkit import imh_predict as ip  # scipy (bspkit.imh): imported when the command runs, not for --help
 
@@ -147,13 +163,7 @@ def run(options: ImhOptions, extra: Sequence[str]) -> int:
         "format": 1,
         "bspkit_version": __version__,
         "algorithm": options.algorithm,
-        "backend": launch.backend,
-        "p": nprocs,
-        "hostfile": str(hostfile) if hostfile else None,
-        "params_file": str(params_path),
-        "machine": params.machine,
-        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-        "command": "bspkit " + " ".join(sys.argv[1:]),
+        **run_description(launch.backend, nprocs, hostfile, params_path, params),
         "rows": rows,
         "mean_abs_error": errors,
     }

@@ -26,6 +26,7 @@ from bspkit.commands._args import (
 )
 from bspkit.console import Failure, UsageError, check_writable, progress
 from bspkit.inputs import check_launch, driver_tools, params_for, run_label
+from bspkit.params import JsonObject, Params
 
 NAME = "validate"
 PASS_THROUGH = True  # what follows `--` goes to every driver run
@@ -160,6 +161,29 @@ def output_dir(options: ValidateOptions, alg: al.Algorithm, nprocs: int, label: 
     return (pr.repo_root() or Path.cwd()) / "results" / "validate" / f"{alg.name}-{label}-p{nprocs}-{stamp}"
 
 
+def hosts_and_params(options: ValidateOptions, resumed: JsonObject | None) -> tuple[int, Path | None, Path, Params]:
+    """(p, the hosts, the parameter file and its parameters): as given, else the resumed
+    sweep's, else p = the cores, this machine and the newest probe's."""
+    launch = options.launch
+    nprocs = launch.nprocs or (int(resumed["p"]) if resumed else pr.cores())
+    hostfile = hostfile_arg(launch.backend, launch.hostfile or (resumed.get("hostfile") if resumed else None))
+    params_arg = options.params or (resumed.get("params_file") if resumed else None)
+    params_path, params = params_for(params_arg, launch.backend, nprocs, required=True, hostfile=hostfile)
+    assert params is not None and params_path is not None
+    if params.p not in (None, nprocs):
+        progress(f"warning: the parameters were measured at p = {params.p}, the runs use p = {nprocs}")
+    return nprocs, hostfile, params_path, params
+
+
+def check_memory(alg: al.Algorithm, todo: Sequence[tuple[int, str | None]], nprocs: int) -> None:
+    """Failure, before anything runs, when a run of the sweep would not fit in memory."""
+    runs = [{"n": n, **({alg.sweep_param: v} if alg.sweep_param and v else {})} for n, v in todo]
+    try:
+        al.check_memory(alg, runs, nprocs)
+    except al.AlgorithmError as e:
+        raise Failure(str(e)) from None
+
+
 def run(options: ValidateOptions, extra: Sequence[str]) -> int:
     from bspkit import validate as va  # matplotlib (validate_report): imported when the command runs, not for --help
 
@@ -168,27 +192,14 @@ def run(options: ValidateOptions, extra: Sequence[str]) -> int:
     if options.resume and options.output_dir:
         raise UsageError("--resume DIR continues the sweep in DIR: --output-dir is not needed")
     resumed = va.load_resumed(Path(options.resume), alg, launch.backend, launch.nprocs) if options.resume else None
-    nprocs = launch.nprocs or (int(resumed["p"]) if resumed else pr.cores())
-    # the resumed sweep's hosts, unless given again
-    hostfile = hostfile_arg(launch.backend, launch.hostfile or (resumed.get("hostfile") if resumed else None))
     sizes, sweep_vals = sweep_of(alg, options.sizes, options.values, options.quick)
-    params_arg = options.params or (resumed.get("params_file") if resumed else None)
-    params_path, params = params_for(params_arg, launch.backend, nprocs, required=True, hostfile=hostfile)
-    assert params is not None and params_path is not None
-    if params.p not in (None, nprocs):
-        progress(f"warning: the parameters were measured at p = {params.p}, the runs use p = {nprocs}")
+    nprocs, hostfile, params_path, params = hosts_and_params(options, resumed)
     outdir = output_dir(options, alg, nprocs, run_label(launch.backend, hostfile))
     check_writable(outdir / "validate.json", "the sweep's results")
-
     todo = va.remaining(sizes, sweep_vals, resumed.get("rows", []) if resumed else [])
     if resumed:
         progress(f"resuming {outdir}: {len(resumed.get('rows', []))} runs kept, {len(todo)} of this sweep to run")
-    try:
-        al.check_memory(
-            alg, [{"n": n, **({alg.sweep_param: v} if alg.sweep_param and v else {})} for n, v in todo], nprocs
-        )
-    except al.AlgorithmError as e:
-        raise Failure(str(e)) from None
+    check_memory(alg, todo, nprocs)
     bsprun, bindir = driver_tools(launch.build_dir, alg.driver)
     check_launch(bsprun, launch.backend, nprocs, hostfile)
     # the short calibration runs inside every driver run, before its repetitions and after them
