@@ -168,6 +168,8 @@ def _iso(epoch_s: float) -> str:
 
 
 def summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[dict[str, Any], list[tuple[Any, dict[str, Any]]]]:
+    """(the summary over every run, [(value, the summary of its runs), ...]); each row is
+    marked with the best model overall."""
     overall = group_summary(rows)
     for r in rows:
         r["best_model"] = overall.get("best_model")
