@@ -25,13 +25,9 @@ prediction.
 
 from __future__ import annotations
 
-import argparse
 import copy
-import datetime as dt
 import json
 import math
-import os
-import platform
 import statistics
 import subprocess
 import tempfile
@@ -42,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from bspkit import __version__, programs
-from bspkit import probe as pr
-from bspkit.console import Failure, check_writable, describe_exit, progress
+from bspkit import predict as pd
+from bspkit.console import Failure, describe_exit
 from bspkit.fileformat import format_problem
 from bspkit.params import JsonObject, Params, Surface
 from bspkit.predict import predict_time_levels
@@ -355,6 +351,46 @@ def scaled(params: Params, drift: Drift, scale_f: bool = True) -> Params:
     return out
 
 
+def calibrated_prediction(
+    measured_s: float, data: Mapping[str, Any], params: Params, before: Drift, after: Drift | None
+) -> JsonObject:
+    """A run's prediction with the parameters scaled by the machine's drift over the run (the
+    calibrations before and after it; before only when a sweep stopped after it), with its
+    errors against the measured time. g and l: the probe's, times the drift over the run. f:
+    the driver timed its own kernel after its repetitions, at the moment of the calibration
+    after it; over the repetitions it was the f drift over the run relative to that moment,
+    sqrt(f before / f after). PredictionError when the parameters cannot predict the run."""
+    drift = mean_drift(before, after)
+    f_run = data.get("f_all_s_per_unit") or data.get("f_s_per_unit")
+    f_b, f_a = before.headline["f"], after.headline["f"] if after is not None else None
+    f_factor = math.sqrt(f_b / f_a) if f_b and f_a else 1.0
+    pred = pd.predict(scaled(params, drift, scale_f=False), data, f_run * f_factor if f_run else None)
+    moved = _prediction_moved(data, params, before, after) if after is not None else None
+    return {
+        "predicted_s": {m: pred[m] for m in pd.MODELS},
+        "rel_error": {m: pd.relative_error(pred[m], measured_s) for m in pd.MODELS},
+        "drift": drift.headline,
+        "f_factor": f_factor,
+        "within_run": within_run(before, after) if after is not None else None,
+        "within_run_prediction": moved,
+        "flagged": moved is not None and not 1 / WITHIN_RUN_FLAG <= moved <= WITHIN_RUN_FLAG,
+        "after": after is not None,
+    }
+
+
+def _prediction_moved(data: Mapping[str, Any], params: Params, before: Drift, after: Drift) -> float | None:
+    """The run's predicted time with the calibration after it / before it; its work too moves
+    with f, whose drift the run's own f (timed once, at one moment) cannot see."""
+    pb = pd.predict(scaled(params, before, scale_f=False), data)
+    pa = pd.predict(scaled(params, after, scale_f=False), data)
+    f_b, f_a = before.headline["f"], after.headline["f"]
+    f_moved = f_a / f_b if f_a and f_b else 1.0
+    m = next((m for m in reversed(pd.MODELS) if pa[m] and pb[m]), None)
+    if m is None:
+        return None
+    return float((pa["work_s"] * f_moved + pa[m + " comm_s"]) / pb[m])
+
+
 # ------------------------------------------------------------------ running one
 
 
@@ -475,24 +511,6 @@ def read_calibration(path: Path) -> Calibration:
         raise Failure(f"{path}: {e}") from None
 
 
-def describe_drift(drift: Drift) -> list[str]:
-    """Lines for the terminal: each quantity's ratio, headline first."""
-    lines = []
-    head = drift.headline
-    names = {
-        "f": "f (dot products)",
-        "g": "g (large h)",
-        "g_small": "g (small h)",
-        "l": "l (empty sync)",
-        "l_shift": "l (after a shift)",
-    }
-    for k, label in names.items():
-        v = head.get(k)
-        if v is not None:
-            lines.append(f"  {label:<18} x{v:.3f}  ({(v - 1):+.1%})")
-    return lines
-
-
 def verdict(drift: Drift, bound: float = REPROBE_FACTOR) -> str:
     """One sentence: whether the probe still describes the machine."""
     head = drift.headline
@@ -504,44 +522,3 @@ def verdict(drift: Drift, bound: float = REPROBE_FACTOR) -> str:
         f"the machine has moved ({parts}, beyond x{bound:g}): predict with the calibrated parameters "
         "(--calibrate), and re-probe if it stays so"
     )
-
-
-def default_output(label: str, nprocs: int) -> Path:
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    host = platform.node().split(".")[0] or "host"
-    base = (pr.repo_root() or Path.cwd()) / "results" / "calibrate"
-    return base / f"{host}-{label}-p{nprocs}-{stamp}.json"
-
-
-def calibrate_command(args: argparse.Namespace) -> int:
-    from bspkit.inputs import check_launch, hostfile_arg, params_for, run_label
-
-    nprocs = args.nprocs or pr.cores()
-    hostfile = hostfile_arg(args.backend, args.hostfile)
-    params_path, params = params_for(args.params, args.backend, nprocs, required=False, hostfile=hostfile)
-    out = Path(args.output) if args.output else default_output(run_label(args.backend, hostfile), nprocs)
-    check_writable(out, "the calibration")
-    quick = True if args.quick else (False if args.full else None)
-    cal_runner = calibrator_for(params, args.build_dir, args.backend, nprocs, hostfile, quick)
-    check_launch(cal_runner.bsprun, args.backend, nprocs, hostfile)
-    progress(f"calibrating {args.backend} at p = {nprocs} ({'quick' if cal_runner.quick else 'full'} f sizes)")
-    cal = cal_runner.run()
-    cal.extra["loadavg_now"] = [round(x, 2) for x in os.getloadavg()]
-    drift = None
-    if params is not None:
-        try:
-            drift = drift_of(cal, params)
-        except CalibrationError as e:
-            raise Failure(f"{params_path}: {e}") from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(calibration_file(cal, params_path, drift), indent=1) + "\n", encoding="utf-8")
-    print(
-        f"calibration: {out} (the round took {cal.elapsed_s or 0:.3f} s, {cal.extra['wall_s']:.2f} s with the launch)"
-    )
-    if drift is not None:
-        print(f"drift against {params_path} (probed {params.machine.get('date', '?')}; ratio now / then):")  # type: ignore[union-attr]
-        print("\n".join(describe_drift(drift)))
-        print("  " + verdict(drift))
-    else:
-        print("no parameter file to compare with: give --params P.json to see the drift")
-    return 0

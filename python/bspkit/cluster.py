@@ -17,9 +17,7 @@ Names: the parent namespace is bspkit.NAME, host k's bspkit.NAME.hK, both in /ru
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import dataclasses
 import datetime as dt
 import json
 import math
@@ -501,14 +499,11 @@ def qdisc_counters(netns: str, device: str, tc: str) -> dict[str, int] | None:
     return None
 
 
-# -------------------------------------------------------------------------- the commands
-
-
-def cluster_dir(args: argparse.Namespace) -> Path:
-    return Path(args.state_dir or DEFAULT_STATE_DIR).absolute() / args.name
+# ------------------------------------------------------------------ up, down, status
 
 
 def down_command_line(name: str, state_dir: str | None) -> str:
+    """The command that takes cluster NAME down, for messages (--state-dir as the user gave it)."""
     cmd = ["bspkit", "cluster", "down"]
     if name != DEFAULT_NAME:
         cmd += ["--name", name]
@@ -517,27 +512,14 @@ def down_command_line(name: str, state_dir: str | None) -> str:
     return shlex.join(cmd)
 
 
-def up_command(args: argparse.Namespace) -> int:
-    rate = parse_rate(args.rate)
-    burst = parse_size(args.burst) if args.burst is not None else None
-    c = plan(
-        args.name,
-        args.hosts,
-        args.ranks_per_host,
-        rate,
-        burst,
-        args.map_by,
-        Path(args.state_dir or DEFAULT_STATE_DIR),
-        sorted(os.sched_getaffinity(0)),
-        {},
-    )
-    tools = find_tools()  # after the usage errors
-    c = dataclasses.replace(c, tools=tools)
-    down_hint = down_command_line(args.name, args.state_dir)
-    left = cluster_namespaces(args.name)
+def up(c: Cluster, down_hint: str) -> None:
+    """Makes the planned cluster (its tools found): namespaces, bridge, links and shaping, then
+    cluster.json, the agent and last the hostfile. A cluster of that name must not exist
+    (down_hint: the command that removes it); a step that fails removes what was made."""
+    left = cluster_namespaces(c.name)
     if c.directory.exists() or left:
         what = ", ".join([str(c.directory)] * c.directory.exists() + [f"namespace {ns}" for ns in left])
-        raise Failure(f"cluster '{args.name}' exists ({what}): run `{down_hint}` first")
+        raise Failure(f"cluster '{c.name}' exists ({what}): run `{down_hint}` first")
     try:
         c.directory.mkdir(parents=True)
         build(c)
@@ -546,49 +528,11 @@ def up_command(args: argparse.Namespace) -> int:
         c.agent.chmod(0o755)
         write_text(c.hostfile, c.hostfile_text())  # last: a hostfile means a finished cluster
     except BaseException as e:
-        _, problems = teardown(c.name, c.directory, tools["ip"])
+        _, problems = teardown(c.name, c.directory, c.tools["ip"])
         cleaned = "what it had made is removed" if not problems else "could not remove: " + "; ".join(problems)
         if isinstance(e, (StepFailed, Failure, OSError)):
             raise Failure(f"cluster up: {e} ({cleaned})") from None
         raise
-    _print_up(c, args.state_dir)
-    return 0
-
-
-def _print_up(c: Cluster, state_dir: str | None) -> None:
-    total = len(c.hosts) * c.ranks_per_host
-    print(
-        f"cluster '{c.name}' is up: {shape(len(c.hosts), c.ranks_per_host)} in network namespace {c.netns}; "
-        f"each host's link {format_rate(c.rate_bits)} each way (tc tbf, burst {c.burst_bytes} bytes)"
-    )
-    for h in c.hosts:
-        print(f"  {h.hostname:<14} {h.address:<12} cores {','.join(map(str, h.cpus)):<10} namespace {h.netns}")
-    placed = "fill host 0 first, then host 1, ..." if c.map_by == "slot" else "go round robin over the hosts"
-    print(f"ranks {placed} (--map-by {c.map_by}); each host's ranks run on its cores")
-    if c.oversubscribed:
-        print(
-            f"{len(c.hosts) * c.ranks_per_host} ranks share {c.cores} cores: waiting ranks yield (mpi_yield_when_idle)"
-        )
-    print(f"hostfile: {c.hostfile}")
-    print("run on it (as root):")
-    print(f"  bsprun -b mpi -n {total} --hostfile {c.hostfile} PROGRAM")
-    print(f"  bspkit probe -b mpi -n {total} --hostfile {c.hostfile}")
-    print(f"take it down: {down_command_line(c.name, state_dir)}")
-
-
-def down_command(args: argparse.Namespace) -> int:
-    check_name(args.name)
-    tools = find_tools()
-    removed, problems = teardown(args.name, cluster_dir(args), tools["ip"])
-    if not removed and not problems:
-        print(f"no cluster '{args.name}': nothing to remove")
-        return 0
-    for what in removed:
-        print(f"removed {what}")
-    if problems:
-        raise Failure(f"cluster '{args.name}' is not entirely removed: " + "; ".join(problems))
-    print(f"cluster '{args.name}' is down")
-    return 0
 
 
 def _counter_text(q: dict[str, int] | None) -> str:
@@ -597,7 +541,8 @@ def _counter_text(q: dict[str, int] | None) -> str:
     return f"{q['bytes']} B, {q['packets']} pkt, {q['drops']} dropped"
 
 
-def _status_of(directory: Path, tc: str) -> list[str]:
+def status_of(directory: Path, tc: str) -> list[str]:
+    """One cluster's lines: its shape, links and each host's byte counters each way."""
     try:
         state = json.loads((directory / "cluster.json").read_text())
     except (OSError, ValueError) as e:
@@ -622,44 +567,27 @@ def _status_of(directory: Path, tc: str) -> list[str]:
     return lines
 
 
-def status_command(args: argparse.Namespace) -> int:
-    tools = find_tools()
-    base = Path(args.state_dir or DEFAULT_STATE_DIR).absolute()
-    if args.name:
-        check_name(args.name)
-        directory = base / args.name
-        if not (directory / "cluster.json").is_file():
-            left = cluster_namespaces(args.name)
-            if left:
-                raise Failure(
-                    f"cluster '{args.name}' is half made (namespaces {', '.join(left)}, no {directory / 'cluster.json'})"
-                    f": run `{down_command_line(args.name, args.state_dir)}`"
-                )
-            raise Failure(f"no cluster '{args.name}' ({directory / 'cluster.json'} does not exist)")
-        directories = [directory]
-    else:
-        directories = sorted(p.parent for p in base.glob("*/cluster.json"))
-    for d in directories:
-        print("\n".join(_status_of(d, tools["tc"])))
-    known = {d.name for d in directories}
+def cluster_directories(base: Path, name: str | None, state_dir: str | None) -> list[Path]:
+    """The state directory of cluster NAME under base (Failure where it has none), or without
+    a name those of every cluster there."""
+    if not name:
+        return sorted(p.parent for p in base.glob("*/cluster.json"))
+    check_name(name)
+    directory = base / name
+    if not (directory / "cluster.json").is_file():
+        left = cluster_namespaces(name)
+        if left:
+            raise Failure(
+                f"cluster '{name}' is half made (namespaces {', '.join(left)}, no {directory / 'cluster.json'})"
+                f": run `{down_command_line(name, state_dir)}`"
+            )
+        raise Failure(f"no cluster '{name}' ({directory / 'cluster.json'} does not exist)")
+    return [directory]
+
+
+def stray_namespaces(known: set[str]) -> list[str]:
+    """bspkit's namespaces in /run/netns of clusters not in `known` (left without state)."""
     try:
-        stray = sorted(e for e in os.listdir(NETNS_DIR) if e.startswith(NETNS_PREFIX) and e.split(".")[1] not in known)
+        return sorted(e for e in os.listdir(NETNS_DIR) if e.startswith(NETNS_PREFIX) and e.split(".")[1] not in known)
     except OSError:
-        stray = []
-    if stray:
-        names = sorted({e.split(".")[1] for e in stray})
-        print(
-            f"namespaces of clusters without state in {base}: {', '.join(stray)} "
-            f"(remove with: {'; '.join(down_command_line(n, None) for n in names)}, with --state-dir if they have one)"
-        )
-    if not directories and not stray:
-        print(f"no cluster (none in {base})")
-    return 0
-
-
-def cluster_command(args: argparse.Namespace) -> int:
-    if args.cluster_command == "up":
-        return up_command(args)
-    if args.cluster_command == "down":
-        return down_command(args)
-    return status_command(args)
+        return []

@@ -1,5 +1,5 @@
-"""`bspkit imh`: Kang et al.'s IMH model applied as their sec. 6 applies it. A run of Cannon's
-matrix multiplication (with a loop kernel) or of the out-of-core matrix multiplication is
+"""Kang et al.'s IMH model applied as their sec. 6 applies it (`bspkit imh`: the command is
+bspkit.commands.imh). A run of Cannon's matrix multiplication (with a loop kernel) or of the out-of-core matrix multiplication is
 predicted twice from one probe's parameter file, with the BSP model alone and with the
 memory-hierarchy terms of the IMH model (sec. 5.2.4), then run and measured; the two errors
 are reported side by side.
@@ -17,25 +17,14 @@ are reported side by side.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from bspkit import __version__, imh
-from bspkit import algorithms as al
+from bspkit import imh
 from bspkit import predict as pd
-from bspkit import probe as pr
-from bspkit.console import Failure, UsageError, check_writable, progress, write_text
-from bspkit.inputs import check_launch, driver_tools, hostfile_arg, params_for
 from bspkit.params import Params
 
-SUPPORTED = ("cannon", "oocmm")
 GROUP_ORDER = ("L1", "L2", "L3", "memory")
-DEFAULT_SIZES = {"cannon": (600, 1000, 1400), "oocmm": (1024, 2048)}
 
 
 class ImhError(Exception):
@@ -173,70 +162,16 @@ def predict_run(alg: str, params: Params, run: Mapping[str, Any], procs: int, di
     return out
 
 
-def _pct(v: float | None) -> str:
+def pct(v: float | None) -> str:
     return "-" if v is None else f"{v:+.1%}"
 
 
-def imh_command(args: argparse.Namespace, extra: list[str]) -> int:
-    if args.algorithm not in SUPPORTED:
-        raise UsageError(f"bspkit imh predicts {' and '.join(SUPPORTED)}, not {args.algorithm!r}")
-    alg = al.find_algorithm(args.algorithm if args.algorithm != "cannon" else "cannon-put")
-    hostfile = hostfile_arg(args.backend, args.hostfile)
-    nprocs = args.nprocs or pr.cores()
-    try:
-        sizes = [int(s) for s in (args.sizes.split(",") if args.sizes else DEFAULT_SIZES[args.algorithm])]
-    except ValueError:
-        raise UsageError(f"--sizes {args.sizes!r}: a comma-separated list of integers") from None
-    if any(s <= 0 for s in sizes):
-        raise UsageError("--sizes: every size must be positive")
-    params_path, params = params_for(args.params, args.backend, nprocs, required=True, hostfile=hostfile)
-    assert params is not None
-    if not params.imh:
-        raise Failure(f"{params_path} has no IMH fits: probe with `bspkit probe --suites all` (or bsp,mem,disk)")
-    outdir = Path(args.output_dir) if args.output_dir else Path("results") / "imh" / f"{args.algorithm}-p{nprocs}"
-    check_writable(outdir / "imh.json", "the predictions")
-    bsprun, bindir = driver_tools(args.build_dir, alg.driver)
-    check_launch(bsprun, args.backend, nprocs, hostfile)
-    rows = []
-    for i, n in enumerate(sizes):
-        progress(f"[{i + 1}/{len(sizes)}] {args.algorithm} n = {n}")
-        dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", *extra]
-        try:
-            res = al.run_driver(
-                alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout, hostfile=hostfile
-            )
-            row = predict_run(args.algorithm, params, res.data, nprocs, args.disk_sharers or nprocs)
-        except al.AlgorithmError as e:
-            raise Failure(str(e)) from None
-        except (ImhError, pd.PredictionError) as e:
-            raise Failure(f"{params_path}: {e}") from None
-        row.update({"size": n, "params": res.data.get("params"), "command": res.command})
-        rows.append(row)
-        progress(f"    measured {row['measured_s']:.4g} s; BSP {_pct(row['bsp_error'])}, IMH {_pct(row['imh_error'])}")
-    result = {
-        "format": 1,
-        "bspkit_version": __version__,
-        "algorithm": args.algorithm,
-        "backend": args.backend,
-        "p": nprocs,
-        "hostfile": str(hostfile) if hostfile else None,
-        "params_file": str(params_path),
-        "machine": params.machine,
-        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-        "command": "bspkit " + " ".join(sys.argv[1:]),
-        "rows": rows,
-        "mean_abs_error": {
-            k: (sum(abs(r[k]) for r in rows if r[k] is not None) / max(1, sum(r[k] is not None for r in rows)))
-            for k in ("bsp_error", "imh_error")
-        },
+def mean_abs_errors(rows: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The mean |relative error| of the BSP and of the IMH predictions over the runs that have one."""
+    return {
+        k: (sum(abs(r[k]) for r in rows if r[k] is not None) / max(1, sum(r[k] is not None for r in rows)))
+        for k in ("bsp_error", "imh_error")
     }
-    write_text(outdir / "imh.json", json.dumps(result, indent=1) + "\n")
-    print(table_text(args.algorithm, rows))
-    print(
-        f"mean |error|: BSP {result['mean_abs_error']['bsp_error']:.1%}, IMH {result['mean_abs_error']['imh_error']:.1%}"
-    )
-    print(f"results: {outdir / 'imh.json'}")
-    return 0
 
 
 def table_text(alg: str, rows: Sequence[Mapping[str, Any]]) -> str:
@@ -246,7 +181,7 @@ def table_text(alg: str, rows: Sequence[Mapping[str, Any]]) -> str:
     for r in rows:
         term = r.get("memory_s", r.get("disk_s"))
         lines.append(
-            f"{r['size']:>6} {r['measured_s']:>10.4g} {r['bsp_s'] or float('nan'):>10.4g} {_pct(r['bsp_error']):>8} "
-            f"{r['imh_s'] or float('nan'):>10.4g} {_pct(r['imh_error']):>8} {term:>12.4g}"
+            f"{r['size']:>6} {r['measured_s']:>10.4g} {r['bsp_s'] or float('nan'):>10.4g} {pct(r['bsp_error']):>8} "
+            f"{r['imh_s'] or float('nan'):>10.4g} {pct(r['imh_error']):>8} {term:>12.4g}"
         )
     return "\n".join(lines)

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bspkit import algorithms as al
 from bspkit import cluster, programs
 from bspkit import predict as pd
 from bspkit import probe as pr
@@ -35,7 +34,7 @@ def resolve_input(arg: str) -> tuple[str, Path]:
 
 def load_fit(raw: Path) -> tuple[RawRun, Params]:
     """Reads a raw-sample file and fits it."""
-    from bspkit.fit import fit_run  # scipy: seconds to import, which the commands that do not fit are spared
+    from bspkit.fit import fit_run  # scipy: seconds to import, spared to `bspkit --help` and the other commands
 
     progress(f"reading {raw}")
     try:
@@ -63,18 +62,6 @@ def default_beside(raw: Path, name: str, suffix: str) -> Path:
     if raw.name == "raw.jsonl":
         return raw.with_name(name)
     return raw.with_name(raw.stem + suffix)
-
-
-def hostfile_arg(backend: str, hostfile: str | None) -> Path | None:
-    """--hostfile (probe, run, validate, imh): for the mpi back ends only; made absolute."""
-    if hostfile is None:
-        return None
-    if not backend.startswith("mpi"):
-        raise UsageError(f"--hostfile is for the mpi back ends (-b mpi or -b mpi-rma), not -b {backend}")
-    path = Path(hostfile)
-    if not path.is_file():
-        raise UsageError(f"--hostfile {hostfile}: no such file")
-    return path.absolute()
 
 
 def run_label(backend: str, hostfile: Path | None) -> str:
@@ -128,14 +115,6 @@ def driver_tools(build_dir_arg: str | None, driver: str) -> tuple[Path, Path]:
     """(bsprun, the directory holding the driver): see bspkit.programs for where they are looked for."""
     exe = programs.find(driver, build_dir_arg)
     return programs.find("bsprun", build_dir_arg), exe.parent
-
-
-def algorithm_arg(name: str) -> al.Algorithm:
-    """The algorithm named on the command line; an unknown name is a usage error."""
-    try:
-        return al.find_algorithm(name)
-    except al.AlgorithmError as e:
-        raise UsageError(str(e)) from None
 
 
 def check_launch(bsprun: Path, backend: str, nprocs: int, hostfile: Path | None = None) -> None:

@@ -1,23 +1,20 @@
-"""`bspkit profile FILE`: the BSP cost of a profiled run (bspkit.profile) on the terminal, as
-JSON (--json) and as a self-contained HTML page (-o): summary, timeline, the costliest
-supersteps, the sync sites, load imbalance, every superstep, and with --params the
-predicted time on that machine per superstep and in total under the three g models."""
+"""What `bspkit profile FILE` shows (the command: bspkit.commands.profile): the BSP cost of
+a profiled run (bspkit.profile) on the terminal, as JSON (--json) and as a self-contained
+HTML page (-o): summary, timeline, the costliest supersteps, the sync sites, load imbalance,
+every superstep, and with --params the predicted time on that machine per superstep and in
+total under the three g models.
+
+matplotlib (the plots, and bspkit.report's page toolkit) is imported by the functions that
+draw the page: the terminal summary and the JSON need neither."""
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from bspkit import predict as pd
 from bspkit import profile as pf
-from bspkit.console import Failure, UsageError, check_writable, progress, write_text
-from bspkit.inputs import load_params
-from bspkit.params import Params
 from bspkit.units import quantity
 
 # the per-superstep tables of the page stop here (the JSON has every superstep)
@@ -188,7 +185,7 @@ def _time_scale(span_s: float) -> tuple[float, str]:
 def timeline_png(a: pf.Analysis) -> bytes:
     """Per process a row: compute, wait (arrival) and the rest of bsp_sync as bars over time
     from the first bsp_begin; the supersteps' starts as vertical lines."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: for the page only (the module docstring)
 
     from bspkit.plots import png_bytes
 
@@ -241,7 +238,7 @@ def timeline_png(a: pf.Analysis) -> bytes:
 def imbalance_png(a: pf.Analysis) -> bytes:
     """Top: compute time per superstep, max, mean and min over processes; bottom: max / mean.
     Bars where there are few supersteps, lines where there are many."""
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # matplotlib: for the page only (the module docstring)
     from matplotlib.ticker import MaxNLocator
 
     from bspkit.plots import png_bytes
@@ -287,7 +284,7 @@ def _rows_note(n: int) -> str:
 
 
 def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[str, int]:
-    from bspkit.report import contents, esc, img, page, table
+    from bspkit.report import contents, esc, img, page, table  # matplotlib: for the page only
 
     h = a.profile.header
     parts: list[str] = ['<h2 id="summary">Summary</h2>']
@@ -391,7 +388,7 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
 
 def group_table(rows: Sequence[dict[str, Any]], name: str) -> str:
     """The supersteps of each phase or sync site, summed."""
-    from bspkit.report import esc, table
+    from bspkit.report import esc, table  # matplotlib: for the page only
 
     head = [
         name if name == "phase" else "bsp_sync site",
@@ -420,7 +417,7 @@ def group_table(rows: Sequence[dict[str, Any]], name: str) -> str:
 
 
 def prediction_html(a: pf.Analysis, preds: Predictions) -> list[str]:
-    from bspkit.report import esc, table
+    from bspkit.report import esc, table  # matplotlib: for the page only
 
     there = preds.there
     here = preds.model_of_here()
@@ -467,90 +464,3 @@ def prediction_html(a: pf.Analysis, preds: Predictions) -> list[str]:
     out.append(table(head, [[esc(c) for c in r] for r in rows]))
     out.append(_rows_note(len(a.steps)))
     return out
-
-
-# ------------------------------------------------------------------ the command
-
-
-def check_usage(args: argparse.Namespace) -> None:
-    if (args.compute_from or args.compute_scale is not None) and not args.params:
-        raise UsageError("--compute-scale and --compute-from need --params")
-    if args.calibration and not args.params:
-        raise UsageError("--calibration scales the parameters of --params: give --params too")
-
-
-def _predictions(args: argparse.Namespace, a: pf.Analysis) -> Predictions | None:
-    if not args.params:
-        return None
-    params = _usable_params(args.params)
-    params_label = args.params
-    if args.calibration:
-        params, moved = calibrated_params(params, args.params, args.calibration)
-        params_label = f"{args.params}, calibrated by {args.calibration} ({moved})"
-    here: Params | None = _usable_params(args.compute_from) if args.compute_from else None
-    try:
-        if here is not None:
-            scale, note = pf.rate_scale(params, here)
-        else:
-            scale = args.compute_scale if args.compute_scale is not None else 1.0
-            note = "" if args.compute_scale is None else "--compute-scale"
-        there = pf.predict_run(a, params, params_label, scale, note)
-        here_pred = pf.predict_run(a, here, args.compute_from) if here is not None else None
-    except pd.PredictionError as e:
-        raise Failure(str(e)) from None
-    return Predictions(there, here_pred)
-
-
-def calibrated_params(params: Params, params_path: str, calibration_path: str) -> tuple[Params, str]:
-    """The parameters scaled by a calibration's drift (f too: the machine's rate now), and the
-    drift in words."""
-    from bspkit import calibrate as cb  # numpy only; the profile command spares scipy
-
-    cal = cb.read_calibration(Path(calibration_path))
-    try:
-        drift = cb.drift_of(cal, params)
-    except cb.CalibrationError as e:
-        raise Failure(f"{calibration_path} against {params_path}: {e}") from None
-    head = drift.headline
-    moved = "drift " + ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
-    return cb.scaled(params, drift), moved
-
-
-def _usable_params(path: str) -> Params:
-    params = load_params(Path(path))
-    try:
-        for model in pd.check_usable(params):
-            progress(f"warning: {path} has no fit the {model} model can use: its predictions will be '-'")
-    except pd.PredictionError as e:
-        raise Failure(f"{path}: {e}") from None
-    return params
-
-
-def profile_command(args: argparse.Namespace) -> int:
-    check_usage(args)
-    for out in (args.output, args.json):
-        if out and out != "-":
-            check_writable(Path(out), "the output")
-    try:
-        prof = pf.read_profile(args.profile, args.section)
-    except pf.ProfileError as e:
-        raise Failure(str(e)) from None
-    try:
-        a = pf.analyze(prof, phase=args.phase)
-    except pf.ProfileError as e:
-        raise Failure(str(e)) from None
-    preds = _predictions(args, a)
-    say = sys.stderr if args.json == "-" else sys.stdout
-    print("\n".join(summary_lines(a, args.top, preds)), file=say)
-    if args.json:
-        text = json.dumps(analysis_json(a, args.top, preds)) + "\n"
-        if args.json == "-":
-            print(text, end="")
-        else:
-            write_text(Path(args.json), text)
-            print(f"analysis written to {args.json}", file=say)
-    if args.output:
-        html, nimg = html_report(a, args.top, preds)
-        write_text(Path(args.output), html)
-        print(f"report written to {args.output} ({nimg} plots)", file=say)
-    return 0

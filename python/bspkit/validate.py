@@ -1,18 +1,18 @@
-"""`bspkit validate`: sweep an algorithm's problem sizes and its second parameter, run the
-driver for each, predict every run from a probe's parameter file under the three models
-(bspkit.predict), and summarize the errors as the thesis' Tables D-G do. The page and
-validate.json are written by bspkit.validate_report."""
+"""The validation sweep (`bspkit validate`): an algorithm's problem sizes and its second
+parameter, the driver run for each, every run predicted from a probe's parameter file under
+the three models (bspkit.predict), and the errors summarized as the thesis' Tables D-G do.
+The page and validate.json are written by bspkit.validate_report; the command's options are
+read by bspkit.commands.validate."""
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
-import math
 import os
 import statistics
-import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,9 @@ from bspkit import __version__, validate_report
 from bspkit import algorithms as al
 from bspkit import calibrate as cb
 from bspkit import predict as pd
-from bspkit import probe as pr
-from bspkit.console import Failure, UsageError, check_writable, progress
+from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
-from bspkit.inputs import algorithm_arg, check_launch, driver_tools, hostfile_arg, params_for, run_label
-from bspkit.params import Params
+from bspkit.params import JsonObject, Params
 
 # Runs shorter than this are left out of the mean error (issue 5: "over runs longer than 0.1 s").
 MIN_VALIDATED_TIME_S = 0.1
@@ -98,68 +96,6 @@ def calibrated_summary(rows: list[Row]) -> dict[str, Any] | None:
     return out
 
 
-def calibrated_row(row: Row, data: dict[str, Any], params: Params, before: cb.Drift, after: cb.Drift | None) -> None:
-    """Adds to a run its prediction with the parameters scaled by the machine's drift over the
-    run (the calibrations before and after it; before only when the sweep stopped after it).
-    g and l: the probe's, times the drift over the run. f: the driver timed its own kernel
-    after its repetitions, at the moment of the calibration after it; over the repetitions it
-    was the f drift over the run relative to that moment, sqrt(f before / f after)."""
-    drift = cb.mean_drift(before, after)
-    f_run = data.get("f_all_s_per_unit") or data.get("f_s_per_unit")
-    f_b, f_a = before.headline["f"], after.headline["f"] if after is not None else None
-    f_factor = math.sqrt(f_b / f_a) if f_b and f_a else 1.0
-    try:
-        pred = pd.predict(cb.scaled(params, drift, scale_f=False), data, f_run * f_factor if f_run else None)
-        moved = None
-        if after is not None:
-            # the run's predicted time with the calibration after it / before it; its work too
-            # moves with f, whose drift the run's own f (timed once, at one moment) cannot see
-            pb = pd.predict(cb.scaled(params, before, scale_f=False), data)
-            pa = pd.predict(cb.scaled(params, after, scale_f=False), data)
-            f_b, f_a = before.headline["f"], after.headline["f"]
-            f_moved = f_a / f_b if f_a and f_b else 1.0
-            m = next((m for m in reversed(pd.MODELS) if pa[m] and pb[m]), None)
-            if m is not None:
-                moved = (pa["work_s"] * f_moved + pa[m + " comm_s"]) / pb[m]
-    except pd.PredictionError as e:
-        raise Failure(str(e)) from None
-    row["calibrated"] = {
-        "predicted_s": {m: pred[m] for m in pd.MODELS},
-        "rel_error": {m: pd.relative_error(pred[m], row["measured_s"]) for m in pd.MODELS},
-        "drift": drift.headline,
-        "f_factor": f_factor,
-        "within_run": cb.within_run(before, after) if after is not None else None,
-        "within_run_prediction": moved,
-        "flagged": moved is not None and not 1 / cb.WITHIN_RUN_FLAG <= moved <= cb.WITHIN_RUN_FLAG,
-        "after": after is not None,
-    }
-
-
-def _split_list(text: str | None, what: str) -> list[str]:
-    if text is None:
-        return []
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise UsageError(f"{what} needs a comma-separated list")
-    return items
-
-
-def sweep_of(
-    alg: al.Algorithm, sizes_arg: str | None, values_arg: str | None, quick: bool
-) -> tuple[list[int], list[str]]:
-    """(sizes, values of the second parameter): the arguments, else the algorithm's defaults."""
-    try:
-        sizes = [int(v) for v in _split_list(sizes_arg, "--sizes")] or list(alg.sizes)
-    except ValueError:
-        raise UsageError(f"--sizes must be integers, not '{sizes_arg}'") from None
-    sweep_vals = _split_list(values_arg, "--values") or list(alg.sweep_values)
-    if values_arg and not alg.sweep_option:
-        raise UsageError(f"{alg.name} has no second parameter to sweep")
-    if quick:
-        sizes, sweep_vals = sizes[:2], sweep_vals[:2]
-    return sizes, sweep_vals
-
-
 def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, sweep_value: str | None) -> Row:
     """One run with its predictions and errors under each model."""
     d = res.data
@@ -190,50 +126,19 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, sweep_val
     }
 
 
-def _print_table(
-    alg: al.Algorithm, backend: str, nprocs: int, by_sweep: list[tuple[Any, dict[str, Any]]], overall: dict[str, Any]
-) -> None:
-    print(
-        f"{alg.name} on {backend}, p = {nprocs}: {overall['runs']} runs, "
-        f"{overall['runs_used']} of >= {MIN_VALIDATED_TIME_S} s"
-    )
-    print(f"  {'':<14} {'efficiency':>10} " + " ".join(f"{m:>9}" for m in pd.MODELS) + "   (mean |relative error|)")
-    sweep_key = alg.sweep_param
-    for v, sm in [*by_sweep, ("all", overall)]:
-        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in pd.MODELS)
-        eff = f"{sm['efficiency']:>10.1%}" if sm.get("efficiency") is not None else f"{'-':>10}"
-        print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
-    if overall.get("best_model"):
-        print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
-    print("  " + validate_report.comm_matters_sentence(overall))
-    cal = overall.get("calibrated")
-    if cal:
-        raw = cal["raw"]
-        cells = "; ".join(
-            f"{m} {validate_report.pct_or_dash(raw.get(m))} -> {validate_report.pct_or_dash(cal.get(m))}"
-            for m in pd.MODELS
-        )
-        print(f"  raw -> calibrated (mean |relative error|, {cal['runs_used']} runs): {cells}")
-        if cal["flagged"]:
-            print(
-                f"  {cal['flagged']} run(s) flagged: the machine moved during them enough to change their "
-                f"prediction by more than x{cb.WITHIN_RUN_FLAG:g}"
-            )
-
-
 # The format of validate.json this bspkit writes and reads (--resume).
 RESULT_FORMAT = 1
 
 
-def _config_key(size: Any, sweep_value: Any) -> tuple[str, str]:
+def config_key(size: Any, sweep_value: Any) -> tuple[str, str]:
     return (str(size), str(sweep_value))
 
 
-def _row_key(row: Row) -> tuple[str, str]:
-    return _config_key(row.get("size", (row.get("params") or {}).get("n")), row.get("sweep_value"))
+def row_key(row: Row) -> tuple[str, str]:
+    return config_key(row.get("size", (row.get("params") or {}).get("n")), row.get("sweep_value"))
 
 
-def load_resumed(outdir: Path, alg: al.Algorithm, backend: str, nprocs: int | None) -> dict[str, Any]:
+def load_resumed(outdir: Path, alg: al.Algorithm, backend: str, nprocs: int | None) -> JsonObject:
     """The sweep in DIR that --resume continues: its validate.json, checked to be the same
     algorithm, back end and p as this command's."""
     js = outdir / "validate.json"
@@ -262,22 +167,9 @@ def _iso(epoch_s: float) -> str:
     return dt.datetime.fromtimestamp(epoch_s, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _output_dir(args: argparse.Namespace, alg: al.Algorithm, nprocs: int, label: str) -> Path:
-    if args.resume:
-        return Path(args.resume)
-    if args.output_dir:
-        outdir = Path(args.output_dir)
-        if (outdir / "validate.json").exists():
-            raise UsageError(
-                f"--output-dir {outdir} holds a sweep (validate.json): continue it with --resume {outdir}, "
-                "or give another directory"
-            )
-        return outdir
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return (pr.repo_root() or Path.cwd()) / "results" / "validate" / f"{alg.name}-{label}-p{nprocs}-{stamp}"
-
-
-def _summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[dict[str, Any], list[tuple[Any, dict[str, Any]]]]:
+def summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[dict[str, Any], list[tuple[Any, dict[str, Any]]]]:
+    """(the summary over every run, [(value, the summary of its runs), ...]); each row is
+    marked with the best model overall."""
     overall = group_summary(rows)
     for r in rows:
         r["best_model"] = overall.get("best_model")
@@ -289,171 +181,242 @@ def _summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[dict[str, Any], 
     return overall, by_sweep
 
 
-def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
-    alg = algorithm_arg(args.algorithm)
-    if args.resume and args.output_dir:
-        raise UsageError("--resume DIR continues the sweep in DIR: --output-dir is not needed")
-    resumed = load_resumed(Path(args.resume), alg, args.backend, args.nprocs) if args.resume else None
-    nprocs = args.nprocs or (int(resumed["p"]) if resumed else pr.cores())
-    # the resumed sweep's hosts, unless given again
-    hostfile = hostfile_arg(args.backend, args.hostfile or (resumed.get("hostfile") if resumed else None))
-    sizes, sweep_vals = sweep_of(alg, args.sizes, args.values, args.quick)
-    params_arg = args.params or (resumed.get("params_file") if resumed else None)
-    params_path, params = params_for(params_arg, args.backend, nprocs, required=True, hostfile=hostfile)
-    assert params is not None and params_path is not None
-    if params.p not in (None, nprocs):
-        progress(f"warning: the parameters were measured at p = {params.p}, the runs use p = {nprocs}")
-    outdir = _output_dir(args, alg, nprocs, run_label(args.backend, hostfile))
-    check_writable(outdir / "validate.json", "the sweep's results")
+def remaining(sizes: Sequence[int], sweep_values: Sequence[str], rows: Sequence[Row]) -> list[tuple[int, str | None]]:
+    """The (size, value) pairs of the sweep that `rows` (a resumed sweep's) do not hold yet,
+    every value with every size."""
+    done = {row_key(r) for r in rows}
+    configs = [(n, v) for v in (sweep_values or [None]) for n in sizes]
+    return [(n, v) for n, v in configs if config_key(n, v) not in done]
 
-    rows: list[Row] = list(resumed.get("rows", [])) if resumed else []
-    done = {_row_key(r) for r in rows}
-    configs = [(n, v) for v in (sweep_vals or [None]) for n in sizes]
-    todo = [(n, v) for n, v in configs if _config_key(n, v) not in done]
-    if resumed:
-        progress(f"resuming {outdir}: {len(rows)} runs kept, {len(todo)} of this sweep to run")
-    try:
-        al.check_memory(
-            alg, [{"n": n, **({alg.sweep_param: v} if alg.sweep_param and v else {})} for n, v in todo], nprocs
-        )
-    except al.AlgorithmError as e:
-        raise Failure(str(e)) from None
-    bsprun, bindir = driver_tools(args.build_dir, alg.driver)
-    check_launch(bsprun, args.backend, nprocs, hostfile)
-    # the short calibration runs inside every driver run, before its repetitions and after them
-    # (and its f): in the process the run is in (on a shared VM the state that decides g and l
-    # is set per process), with the f size of the probe it is compared with
-    calibrate_mode = None if args.no_calibrate else ("quick" if params.machine.get("mode") == "quick" else "full")
-    load0 = os.getloadavg()
-    failed: list[dict[str, Any]] = []
-    result: dict[str, Any] = {
-        "format": RESULT_FORMAT,
-        "bspkit_version": __version__,
-        "complete": False,
-        "algorithm": alg.name,
-        "description": alg.description,
-        "backend": args.backend,
-        "p": nprocs,
-        "hostfile": str(hostfile) if hostfile else None,
-        "sweep": alg.sweep_param,
-        "params_file": str(params_path),
-        "params_p": params.p,
-        "machine": params.machine,
-        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-        "loadavg_start": [round(x, 2) for x in load0],
-        "command": "bspkit " + " ".join(sys.argv[1:]),
-        "rows": rows,
-        "failed": failed,
-        "calibrations": list(resumed.get("calibrations", [])) if resumed else [],
-        "within_run_flag": cb.WITHIN_RUN_FLAG,
-    }
-    sweep_t0 = time.monotonic()
-    sweep_s0 = float((resumed.get("calibration_cost") or {}).get("sweep_s", 0.0)) if resumed else 0.0
-    cal_s = [float((resumed.get("calibration_cost") or {}).get("calibration_s", 0.0)) if resumed else 0.0]
 
-    def calibrations_of(row: Row, data: dict[str, Any], started: float) -> None:
+@dataclass(frozen=True)
+class SweepSetup:
+    """What a sweep runs: sizes x values of one algorithm on one back end and p, each run
+    predicted from one parameter file."""
+
+    alg: al.Algorithm
+    backend: str
+    nprocs: int
+    hostfile: Path | None
+    params_path: Path
+    params: Params
+    sweep_values: tuple[str, ...]
+    reps: int
+    timeout_s: float
+    keep_going: bool  # skip a run that fails instead of stopping
+    # 'quick' or 'full': each driver run calibrates before its repetitions and after them,
+    # with the f size of the probe it is compared with; None: no calibration
+    calibrate_mode: str | None
+    driver_args: tuple[str, ...]  # given to every driver run, after the sweep's own
+    outdir: Path
+    command: str  # the command line, for validate.json
+
+
+class Sweep:
+    """A sweep under way: validate.json's content (`result`), saved after every run so that a
+    sweep cut short keeps every run that finished, and continued from a saved one (`resumed`)."""
+
+    def __init__(self, setup: SweepSetup, resumed: JsonObject | None) -> None:
+        self.setup = setup
+        self.rows: list[Row] = list(resumed.get("rows", [])) if resumed else []
+        self.failed: list[JsonObject] = []
+        self.calibrations: list[JsonObject] = list(resumed.get("calibrations", [])) if resumed else []
+        self.result: JsonObject = {
+            "format": RESULT_FORMAT,
+            "bspkit_version": __version__,
+            "complete": False,
+            "algorithm": setup.alg.name,
+            "description": setup.alg.description,
+            "backend": setup.backend,
+            "p": setup.nprocs,
+            "hostfile": str(setup.hostfile) if setup.hostfile else None,
+            "sweep": setup.alg.sweep_param,
+            "params_file": str(setup.params_path),
+            "params_p": setup.params.p,
+            "machine": setup.params.machine,
+            "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+            "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+            "command": setup.command,
+            "rows": self.rows,
+            "failed": self.failed,
+            "calibrations": self.calibrations,
+            "within_run_flag": cb.WITHIN_RUN_FLAG,
+        }
+        cost = (resumed.get("calibration_cost") or {}) if resumed else {}
+        self._started = time.monotonic()
+        self._sweep_s_before = float(cost.get("sweep_s", 0.0))  # the resumed sweep's time
+        self._calibration_s = float(cost.get("calibration_s", 0.0))
+
+    @property
+    def resume_hint(self) -> str:
+        out = self.setup.outdir
+        return f"the runs done are in {out / 'validate.json'}; continue with --resume {out}"
+
+    def run(self, todo: Sequence[tuple[int, str | None]], bsprun: Path, bindir: Path) -> None:
+        """Runs and predicts each (size, value) of `todo`, saving validate.json after each;
+        Failure when a run fails (unless keep_going) or none finishes."""
+        try:
+            for i, (n, v) in enumerate(todo):
+                progress(
+                    f"[{i + 1}/{len(todo)}] {self.setup.alg.name} n = {n}"
+                    + (f", {self.setup.alg.sweep_option} {v}" if v is not None else "")
+                )
+                self._run_one(n, v, bsprun, bindir)
+        except KeyboardInterrupt:
+            if self.rows:
+                self.save()
+                progress(f"interrupted: {self.resume_hint}")
+            raise
+        if not self.rows:
+            raise Failure("no run finished")
+
+    def _driver_args(self, n: int, v: str | None) -> list[str]:
+        s = self.setup
+        dargs = ["--size", str(n), "--reps", str(s.reps), "--measure-f", "--no-check", *s.driver_args]
+        if v is not None and s.alg.sweep_option:
+            dargs += [s.alg.sweep_option, v]
+        if s.calibrate_mode is not None:
+            dargs += ["--calibrate", s.calibrate_mode]
+        return dargs
+
+    def _run_one(self, n: int, v: str | None, bsprun: Path, bindir: Path) -> None:
+        s = self.setup
+        started = time.time()
+        try:
+            res = al.run_driver(
+                s.alg,
+                bsprun,
+                bindir,
+                s.backend,
+                s.nprocs,
+                self._driver_args(n, v),
+                timeout_s=s.timeout_s,
+                hostfile=s.hostfile,
+            )
+        except al.AlgorithmError as e:
+            if not s.keep_going:
+                if self.rows:
+                    self.save()
+                raise Failure(f"{e}\n{self.resume_hint}" if self.rows else str(e)) from None
+            progress(f"skipped: {e}")
+            self.failed.append({"size": n, "sweep_value": v, "error": str(e)})
+            self.save()
+            return
+        row = {"size": n, **measured_row(s.alg, res, s.params, v)}
+        self.rows.append(row)
+        if s.calibrate_mode is not None:
+            self._file_calibrations(row, res.data, started)
+        self.save()
+        errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
+        eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
+        progress(f"    measured {row['measured_s']:.4g} s{eff}; predicted: {errs}")
+
+    def _file_calibrations(self, row: Row, data: JsonObject, started: float) -> None:
         """The run's own calibrations (before and after its repetitions), filed in validate.json,
         and its calibrated prediction."""
         recs = data.get("calibration") or {}
-        drifts: list[cb.Drift | None] = []
-        for when in ("before", "after"):
-            rec = recs.get(when)
-            if not rec:
-                drifts.append(None)
-                continue
-            try:
-                cal = cb.Calibration.from_record(rec, _iso(started + float(rec.get("t_s") or 0.0)))
-                drift = cb.drift_of(cal, params)
-            except cb.CalibrationError as e:
-                raise Failure(f"{params_path}: {e}") from None
-            result["calibrations"].append(
-                {
-                    "index": len(result["calibrations"]),
-                    "run": len(rows) - 1,
-                    "when": when,
-                    **cal.to_json(),
-                    "drift": drift.to_json(),
-                }
+        drifts = [self._file_calibration(recs.get(when), when, started) for when in ("before", "after")]
+        self._calibration_s += float(recs.get("seconds") or 0.0)
+        before, after = drifts
+        if before is None:
+            return
+        try:
+            row["calibrated"] = cb.calibrated_prediction(row["measured_s"], data, self.setup.params, before, after)
+        except pd.PredictionError as e:
+            raise Failure(str(e)) from None
+        head = [d.headline for d in drifts if d is not None]
+        progress(
+            "    calibration (before -> after): "
+            + ", ".join(
+                f"{k} x{head[0][k]:.2f}" + (f" -> x{head[-1][k]:.2f}" if len(head) > 1 else "")
+                for k in cb.HEADLINE
+                if head[0].get(k) is not None
             )
-            drifts.append(drift)
-        cal_s[0] += float(recs.get("seconds") or 0.0)
-        if drifts[0] is not None:
-            calibrated_row(row, data, params, drifts[0], drifts[1])
-            head = [d.headline for d in drifts if d is not None]
-            progress(
-                "    calibration (before -> after): "
-                + ", ".join(
-                    f"{k} x{head[0][k]:.2f}" + (f" -> x{head[-1][k]:.2f}" if len(head) > 1 else "")
-                    for k in cb.HEADLINE
-                    if head[0].get(k) is not None
-                )
-            )
+        )
 
-    def bring_up_to_date() -> None:
-        """The summaries, the load and the calibration's cost as they stand after the runs so far."""
-        result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-        if calibrate_mode is not None:
-            sweep_s = sweep_s0 + time.monotonic() - sweep_t0
-            result["calibration_cost"] = {
-                "rounds": len(result["calibrations"]),
-                "calibration_s": round(cal_s[0], 3),
-                "sweep_s": round(sweep_s, 3),
-                "share": cal_s[0] / sweep_s if sweep_s > 0 else None,
+    def _file_calibration(self, rec: JsonObject | None, when: str, started: float) -> cb.Drift | None:
+        """One calibration record of the last run, filed with its drift; None where there is none."""
+        if not rec:
+            return None
+        try:
+            cal = cb.Calibration.from_record(rec, _iso(started + float(rec.get("t_s") or 0.0)))
+            drift = cb.drift_of(cal, self.setup.params)
+        except cb.CalibrationError as e:
+            raise Failure(f"{self.setup.params_path}: {e}") from None
+        self.calibrations.append(
+            {
+                "index": len(self.calibrations),
+                "run": len(self.rows) - 1,
+                "when": when,
+                **cal.to_json(),
+                "drift": drift.to_json(),
             }
-        if rows:
-            overall, by_sweep = _summaries(rows, sweep_vals)
-            result["summary"] = {"all": overall, "by_sweep": by_sweep}
+        )
+        return drift
 
-    def save() -> Path:
+    def bring_up_to_date(self) -> None:
+        """The summaries, the load and the calibration's cost as they stand after the runs so far."""
+        self.result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+        if self.setup.calibrate_mode is not None:
+            sweep_s = self._sweep_s_before + time.monotonic() - self._started
+            self.result["calibration_cost"] = {
+                "rounds": len(self.calibrations),
+                "calibration_s": round(self._calibration_s, 3),
+                "sweep_s": round(sweep_s, 3),
+                "share": self._calibration_s / sweep_s if sweep_s > 0 else None,
+            }
+        if self.rows:
+            overall, by_sweep = summaries(self.rows, list(self.setup.sweep_values))
+            self.result["summary"] = {"all": overall, "by_sweep": by_sweep}
+
+    def save(self) -> Path:
         """validate.json as it stands: a sweep cut short keeps every run that finished."""
-        bring_up_to_date()
-        return validate_report.write_json(result, outdir)
+        self.bring_up_to_date()
+        return validate_report.write_json(self.result, self.setup.outdir)
 
-    resume_hint = f"the runs done are in {outdir / 'validate.json'}; continue with --resume {outdir}"
-    try:
-        for i, (n, v) in enumerate(todo):
-            dargs = ["--size", str(n), "--reps", str(args.reps), "--measure-f", "--no-check", *extra]
-            if v is not None and alg.sweep_option:
-                dargs += [alg.sweep_option, v]
-            if calibrate_mode is not None:
-                dargs += ["--calibrate", calibrate_mode]
-            started = time.time()
-            progress(
-                f"[{i + 1}/{len(todo)}] {alg.name} n = {n}" + (f", {alg.sweep_option} {v}" if v is not None else "")
+    def finish(self) -> tuple[Path, Path, int]:
+        """validate.json complete (or not, with failed runs) and the page: (json, page, plots)."""
+        self.result["complete"] = not self.failed
+        self.bring_up_to_date()
+        return validate_report.write(self.result, self.setup.outdir)
+
+
+def _print_table(
+    alg: al.Algorithm, backend: str, nprocs: int, by_sweep: list[tuple[Any, dict[str, Any]]], overall: dict[str, Any]
+) -> None:
+    """The summary as the thesis' Tables D-G lay it out: the mean |relative error| per model
+    for each value of the second parameter and over all, the best model, the calibrated errors."""
+    print(
+        f"{alg.name} on {backend}, p = {nprocs}: {overall['runs']} runs, "
+        f"{overall['runs_used']} of >= {MIN_VALIDATED_TIME_S} s"
+    )
+    print(f"  {'':<14} {'efficiency':>10} " + " ".join(f"{m:>9}" for m in pd.MODELS) + "   (mean |relative error|)")
+    sweep_key = alg.sweep_param
+    for v, sm in [*by_sweep, ("all", overall)]:
+        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in pd.MODELS)
+        eff = f"{sm['efficiency']:>10.1%}" if sm.get("efficiency") is not None else f"{'-':>10}"
+        print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
+    if overall.get("best_model"):
+        print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
+    print("  " + validate_report.comm_matters_sentence(overall))
+    cal = overall.get("calibrated")
+    if cal:
+        raw = cal["raw"]
+        cells = "; ".join(
+            f"{m} {validate_report.pct_or_dash(raw.get(m))} -> {validate_report.pct_or_dash(cal.get(m))}"
+            for m in pd.MODELS
+        )
+        print(f"  raw -> calibrated (mean |relative error|, {cal['runs_used']} runs): {cells}")
+        if cal["flagged"]:
+            print(
+                f"  {cal['flagged']} run(s) flagged: the machine moved during them enough to change their "
+                f"prediction by more than x{cb.WITHIN_RUN_FLAG:g}"
             )
-            try:
-                res = al.run_driver(
-                    alg, bsprun, bindir, args.backend, nprocs, dargs, timeout_s=args.timeout, hostfile=hostfile
-                )
-            except al.AlgorithmError as e:
-                if not args.keep_going:
-                    if rows:
-                        save()
-                    raise Failure(f"{e}\n{resume_hint}" if rows else str(e)) from None
-                progress(f"skipped: {e}")
-                failed.append({"size": n, "sweep_value": v, "error": str(e)})
-                save()
-                continue
-            row = {"size": n, **measured_row(alg, res, params, v)}
-            rows.append(row)
-            if calibrate_mode is not None:
-                calibrations_of(row, res.data, started)
-            save()
-            errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
-            eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
-            progress(f"    measured {row['measured_s']:.4g} s{eff}; predicted: {errs}")
-    except KeyboardInterrupt:
-        if rows:
-            save()
-            progress(f"interrupted: {resume_hint}")
-        raise
-    if not rows:
-        raise Failure("no run finished")
 
-    result["complete"] = not failed
-    bring_up_to_date()
-    js, page_path, nimg = validate_report.write(result, outdir)
-    _print_table(alg, args.backend, nprocs, result["summary"]["by_sweep"], result["summary"]["all"])
+
+def print_summary(alg: al.Algorithm, result: JsonObject) -> None:
+    """A finished sweep on the terminal: the table, the machine's drift and the calibration's cost."""
+    _print_table(alg, result["backend"], result["p"], result["summary"]["by_sweep"], result["summary"]["all"])
     sentence = validate_report.drift_sentence(result)
     if sentence:
         print("  " + sentence)
@@ -462,7 +425,3 @@ def validate_command(args: argparse.Namespace, extra: list[str]) -> int:
             print(
                 f"  calibration: {cost['rounds']} rounds, {cost['calibration_s']:.1f} s = {cost['share']:.1%} of the sweep"
             )
-    print(f"results: {js}\nreport:  {page_path} ({nimg} plots)")
-    if failed:
-        raise Failure(f"{len(failed)} of the sweep's runs failed (listed in {js}); rerun them with --resume {outdir}")
-    return 0

@@ -15,6 +15,7 @@ import pytest
 from bspkit import __version__, cli, validate_report
 from bspkit import algorithms as al
 from bspkit import validate as va
+from bspkit.commands import validate as validate_command
 from bspkit.params import Params
 from bspkit.predict import MODELS, predict
 from bspkit.validate import MIN_VALIDATED_TIME_S, summarize
@@ -154,8 +155,8 @@ def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         return res
 
     monkeypatch.setattr(al, "run_driver", run)
-    monkeypatch.setattr(va, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
-    monkeypatch.setattr(va, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
+    monkeypatch.setattr(validate_command, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
+    monkeypatch.setattr(validate_command, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
     stand_in_calibration([1.0])
     return calls
 

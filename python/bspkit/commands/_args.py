@@ -1,0 +1,107 @@
+"""What several commands' parsers share: the argument types (a positive integer, a positive
+number), the launch options of the commands that start BSP programs (-n, -b, --build-dir,
+--hostfile) with their typed form, and the checks of an algorithm's name and a hostfile."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeAlias
+
+from bspkit import algorithms as al
+from bspkit.console import UsageError
+
+# what each command's `add_parser` receives: the top-level parser's subparsers
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def positive_int(text: str) -> int:
+    """One rule for -n, --reps, ...: a positive integer; 0, negatives and words are usage errors."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive integer (at least 1)")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a positive number")
+    return value
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """How probe, run, validate, imh and calibrate start BSP programs."""
+
+    nprocs: int | None  # None: the cores available (or a resumed sweep's p)
+    backend: str
+    build_dir: str | None
+    hostfile: str | None  # as given; hostfile_arg checks it against the back end
+
+
+def add_launch_args(p: argparse.ArgumentParser) -> None:
+    """-n, -b, --build-dir and --hostfile: how probe, run, validate and imh start BSP programs."""
+    p.add_argument(
+        "-n", "--nprocs", type=positive_int, metavar="P", help="number of BSP processes (default: the cores available)"
+    )
+    p.add_argument(
+        "-b",
+        "--backend",
+        default="threads",
+        metavar="BACKEND",
+        help="bspkit back end for bsprun: threads (default), mpi, mpi-rma",
+    )
+    p.add_argument(
+        "--build-dir",
+        metavar="DIR",
+        help="bspkit build directory (default: $BSPKIT_BUILD_DIR, else <repo>/build; without a source tree, "
+        "the programs next to bsprun on PATH)",
+    )
+    p.add_argument(
+        "--hostfile",
+        metavar="FILE",
+        help="the hosts to run on, for the mpi back ends (bsprun --hostfile FILE): an Open MPI hostfile, or an "
+        "emulated cluster's (bspkit cluster up)",
+    )
+
+
+def launch_from(args: argparse.Namespace) -> LaunchOptions:
+    return LaunchOptions(nprocs=args.nprocs, backend=args.backend, build_dir=args.build_dir, hostfile=args.hostfile)
+
+
+def hostfile_arg(backend: str, hostfile: str | None) -> Path | None:
+    """--hostfile (probe, run, validate, imh): for the mpi back ends only; made absolute."""
+    if hostfile is None:
+        return None
+    if not backend.startswith("mpi"):
+        raise UsageError(f"--hostfile is for the mpi back ends (-b mpi or -b mpi-rma), not -b {backend}")
+    path = Path(hostfile)
+    if not path.is_file():
+        raise UsageError(f"--hostfile {hostfile}: no such file")
+    return path.absolute()
+
+
+def algorithm_arg(name: str) -> al.Algorithm:
+    """The algorithm named on the command line; an unknown name is a usage error."""
+    try:
+        return al.find_algorithm(name)
+    except al.AlgorithmError as e:
+        raise UsageError(str(e)) from None
+
+
+def comma_list(text: str | None, what: str) -> list[str]:
+    """--sizes, --values: the items of a comma-separated list (none when the option is not given)."""
+    if text is None:
+        return []
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError(f"{what} needs a comma-separated list")
+    return items

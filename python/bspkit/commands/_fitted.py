@@ -1,0 +1,88 @@
+"""What the commands that fit a run (probe, fit, report) print and write: the parameter
+file's summary for the terminal and the run's HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bspkit.console import write_text
+from bspkit.params import Params, Surface
+from bspkit.rawdata import RawRun
+
+
+def _lsq_cell(surface: Surface, name: str, scale: float, fmt: str) -> str:
+    """A parameter of the eq. (2.6) least-squares fit, or '-' where the fit failed."""
+    value = surface.lsq_value(name)
+    return format(value * scale, fmt) if value is not None else "-".rjust(int(fmt.split(".")[0]))
+
+
+def summary_lines(params: Params) -> list[str]:
+    """A short text summary of a parameter file for the terminal."""
+    out = []
+    m = params.machine
+    out.append(f"{m.get('library')}/{m.get('backend')} on {m.get('host')}, p = {params.p}")
+    out.append(
+        f"  {'primitive/pattern':<22} {'g_inf ns/w':>11} {'h_half w':>9} {'o w':>8}   model     "
+        "(LSQ eq. 2.6; '-' = failed fit, see flags)"
+    )
+    for key, e in params.g.items():
+        cells = (_lsq_cell(e, "g_inf", 1e9, "11.4g"), _lsq_cell(e, "h_half", 1, "9.0f"), _lsq_cell(e, "o", 1, "8.1f"))
+        pm = e.predict.model if e.predict else "none"
+        out.append(f"  {key:<22} {' '.join(cells)}   {pm}")
+    if params.l:
+        out.append("  l: " + ", ".join(f"{k} {v * 1e6:.3g} us" if v else f"{k} -" for k, v in params.l.items()))
+    if params.f:
+        out.append("  f: " + ", ".join(f"{k} {v * 1e9:.3g} ns" if v else f"{k} -" for k, v in params.f.items()))
+    out += _validation_lines(params)
+    for chk in params.checks.get("memcpy", []):
+        if chk.get("ratio") is not None:
+            out.append(
+                f"  {chk['key']} time per word at h = {chk.get('h')} / memcpy's = {chk['ratio']:.2f} "
+                f"({'at most' if chk['pass'] else 'MORE than'} 1.5x)"
+            )
+    for w in params.noise.get("warnings", []):
+        out.append(f"  warning: {w}")
+    return out
+
+
+def _validation_lines(params: Params) -> list[str]:
+    """The validation of the fit (eq. 2.6 per h), the machine's drift during the run, and the
+    validation calibrated by the probe's own calibration rounds."""
+    val = params.validation
+    if not val.get("used"):
+        return []
+    gl = val.get("global") or {}
+    out = [
+        f"  validation (eq. 2.6 per h): mean |error| {val['mean_abs_rel_error']:.1%}, "
+        f"max {val['max_abs_rel_error']:.1%} over {val['used']} points: {'PASS' if val.get('pass') else 'FAIL'}"
+        + (f" (one global fit: {gl['mean_abs_rel_error']:.1%})" if gl.get("mean_abs_rel_error") is not None else "")
+    ]
+    drift, st = val.get("drift") or {}, val.get("stable_state") or {}
+    if drift.get("share_off"):
+        out.append(
+            f"  warning: the machine changed speed during the run (up to {drift['max_factor']:.2f}x the fit, "
+            f"{drift['share_off']:.0%} of the run)"
+            + (
+                f"; on the {st['points']} points measured in the fit's state: {st['mean_abs_rel_error']:.1%}"
+                if st.get("mean_abs_rel_error") is not None
+                else ""
+            )
+        )
+    cal = val.get("calibrated") or {}
+    if cal.get("mean_abs_rel_error") is not None:
+        out.append(
+            f"  calibrated by its {len(cal.get('rounds') or [])} calibration rounds: mean |error| "
+            f"{cal['mean_abs_rel_error']:.1%} over {val['used'] - cal['flagged']} points "
+            f"({cal['flagged']} flagged: the machine moved around them by more than x{cal['within_run_flag']:g})"
+        )
+    return out
+
+
+def write_report(items: list[tuple[RawRun, Params]], out: Path) -> int:
+    """The runs' HTML report, written to `out`; returns its number of plots."""
+    from bspkit.report import run_report  # matplotlib: imported when a report is written, not for `bspkit --help`
+
+    html, nimg = run_report(items)
+    write_text(out, html)
+    print(f"report written to {out} ({nimg} plots)")
+    return nimg

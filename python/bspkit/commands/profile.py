@@ -1,0 +1,197 @@
+"""`bspkit profile FILE`: the BSP cost of a profiled run, and with --params its predicted time
+on a measured machine (bspkit.profile holds the analysis, bspkit.profile_report its pages)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bspkit import calibrate as cb
+from bspkit import predict as pd
+from bspkit import profile as pf
+from bspkit.commands._args import Subparsers, positive_float, positive_int
+from bspkit.console import Failure, UsageError, check_writable, progress, write_text
+from bspkit.inputs import load_params
+from bspkit.params import Params
+from bspkit.profile_report import Predictions, analysis_json, html_report, summary_lines
+
+NAME = "profile"
+PASS_THROUGH = False
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "profile",
+        help="the BSP cost of a profiled run (BSPKIT_PROFILE=FILE), and its predicted time on a measured machine",
+        description="Reads the superstep profile that any BSPlib program linked with bspkit writes when BSPKIT_PROFILE "
+        "names a file (bsprun --profile FILE; docs/profile-format.md) and prints the run's BSP cost: S, W (sum of "
+        "the max compute time per superstep), H (sum of the h-relations, thesis eq. 2.1), the measured time and the "
+        "costliest supersteps with their bsp_sync call sites (file:line where the program has debug information). "
+        "With --params, also the predicted time of the same run on the machine of that parameter file under the "
+        "three g models (g const, g(h), g(h,h*)), compute taken as measured (times --compute-scale, or scaled by "
+        "the computing rates of --compute-from and --params).",
+        epilog="E.g. BSPKIT_PROFILE=run.jsonl bsprun -n 4 ./prog; bspkit profile run.jsonl -o profile.html "
+        "--params cluster/params.json --compute-from here/params.json",
+    )
+    parser.add_argument("profile", metavar="FILE", help="the profile (.jsonl) the program wrote")
+    parser.add_argument("-o", "--output", metavar="HTML", help="write a self-contained HTML report here")
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the analysis as JSON here; '-': to stdout (the summary to stderr)"
+    )
+    parser.add_argument("--params", metavar="P.json", help="a probe's params.json: predict the run on that machine")
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--compute-scale",
+        type=positive_float,
+        metavar="X",
+        help="multiply the measured compute time by X for the prediction (default 1)",
+    )
+    scale.add_argument(
+        "--compute-from",
+        metavar="HERE.json",
+        help="the params.json of the machine the profile was taken on: compute scaled by r here / r there "
+        "(the computing rates), and the model of here shown beside the measured time",
+    )
+    parser.add_argument(
+        "--calibration",
+        metavar="CAL.json",
+        help="a calibration of the machine of --params taken since its probe (bspkit calibrate --params P): "
+        "predict with its parameters scaled by the drift, as the machine is now, without probing it again",
+    )
+    parser.add_argument(
+        "--top",
+        type=positive_int,
+        default=5,
+        metavar="N",
+        help="how many of the costliest supersteps to list (default 5)",
+    )
+    parser.add_argument(
+        "--section",
+        type=int,
+        metavar="N",
+        help="the SPMD section (bsp_begin .. bsp_end) to analyse, where the program had several (default: the first)",
+    )
+    parser.add_argument(
+        "--phase",
+        metavar="NAME",
+        help="analyse and predict only the supersteps of this phase (bspk_profile_phase; the drivers name "
+        "setup, prepare, 'rep 1' .. 'rep R', check, report)",
+    )
+
+
+@dataclass(frozen=True)
+class ProfileOptions:
+    profile: str
+    output: str | None  # the HTML page
+    json: str | None  # '-': stdout
+    params: str | None  # the machine to predict the run on
+    compute_scale: float | None
+    compute_from: str | None  # the params.json of the machine the profile was taken on
+    calibration: str | None  # a calibration of --params' machine since its probe
+    top: int
+    section: int | None
+    phase: str | None
+
+
+def options_from(args: argparse.Namespace) -> ProfileOptions:
+    return ProfileOptions(
+        profile=args.profile,
+        output=args.output,
+        json=args.json,
+        params=args.params,
+        compute_scale=args.compute_scale,
+        compute_from=args.compute_from,
+        calibration=args.calibration,
+        top=args.top,
+        section=args.section,
+        phase=args.phase,
+    )
+
+
+def check_usage(options: ProfileOptions) -> None:
+    if (options.compute_from or options.compute_scale is not None) and not options.params:
+        raise UsageError("--compute-scale and --compute-from need --params")
+    if options.calibration and not options.params:
+        raise UsageError("--calibration scales the parameters of --params: give --params too")
+
+
+def usable_params(path: str) -> Params:
+    """A parameter file that can predict; a warning per g model it cannot serve."""
+    params = load_params(Path(path))
+    try:
+        for model in pd.check_usable(params):
+            progress(f"warning: {path} has no fit the {model} model can use: its predictions will be '-'")
+    except pd.PredictionError as e:
+        raise Failure(f"{path}: {e}") from None
+    return params
+
+
+def calibrated_params(params: Params, params_path: str, calibration_path: str) -> tuple[Params, str]:
+    """The parameters scaled by a calibration's drift (f too: the machine's rate now), and the
+    drift in words."""
+    cal = cb.read_calibration(Path(calibration_path))
+    try:
+        drift = cb.drift_of(cal, params)
+    except cb.CalibrationError as e:
+        raise Failure(f"{calibration_path} against {params_path}: {e}") from None
+    head = drift.headline
+    moved = "drift " + ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
+    return cb.scaled(params, drift), moved
+
+
+def predictions(options: ProfileOptions, a: pf.Analysis) -> Predictions | None:
+    """What --params asks for: the run on that machine (calibrated, with its compute scaled),
+    and the model of the machine of --compute-from."""
+    if not options.params:
+        return None
+    params = usable_params(options.params)
+    params_label = options.params
+    if options.calibration:
+        params, moved = calibrated_params(params, options.params, options.calibration)
+        params_label = f"{options.params}, calibrated by {options.calibration} ({moved})"
+    here: Params | None = usable_params(options.compute_from) if options.compute_from else None
+    try:
+        if here is not None:
+            scale, note = pf.rate_scale(params, here)
+        else:
+            scale = options.compute_scale if options.compute_scale is not None else 1.0
+            note = "" if options.compute_scale is None else "--compute-scale"
+        there = pf.predict_run(a, params, params_label, scale, note)
+        here_pred = pf.predict_run(a, here, options.compute_from) if here is not None else None
+    except pd.PredictionError as e:
+        raise Failure(str(e)) from None
+    return Predictions(there, here_pred)
+
+
+def run(options: ProfileOptions, extra: Sequence[str] = ()) -> int:
+    check_usage(options)
+    for out in (options.output, options.json):
+        if out and out != "-":
+            check_writable(Path(out), "the output")
+    try:
+        prof = pf.read_profile(options.profile, options.section)
+    except pf.ProfileError as e:
+        raise Failure(str(e)) from None
+    try:
+        a = pf.analyze(prof, phase=options.phase)
+    except pf.ProfileError as e:
+        raise Failure(str(e)) from None
+    preds = predictions(options, a)
+    say = sys.stderr if options.json == "-" else sys.stdout
+    print("\n".join(summary_lines(a, options.top, preds)), file=say)
+    if options.json:
+        text = json.dumps(analysis_json(a, options.top, preds)) + "\n"
+        if options.json == "-":
+            print(text, end="")
+        else:
+            write_text(Path(options.json), text)
+            print(f"analysis written to {options.json}", file=say)
+    if options.output:
+        html, nimg = html_report(a, options.top, preds)
+        write_text(Path(options.output), html)
+        print(f"report written to {options.output} ({nimg} plots)", file=say)
+    return 0

@@ -1,0 +1,199 @@
+"""`bspkit run ALG`: one run of an algorithm's driver, its time, and with a probe's parameter
+file its predicted time under each g model (with --calibrate: also as the machine was during
+the run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from bspkit import algorithms as al
+from bspkit import calibrate as cb
+from bspkit import predict as pd
+from bspkit import probe as pr
+from bspkit.commands._args import (
+    LaunchOptions,
+    Subparsers,
+    add_launch_args,
+    algorithm_arg,
+    hostfile_arg,
+    launch_from,
+    positive_int,
+)
+from bspkit.console import Failure, UsageError, check_writable, write_text
+from bspkit.inputs import check_launch, driver_tools, params_for
+from bspkit.params import Params
+
+NAME = "run"
+PASS_THROUGH = True  # what follows `--` goes to the driver
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    algs = ", ".join(al.ALGORITHMS)
+    ru = subparsers.add_parser(
+        "run",
+        help="run one BSP algorithm (its driver) on a back end and p, optionally with predictions",
+        description=f"Runs the driver of ALG ({algs}) through bsprun, prints its time, W, H, S and check; with "
+        "--params (or --predict) also the predicted time under each g model. Options after `--` go to the driver "
+        "(see `<build>/bin/bspalg-NAME --help`), e.g. bspkit run matmul-blockcyclic -n 2 --size 2000 -- --q 8",
+    )
+    ru.add_argument("algorithm", metavar="ALG", help=algs)
+    add_launch_args(ru)
+    ru.add_argument("--size", type=positive_int, metavar="N", help="problem size (the driver's --size)")
+    predict_from = ru.add_mutually_exclusive_group()
+    predict_from.add_argument("--params", metavar="FILE", help="a probe's params.json: predict the run from it")
+    predict_from.add_argument(
+        "--predict",
+        action="store_true",
+        help="predict from the newest probe of this back end and p under results/probe/ (an error if there is none)",
+    )
+    ru.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="with --params/--predict: the driver runs the short calibration (bspkit calibrate) before its "
+        "repetitions and after them; also predict with the parameters scaled by the machine's drift since the probe",
+    )
+    ru.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write the driver's JSON object here; '-': to stdout, the summary then goes to stderr",
+    )
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    algorithm: str
+    launch: LaunchOptions
+    size: int | None
+    params: str | None  # a parameter file to predict from
+    predict: bool  # predict from the newest probe of this back end and p
+    calibrate: bool
+    json: str | None  # '-': stdout
+
+
+def options_from(args: argparse.Namespace) -> RunOptions:
+    return RunOptions(
+        algorithm=args.algorithm,
+        launch=launch_from(args),
+        size=args.size,
+        params=args.params,
+        predict=args.predict,
+        calibrate=args.calibrate,
+        json=args.json,
+    )
+
+
+def print_prediction(params: Params, params_path: Path | None, d: Mapping[str, Any], say: TextIO) -> None:
+    """The run's predicted time under each g model, and its error."""
+    try:
+        pred = pd.predict(params, d)
+    except pd.PredictionError as e:
+        raise Failure(str(e)) from None
+    print(
+        f"predicted from {params_path} (work {pred['work_s']:.4g} s at f = {pred['f_s_per_unit']:.3g} "
+        f"s/{d.get('work_unit')}):",
+        file=say,
+    )
+    for m in pd.MODELS:
+        v = pred[m]
+        err = pd.relative_error(v, d["time_s"])
+        print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
+
+
+def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
+    """The prediction again with the parameters scaled by the drift of the calibrations the
+    driver ran before its repetitions and after them (calibrate.calibrated_prediction)."""
+    recs = d.get("calibration") or {}
+    try:
+        drifts = [
+            cb.drift_of(cb.Calibration.from_record(recs[w]), params) if recs.get(w) else None
+            for w in ("before", "after")
+        ]
+    except cb.CalibrationError as e:
+        raise Failure(f"the run's calibration: {e}") from None
+    if drifts[0] is None:
+        raise Failure("the driver wrote no calibration (--calibrate): is it older than this bspkit?")
+    try:
+        cal = cb.calibrated_prediction(d["time_s"], d, params, drifts[0], drifts[1])
+    except pd.PredictionError as e:
+        raise Failure(str(e)) from None
+    head = cal["drift"]
+    moved = ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
+    print(f"calibrated (the run's own calibrations, before and after its repetitions: drift {moved}):", file=say)
+    for m in pd.MODELS:
+        v, err = cal["predicted_s"][m], cal["rel_error"][m]
+        print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
+    if cal["flagged"]:
+        print(
+            f"  the machine moved during the run: its prediction with the calibration after it is "
+            f"x{cal['within_run_prediction']:.2f} the one with the calibration before it",
+            file=say,
+        )
+    print("  " + cb.verdict(cb.mean_drift(drifts[0], drifts[1])), file=say)
+
+
+def driver_args(options: RunOptions, params: Params | None, extra: Sequence[str]) -> list[str]:
+    """The driver's arguments: those after `--`, then --calibrate, --size and --measure-f as asked."""
+    dargs = list(extra)
+    if options.calibrate and params is not None:  # inside the run: before its repetitions and after
+        dargs += ["--calibrate", "quick" if params.machine.get("mode") == "quick" else "full"]
+    if options.size is not None:
+        dargs += ["--size", str(options.size)]
+    if params is not None and "--measure-f" not in dargs:
+        dargs.append("--measure-f")
+    return dargs
+
+
+def run(options: RunOptions, extra: Sequence[str]) -> int:
+    launch = options.launch
+    alg = algorithm_arg(options.algorithm)
+    hostfile = hostfile_arg(launch.backend, launch.hostfile)
+    nprocs = launch.nprocs or pr.cores()
+    json_to_stdout = options.json == "-"
+    if options.json and not json_to_stdout:
+        check_writable(Path(options.json), "--json")
+    # with --json -, stdout holds the JSON object alone and the summary goes to stderr
+    say = sys.stderr if json_to_stdout else sys.stdout
+    params_path, params = (
+        params_for(options.params, launch.backend, nprocs, required=True, hostfile=hostfile)
+        if options.predict or options.params
+        else (None, None)
+    )
+    if options.size is not None:
+        try:
+            al.check_memory(alg, [{"n": options.size}], nprocs)
+        except al.AlgorithmError as e:
+            raise Failure(str(e)) from None
+    if options.calibrate and params is None:
+        raise UsageError("--calibrate scales a probe's parameters by the drift since: give --params or --predict")
+    bsprun, bindir = driver_tools(launch.build_dir, alg.driver)
+    check_launch(bsprun, launch.backend, nprocs, hostfile)
+    try:
+        res = al.run_driver(
+            alg, bsprun, bindir, launch.backend, nprocs, driver_args(options, params, extra), hostfile=hostfile
+        )
+    except al.AlgorithmError as e:
+        raise Failure(str(e)) from None
+    say.write(res.stdout)
+    d = res.data
+    eff = al.efficiency(alg, d, d.get("f_s_per_unit"))
+    if eff is not None:
+        print(f"efficiency (one-process kernel time of the whole problem / p T): {eff:.1%}", file=say)
+    if params is not None:
+        print_prediction(params, params_path, d, say)
+        if options.calibrate:
+            print_calibrated(params, d, say)
+    if alg.explain:
+        for line in alg.explain(d):
+            print(line, file=say)
+    if json_to_stdout:
+        sys.stdout.write(json.dumps(d) + "\n")
+    elif options.json:
+        write_text(Path(options.json), json.dumps(d) + "\n")
+        print(f"run written to {options.json}", file=say)
+    return 0
