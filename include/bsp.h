@@ -133,6 +133,9 @@ bsp_nprocs_t bsp_nprocs(void);
 /**
  * bsp_pid - this process' id
  *
+ * The processes of an SPMD section are numbered 0 to bsp_nprocs() - 1; process 0 is the one
+ * that continues main after bsp_end.
+ *
  * \return the id of the calling process, 0 <= pid < bsp_nprocs()
  * \error called outside the SPMD section
  * \see bsp_nprocs(3)

@@ -108,8 +108,9 @@ void bspk_broadcast(bsp_pid_t root, const void *src, void *dst, bsp_size_t nbyte
  * on every process, combining the blocks in process-id order, so every process gets the same
  * bits. op is an associative and commutative element-wise operation: result[i] = left[i]
  * op right[i] for the *nbytes bytes (a whole number of elements) given; result may alias
- * left. Ready-made ones: bspk_op_sum_double(3) and the others of its page. It ends with a sync and acts as one bsp_sync for everything
- * else, as bspk_broadcast does; large data takes two supersteps in the same way.
+ * left. Ready-made ones: bspk_op_sum_double(3) and the others of its page. It ends with a
+ * sync and acts as one bsp_sync for everything else, as bspk_broadcast does; large data
+ * takes two supersteps in the same way.
  *
  * \param op         the operation
  * \param src        this process' count elements
@@ -128,7 +129,8 @@ typedef void (*bspk_op)(void *result, const void *left, const void *right, bsp_s
 void bspk_reduce(bspk_op op, const void *src, void *dst, bsp_size_t count, bsp_size_t elem_size);
 
 /**
- * bspk_op_sum_double, bspk_op_max_double, bspk_op_min_double, bspk_op_sum_long, bspk_op_max_long, bspk_op_sum_int, bspk_op_max_int - ready-made operations for bspk_reduce
+ * bspk_op_sum_double, bspk_op_max_double, bspk_op_min_double, bspk_op_sum_long, bspk_op_max_long,
+ * bspk_op_sum_int, bspk_op_max_int - ready-made operations for bspk_reduce
  *
  * Element-wise sum, maximum or minimum of double, long or int elements: result[i] =
  * left[i] op right[i] for the *nbytes / sizeof(element) elements. Pass them to bspk_reduce

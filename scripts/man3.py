@@ -18,8 +18,8 @@ declaration:
      */
     void bsp_put(...);
 
-The first line names the function and says what it does (NAME); several names separated by
-commas document the declarations that follow the comment together (one page for the first
+The first paragraph names the function and says what it does (NAME); several names separated
+by commas document the declarations that follow the comment together (one page for the first
 name, and pages that include it for the others); a typedef among them is shown in the
 SYNOPSIS. The page: NAME, SYNOPSIS (the #include and
 the declarations), DESCRIPTION, ARGUMENTS, RETURN VALUE, ERRORS (with how an error ends the
@@ -96,9 +96,11 @@ def parse_header(path: Path) -> list[FunctionDoc]:
     for m in DOC_COMMENT.finditer(text):
         lines = comment_lines(m.group(1))
         where = f"{path.name}:{text.count(chr(10), 0, m.start()) + 1}"
-        if not lines or " - " not in lines[0]:
-            sys.exit(f"man3.py: {where}: the comment's first line must be 'name - what it does'")
-        names_part, summary = lines[0].split(" - ", 1)
+        first = lines.index("") if "" in lines else len(lines)  # the first paragraph names them
+        name_line = " ".join(line.strip() for line in lines[:first])
+        if " - " not in name_line:
+            sys.exit(f"man3.py: {where}: the comment must begin with 'name - what it does'")
+        names_part, summary = name_line.split(" - ", 1)
         names = [n.strip() for n in names_part.split(",")]
         decls = declarations_after(text, m.end())
         functions = [d for d in decls if not d.startswith("typedef ")]  # a typedef is shown only
@@ -109,7 +111,7 @@ def parse_header(path: Path) -> list[FunctionDoc]:
         paragraph: list[str] = []
         item: list[str] | None = None  # the tagged item being continued
         items: list[tuple[str, list[str]]] = []
-        for line in lines[1:]:
+        for line in lines[first:]:
             tagged = TAG.match(line.strip())
             if tagged:
                 item = [tagged.group(2)]
@@ -125,6 +127,8 @@ def parse_header(path: Path) -> list[FunctionDoc]:
                 paragraph = []
         if paragraph:
             doc.description.append(" ".join(paragraph))
+        if not doc.description:
+            sys.exit(f"man3.py: {where}: {names[0]} has no description (a paragraph after the first line)")
         for tag, words in items:
             value = " ".join(words)
             if tag == "param":
