@@ -66,9 +66,21 @@ def first_sentence(help_text: str) -> str:
                 break
             continue
         words.append(line.strip())
-    sentence = re.split(r"(?<=\.)\s", " ".join(words))[0].rstrip(".")
+    sentence = re.split(r"(?<=\.)\s+(?=[A-Z])", " ".join(words))[0].rstrip(".")
     if not sentence:
         sys.exit("man1.py: the help has no description to take the summary from")
+    return short_clause(sentence)
+
+
+def short_clause(sentence: str, width: int = 70) -> str:
+    """A long sentence up to its first comma, colon, semicolon or bracket outside brackets."""
+    if len(sentence) <= width:
+        return sentence
+    depth = 0
+    for i, ch in enumerate(sentence):
+        if depth == 0 and i >= 20 and (ch in ",:;" or (ch == "(" and sentence[i - 1] == " ")):
+            return sentence[:i].rstrip()
+        depth += (ch in "([{") - (ch in ")]}")
     return sentence
 
 
@@ -180,6 +192,35 @@ def render_body(body: list[str]) -> list[str]:
     return out
 
 
+def usage_words(line: str) -> list[str]:
+    """A usage line split at the blanks outside brackets: `[--size N]` stays one word."""
+    words, current, depth = [], "", 0
+    for ch in line:
+        depth += (ch in "[({") - (ch in "])}")
+        if ch == " " and depth == 0:
+            if current:
+                words.append(current)
+            current = ""
+        else:
+            current += ch
+    return [*words, current] if current else words
+
+
+def wrapped_usage(line: str, width: int = 72) -> list[str]:
+    """A long usage line over several lines, the options under the first one (as man pages
+    print them); the program's name (and subcommand) stays on the first line."""
+    words = usage_words(line)
+    lead = next((i for i, w in enumerate(words) if w.startswith(("[", "-", "<")) or w.isupper()), len(words))
+    head = " ".join(words[: max(lead, 1)])
+    lines = [head]
+    for word in words[max(lead, 1) :]:
+        if len(lines[-1]) + 1 + len(word) > width and lines[-1].strip():
+            lines.append(" " * (len(head) + 1) + word)
+        else:
+            lines[-1] += " " + word
+    return lines
+
+
 def man_page(name: str, version: str, summary: str, help_text: str, see_also: str = "") -> str:
     usage, sections = split_help(help_text)
     if not usage:
@@ -190,7 +231,7 @@ def man_page(name: str, version: str, summary: str, help_text: str, see_also: st
         f"{roff_text(name)} \\- {roff_text(summary)}",
         ".SH SYNOPSIS",
         ".nf",
-        *[roff_text(u) for u in usage],
+        *[roff_text(part) for u in usage for part in wrapped_usage(u)],
         ".fi",
     ]
     for title, body in sections:
