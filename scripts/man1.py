@@ -226,7 +226,7 @@ def man_page(name: str, version: str, summary: str, help_text: str, see_also: st
     if not usage:
         sys.exit(f"man1.py: the help of {name} has no usage line, so the page would have no SYNOPSIS")
     out = [
-        f'.TH {name.upper()} 1 "" "bspkit {version}" "bspkit"',
+        f'.TH {name.upper()} "1" "" "bspkit {version}" "User Commands"',
         ".SH NAME",
         f"{roff_text(name)} \\- {roff_text(summary)}",
         ".SH SYNOPSIS",

@@ -178,7 +178,7 @@ def wrapped(declaration: str, width: int = 78) -> list[str]:
 def page(doc: FunctionDoc, version: str) -> str:
     name = doc.names[0]
     out = [
-        f'.TH {name.upper()} 3 "" "bspkit {version}" "bspkit BSPlib"',
+        f'.TH {name.upper()} "3" "" "bspkit {version}" "bspkit BSPlib"',
         ".SH NAME",
         f"{roff(', '.join(doc.names))} \\- {roff(doc.summary)}",
         ".SH SYNOPSIS",
