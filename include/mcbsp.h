@@ -12,9 +12,9 @@
  *   - the affinity and machine interface (mcbsp_set_* / mcbsp_get_*, the defaults and the
  *     1.x globals MCBSP_AFFINITY and MCBSP_MANUAL_AFFINITY). These are hints: bspkit
  *     records what is set (the getters return it) but places its processes itself (see
- *     BSPKIT_PIN in README), and bsp_begin(P) starts P processes whatever
- *     mcbsp_set_maximum_threads said. See README, "Programs written for MulticoreBSP or the
- *     Oxford toolset".
+ *     BSPKIT_PIN in docs/backends.md), and bsp_begin(P) starts P processes whatever
+ *     mcbsp_set_maximum_threads said. See docs/compatibility.md, "Programs written for
+ *     MulticoreBSP or the Oxford toolset".
  * Not provided: MulticoreBSP's C++ wrapper, its hierarchical (nested bsp_begin) runs, its
  * resiliency (checkpoint) and accelerator interfaces.
  */
