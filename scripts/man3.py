@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""man3.py - section-3 man pages from the comments of include/bsp.h and bspkit.h.
+"""man3.py - section-3 man pages from the comments of include/bsp.h, bspkit.h and mcbsp.h.
 
     man3.py --output-dir DIR --version V HEADER...
 
@@ -74,16 +74,21 @@ def comment_lines(body: str) -> list[str]:
 
 
 def declarations_after(text: str, pos: int) -> list[str]:
-    """The declarations right after a comment: up to the first blank line, each up to its `;`."""
+    """The declarations right after a comment, up to the first blank line (comments between
+    them skipped), each up to its `;` (an inline function's body left out)."""
     decls: list[str] = []
     current = ""
     for line in text[pos:].splitlines()[1:] if text[pos:].startswith("\n") else text[pos:].splitlines():
         code = re.sub(r"/\*.*?\*/", "", line).strip()
         if not code:
+            if line.strip():  # a comment of its own between two declarations
+                continue
             if current or decls:
                 break
             continue
         current = f"{current} {code}".strip()
+        if current.endswith("}"):  # a static inline definition: shown as its declaration
+            current = re.sub(r"\s*\{.*\}$", ";", current)
         if current.endswith(";"):
             decls.append(ATTRIBUTES.sub("", re.sub(r"\s+", " ", current)).replace(" ;", ";"))
             current = ""

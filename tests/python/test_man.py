@@ -1,6 +1,6 @@
 """The man pages of a build (<build>/man/man1 and man3; tools/CMakeLists.txt makes them with
 scripts/man1.py and scripts/man3.py): one per command, per `bspkit` subcommand and per
-driver, one per function declared in bsp.h and bspkit.h, each with NAME, SYNOPSIS and
+driver, one per function declared in bsp.h, bspkit.h and mcbsp.h, each with NAME, SYNOPSIS and
 DESCRIPTION, and nothing of the machine that built them in bspcc's."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
     reason="BSPKIT_BUILD_DIR is not set or its build has no man pages (man/man1)",
 )
 
-HEADERS = [REPO / "include" / "bsp.h", REPO / "include" / "bspkit.h"]
+HEADERS = [REPO / "include" / h for h in ("bsp.h", "bspkit.h", "mcbsp.h")]
 # A function declared at the top level of a header: `type name(` at the start of a line.
 DECLARATION = re.compile(r"^(?!typedef|static|#|\s)[A-Za-z_][\w\s\*]*?\b(\w+)\s*\(", re.MULTILINE)
 
