@@ -7,7 +7,7 @@
  *   - MulticoreBSP / BSPedupack 2.0 name them bsp_pid_t, bsp_nprocs_t and bsp_size_t.
  * Here all three are `int`, so both spellings declare the same functions and `int *` and
  * `bsp_size_t *` arguments are interchangeable. Sizes are therefore limited to INT_MAX bytes
- * per call, and a negative size is reported as an error (see README, "Compatibility").
+ * per call, and a negative size is reported as an error (docs/semantics.md, "Types").
  */
 #ifndef BSPKIT_BSP_H
 #define BSPKIT_BSP_H
@@ -33,69 +33,427 @@ typedef int bsp_size_t;   /* a size in bytes (or a status of -1)    */
 #define BSPKIT_PRINTF(fmt, args)
 #endif
 
+/* Each function below is documented where it is declared: what it does and when its effect
+ * takes place, its parameters, and the errors it reports. scripts/man3.py turns these
+ * comments into the man pages bsp_put(3) etc. An error prints one line on stderr,
+ *   bspkit: error in bsp_put on process 1: pid 7 is out of range: there are 2 processes (0..1)
+ * and ends every process of the run with exit status 1, on every back end (docs/semantics.md).
+ * Every function but bsp_init, bsp_begin, bsp_nprocs and bsp_abort reports a call outside
+ * the SPMD section (before bsp_begin or after bsp_end) that way. */
+
 /* ---- Initialisation and the SPMD section ---------------------------------------------- */
 
-/* Names the function that holds the SPMD section (the one calling bsp_begin/bsp_end) when
- * that is not main itself. Call it first thing in main. */
+/**
+ * bsp_init - name the function that holds the SPMD section
+ *
+ * Call it first thing in main when the SPMD section (bsp_begin ... bsp_end) is in a function
+ * of its own rather than in main itself. bsp_begin then starts the other processes in
+ * spmd_part, while process 0 continues in main, which must call spmd_part itself. On the
+ * MPI back ends only process 0 continues main after bsp_init: the others wait, so set what
+ * spmd_part needs before bsp_init, or read it on process 0 and send it. With bsp_init, a
+ * program may run several SPMD sections one after another (the same function again or
+ * another one given to a later bsp_init); without it only one.
+ *
+ * \param spmd_part  the function that calls bsp_begin and bsp_end
+ * \param argc       main's argc
+ * \param argv       main's argv
+ * \error called inside a running SPMD section
+ * \error unknown back end in BSPKIT_BACKEND, or the MPI plugin cannot be loaded (as for bsp_begin)
+ * \see bsp_begin(3), bsp_end(3)
+ */
 void bsp_init(void (*spmd_part)(void), int argc, char *argv[]);
-/* Starts maxprocs BSP processes (exactly that many on the threads back end). */
+
+/**
+ * bsp_begin - start the SPMD section on maxprocs processes
+ *
+ * Starts maxprocs BSP processes, exactly that many on the threads back end; on the MPI back
+ * ends fewer when mpirun started fewer ranks (bsp_nprocs says how many run; BSPlib allows
+ * fewer). Process 0's maxprocs decides on every back end: what the other processes pass is
+ * ignored. Every process then runs the code that follows, up to bsp_end. Without bsp_init,
+ * bsp_begin must be the first statement of main, and the other processes run main again
+ * from the start with the same arguments. On the threads back end the processes are
+ * threads of one program and share its global variables.
+ *
+ * \param maxprocs  the number of processes, at least 1 (usually bsp_nprocs())
+ * \error maxprocs is less than 1
+ * \error called inside a running SPMD section (bsp_begin called twice)
+ * \error a second SPMD section without bsp_init
+ * \error on the threads back end: the processes' buffers cannot fit in the memory available
+ * \error unknown back end in BSPKIT_BACKEND, or the MPI plugin cannot be loaded for mpi or mpi-rma
+ * \error BSPKIT_PROFILE names a file that cannot be written
+ * \see bsp_init(3), bsp_end(3), bsp_nprocs(3), bsprun(1)
+ */
 void bsp_begin(bsp_pid_t maxprocs);
-/* Ends the SPMD section; only process 0 returns from it. Every process must call it. */
+
+/**
+ * bsp_end - end the SPMD section
+ *
+ * Every process must call it, after the same number of bsp_sync calls. It ends the
+ * superstep like bsp_sync but delivers nothing: puts, gets and messages issued since the
+ * last bsp_sync are dropped. Only process 0 returns from it; the other processes end (or,
+ * with bsp_init on the MPI back ends, wait for the next section). A process that leaves the
+ * program inside the SPMD section without bsp_end (exit, a return from main or from the SPMD
+ * function) is an error too.
+ *
+ * \error a process called bsp_end while others called bsp_sync (the number of syncs differs)
+ * \error a process exited inside the SPMD section without calling bsp_end
+ * \error BSPKIT_PROFILE's file cannot be written at the end
+ * \see bsp_begin(3), bsp_sync(3)
+ */
 void bsp_end(void);
-/* Ends every process with a message (printf format) and a non-zero exit status. */
+
+/**
+ * bsp_abort - end every process with a message
+ *
+ * Prints "bspkit: bsp_abort on process P: " and the message (printf format) on stderr and
+ * ends every process of the run with exit status 1, on every back end. It can be called
+ * from any process at any time, also outside the SPMD section; it does not return.
+ *
+ * \param format  a printf format, followed by its arguments
+ * \see bsp_vabort in mcbsp.h (the same with a va_list)
+ */
 void bsp_abort(const char *format, ...) BSPKIT_NORETURN BSPKIT_PRINTF(1, 2);
 
 /* ---- Enquiry -------------------------------------------------------------------------- */
 
-/* Inside the SPMD section: the number of processes. Before bsp_begin: the number of
- * processes bsprun asked for (-n), or else the number of cores this program may use. */
+/**
+ * bsp_nprocs - the number of processes
+ *
+ * Inside the SPMD section: the number of processes running it. Before bsp_begin: the number
+ * of processes asked for by bsprun -n (the environment variable BSPKIT_NPROCS), or else the
+ * number of cores this program may use (its affinity mask), so that bsp_begin(bsp_nprocs())
+ * starts what was asked for. After bsp_end: what it returned before bsp_begin.
+ *
+ * \return the number of processes (at least 1)
+ * \error BSPKIT_NPROCS is set but is not a positive number
+ * \see bsp_pid(3), bsp_begin(3)
+ */
 bsp_nprocs_t bsp_nprocs(void);
+
+/**
+ * bsp_pid - this process' id
+ *
+ * The processes of an SPMD section are numbered 0 to bsp_nprocs() - 1; process 0 is the one
+ * that continues main after bsp_end.
+ *
+ * \return the id of the calling process, 0 <= pid < bsp_nprocs()
+ * \error called outside the SPMD section
+ * \see bsp_nprocs(3)
+ */
 bsp_pid_t bsp_pid(void);
-/* Seconds since this process entered the SPMD section (monotonic clock). */
+
+/**
+ * bsp_time - the time since this process began
+ *
+ * Read from a monotonic clock (CLOCK_MONOTONIC); each process counts from its own bsp_begin,
+ * so times of different processes are not comparable to the microsecond.
+ *
+ * \return the seconds since this process entered the SPMD section (bsp_begin)
+ * \error called outside the SPMD section
+ */
 double bsp_time(void);
 
 /* ---- Superstep ------------------------------------------------------------------------ */
 
+/**
+ * bsp_sync - end the superstep
+ *
+ * Waits until every process has called bsp_sync, then completes the superstep's
+ * communication in the order BSPlib defines: every get reads its source (before any put of
+ * the superstep lands), then gets, puts and messages are written (puts in the order of the
+ * sending process id, then of issue, so the last put to a byte from the highest pid wins;
+ * where a get and a put write the same bytes, the put wins), then registrations and the
+ * tag size set in the superstep take effect. The message queue then holds exactly the
+ * messages sent to this process in the superstep. Every process must call it the same
+ * number of times.
+ *
+ * \error registrations differ between processes: not every process made the same bsp_push_reg
+ *        and bsp_pop_reg calls in the same order in this superstep
+ * \error tag sizes differ: not every process asked bsp_set_tagsize for the same size in this
+ *        superstep
+ * \error a process called bsp_end while others called bsp_sync
+ * \error out of memory for the superstep's data
+ * \error called outside the SPMD section
+ * \see bsp_put(3), bsp_get(3), bsp_send(3), bsp_push_reg(3)
+ */
 void bsp_sync(void);
 
 /* ---- Direct remote memory access (DRMA) ----------------------------------------------- */
 
-/* Collective: every process registers its area in the same order; effective at next sync. */
+/**
+ * bsp_push_reg - register an area for remote access
+ *
+ * Collective: every process registers its own area (sizes may differ between processes,
+ * and ident may be NULL with size 0) in the same order within a superstep. The registration
+ * takes effect at the next bsp_sync; from then on other processes address this process'
+ * area by their own ident in bsp_put, bsp_get and their hp variants. Registering one
+ * address twice stacks: bsp_pop_reg removes the newest.
+ *
+ * \param ident  the start of this process' area
+ * \param size   its size in bytes, at least 0; puts and gets past it are errors
+ * \error size is negative
+ * \error at the next bsp_sync: the processes made different registration calls
+ * \error called outside the SPMD section
+ * \see bsp_pop_reg(3), bsp_put(3), bsp_get(3), bsp_sync(3)
+ */
 void bsp_push_reg(const void *ident, bsp_size_t size);
+
+/**
+ * bsp_pop_reg - remove a registration
+ *
+ * Collective like bsp_push_reg: every process pops in the same order within a superstep.
+ * Removes the newest registration of ident at the next bsp_sync. Registration calls take
+ * effect in the order made, so a push and a pop of the same address in one superstep cancel
+ * out (the pop removes that push, not an older registration).
+ *
+ * \param ident  the address this process registered
+ * \error ident is not registered (or its registrations are all popped already)
+ * \error at the next bsp_sync: the processes made different registration calls
+ * \error called outside the SPMD section
+ * \see bsp_push_reg(3)
+ */
 void bsp_pop_reg(const void *ident);
-/* Buffered: the source is copied at the call, the data lands at the next sync. */
+
+/**
+ * bsp_put - write into another process' registered area at the next sync
+ *
+ * Buffered: the nbytes at src are copied at the call, so src may be changed at once; they
+ * are written at offset of process pid's area registered as dst when the superstep ends
+ * (bsp_sync). Puts land after every get of the superstep has read, in the order of the
+ * sending process id and then of issue: of several puts to the same bytes, the last from
+ * the highest pid wins (on mpi-rma, overlapping puts of BSPKIT_RMA_MIN_BYTES or more from
+ * different processes land in no defined order). With nbytes 0 nothing moves, but the
+ * arguments are checked all the same.
+ *
+ * \param pid     the destination process, 0 <= pid < bsp_nprocs()
+ * \param src     the data to send (NULL only when nbytes is 0)
+ * \param dst     the registered area, as this process registered it (bsp_push_reg)
+ * \param offset  where in the area, in bytes, at least 0
+ * \param nbytes  how many bytes, at least 0
+ * \error pid is out of range
+ * \error nbytes or offset is negative
+ * \error dst is not registered (a registration takes effect only at the next bsp_sync)
+ * \error offset + nbytes is past the end of the area process pid registered
+ * \error src is NULL while nbytes is not 0
+ * \error called outside the SPMD section
+ * \see bsp_hpput(3), bsp_get(3), bsp_push_reg(3), bsp_sync(3)
+ */
 void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
-/* Reads remote data at the next sync, before that superstep's puts land. */
+
+/**
+ * bsp_get - read from another process' registered area at the next sync
+ *
+ * The nbytes at offset of process pid's area registered as src are read when the superstep
+ * ends (bsp_sync), before any put of that superstep lands, and written to dst; every get of
+ * a superstep reads before any get writes, so two processes may swap data with gets. dst
+ * must stay valid until the sync. With nbytes 0 nothing moves, but the arguments are
+ * checked all the same.
+ *
+ * \param pid     the process to read from, 0 <= pid < bsp_nprocs()
+ * \param src     the registered area, as this process registered it (bsp_push_reg)
+ * \param offset  where in the area, in bytes, at least 0
+ * \param dst     where the data goes on this process (NULL only when nbytes is 0)
+ * \param nbytes  how many bytes, at least 0
+ * \error pid is out of range
+ * \error nbytes or offset is negative
+ * \error src is not registered (a registration takes effect only at the next bsp_sync)
+ * \error offset + nbytes is past the end of the area process pid registered
+ * \error dst is NULL while nbytes is not 0
+ * \error called outside the SPMD section
+ * \see bsp_hpget(3), bsp_put(3), bsp_direct_get(3), bsp_sync(3)
+ */
 void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
-/* Unbuffered: may transfer at any time before the next sync completes; neither side may
- * touch the memory involved until then. */
+
+/**
+ * bsp_hpput - write into another process' registered area, unbuffered
+ *
+ * As bsp_put, but src is not copied at the call: the transfer may happen at any time from
+ * the call until the next bsp_sync completes, so neither src on this process nor the
+ * destination bytes on process pid may be touched until then. On the threads back end it
+ * copies at once; on the MPI back ends large transfers go straight from src.
+ *
+ * \param pid     the destination process, 0 <= pid < bsp_nprocs()
+ * \param src     the data to send, unchanged until the next bsp_sync (NULL only when nbytes is 0)
+ * \param dst     the registered area, as this process registered it (bsp_push_reg)
+ * \param offset  where in the area, in bytes, at least 0
+ * \param nbytes  how many bytes, at least 0
+ * \error pid is out of range
+ * \error nbytes or offset is negative
+ * \error dst is not registered
+ * \error offset + nbytes is past the end of the area process pid registered
+ * \error src is NULL while nbytes is not 0
+ * \error called outside the SPMD section
+ * \see bsp_put(3), bsp_hpget(3)
+ */
 void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
+
+/**
+ * bsp_hpget - read from another process' registered area, unbuffered
+ *
+ * As bsp_get, but the transfer may happen at any time from the call until the next
+ * bsp_sync completes, so neither the source bytes on process pid nor dst may be touched
+ * until then. On the threads back end it copies at once.
+ *
+ * \param pid     the process to read from, 0 <= pid < bsp_nprocs()
+ * \param src     the registered area, as this process registered it (bsp_push_reg)
+ * \param offset  where in the area, in bytes, at least 0
+ * \param dst     where the data goes on this process (NULL only when nbytes is 0)
+ * \param nbytes  how many bytes, at least 0
+ * \error pid is out of range
+ * \error nbytes or offset is negative
+ * \error src is not registered
+ * \error offset + nbytes is past the end of the area process pid registered
+ * \error dst is NULL while nbytes is not 0
+ * \error called outside the SPMD section
+ * \see bsp_get(3), bsp_hpput(3)
+ */
 void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
-/* MulticoreBSP for C: reads process pid's registered area now, without waiting for a sync,
- * and returns when the data is in dst. The owner must not write those bytes in the same
- * superstep (order the write and the read by a bsp_sync). threads and mpi-rma only; on mpi
- * it is an error. See README, "Programs written for MulticoreBSP or the Oxford toolset". */
+
+/**
+ * bsp_direct_get - read another process' registered area now (MulticoreBSP)
+ *
+ * Reads the nbytes at offset of process pid's area registered as src now, without waiting
+ * for a sync, and returns when dst holds them. The rule: the owner must not write those
+ * bytes in the superstep of the read, and a write of an earlier superstep is seen only
+ * after a bsp_sync between the write and the read; otherwise the read is a data race (old
+ * bytes, new bytes or a mix). On threads it is a memcpy from the owner's memory, on mpi-rma
+ * an MPI_Get completed at once (it needs MPI's unified memory model); the mpi back end
+ * cannot read another process' memory without its help and reports an error.
+ *
+ * \param pid     the process to read from, 0 <= pid < bsp_nprocs()
+ * \param src     the registered area, as this process registered it (bsp_push_reg)
+ * \param offset  where in the area, in bytes, at least 0
+ * \param dst     where the data goes on this process (NULL only when nbytes is 0)
+ * \param nbytes  how many bytes, at least 0
+ * \error pid is out of range
+ * \error nbytes or offset is negative
+ * \error src is not registered
+ * \error offset + nbytes is past the end of the area process pid registered
+ * \error dst is NULL while nbytes is not 0
+ * \error not available on the back end (mpi, or mpi-rma with MPI's separate memory model):
+ *        the message says to use bsp_get or another back end
+ * \error called outside the SPMD section
+ * \see bsp_get(3), bsp_hpget(3)
+ */
 void bsp_direct_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
                     bsp_size_t nbytes);
 
 /* ---- Bulk synchronous message passing (BSMP) ------------------------------------------ */
 
-/* Sets the tag size (in bytes) to *tag_nbytes from the next sync on; returns the old one in
- * *tag_nbytes. Collective: every process passes the same value in the same superstep. */
+/**
+ * bsp_set_tagsize - set the size of message tags from the next sync on
+ *
+ * Collective: every process asks for the same size in the same superstep. The new size
+ * holds for the messages sent after the next bsp_sync; messages sent in the superstep that
+ * changes it keep the old size (as the Oxford toolset does). The size at the start is 0.
+ *
+ * \param tag_nbytes  in: the new tag size in bytes, at least 0; out: the size it replaces
+ * \error tag_nbytes is NULL
+ * \error the size is negative
+ * \error at the next bsp_sync: the processes asked for different sizes
+ * \error called outside the SPMD section
+ * \see bsp_send(3), bsp_get_tag(3)
+ */
 void bsp_set_tagsize(bsp_size_t *tag_nbytes);
-/* Buffered send: tag and payload are copied at the call; delivered at the next sync. */
+
+/**
+ * bsp_send - send a message to another process' queue at the next sync
+ *
+ * Buffered: the tag (of the current tag size, bsp_set_tagsize) and the payload are copied
+ * at the call. The message is in process pid's queue after the next bsp_sync, where the
+ * messages arrive in the order of the sending process id and then of sending. A message may
+ * have an empty payload.
+ *
+ * \param pid             the destination process, 0 <= pid < bsp_nprocs()
+ * \param tag             the tag (NULL only when the tag size is 0)
+ * \param payload         the payload (NULL only when payload_nbytes is 0)
+ * \param payload_nbytes  the payload's size in bytes, at least 0
+ * \error pid is out of range
+ * \error payload_nbytes is negative
+ * \error tag is NULL while the tag size is not 0, or payload is NULL while payload_nbytes is not 0
+ * \error called outside the SPMD section
+ * \see bsp_hpsend(3), bsp_qsize(3), bsp_get_tag(3), bsp_move(3), bsp_hpmove(3)
+ */
 void bsp_send(bsp_pid_t pid, const void *tag, const void *payload, bsp_size_t payload_nbytes);
-/* Unbuffered send (MulticoreBSP, BSPWrapper HpSend): tag and payload must stay unchanged
- * until the next sync. */
+
+/**
+ * bsp_hpsend - send a message, unbuffered (MulticoreBSP)
+ *
+ * As bsp_send, but tag and payload must stay unchanged until the next bsp_sync: the library
+ * may read them at any time until then. (On the threads back end the receiver reads a
+ * message after the sender has moved on, so it copies once at the call, like bsp_send.)
+ *
+ * \param pid             the destination process, 0 <= pid < bsp_nprocs()
+ * \param tag             the tag (NULL only when the tag size is 0)
+ * \param payload         the payload (NULL only when payload_nbytes is 0)
+ * \param payload_nbytes  the payload's size in bytes, at least 0
+ * \error pid is out of range
+ * \error payload_nbytes is negative
+ * \error tag is NULL while the tag size is not 0, or payload is NULL while payload_nbytes is not 0
+ * \error called outside the SPMD section
+ * \see bsp_send(3)
+ */
 void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload, bsp_size_t payload_nbytes);
-/* Number of messages in the queue and the sum of their payload sizes. */
+
+/**
+ * bsp_qsize - the number of messages in the queue and their size
+ *
+ * Counts the messages not yet taken from the queue (bsp_move, bsp_hpmove).
+ *
+ * \param nmessages     out: the number of messages in the queue
+ * \param accum_nbytes  out: the sum of their payload sizes in bytes
+ * \error nmessages or accum_nbytes is NULL
+ * \error called outside the SPMD section
+ * \see bsp_get_tag(3), bsp_move(3)
+ */
 void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes);
-/* Status: payload size of the first message, or -1 when the queue is empty; copies its tag. */
+
+/**
+ * bsp_get_tag - the first message's payload size and tag
+ *
+ * Looks at the first message of the queue without removing it.
+ *
+ * \param status  out: the payload size of the first message in bytes, or -1 when the queue
+ *                is empty
+ * \param tag     out: the first message's tag (as many bytes as the tag size it was sent
+ *                with); not written when the queue is empty
+ * \error status is NULL
+ * \error tag is NULL while the tag size is not 0
+ * \error called outside the SPMD section
+ * \see bsp_move(3), bsp_qsize(3), bsp_set_tagsize(3)
+ */
 void bsp_get_tag(bsp_size_t *status, void *tag);
-/* Copies the first message's payload (at most reception_nbytes bytes) and removes it. */
+
+/**
+ * bsp_move - take the first message's payload from the queue
+ *
+ * Copies the payload of the first message (at most reception_nbytes bytes of it) to payload
+ * and removes the message from the queue.
+ *
+ * \param payload           where the payload goes (NULL only when reception_nbytes is 0)
+ * \param reception_nbytes  the most bytes to copy, at least 0
+ * \error reception_nbytes is negative
+ * \error the queue is empty (check bsp_get_tag's status first)
+ * \error payload is NULL while reception_nbytes is not 0
+ * \error called outside the SPMD section
+ * \see bsp_get_tag(3), bsp_hpmove(3)
+ */
 void bsp_move(void *payload, bsp_size_t reception_nbytes);
-/* Unbuffered move: points at the first message's tag and payload (valid until the next
- * sync), removes it from the queue, returns its payload size, or -1 when the queue is empty. */
+
+/**
+ * bsp_hpmove - take the first message from the queue without copying it
+ *
+ * Points tag_ptr and payload_ptr at the first message's tag and payload in the library's
+ * buffers (payloads are 8-byte aligned; valid until the next bsp_sync) and removes the
+ * message from the queue.
+ *
+ * \param tag_ptr      out: the message's tag
+ * \param payload_ptr  out: the message's payload
+ * \return the payload size in bytes, or -1 when the queue is empty (nothing is written then)
+ * \error tag_ptr or payload_ptr is NULL
+ * \error called outside the SPMD section
+ * \see bsp_move(3), bsp_get_tag(3)
+ */
 bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
 
 /* ---- The Oxford BSP toolset's older names --------------------------------------------- *
@@ -107,6 +465,18 @@ bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
  * precedence at link time) still compiles and links; errors name the old call. A program
  * that defines one of these names as a static function defines BSPKIT_NO_OXFORD_NAMES. */
 #ifndef BSPKIT_NO_OXFORD_NAMES
+/**
+ * bsp_pushregister, bsp_popregister, bsp_set_tag_size, bsp_bsmp_info - the Oxford toolset's names
+ *
+ * The names the Oxford BSP toolset kept from the drafts of the standard: bsp_pushregister is
+ * bsp_push_reg, bsp_popregister is bsp_pop_reg, bsp_set_tag_size is bsp_set_tagsize and
+ * bsp_bsmp_info is bsp_qsize, with the same arguments, semantics and errors (the error
+ * messages name the old call). They are functions, not macros, so a program with its own
+ * shim of one of them still builds; one that defines one of these names as a static
+ * function compiles with -DBSPKIT_NO_OXFORD_NAMES.
+ *
+ * \see bsp_push_reg(3), bsp_pop_reg(3), bsp_set_tagsize(3), bsp_qsize(3)
+ */
 void bsp_pushregister(const void *ident, bsp_size_t size);             /* = bsp_push_reg    */
 void bsp_popregister(const void *ident);                               /* = bsp_pop_reg     */
 void bsp_set_tag_size(bsp_size_t *tag_nbytes);                         /* = bsp_set_tagsize */

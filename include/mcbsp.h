@@ -12,9 +12,9 @@
  *   - the affinity and machine interface (mcbsp_set_* / mcbsp_get_*, the defaults and the
  *     1.x globals MCBSP_AFFINITY and MCBSP_MANUAL_AFFINITY). These are hints: bspkit
  *     records what is set (the getters return it) but places its processes itself (see
- *     BSPKIT_PIN in README), and bsp_begin(P) starts P processes whatever
- *     mcbsp_set_maximum_threads said. See README, "Programs written for MulticoreBSP or the
- *     Oxford toolset".
+ *     BSPKIT_PIN in docs/backends.md), and bsp_begin(P) starts P processes whatever
+ *     mcbsp_set_maximum_threads said. See docs/compatibility.md, "Programs written for
+ *     MulticoreBSP or the Oxford toolset".
  * Not provided: MulticoreBSP's C++ wrapper, its hierarchical (nested bsp_begin) runs, its
  * resiliency (checkpoint) and accelerator interfaces.
  */
@@ -45,10 +45,26 @@ typedef bsp_pid_t mcbsp_pid_t;
 typedef bsp_nprocs_t mcbsp_nprocs_t;
 typedef bsp_size_t mcbsp_size_t;
 
-/* bsp_abort with the arguments as a va_list (for a program's own variadic error helper). */
+/**
+ * bsp_vabort - bsp_abort with the arguments as a va_list (MulticoreBSP)
+ *
+ * For a program's own variadic error helper: prints "bspkit: bsp_abort on process P: " and
+ * the message (printf format, its arguments in args) on stderr and ends every process of the
+ * run with exit status 1, as bsp_abort does. It does not return.
+ *
+ * \param format  a printf format
+ * \param args    its arguments
+ * \see bsp_abort(3)
+ */
 void bsp_vabort(const char *format, va_list args) BSPKIT_NORETURN;
 
-/* MulticoreBSP 2.x's names of bsp_nprocs and bsp_pid. */
+/**
+ * mcbsp_nprocs, mcbsp_pid - MulticoreBSP 2.x's names of bsp_nprocs and bsp_pid
+ *
+ * The same as bsp_nprocs() and bsp_pid(), with MulticoreBSP's types (both int here).
+ *
+ * \see bsp_nprocs(3), bsp_pid(3)
+ */
 static inline mcbsp_nprocs_t mcbsp_nprocs(void) { return bsp_nprocs(); }
 static inline mcbsp_pid_t mcbsp_pid(void) { return bsp_pid(); }
 
@@ -67,6 +83,23 @@ enum mcbsp_thread_numbering {
   WRAPPED          /* they are numbered one per core, round robin           */
 };
 
+/**
+ * mcbsp_set_affinity_mode, mcbsp_set_available_cores, mcbsp_set_maximum_threads,
+ * mcbsp_set_threads_per_core, mcbsp_set_thread_numbering, mcbsp_set_pinning,
+ * mcbsp_set_reserved_cores - MulticoreBSP's affinity and machine hints, recorded
+ *
+ * MulticoreBSP pins its threads by these settings. bspkit accepts every one and records it,
+ * so that programs written for MulticoreBSP compile and a later mcbsp_get_* returns what was
+ * set, but does not act on them: on every back end, process i runs on the i-th core of the
+ * affinity mask when there are no more processes than cores (BSPKIT_PIN=0 turns that off),
+ * and bsp_begin(P) starts P processes whatever mcbsp_set_maximum_threads said.
+ * mcbsp_set_pinning and mcbsp_set_reserved_cores copy the array (the caller keeps and frees
+ * its own); mcbsp_set_pinning implies MANUAL. They may be called at any time, also before
+ * bsp_begin.
+ *
+ * \error out of memory while copying the array (mcbsp_set_pinning, mcbsp_set_reserved_cores)
+ * \see mcbsp_get_affinity_mode(3), bsp_begin(3)
+ */
 void mcbsp_set_affinity_mode(enum mcbsp_affinity_mode mode);
 void mcbsp_set_available_cores(size_t num_cores);
 void mcbsp_set_maximum_threads(size_t max);
@@ -76,6 +109,22 @@ void mcbsp_set_thread_numbering(enum mcbsp_thread_numbering numbering);
 void mcbsp_set_pinning(const size_t *pinning, size_t length);
 void mcbsp_set_reserved_cores(const size_t *reserved, size_t length);
 
+/**
+ * mcbsp_get_affinity_mode, mcbsp_get_available_cores, mcbsp_get_maximum_threads,
+ * mcbsp_get_threads_per_core, mcbsp_get_thread_numbering, mcbsp_get_pinning,
+ * mcbsp_get_reserved_cores_number, mcbsp_get_reserved_cores - what the MulticoreBSP hints say
+ *
+ * Each returns what the matching mcbsp_set_* recorded, or else the default:
+ * MCBSP_DEFAULT_AFFINITY (SCATTER), the cores this program may use (as bspk_cores) for the
+ * available cores and the maximum threads, MCBSP_DEFAULT_THREADS_PER_CORE (1) and
+ * MCBSP_DEFAULT_THREAD_NUMBERING (CONSECUTIVE). mcbsp_get_pinning and mcbsp_get_reserved_cores
+ * return copies (malloc; the caller frees them) of the arrays set, or NULL when none was set;
+ * mcbsp_get_reserved_cores_number the length of the reserved cores' array. bspkit does not act
+ * on any of them (mcbsp_set_affinity_mode(3)).
+ *
+ * \error out of memory while copying an array (mcbsp_get_pinning, mcbsp_get_reserved_cores)
+ * \see mcbsp_set_affinity_mode(3)
+ */
 enum mcbsp_affinity_mode mcbsp_get_affinity_mode(void);
 /* The value set, or else the cores this program may use (as bspk_cores()). */
 size_t mcbsp_get_available_cores(void);
