@@ -148,13 +148,13 @@ declare -A needs_p2=(
     [putget_2]="checks data read from process 1"
 )
 # Per-process global variables: on the threads back end all BSP processes share them
-# (README, "Globals are shared on the threads back end"), so the test races at p >= 2.
+# (docs/semantics.md, "Globals are shared on the threads back end"), so the test races at p >= 2.
 declare -A needs_processes=(
     [init_1]="processes write the static s_some_int (shared by threads)"
 )
 
 # Where BSPonMPI's test expects what the BSPlib standard leaves open and bspkit decides
-# otherwise (README, "Semantics and compatibility"): a failure there is "open", not FAIL.
+# otherwise (docs/semantics.md): a failure there is "open", not FAIL.
 declare -A open_behaviour=(
     [send_various_tags_1]="expects the message queue in descending order of sender; BSPlib leaves the order open, bspkit delivers by ascending sender pid"
     [push_reg_16]="the program makes two errors (process 0 pops NULL it never registered, and the registration counts differ); bspkit reports the first, at bsp_pop_reg, BSPonMPI the second, at the sync"

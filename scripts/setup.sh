@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - installs what bspkit needs to build, test and measure, if it is missing:
 #   Debian packages: a C compiler, CMake, Ninja, pkg-config, OpenBLAS (CBLAS), Open MPI,
-#   clang-format, help2man (the man pages), C++ with TBB and Boost (the radix sort's peers),
+#   clang-format, C++ with TBB and Boost (the radix sort's peers),
 #   ScaLAPACK (the LU peer), Chromium (the report's browser test), fio (the disk suite's peer),
 #   iproute2 and util-linux (the emulated cluster: ip, tc, unshare, nsenter, taskset);
 #   a Python virtual environment .venv with the analysis packages (python/requirements.txt)
@@ -21,7 +21,6 @@ have ninja || need_packages+=(ninja-build)
 have pkg-config || need_packages+=(pkg-config)
 have timeout || need_packages+=(coreutils)
 have clang-format || need_packages+=(clang-format)   # the C style check (scripts/lint.sh)
-have help2man || need_packages+=(help2man)   # the man pages of bsprun, bspcc and bspkit (from --help)
 have_header cblas.h || need_packages+=(libopenblas-dev)
 have mpicc && have mpirun || need_packages+=(openmpi-bin libopenmpi-dev)
 # The sort peers of bench/run_rdxsort_bench.sh (bench/sort_peers.cpp): a C++ compiler, TBB's

@@ -52,7 +52,7 @@ F_KERNELS = ("dot_double_naive", "dot_double_blas")
 # by more than this factor is flagged: the machine moved during the run, so no one set of
 # parameters describes it. In the run's own terms (l may double without consequence for a run
 # of three supersteps), and above what a quiet machine shows: there the median run's
-# prediction moved 12% between its two calibrations (README, Measurements), so a bound at
+# prediction moved 12% between its two calibrations (docs/measurements.md), so a bound at
 # the 10% target would flag half the runs of a quiet sweep.
 WITHIN_RUN_FLAG = 1.2
 # Drift beyond this factor in any headline parameter: the probe no longer describes the machine.

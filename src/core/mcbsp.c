@@ -1,6 +1,6 @@
 /* mcbsp.c - MulticoreBSP for C's affinity and machine interface (mcbsp.h): every setting is
  * accepted and recorded, so that programs written for MulticoreBSP run unchanged and read
- * back what they set, but bspkit places its processes by its own rule (README). A mutex
+ * back what they set, but bspkit places its processes by its own rule (docs/compatibility.md). A mutex
  * guards the record: MulticoreBSP allows these calls from any thread, at any time. */
 #include <pthread.h>
 

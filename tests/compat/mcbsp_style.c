@@ -11,7 +11,7 @@
  *
  * bsp_direct_get reads the owner's memory while the owner runs: every read here is of data
  * the owner wrote in an earlier superstep and does not touch in the superstep of the read
- * (the rule in README), so the ThreadSanitizer build must find no race.
+ * (the rule in docs/compatibility.md), so the ThreadSanitizer build must find no race.
  */
 #include <mcbsp.h>
 #include <stdio.h>

@@ -17,7 +17,7 @@
  *    overlapping: the last put from the highest pid wins every byte (a large put from a lower
  *    pid must not land over a small one from a higher pid on mpi, where large puts travel
  *    after the others). On mpi-rma, where overlapping one-sided puts of different processes
- *    have no defined order (README, Semantics), only the sizes that stay two-sided run.
+ *    have no defined order (docs/semantics.md), only the sizes that stay two-sided run.
  * Each case runs at several sizes, so that every path of every back end is taken: records
  * in the combined block, puts sent as their own messages (mpi, >= 64 KiB) and one-sided
  * transfers (mpi-rma, >= 8 KiB).
