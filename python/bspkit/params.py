@@ -24,14 +24,11 @@ from typing import Any, TypeVar
 import numpy as np
 
 from bspkit import __version__
-from bspkit.fileformat import format_problem
+from bspkit.fileformat import JsonObject, format_problem
 
 FORMAT_VERSION = 1
 
 R = TypeVar("R")  # a record read from JSON (Surface, Params)
-
-# A JSON object as read from or written to the file.
-JsonObject = dict[str, Any]
 
 
 class ParamsError(Exception):
@@ -96,7 +93,7 @@ def _read_record(record: R, d: Mapping[str, Any], renamed: Mapping[str, str], va
 
 @dataclass
 class Level:
-    """Eq. (2.6) at one grid value of h: T(h, c) = A + B c (fit.level_fits)."""
+    """Eq. (2.6) at one grid value of h: T(h, c) = A + B c (estimators.level_fits)."""
 
     h: int
     A_s: float  # time of the h-relation, sync included (s)
@@ -241,7 +238,7 @@ class Params:
     g: dict[str, Surface] = field(default_factory=dict)  # "<primitive>/<pattern>": its fits
     as_suite: JsonObject = field(default_factory=dict)
     validation: JsonObject = field(default_factory=dict)
-    # the probe's own short calibration (bspkit.calibrate.reference_of): what drift is measured against
+    # the probe's own short calibration (bspkit.calibration.reference_of): what drift is measured against
     calibration: JsonObject = field(default_factory=dict)
     checks: JsonObject = field(default_factory=dict)
     noise: JsonObject = field(default_factory=dict)

@@ -18,9 +18,9 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
 from bspkit.console import write_text
+from bspkit.htmlkit import esc, img, page, table
 from bspkit.plots import png_bytes
 from bspkit.predict import MODELS
-from bspkit.report import esc, img, page, table
 from bspkit.units import quantity
 
 MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
