@@ -29,7 +29,7 @@ or whose confidence interval reaches zero, is reported as null (JSON) with the r
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 from scipy import optimize
@@ -100,27 +100,43 @@ def grid_arrays(points: list[GPoint]) -> tuple[np.ndarray, np.ndarray, np.ndarra
 # --------------------------------------------------------------- weighted estimators
 
 
-def weighted_estimators(points: list[GPoint]) -> dict[str, Any]:
+class WeightedEstimates(TypedDict):
+    """Eq. (3.1)-(3.6) of one surface, raw (possibly negative)."""
+
+    g_inf: float  # (3.2), s/word
+    g_small: float  # (3.3)
+    h_min: float
+    h_half: float  # (3.4), words
+    hstar_min: float
+    g_mm: float  # (3.5)
+    o: float  # (3.6), words
+    o_eq31: float  # (3.1), the Oxford bspprobe's N_1/2
+
+
+def weighted_estimators(points: list[GPoint]) -> WeightedEstimates:
     """Eq. (3.1)-(3.6) on the g~ values of one surface. Values may be negative (checked later)."""
     hs, c, h, t = grid_arrays(points)
     g = t / h
-    out: dict[str, Any] = {}
     w = h**3
-    out["g_inf"] = float(np.sum(g * w) / np.sum(w))  # (3.2)
+    g_inf = float(np.sum(g * w) / np.sum(w))  # (3.2)
     ws = h ** (-3.0)
-    out["g_small"] = float(np.sum(g * ws) / np.sum(ws))  # (3.3)
+    g_small = float(np.sum(g * ws) / np.sum(ws))  # (3.3)
     h_min = float(h.min())
-    out["h_min"] = h_min
-    out["h_half"] = (out["g_small"] / out["g_inf"] - 1.0) * h_min  # (3.4)
     hs_min = float(hs.min())
-    out["hstar_min"] = hs_min
     sel = hs == hs_min
     wc = c[sel] ** 2
-    out["g_mm"] = float(np.sum(g[sel] * wc) / np.sum(wc))  # (3.5)
-    out["o"] = (out["g_mm"] / out["g_inf"] - 1.0) * hs_min  # (3.6)
+    g_mm = float(np.sum(g[sel] * wc) / np.sum(wc))  # (3.5)
     imax, imin = int(np.argmax(g)), int(np.argmin(g))
-    out["o_eq31"] = (g[imax] / g[imin] - 1.0) * h[imax]  # (3.1), Oxford bspprobe's N_1/2
-    return out
+    return WeightedEstimates(
+        g_inf=g_inf,
+        g_small=g_small,
+        h_min=h_min,
+        h_half=(g_small / g_inf - 1.0) * h_min,  # (3.4)
+        hstar_min=hs_min,
+        g_mm=g_mm,
+        o=(g_mm / g_inf - 1.0) * hs_min,  # (3.6)
+        o_eq31=float((g[imax] / g[imin] - 1.0) * h[imax]),  # (3.1), Oxford bspprobe's N_1/2
+    )
 
 
 def squared_error(points: list[GPoint], g_inf: float | None, h_half: float | None, o: float | None) -> float | None:
@@ -141,7 +157,23 @@ def _robust_weights(r: np.ndarray) -> np.ndarray:
     return 1.0 / np.sqrt(1.0 + z)
 
 
-def lsq_fit(points: list[GPoint], with_o: bool = True) -> dict[str, Any]:
+class LsqResult(TypedDict, total=False):
+    """A least-squares fit of eq. (2.6) or (2.5): (value, low, high) of each parameter, raw;
+    `error` instead where it could not be made."""
+
+    model: str
+    points: int
+    loss: str
+    error: str
+    g_inf: tuple[float, float, float]
+    h_half: tuple[float, float, float] | None  # None where g_inf is not positive
+    o: tuple[float, float, float] | None
+    residual_rel_rms: float
+    residual_rel_max: float
+    converged: bool
+
+
+def lsq_fit(points: list[GPoint], with_o: bool = True) -> LsqResult:
     """Robust fit of T = g_inf (h + h_half [+ o c]); returns values, 95 % CIs, residuals.
 
     Values are raw here (possibly negative); the caller applies the null rule.
@@ -149,11 +181,7 @@ def lsq_fit(points: list[GPoint], with_o: bool = True) -> dict[str, Any]:
     hs, c, h, t = grid_arrays(points)
     k = 3 if with_o else 2
     n = t.size
-    res: dict[str, Any] = {
-        "model": "2.6" if with_o else "2.5",
-        "points": int(n),
-        "loss": f"{LOSS} (scale {LOSS_SCALE})",
-    }
+    res = LsqResult(model="2.6" if with_o else "2.5", points=int(n), loss=f"{LOSS} (scale {LOSS_SCALE})")
     if n < k + 2:
         res["error"] = f"too few grid points ({n}) for {k} parameters"
         return res
@@ -226,7 +254,22 @@ def _ols(x: np.ndarray, y: np.ndarray) -> tuple[tuple[float, float, float], tupl
     return g, l_s
 
 
-def linreg(points: list[GPoint], p: int | None = None) -> dict[str, Any]:
+class LinregResult(TypedDict, total=False):
+    """Bisseling's regression: g and l as (value, low, high), raw, and the range of h used;
+    `error` instead where the grid has too few h-relations in it."""
+
+    msg_words: int
+    points: int
+    range: str
+    error: str
+    h_min: int
+    h_max: int
+    excluded_h: list[int]
+    g: tuple[float, float, float]
+    l: tuple[float, float, float]
+
+
+def linreg(points: list[GPoint], p: int | None = None) -> LinregResult:
     """Bisseling's g and l (the "g const" model): T = g h + l fitted by ordinary least
     squares as BSPedupack's bspbench does, over its h-relations: messages of one word (the
     smallest message size of the grid), h from p to bspbench's MAXH = 2048 words.
@@ -242,11 +285,11 @@ def linreg(points: list[GPoint], p: int | None = None) -> dict[str, Any]:
     hstar = float(hs.min())
     h_lo = float(max(p or 1, hstar))
     sel = (hs == hstar) & (h >= h_lo) & (h <= BSPBENCH_H_MAX)
-    out: dict[str, Any] = {
-        "msg_words": int(hstar),
-        "points": int(np.count_nonzero(sel)),
-        "range": f"h* = {int(hstar)} word(s) per message, {int(h_lo)} <= h <= {BSPBENCH_H_MAX} (bspbench: p..MAXH)",
-    }
+    out = LinregResult(
+        msg_words=int(hstar),
+        points=int(np.count_nonzero(sel)),
+        range=f"h* = {int(hstar)} word(s) per message, {int(h_lo)} <= h <= {BSPBENCH_H_MAX} (bspbench: p..MAXH)",
+    )
     if len(np.unique(h[sel])) < 3:
         out["error"] = (
             f"fewer than 3 h-relations with h* = {int(hstar)} and {int(h_lo)} <= h <= {BSPBENCH_H_MAX} in the grid"

@@ -19,7 +19,6 @@ confidence interval reaches zero, is reported as null (JSON) with the reason in 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any
 
 import numpy as np
 
@@ -27,6 +26,8 @@ from bspkit.estimators import (
     CONFIDENCE,
     LOSS,
     LOSS_SCALE,
+    LinregResult,
+    LsqResult,
     checked,
     grid_arrays,
     level_fits,
@@ -38,7 +39,23 @@ from bspkit.estimators import (
 )
 from bspkit.fileformat import JsonObject
 from bspkit.imh import fit_imh
-from bspkit.params import Params, PredictModel, Surface, json_safe
+from bspkit.params import (
+    AsSuite,
+    AsTest,
+    FKernel,
+    LatencyDetail,
+    LinregRecord,
+    Lsq25Record,
+    LsqRecord,
+    MemcpyCheck,
+    MemcpyRow,
+    Noise,
+    Params,
+    PredictModel,
+    Surface,
+    TotalExchangeRow,
+    json_safe,
+)
 from bspkit.probe_validation import VALIDATION_THRESHOLD, calibration_reference, validate
 from bspkit.rawdata import GPoint, RawRun
 from bspkit.rawdata import stats as _stats
@@ -51,7 +68,7 @@ SPREAD_WARN = 0.10  # IQR/median above this marks a noisy grid point
 # --------------------------------------------------------------------- per surface
 
 
-def _triplet(name: str, fit: dict[str, Any], key: str, flags: list[str], unit: str) -> list[float] | None:
+def _triplet(name: str, fit: LsqResult | LinregResult, key: str, flags: list[str], unit: str) -> list[float] | None:
     if key not in fit:
         return None
     v = fit[key]
@@ -87,7 +104,7 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     entry["error_bspstar"] = squared_error(points, g_inf, entry["h_half"], entry["o"])
     # Robust least squares, eq. (2.6) and eq. (2.5).
     f6 = lsq_fit(points, with_o=True)
-    lsq: dict[str, Any] = {"model": "2.6", "points": f6["points"], "loss": f6["loss"]}
+    lsq = LsqRecord(model="2.6", points=f6["points"], loss=f6["loss"])
     if "error" in f6:
         flags.append(f"lsq (2.6): {f6['error']}")
         lsq["error"] = f6["error"]
@@ -106,7 +123,7 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
         lsq["h_half_net"] = float(net) if net >= 0 else None
     entry["lsq"] = lsq
     f5 = lsq_fit(points, with_o=False)
-    lsq5: dict[str, Any] = {"model": "2.5", "points": f5["points"], "loss": f5["loss"]}
+    lsq5 = Lsq25Record(model="2.5", points=f5["points"], loss=f5["loss"])
     if "error" in f5:
         flags.append(f"lsq (2.5): {f5['error']}")
         lsq5["error"] = f5["error"]
@@ -119,9 +136,9 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     entry["lsq_2.5"] = lsq5
     # Bisseling's regression.
     lr = linreg(points, p)
-    lin: dict[str, Any] = {
-        k: lr[k] for k in ("msg_words", "points", "range", "h_min", "h_max", "excluded_h") if k in lr
-    }
+    lin = LinregRecord(msg_words=lr["msg_words"], points=lr["points"], range=lr["range"])
+    if "h_min" in lr:  # the range used, where the regression was made
+        lin["h_min"], lin["h_max"], lin["excluded_h"] = lr["h_min"], lr["h_max"], lr["excluded_h"]
     if "error" in lr:
         flags.append(f"linreg: {lr['error']}")
         lin["error"] = lr["error"]
@@ -168,10 +185,10 @@ def prediction_model(entry: JsonObject) -> PredictModel | None:
 # ------------------------------------------------------------------- other records
 
 
-def fit_f(run: RawRun) -> tuple[dict[str, float | None], dict[str, Any], list[str]]:
+def fit_f(run: RawRun) -> tuple[dict[str, float | None], dict[str, FKernel], list[str]]:
     flags: list[str] = []
     f: dict[str, float | None] = {}
-    detail: dict[str, Any] = {}
+    detail: dict[str, FKernel] = {}
     for rec in run.f:
         k = str(rec["kernel"])
         st = rec["_stats"]
@@ -184,16 +201,16 @@ def fit_f(run: RawRun) -> tuple[dict[str, float | None], dict[str, Any], list[st
             if f[k] == 0.0:
                 flags.append(f"f {k}: median time is 0 (timer too coarse?)")
                 f[k] = None
-        detail[k] = {
-            "n": rec.get("n"),
-            "ops": ops,
-            "median_s": st.median,
-            "s_per_op": f[k],
-            "ops_per_s": (1.0 / f[k]) if f[k] else None,
-            "samples": st.n,
-            "spread": st.spread,
-            "note": rec.get("note"),
-        }
+        detail[k] = FKernel(
+            n=rec.get("n"),
+            ops=ops,
+            median_s=st.median,
+            s_per_op=f[k],
+            ops_per_s=(1.0 / f[k]) if f[k] else None,
+            samples=st.n,
+            spread=st.spread,
+            note=rec.get("note"),
+        )
     return f, detail, flags
 
 
@@ -207,13 +224,13 @@ def f_averages(f: dict[str, float | None]) -> dict[str, float]:
     return out
 
 
-def fit_l(run: RawRun) -> tuple[dict[str, float | None], dict[str, Any], list[str]]:
+def fit_l(run: RawRun) -> tuple[dict[str, float | None], dict[str, LatencyDetail], list[str]]:
     flags: list[str] = []
     groups: dict[str, list[np.ndarray]] = {}
     for rec in run.l:
         groups.setdefault(str(rec["variant"]), []).append(rec["_samples"])
     l: dict[str, float | None] = {}
-    detail: dict[str, Any] = {}
+    detail: dict[str, LatencyDetail] = {}
     for variant, arrs in groups.items():
         x = np.concatenate(arrs)
         st = _stats(x)
@@ -222,27 +239,27 @@ def fit_l(run: RawRun) -> tuple[dict[str, float | None], dict[str, Any], list[st
         if l[variant] == 0.0:
             flags.append(f"l {variant}: median is 0 (timer too coarse?)")
             l[variant] = None
-        detail[variant] = {**st.as_dict(), "ci": [lo, hi]}
+        detail[variant] = LatencyDetail(**st.as_dict(), ci=[lo, hi])
     return l, detail, flags
 
 
-def fit_memcpy(run: RawRun) -> tuple[float | None, list[dict[str, Any]]]:
+def fit_memcpy(run: RawRun) -> tuple[float | None, list[MemcpyRow]]:
     """memcpy's time per 8-byte word. The reference for g is the largest copy made by all p
     processes at once (`procs` = p: the same memory traffic as a g superstep), else the
     largest single-process copy."""
-    rows = []
+    rows: list[MemcpyRow] = []
     for rec in sorted(run.memcpy, key=lambda r: (r["bytes"], r.get("procs") or 1)):
         words = rec["bytes"] / 8.0
         st = rec["_stats"]
         rows.append(
-            {
-                "bytes": rec["bytes"],
-                "procs": rec.get("procs") or 1,
-                "median_s": st.median,
-                "s_per_word": st.median / words if words > 0 else None,
-                "spread": st.spread,
-                "note": rec.get("note"),
-            }
+            MemcpyRow(
+                bytes=rec["bytes"],
+                procs=rec.get("procs") or 1,
+                median_s=st.median,
+                s_per_word=st.median / words if words > 0 else None,
+                spread=st.spread,
+                note=rec.get("note"),
+            )
         )
     p = run.p or 1
     pick = [r for r in rows if r["procs"] == p] or [r for r in rows if r["procs"] == 1] or rows
@@ -252,39 +269,39 @@ def fit_memcpy(run: RawRun) -> tuple[float | None, list[dict[str, Any]]]:
     return (best if best and best > 0 else None), rows
 
 
-def fit_as(run: RawRun) -> dict[str, Any]:
-    tests: dict[str, Any] = {}
-    te: list[dict[str, Any]] = []
+def fit_as(run: RawRun) -> AsSuite:
+    tests: dict[str, AsTest] = {}
+    te: list[TotalExchangeRow] = []
     for rec in run.as_tests:
         st = rec["_stats"]
         name = str(rec["test"])
         if name == "TotalExchange" and rec.get("h"):
             h = float(rec["h"])
             te.append(
-                {
-                    "h": int(h),
-                    "t_s": st.median,
-                    "q1": st.q1,
-                    "q3": st.q3,
-                    "t_per_h_s": st.median / h,
-                    "samples": st.n,
-                    "note": rec.get("note"),
-                }
+                TotalExchangeRow(
+                    h=int(h),
+                    t_s=st.median,
+                    q1=st.q1,
+                    q3=st.q3,
+                    t_per_h_s=st.median / h,
+                    samples=st.n,
+                    note=rec.get("note"),
+                )
             )
         else:
-            tests[name] = {**st.as_dict(), "note": rec.get("note")}
+            tests[name] = AsTest(**st.as_dict(), note=rec.get("note"))
     te.sort(key=lambda r: r["h"])
-    return {"tests": tests, "total_exchange": te}
+    return AsSuite(tests=tests, total_exchange=te)
 
 
-def memcpy_check(g: dict[str, Surface], memcpy_s_per_word: float | None) -> list[JsonObject]:
+def memcpy_check(g: dict[str, Surface], memcpy_s_per_word: float | None) -> list[MemcpyCheck]:
     """put's (and hpput's) time per word against memcpy's: at most 1.5x? (Less than memcpy's
     is no overhead of the library: the h-relation may have stayed in a cache.)
 
     memcpy is measured on buffers larger than the caches, so it is compared with put's time
     per word on the largest h of the grid (g(h) = A/h there, out of the caches too: the same
     regime); the g_inf of the one fit over the whole grid is given beside it (`g_inf_global`)."""
-    rows = []
+    rows: list[MemcpyCheck] = []
     if not memcpy_s_per_word:
         return rows
     for key, e in g.items():
@@ -292,25 +309,22 @@ def memcpy_check(g: dict[str, Surface], memcpy_s_per_word: float | None) -> list
             continue
         top = e.levels[-1] if e.levels else None
         gi = top.g_h if top else None
-        row: JsonObject = {
-            "key": key,
-            "g_inf": gi,
-            "memcpy_s_per_word": memcpy_s_per_word,
-            "g_inf_global": e.predict.g_inf if e.predict else None,
-            "h": top.h if top else None,
-        }
-        if gi:
-            ratio = gi / memcpy_s_per_word
-            row["ratio"] = ratio
-            row["pass"] = bool(ratio <= MEMCPY_FACTOR)
-        else:
-            row["ratio"] = None
-            row["pass"] = None
-        rows.append(row)
+        ratio = gi / memcpy_s_per_word if gi else None
+        rows.append(
+            {
+                "key": key,
+                "g_inf": gi,
+                "memcpy_s_per_word": memcpy_s_per_word,
+                "g_inf_global": e.predict.g_inf if e.predict else None,
+                "h": top.h if top else None,
+                "ratio": ratio,
+                "pass": bool(ratio <= MEMCPY_FACTOR) if ratio is not None else None,
+            }
+        )
     return rows
 
 
-def noise_summary(run: RawRun) -> dict[str, Any]:
+def noise_summary(run: RawRun) -> Noise:
     """Outliers (> 1.5 IQR from the median), spread per point, load and timer warnings."""
     warnings: list[str] = list(run.read_warnings)
     pts = list(run.g) + list(run.validation)

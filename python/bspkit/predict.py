@@ -154,7 +154,7 @@ def superstep_comm_s(params: Params, step: Superstep, model: str) -> float | Non
     return pm.g_inf * (h + pm.h_half + pm.o * c)
 
 
-def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -> dict[str, Any]:
+def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -> dict[str, float | None]:
     """Predicted time of a driver run under each model, with its parts (work, comm): keys
     "work_s", "f_s_per_unit", and per model M, M (the time) and "M comm_s" (None where the
     model cannot predict a superstep).
@@ -167,7 +167,7 @@ def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -
         raise PredictionError(f"no f for {run.get('algorithm')}: run the driver with --measure-f")
     steps = run.get("supersteps") or []
     work_s = sum(float(s.get("w") or 0.0) for s in steps) * float(f)
-    out: dict[str, Any] = {"work_s": work_s, "f_s_per_unit": float(f)}
+    out: dict[str, float | None] = {"work_s": work_s, "f_s_per_unit": float(f)}
     for model in MODELS:
         total = 0.0
         for s in steps:

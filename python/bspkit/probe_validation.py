@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -21,14 +20,23 @@ from bspkit.calibration import (
     reference_of,
 )
 from bspkit.fileformat import JsonObject
-from bspkit.params import Params, Surface
+from bspkit.params import (
+    CalibratedPoint,
+    CalibratedValidation,
+    CalibrationRound,
+    ErrorStats,
+    Params,
+    Surface,
+    Validation,
+    ValidationPoint,
+)
 from bspkit.predict import predict_time, predict_time_levels
 from bspkit.rawdata import RawRun
 
 VALIDATION_THRESHOLD = 0.10  # relative error of eq. (2.6) predictions that passes
 
 
-def _error_stats(errs: list[float]) -> dict[str, Any]:
+def _error_stats(errs: list[float]) -> ErrorStats:
     if not errs:
         return {"mean_abs_rel_error": None, "max_abs_rel_error": None, "within_threshold": 0, "pass": None}
     a = np.abs(np.array(errs))
@@ -82,7 +90,7 @@ def machine_drift(
     return curve, factor_at
 
 
-def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, Any]]) -> JsonObject | None:
+def calibrated_validation(run: RawRun, reference: Params, rows: list[ValidationPoint]) -> CalibratedValidation | None:
     """The validation again with eq. (2.6) scaled by the drift of the calibration rounds that
     bspprobe ran among the points (issue 17): each visit of a point takes the g drift at its
     h, the geometric mean of the rounds before and after it; a point most of whose visits lie
@@ -119,19 +127,19 @@ def calibrated_validation(run: RawRun, reference: Params, rows: list[dict[str, A
         flagged_point = 2 * moved > len(visits)
         factor = math.exp(sum(math.log(x) for x in factors) / len(factors))
         pred = row["predicted_s"] * factor
-        row["calibrated"] = {
-            "g_drift": factor,
-            "predicted_s": pred,
-            "rel_error": (pred - row["measured_s"]) / row["measured_s"],
-            "flagged": flagged_point,
-        }
+        row["calibrated"] = CalibratedPoint(
+            g_drift=factor,
+            predicted_s=pred,
+            rel_error=(pred - row["measured_s"]) / row["measured_s"],
+            flagged=flagged_point,
+        )
         if flagged_point:
             flagged += 1
         else:
             errors.append(row["calibrated"]["rel_error"])
     return {
         "rounds": [
-            {"seq": s, "t_s": rec.get("t_s"), "elapsed_s": rec.get("elapsed_s"), "drift": d.headline}
+            CalibrationRound(seq=s, t_s=rec.get("t_s"), elapsed_s=rec.get("elapsed_s"), drift=d.headline)
             for s, d, rec in rounds
         ],
         "flagged": flagged,
@@ -157,7 +165,7 @@ def probe_calibrations(run: RawRun) -> list[tuple[JsonObject, Calibration]]:
     return out
 
 
-def run_point_visits(run: RawRun, row: dict[str, Any]) -> tuple[int, ...]:
+def run_point_visits(run: RawRun, row: ValidationPoint) -> tuple[int, ...]:
     """The seq of every visit of the validation point a row reports."""
     for pt in run.validation:
         if pt.key == row["key"] and pt.msg_words == row["msg_words"] and pt.count == row["count"]:
@@ -171,16 +179,16 @@ def validate(
     f: dict[str, float | None] | None = None,
     l_s: dict[str, float] | None = None,
     calibration: JsonObject | None = None,
-) -> JsonObject:
+) -> Validation:
     """Eq. (2.6) with the fitted parameters against the off-grid validation points: fitted
     per value of h of the grid and interpolated (`level_fits`; the prediction the check is
     about, `predicted_s`) and, for comparison, one fit over the whole grid
     (`predicted_global_s`). With f, l and the probe's calibration reference (computed from the
     run's rounds when not given), also calibrated by those rounds (`calibrated`)."""
-    rows: list[dict[str, Any]] = []
+    rows: list[ValidationPoint] = []
     curve, factor_at = machine_drift(run, g)
     for pt in run.validation:
-        row: dict[str, Any] = {
+        row: ValidationPoint = {
             "key": pt.key,
             "msg_words": pt.msg_words,
             "count": pt.count,
@@ -214,7 +222,7 @@ def validate(
             )
         rows.append(row)
     used = [r for r in rows if "rel_error" in r]
-    out: dict[str, Any] = {
+    out: Validation = {
         "threshold": VALIDATION_THRESHOLD,
         "model": "2.6 per h",
         "points": rows,

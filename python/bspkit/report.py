@@ -28,7 +28,7 @@ from bspkit.htmlkit import (
     us_col,
     words,
 )
-from bspkit.params import Params, Surface, computing_rate
+from bspkit.params import AsTest, LinregRecord, Params, Surface, Validation, ValidationPoint, computing_rate
 from bspkit.probe_validation import VALIDATION_THRESHOLD
 from bspkit.rawdata import RawRun
 from bspkit.report_imh import IMH_SECTIONS
@@ -40,7 +40,7 @@ L_NAMES = {"empty": "no communication", "shift": "cyclic shift", "alltoall": "al
 AS_ORDER = ["Empty", "Comp", "Full", "Simple", "Scatter"]
 
 
-def linreg_range(lr: Mapping[str, Any]) -> str:
+def linreg_range(lr: LinregRecord) -> str:
     """The h range Bisseling's regression used: "h* = 1, h = 2–2048"."""
     if lr.get("h_min") is None:
         return esc(f"h* = {lr.get('msg_words')}")
@@ -334,7 +334,7 @@ def latency_section(run: RawRun, params: Params, anchor: str) -> Section:
     return s
 
 
-def _as_test_order(as_tests: Mapping[str, Any]) -> list[str]:
+def _as_test_order(as_tests: Mapping[str, AsTest]) -> list[str]:
     return sorted(as_tests, key=lambda t: AS_ORDER.index(t) if t in AS_ORDER else 99)
 
 
@@ -532,7 +532,7 @@ def as_suite_section(run: RawRun, params: Params, anchor: str) -> Section:
     return s
 
 
-def _validation_verdict(val: Mapping[str, Any]) -> str:
+def _validation_verdict(val: Validation) -> str:
     verdict = "pass" if val.get("pass") else "bad"
     return (
         "<p>Eq. (2.6), T(h, c) = A + B c with A = g_inf (h + h_half) and B = g_inf o fitted at each h of the grid "
@@ -545,7 +545,7 @@ def _validation_verdict(val: Mapping[str, Any]) -> str:
     )
 
 
-def _machine_state(run: RawRun, val: Mapping[str, Any], s: Section) -> None:
+def _machine_state(run: RawRun, val: Validation, s: Section) -> None:
     """How the machine's speed moved during the run (probe_validation.machine_drift), where it was dated."""
     drift, st = val.get("drift") or {}, val.get("stable_state") or {}
     if not drift.get("curve"):
@@ -569,7 +569,7 @@ def _machine_state(run: RawRun, val: Mapping[str, Any], s: Section) -> None:
     s.image(plots.drift(drift["curve"], bound, errors, f"Machine state, {run.label()}"), "machine state")
 
 
-def _calibrated_validation(val: Mapping[str, Any], s: Section) -> None:
+def _calibrated_validation(val: Validation, s: Section) -> None:
     """The check again with the drift of the calibration rounds run among the points (issue 17)."""
     cal = val.get("calibrated")
     if not cal or cal.get("mean_abs_rel_error") is None:
@@ -589,7 +589,7 @@ def _calibrated_validation(val: Mapping[str, Any], s: Section) -> None:
     )
 
 
-def _validation_point_row(r: Mapping[str, Any]) -> list[str]:
+def _validation_point_row(r: ValidationPoint) -> list[str]:
     where = [esc(r["key"]), str(r["msg_words"]), str(r["count"]), str(r["h"]), seconds(r["measured_s"])]
     if "rel_error" not in r:
         return [*where, "–", "–", "skipped " + esc(r.get("skipped")), "–", "–", "–"]
@@ -604,7 +604,7 @@ def _validation_point_row(r: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def sorted_validation_points(points: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def sorted_validation_points(points: Sequence[ValidationPoint]) -> list[ValidationPoint]:
     """The validation points in the order of the report's tables: pattern, primitive, then h and c."""
     order = {k: i for i, k in enumerate(sorted_keys(sorted({str(r["key"]) for r in points})))}
     return sorted(points, key=lambda r: (order[str(r["key"])], r["h"], r["count"]))
