@@ -32,10 +32,10 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from bspkit.fileformat import JsonObject
-from bspkit.params import Params, Surface
+from bspkit.params import LinregRecord, Lsq25Record, LsqRecord, Params, Surface
 from bspkit.predict import predict_time_levels
 
 # The surface the g drift is measured against (the calibration puts on this pattern).
@@ -297,15 +297,19 @@ def within_run(before: Drift, after: Drift) -> dict[str, float | None]:
     return {k: (a[k] / b[k]) if a[k] and b[k] else None for k in HEADLINE}
 
 
-def _scale_record(rec: JsonObject, names: Sequence[str], factor: float) -> JsonObject:
+FitRecord = TypeVar("FitRecord", LsqRecord, Lsq25Record, LinregRecord)
+
+
+def _scale_record(rec: FitRecord, names: Sequence[str], factor: float) -> FitRecord:
     """A fit record ({name: value or [value, lo, hi]}) with those entries times factor."""
     out = copy.deepcopy(rec)
+    values = cast(dict[str, Any], out)  # the entries are named at run time
     for name in names:
-        v = out.get(name)
+        v = values.get(name)
         if isinstance(v, list):
-            out[name] = [x * factor if isinstance(x, (int, float)) else x for x in v]
+            values[name] = [x * factor if isinstance(x, (int, float)) else x for x in v]
         elif isinstance(v, (int, float)):
-            out[name] = v * factor
+            values[name] = v * factor
     return out
 
 

@@ -4,7 +4,7 @@ side and a ranking in the spirit of the thesis' Table 6.1."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -46,11 +46,10 @@ def bullets(scores: Sequence[float | None], close: float = 0.10) -> list[str]:
 MISSING_SURFACE = Surface()  # a surface one run of a comparison lacks
 
 
-def _g_value(e: Surface, name: str) -> float | None:
+def _g_value(e: Surface, name: Literal["g_inf", "h_half", "o"]) -> float | None:
     """A parameter of one surface for comparison: the LSQ (2.6) value, else the estimator's."""
-    if e.lsq.get(name):
-        return e.lsq[name][0]
-    return getattr(e, name)
+    fitted = e.lsq.get(name)
+    return fitted[0] if fitted else getattr(e, name)
 
 
 def _predict_g_inf(e: Surface) -> float | None:
@@ -226,7 +225,7 @@ def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
     param_table(
         "As suite latency tests [µs]",
         tests,
-        lambda pr, t: (pr.as_suite.get("tests", {}).get(t) or {}).get("median"),
+        lambda pr, t: test["median"] if (test := pr.as_suite.get("tests", {}).get(t)) else None,
         us_col,
     )
     hs = sorted({r["h"] for pr in params for r in pr.as_suite.get("total_exchange", [])})

@@ -29,7 +29,7 @@ or whose confidence interval reaches zero, is reported as null (JSON) with the r
 from __future__ import annotations
 
 import math
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 import numpy as np
 from scipy import optimize
@@ -218,7 +218,7 @@ def lsq_fit(points: list[GPoint], with_o: bool = True) -> LsqResult:
     a = float(theta[0])
     se_a = math.sqrt(max(cov[0, 0], 0.0))
     res["g_inf"] = (a, a - tq * se_a, a + tq * se_a)
-    names = ["h_half"] + (["o"] if with_o else [])
+    names: list[Literal["h_half", "o"]] = ["h_half", "o"] if with_o else ["h_half"]
     for i, nm in enumerate(names, start=1):
         if a <= 0:
             res[nm] = None  # undefined: h_half = b / g_inf

@@ -19,6 +19,8 @@ confidence interval reaches zero, is reported as null (JSON) with the reason in 
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +28,6 @@ from bspkit.estimators import (
     CONFIDENCE,
     LOSS,
     LOSS_SCALE,
-    LinregResult,
-    LsqResult,
     checked,
     grid_arrays,
     level_fits,
@@ -57,7 +57,7 @@ from bspkit.params import (
     json_safe,
 )
 from bspkit.probe_validation import VALIDATION_THRESHOLD, calibration_reference, validate
-from bspkit.rawdata import GPoint, RawRun
+from bspkit.rawdata import GPoint, RawRun, Stats
 from bspkit.rawdata import stats as _stats
 from bspkit.units import quantity
 
@@ -68,7 +68,7 @@ SPREAD_WARN = 0.10  # IQR/median above this marks a noisy grid point
 # --------------------------------------------------------------------- per surface
 
 
-def _triplet(name: str, fit: LsqResult | LinregResult, key: str, flags: list[str], unit: str) -> list[float] | None:
+def _triplet(name: str, fit: Mapping[str, Any], key: str, flags: list[str], unit: str) -> list[float] | None:
     if key not in fit:
         return None
     v = fit[key]
@@ -108,8 +108,9 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     if "error" in f6:
         flags.append(f"lsq (2.6): {f6['error']}")
         lsq["error"] = f6["error"]
-    for nm, unit in (("g_inf", "s/word"), ("h_half", "words"), ("o", "words")):
-        lsq[nm] = _triplet(f"lsq (2.6) {nm}", f6, nm, flags, unit)
+    lsq["g_inf"] = _triplet("lsq (2.6) g_inf", f6, "g_inf", flags, "s/word")
+    lsq["h_half"] = _triplet("lsq (2.6) h_half", f6, "h_half", flags, "words")
+    lsq["o"] = _triplet("lsq (2.6) o", f6, "o", flags, "words")
     lsq["residual_rel_rms"] = f6.get("residual_rel_rms")
     lsq["residual_rel_max"] = f6.get("residual_rel_max")
     gi = lsq["g_inf"][0] if lsq["g_inf"] else None
@@ -118,8 +119,9 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     lsq["error_bspstar"] = squared_error(points, gi, hh, oo)
     lsq["l0"] = list(l0) if l0 else None
     lsq["h_half_net"] = None
-    if l0 and gi and "h_half" in f6:
-        net = f6["h_half"][0] - l0[0] / gi
+    h_half6 = f6.get("h_half")
+    if l0 and gi and h_half6 is not None:
+        net = h_half6[0] - l0[0] / gi
         lsq["h_half_net"] = float(net) if net >= 0 else None
     entry["lsq"] = lsq
     f5 = lsq_fit(points, with_o=False)
@@ -127,8 +129,8 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     if "error" in f5:
         flags.append(f"lsq (2.5): {f5['error']}")
         lsq5["error"] = f5["error"]
-    for nm, unit in (("g_inf", "s/word"), ("h_half", "words")):
-        lsq5[nm] = _triplet(f"lsq (2.5) {nm}", f5, nm, flags, unit)
+    lsq5["g_inf"] = _triplet("lsq (2.5) g_inf", f5, "g_inf", flags, "s/word")
+    lsq5["h_half"] = _triplet("lsq (2.5) h_half", f5, "h_half", flags, "words")
     lsq5["residual_rel_rms"] = f5.get("residual_rel_rms")
     lsq5["error_bsp"] = squared_error(
         points, lsq5["g_inf"][0] if lsq5["g_inf"] else None, lsq5["h_half"][0] if lsq5["h_half"] else None, None
@@ -239,7 +241,7 @@ def fit_l(run: RawRun) -> tuple[dict[str, float | None], dict[str, LatencyDetail
         if l[variant] == 0.0:
             flags.append(f"l {variant}: median is 0 (timer too coarse?)")
             l[variant] = None
-        detail[variant] = LatencyDetail(**st.as_dict(), ci=[lo, hi])
+        detail[variant] = {**st.as_dict(), "ci": [lo, hi]}
     return l, detail, flags
 
 
@@ -273,7 +275,7 @@ def fit_as(run: RawRun) -> AsSuite:
     tests: dict[str, AsTest] = {}
     te: list[TotalExchangeRow] = []
     for rec in run.as_tests:
-        st = rec["_stats"]
+        st: Stats = rec["_stats"]
         name = str(rec["test"])
         if name == "TotalExchange" and rec.get("h"):
             h = float(rec["h"])
@@ -289,7 +291,7 @@ def fit_as(run: RawRun) -> AsSuite:
                 )
             )
         else:
-            tests[name] = AsTest(**st.as_dict(), note=rec.get("note"))
+            tests[name] = {**st.as_dict(), "note": rec.get("note")}
     te.sort(key=lambda r: r["h"])
     return AsSuite(tests=tests, total_exchange=te)
 

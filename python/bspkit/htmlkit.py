@@ -146,6 +146,7 @@ def contents(html: str, anchor: str) -> str:
 
 
 def page(title: str, body: str) -> str:
+    """A self-contained page: the style inline, the title, which bspkit wrote it and when."""
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

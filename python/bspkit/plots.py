@@ -163,8 +163,9 @@ def latency(l_detail: Mapping[str, LatencyDetail], as_tests: Mapping[str, AsTest
 
 
 def compute_speed(f_detail: Mapping[str, FKernel], title: str) -> bytes:
-    names = [k for k, d in f_detail.items() if d.get("s_per_op")]
-    rates = [1e-6 / f_detail[k]["s_per_op"] for k in names]
+    per_op = {k: s for k, d in f_detail.items() if (s := d.get("s_per_op"))}
+    names = list(per_op)
+    rates = [1e-6 / s for s in per_op.values()]
     fig, ax = plt.subplots(figsize=(8, 0.5 * len(names) + 1.5))
     y = np.arange(len(names))
     ax.barh(y, rates, color="tab:green")

@@ -234,7 +234,7 @@ def validate(
     # The same check on the points measured while the machine ran as the grid's fit says
     # (local speed factor within DRIFT_STABLE): tells a wrong model from a machine that
     # changed state during the run. Reported beside the check, never instead of it.
-    stable = [r for r in used if r.get("drift_factor") and 1 / DRIFT_STABLE <= r["drift_factor"] <= DRIFT_STABLE]
+    stable = [r for r in used if (speed := r.get("drift_factor")) and 1 / DRIFT_STABLE <= speed <= DRIFT_STABLE]
     out["stable_state"] = {
         "points": len(stable),
         "factor_bound": DRIFT_STABLE,

@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import NotRequired, TypedDict, cast
 
 from bspkit import __version__
 from bspkit import predict as pd
@@ -398,19 +398,23 @@ def _grouped(
     groups: dict[str | None, list[StepStats]] = {}
     for s in steps:
         groups.setdefault(key(s), []).append(s)
-    rows = [
-        {
-            name: value,
-            "supersteps": len(group),
-            "first_step": group[0].step,
-            "time_s": sum(s.time_s for s in group),
-            "compute_max_s": sum(s.compute.max for s in group),
-            "wait_max_s": sum(s.wait.max for s in group),
-            "H": sum(s.h for s in group),
-            "messages": sum(s.count for s in group),
-        }
-        for value, group in groups.items()
-    ]
+    # cast: the key `name` (site or phase) is chosen at run time
+    rows = cast(
+        list[StepGroup],
+        [
+            {
+                name: value,
+                "supersteps": len(group),
+                "first_step": group[0].step,
+                "time_s": sum(s.time_s for s in group),
+                "compute_max_s": sum(s.compute.max for s in group),
+                "wait_max_s": sum(s.wait.max for s in group),
+                "H": sum(s.h for s in group),
+                "messages": sum(s.count for s in group),
+            }
+            for value, group in groups.items()
+        ],
+    )
     return sorted(rows, key=lambda r: -r["time_s"]) if costliest_first else rows
 
 

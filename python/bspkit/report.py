@@ -34,6 +34,7 @@ from bspkit.rawdata import RawRun
 from bspkit.report_imh import IMH_SECTIONS
 from bspkit.units import quantity
 
+# The names and the order of the tables' rows (compare's tables use them too).
 PRIM_NAMES = {"put": "Put", "hpput": "HpPut", "get": "Get", "hpget": "HpGet", "send": "Send"}
 PATTERN_NAMES = {"permutation": "Random Permutation", "alltoall": "All-to-all", "shift": "Cyclic shift"}
 L_NAMES = {"empty": "no communication", "shift": "cyclic shift", "alltoall": "all-to-all"}
@@ -116,8 +117,9 @@ def run_warnings(params: Params) -> list[str]:
     """The measurement's warnings: noise and load (fit.noise_summary), and a machine whose
     speed changed during the run (probe_validation.machine_drift)."""
     out = list(params.noise.get("warnings", []))
-    drift = params.validation.get("drift") or {}
-    bound = (params.validation.get("stable_state") or {}).get("factor_bound") or 1.25
+    drift: Mapping[str, Any] = params.validation.get("drift") or {}
+    stable: Mapping[str, Any] = params.validation.get("stable_state") or {}
+    bound = stable.get("factor_bound") or 1.25
     if drift.get("share_off"):
         out.append(
             f"the machine changed speed during the run: {pct(drift['share_off'], 2)} of it ran outside "
@@ -364,7 +366,7 @@ def _lsq26_row(prim: str, e: Surface) -> list[str]:
         ci_cell(q.get("o"), words, fl, "lsq (2.6) o", "lsq (2.6)"),
         pct(q.get("residual_rel_rms")),
         quantity(q.get("error_bspstar"), "s²/word²", 3, show_unit=False),
-        seconds(q["l0"][0]) if q.get("l0") else "–",
+        seconds(l0[0]) if (l0 := q.get("l0")) else "–",
         words(q.get("h_half_net")),
         esc(pm.model) if pm else '<span class="fail">no model</span>',
     ]
@@ -547,7 +549,8 @@ def _validation_verdict(val: Validation) -> str:
 
 def _machine_state(run: RawRun, val: Validation, s: Section) -> None:
     """How the machine's speed moved during the run (probe_validation.machine_drift), where it was dated."""
-    drift, st = val.get("drift") or {}, val.get("stable_state") or {}
+    drift: Mapping[str, Any] = val.get("drift") or {}
+    st: Mapping[str, Any] = val.get("stable_state") or {}
     if not drift.get("curve"):
         return
     s.add(
@@ -564,7 +567,7 @@ def _machine_state(run: RawRun, val: Validation, s: Section) -> None:
         )
         + "</p>"
     )
-    errors = [(r.get("seq"), r.get("rel_error")) for r in val.get("points", []) if "rel_error" in r]
+    errors = [(r.get("seq"), r["rel_error"]) for r in val.get("points", []) if "rel_error" in r]
     bound = st.get("factor_bound") or 1.25
     s.image(plots.drift(drift["curve"], bound, errors, f"Machine state, {run.label()}"), "machine state")
 
@@ -575,8 +578,8 @@ def _calibrated_validation(val: Validation, s: Section) -> None:
     if not cal or cal.get("mean_abs_rel_error") is None:
         return
     rounds = cal.get("rounds") or []
-    gs = [r["drift"].get("g") for r in rounds if r["drift"].get("g")]
-    ls = [r["drift"].get("l") for r in rounds if r["drift"].get("l")]
+    gs = [g for r in rounds if (g := r["drift"].get("g"))]
+    ls = [l_s for r in rounds if (l_s := r["drift"].get("l"))]
     spread = ", ".join(f"{name} x{min(v):.2f}-{max(v):.2f}" for name, v in (("g", gs), ("l", ls)) if v)
     verdict = "pass" if cal.get("pass") else "bad"
     s.add(
@@ -621,7 +624,7 @@ def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
         return s
     if val.get("used"):
         s.add(_validation_verdict(val))
-        gl = val.get("global") or {}
+        gl: Mapping[str, Any] = val.get("global") or {}
         if gl.get("mean_abs_rel_error") is not None:
             s.add(
                 "<p>With one fit of eq. (2.6) over the whole grid (the parameter table above): mean |relative error| "
