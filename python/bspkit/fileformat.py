@@ -9,6 +9,9 @@ from typing import Any
 
 from bspkit import __version__
 
+# A JSON object as json.loads returns it: the files' records before a typed record reads them.
+JsonObject = dict[str, Any]
+
 
 def writer_version(data: Mapping[str, Any]) -> str:
     """The bspkit version that wrote a file ("bspkit_version"; the raw header: "version")."""

@@ -36,6 +36,7 @@ import numpy as np
 from scipy import optimize
 from scipy import stats as sstats
 
+from bspkit.fileformat import JsonObject
 from bspkit.rawdata import RawRun
 
 CONFIDENCE = 0.95
@@ -45,8 +46,6 @@ PP_TARGET = 0.15  # per pattern, Table 5
 DISK_TARGET = 0.15  # against the dd/fio peers
 STREAM_TARGET = 0.15  # out-of-cache bandwidth against the STREAM copy
 MIN_FIT_POINTS = 4
-
-JsonObject = dict[str, Any]
 
 
 # ------------------------------------------------------------------------ the fitter

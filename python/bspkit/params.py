@@ -7,8 +7,9 @@ at one grid value of h, a `PredictModel` the global (g_inf, h_half, o) used for 
 `to_json` writes the keys in the order `bspkit fit` always wrote them, so the file is the same
 text as before these classes existed. `from_json` reads older and hand-written files too: a
 key the file lacks reads as null (or empty), keys this version does not know are kept.
-The nested fit records `lsq`, `lsq_2.5` and `linreg` and the detail records (validation,
-noise, ...) stay JSON objects: the report shows them, nothing computes with their layout.
+The nested fit records (`lsq`, `lsq_2.5`, `linreg`) and the detail records (f_detail,
+validation, noise, ...) are typed dicts (TypedDict): JSON objects as the file holds them,
+their keys named and typed here.
 """
 
 from __future__ import annotations
@@ -19,19 +20,17 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NotRequired, TypedDict, TypeVar
 
 import numpy as np
 
 from bspkit import __version__
-from bspkit.fileformat import format_problem
+from bspkit.fileformat import JsonObject, format_problem
+from bspkit.rawdata import SampleStats
 
 FORMAT_VERSION = 1
 
 R = TypeVar("R")  # a record read from JSON (Surface, Params)
-
-# A JSON object as read from or written to the file.
-JsonObject = dict[str, Any]
 
 
 class ParamsError(Exception):
@@ -94,9 +93,275 @@ def _read_record(record: R, d: Mapping[str, Any], renamed: Mapping[str, str], va
     return record
 
 
+# --------------------------------------------------------------- the file's records
+
+
+class LatencyDetail(SampleStats):
+    """`l_detail`: one variant's samples (all its records) and the interval of their median."""
+
+    ci: list[float]  # [low, high], 95 %
+
+
+class AsTest(SampleStats):
+    """`as.tests`: one latency test of the As suite."""
+
+    note: str | None
+
+
+class TotalExchangeRow(TypedDict):
+    """`as.total_exchange`: the As suite's total exchange at one h (words per pair)."""
+
+    h: int
+    t_s: float
+    q1: float
+    q3: float
+    t_per_h_s: float
+    samples: int
+    note: str | None
+
+
+class AsSuite(TypedDict, total=False):
+    """`as`: the As suite of Gerbessiotis & Lee ({} where it did not run)."""
+
+    tests: dict[str, AsTest]
+    total_exchange: list[TotalExchangeRow]
+
+
+class FKernel(TypedDict):
+    """`f_detail`: one kernel's time per operation."""
+
+    n: int | None
+    ops: float
+    median_s: float
+    s_per_op: float | None
+    ops_per_s: float | None
+    samples: int
+    spread: float
+    note: str | None
+
+
+class MemcpyRow(TypedDict):
+    """`memcpy_detail`: one copy size; `reference` marks the one g is compared with."""
+
+    bytes: int
+    procs: int
+    median_s: float
+    s_per_word: float | None
+    spread: float
+    note: str | None
+    reference: NotRequired[bool]
+
+
+# `checks.memcpy`: put's time per word against memcpy's ("pass" is a keyword: the functional form)
+MemcpyCheck = TypedDict(
+    "MemcpyCheck",
+    {
+        "key": str,
+        "g_inf": float | None,
+        "memcpy_s_per_word": float,
+        "g_inf_global": float | None,
+        "h": int | None,
+        "ratio": float | None,
+        "pass": bool | None,
+    },
+)
+
+
+class Checks(TypedDict, total=False):
+    """`checks`: the memcpy check and its factor."""
+
+    memcpy: list[MemcpyCheck]
+    memcpy_factor: float
+
+
+class NoisyPoint(TypedDict):
+    """`noise.noisy_points`: a g or validation point whose spread is above 10 %."""
+
+    key: str
+    msg_words: int
+    count: int
+    spread: float
+    outliers: int
+
+
+class Noise(TypedDict, total=False):
+    """`noise`: outliers, spread, load and the run's warnings."""
+
+    samples: int
+    outliers: int
+    g_samples: int
+    g_outliers: int
+    points: int
+    noisy_points: list[NoisyPoint]
+    noisy_point_count: int
+    loadavg_start: list[float] | None
+    loadavg_end: list[float] | None
+    loadavg_max: float | None
+    warnings: list[str]
+
+
+# The statistics of the validation's relative errors (in `validation`, its `global`,
+# `stable_state` and `calibrated`); "pass" is a keyword, hence the functional form.
+ErrorStats = TypedDict(
+    "ErrorStats",
+    {
+        "mean_abs_rel_error": float | None,
+        "max_abs_rel_error": float | None,
+        "within_threshold": int,
+        "pass": bool | None,  # the mean within the threshold; None without points
+    },
+)
+
+
+class CalibratedPoint(TypedDict):
+    """A validation point's prediction scaled by the g drift of the calibration rounds around it."""
+
+    g_drift: float
+    predicted_s: float
+    rel_error: float
+    flagged: bool  # most of its visits lay between rounds that differ by more than WITHIN_RUN_FLAG
+
+
+# `validation.points`: one off-grid h-relation; where it was predicted, the prediction's keys
+ValidationPoint = TypedDict(
+    "ValidationPoint",
+    {
+        "key": str,
+        "msg_words": int,
+        "count": int,
+        "h": int,
+        "measured_s": float,
+        "seq": int | None,
+        "drift_factor": float | None,
+        "skipped": NotRequired[str],  # why it was not predicted
+        "predicted_s": NotRequired[float],  # eq. (2.6) per h
+        "rel_error": NotRequired[float],
+        "model": NotRequired[str],
+        "pass": NotRequired[bool],
+        "predicted_global_s": NotRequired[float],  # the one fit over the whole grid
+        "rel_error_global": NotRequired[float],
+        "model_global": NotRequired[str],
+        "calibrated": NotRequired[CalibratedPoint],
+    },
+)
+
+# `validation.stable_state`: the points measured while the machine ran as the grid's fit says
+StableState = TypedDict(
+    "StableState",
+    {
+        "points": int,
+        "factor_bound": float,
+        "mean_abs_rel_error": float | None,
+        "max_abs_rel_error": float | None,
+        "within_threshold": int,
+        "pass": bool | None,
+    },
+)
+
+
+class CalibrationRound(TypedDict):
+    """`validation.calibrated.rounds`: one of the probe's calibration rounds and its drift."""
+
+    seq: int
+    t_s: float | None
+    elapsed_s: float | None
+    drift: dict[str, float | None]  # the headline: f, g, g_small, l, l_shift
+
+
+# `validation.calibrated`: the check again with the drift of the probe's calibration rounds
+CalibratedValidation = TypedDict(
+    "CalibratedValidation",
+    {
+        "rounds": list[CalibrationRound],
+        "flagged": int,
+        "within_run_flag": float,
+        "mean_abs_rel_error": float | None,
+        "max_abs_rel_error": float | None,
+        "within_threshold": int,
+        "pass": bool | None,
+    },
+)
+
+
+class MachineDrift(TypedDict):
+    """`validation.drift`: the machine's speed during the run, from the grid (measured / model)."""
+
+    window: int
+    curve: list[tuple[int, float]]  # (seq, factor); lists in the file
+    max_factor: float | None
+    min_factor: float | None
+    share_off: float | None
+
+
+# `validation`: eq. (2.6) against the off-grid points ({} in a file without them)
+Validation = TypedDict(
+    "Validation",
+    {
+        "threshold": float,
+        "model": str,
+        "points": list[ValidationPoint],
+        "used": int,
+        "skipped": int,
+        "mean_abs_rel_error": float | None,
+        "max_abs_rel_error": float | None,
+        "within_threshold": int,
+        "pass": bool | None,
+        "global": ErrorStats,
+        "stable_state": StableState,
+        "calibrated": CalibratedValidation,
+        "drift": MachineDrift,
+    },
+    total=False,
+)
+
+
+class LsqRecord(TypedDict, total=False):
+    """A surface's `lsq`: the robust least-squares fit of eq. (2.6); [value, low, high] or null."""
+
+    model: str
+    points: int
+    loss: str
+    error: str  # why it could not be made
+    g_inf: list[float] | None
+    h_half: list[float] | None
+    o: list[float] | None
+    residual_rel_rms: float | None
+    residual_rel_max: float | None
+    error_bspstar: float | None
+    l0: list[float] | None  # the empty sync's [median, low, high]
+    h_half_net: float | None
+
+
+class Lsq25Record(TypedDict, total=False):
+    """A surface's `lsq_2.5`: the same fit of eq. (2.5), without o."""
+
+    model: str
+    points: int
+    loss: str
+    error: str
+    g_inf: list[float] | None
+    h_half: list[float] | None
+    residual_rel_rms: float | None
+    error_bsp: float | None
+
+
+class LinregRecord(TypedDict, total=False):
+    """A surface's `linreg`: Bisseling's T = g h + l over bspbench's range, and the range used."""
+
+    msg_words: int
+    points: int
+    range: str
+    h_min: int
+    h_max: int
+    excluded_h: list[int]
+    error: str
+    g: list[float] | None
+    l: list[float] | None
+
+
 @dataclass
 class Level:
-    """Eq. (2.6) at one grid value of h: T(h, c) = A + B c (fit.level_fits)."""
+    """Eq. (2.6) at one grid value of h: T(h, c) = A + B c (estimators.level_fits)."""
 
     h: int
     A_s: float  # time of the h-relation, sync included (s)
@@ -164,9 +429,9 @@ class Surface:
     error_bsp: float | None = None
     error_bspstar: float | None = None
     # the fit records: lsq (eq. 2.6), lsq_2.5 and Bisseling's linreg, as in the file
-    lsq: JsonObject = field(default_factory=dict)
-    lsq_25: JsonObject = field(default_factory=dict)
-    linreg: JsonObject = field(default_factory=dict)
+    lsq: LsqRecord = field(default_factory=LsqRecord)
+    lsq_25: Lsq25Record = field(default_factory=Lsq25Record)
+    linreg: LinregRecord = field(default_factory=LinregRecord)
     predict: PredictModel | None = None
     levels: list[Level] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
@@ -233,18 +498,18 @@ class Params:
     p: int | None = None
     f: dict[str, float | None] = field(default_factory=dict)  # kernel: seconds per operation
     f_average: dict[str, float] = field(default_factory=dict)
-    f_detail: JsonObject = field(default_factory=dict)
+    f_detail: dict[str, FKernel] = field(default_factory=dict)
     l: dict[str, float | None] = field(default_factory=dict)
-    l_detail: JsonObject = field(default_factory=dict)
+    l_detail: dict[str, LatencyDetail] = field(default_factory=dict)
     memcpy_s_per_word: float | None = None
-    memcpy_detail: list[JsonObject] = field(default_factory=list)
+    memcpy_detail: list[MemcpyRow] = field(default_factory=list)
     g: dict[str, Surface] = field(default_factory=dict)  # "<primitive>/<pattern>": its fits
-    as_suite: JsonObject = field(default_factory=dict)
-    validation: JsonObject = field(default_factory=dict)
-    # the probe's own short calibration (bspkit.calibrate.reference_of): what drift is measured against
+    as_suite: AsSuite = field(default_factory=AsSuite)
+    validation: Validation = field(default_factory=Validation)
+    # the probe's own short calibration (bspkit.calibration.reference_of): what drift is measured against
     calibration: JsonObject = field(default_factory=dict)
-    checks: JsonObject = field(default_factory=dict)
-    noise: JsonObject = field(default_factory=dict)
+    checks: Checks = field(default_factory=Checks)
+    noise: Noise = field(default_factory=Noise)
     flags: list[str] = field(default_factory=list)
     fit_settings: JsonObject = field(default_factory=dict)
     imh: JsonObject = field(default_factory=dict)  # Kang et al.'s IMH model (bspkit.imh); {} without the suites

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import matplotlib
@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from bspkit.params import PredictModel, Surface
+from bspkit.params import AsTest, FKernel, LatencyDetail, PredictModel, Surface, TotalExchangeRow, ValidationPoint
 from bspkit.predict import model_g, model_t
 from bspkit.rawdata import GPoint
 from bspkit.units import plain, quantity
@@ -134,7 +134,7 @@ def g_surface(points: list[GPoint], surface: Surface, title: str) -> bytes:
     return png_bytes(fig)
 
 
-def latency(l_detail: dict[str, Any], as_tests: dict[str, Any], title: str) -> bytes:
+def latency(l_detail: Mapping[str, LatencyDetail], as_tests: Mapping[str, AsTest], title: str) -> bytes:
     """Bars: l per variant and the As-suite latency tests, with quartiles as error bars."""
     names: list[str] = []
     med: list[float] = []
@@ -162,9 +162,10 @@ def latency(l_detail: dict[str, Any], as_tests: dict[str, Any], title: str) -> b
     return png_bytes(fig)
 
 
-def compute_speed(f_detail: dict[str, Any], title: str) -> bytes:
-    names = [k for k, d in f_detail.items() if d.get("s_per_op")]
-    rates = [1e-6 / f_detail[k]["s_per_op"] for k in names]
+def compute_speed(f_detail: Mapping[str, FKernel], title: str) -> bytes:
+    per_op = {k: s for k, d in f_detail.items() if (s := d.get("s_per_op"))}
+    names = list(per_op)
+    rates = [1e-6 / s for s in per_op.values()]
     fig, ax = plt.subplots(figsize=(8, 0.5 * len(names) + 1.5))
     y = np.arange(len(names))
     ax.barh(y, rates, color="tab:green")
@@ -185,7 +186,7 @@ def compute_speed(f_detail: dict[str, Any], title: str) -> bytes:
 
 
 def total_exchange(
-    series: Sequence[tuple[str, list[dict[str, Any]]]], title: str, model: tuple[str, Any] | None = None
+    series: Sequence[tuple[str, list[TotalExchangeRow]]], title: str, model: tuple[str, Any] | None = None
 ) -> bytes:
     """As suite total exchange: t/h against h, one line per run (with quartile band)."""
     fig, ax = plt.subplots(figsize=(8, 4.5))
@@ -210,7 +211,7 @@ def total_exchange(
     return png_bytes(fig)
 
 
-def validation(rows: list[dict[str, Any]], threshold: float, title: str) -> bytes:
+def validation(rows: list[ValidationPoint], threshold: float, title: str) -> bytes:
     used = [r for r in rows if "predicted_s" in r]
     fig, ax = plt.subplots(figsize=(6.5, 6))
     keys = sorted({r["key"] for r in used})

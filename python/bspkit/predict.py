@@ -13,7 +13,7 @@ as in the thesis' Appendices D-G:
   h-relation (h_half is fitted on whole supersteps, so it holds the synchronization);
 - "g(h,h*)": eq. (2.6), T = g_inf (h + h_half + o c): plus a per-message overhead o.
 
-Both are taken from the probe's fit at each value of h (`levels`, fit.level_fits: A(h) and
+Both are taken from the probe's fit at each value of h (`levels`, estimators.level_fits: A(h) and
 A(h) + B(h) c, interpolated between the grid's h, growing in proportion to h beyond it); an
 older parameter file without levels falls back to the one global fit.
 
@@ -140,7 +140,7 @@ def superstep_comm_s(params: Params, step: Superstep, model: str) -> float | Non
         g, l_s = regression if regression is not None else (surface.levels[-1].g_h, None)
         return g * h + (l_s if l_s is not None and l_s > 0 else empty_sync_s(params))
     with_o = model == "g(h,h*)"
-    if surface.levels:  # eq. 2.5 / 2.6 fitted at each h of the grid, interpolated (fit.level_fits)
+    if surface.levels:  # eq. 2.5 / 2.6 fitted at each h of the grid, interpolated (estimators.level_fits)
         return predict_time_levels(surface.levels, h, c, with_o=with_o)
     pm = surface.predict  # only the one global fit: an older parameter file
     if pm is None:
@@ -154,7 +154,7 @@ def superstep_comm_s(params: Params, step: Superstep, model: str) -> float | Non
     return pm.g_inf * (h + pm.h_half + pm.o * c)
 
 
-def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -> dict[str, Any]:
+def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -> dict[str, float | None]:
     """Predicted time of a driver run under each model, with its parts (work, comm): keys
     "work_s", "f_s_per_unit", and per model M, M (the time) and "M comm_s" (None where the
     model cannot predict a superstep).
@@ -167,7 +167,7 @@ def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -
         raise PredictionError(f"no f for {run.get('algorithm')}: run the driver with --measure-f")
     steps = run.get("supersteps") or []
     work_s = sum(float(s.get("w") or 0.0) for s in steps) * float(f)
-    out: dict[str, Any] = {"work_s": work_s, "f_s_per_unit": float(f)}
+    out: dict[str, float | None] = {"work_s": work_s, "f_s_per_unit": float(f)}
     for model in MODELS:
         total = 0.0
         for s in steps:

@@ -26,12 +26,12 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 from bspkit import __version__
 from bspkit import predict as pd
 from bspkit import sites as st
-from bspkit.fileformat import format_problem
+from bspkit.fileformat import JsonObject, format_problem
 from bspkit.params import Params, computing_rate
 from bspkit.units import quantity
 
@@ -42,7 +42,31 @@ ANALYSIS_TOOL = "bspkit-profile-analysis"
 # bspkit's collectives move their data as puts: their communication is predicted as put's
 PRIMITIVE_FOR_PREDICTION = {"coll": "put"}
 
-Record = dict[str, Any]
+Record = JsonObject  # a record of the profile file, as read
+
+
+class StepGroup(TypedDict):
+    """Supersteps grouped by their bsp_sync site or by phase (Analysis.by_site, by_phase)."""
+
+    site: NotRequired[str | None]  # the key grouped by: one of site and phase
+    phase: NotRequired[str | None]
+    supersteps: int
+    first_step: int
+    time_s: float
+    compute_max_s: float
+    wait_max_s: float
+    H: int
+    messages: int
+
+
+class PredictedStep(TypedDict):
+    """One superstep of a Prediction: compute max x scale, and per model its comm + sync and
+    its time (None: the model has no fit for it)."""
+
+    step: int
+    compute_s: float
+    comm_s: dict[str, float | None]
+    time_s: dict[str, float | None]
 
 
 class ProfileError(Exception):
@@ -246,7 +270,7 @@ class StepStats:
     def synced(self) -> bool:
         return self.end == "bsp_sync"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "step": self.step,
             "end": self.end,
@@ -286,7 +310,7 @@ class ProcessStats:
     sent_words: int
     received_words: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return dict(self.__dict__)
 
 
@@ -332,16 +356,16 @@ class Analysis:
     def has_phases(self) -> bool:
         return any(s.phase is not None for s in self.steps)
 
-    def by_site(self) -> list[dict[str, Any]]:
+    def by_site(self) -> list[StepGroup]:
         """Supersteps grouped by their bsp_sync site, costliest first: a loop's sync is one row."""
         return _grouped(self.steps, "site", lambda s: s.site, costliest_first=True)
 
-    def by_phase(self) -> list[dict[str, Any]]:
+    def by_phase(self) -> list[StepGroup]:
         """Supersteps grouped by the phase the program named (bspk_profile_phase), in the
         order the phases first came; [] where it named none."""
         return _grouped(self.steps, "phase", lambda s: s.phase, costliest_first=False) if self.has_phases else []
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         h = self.profile.header
         return {
             "format": 1,
@@ -370,23 +394,27 @@ class Analysis:
 
 def _grouped(
     steps: Sequence[StepStats], name: str, key: Callable[[StepStats], str | None], costliest_first: bool
-) -> list[dict[str, Any]]:
+) -> list[StepGroup]:
     groups: dict[str | None, list[StepStats]] = {}
     for s in steps:
         groups.setdefault(key(s), []).append(s)
-    rows = [
-        {
-            name: value,
-            "supersteps": len(group),
-            "first_step": group[0].step,
-            "time_s": sum(s.time_s for s in group),
-            "compute_max_s": sum(s.compute.max for s in group),
-            "wait_max_s": sum(s.wait.max for s in group),
-            "H": sum(s.h for s in group),
-            "messages": sum(s.count for s in group),
-        }
-        for value, group in groups.items()
-    ]
+    # cast: the key `name` (site or phase) is chosen at run time
+    rows = cast(
+        list[StepGroup],
+        [
+            {
+                name: value,
+                "supersteps": len(group),
+                "first_step": group[0].step,
+                "time_s": sum(s.time_s for s in group),
+                "compute_max_s": sum(s.compute.max for s in group),
+                "wait_max_s": sum(s.wait.max for s in group),
+                "H": sum(s.h for s in group),
+                "messages": sum(s.count for s in group),
+            }
+            for value, group in groups.items()
+        ],
+    )
     return sorted(rows, key=lambda r: -r["time_s"]) if costliest_first else rows
 
 
@@ -552,7 +580,7 @@ def analyze(profile: Profile, addr2line: str | None = None, phase: str | None = 
 # ----------------------------------------------------------------------- prediction
 
 
-def prediction_step(s: StepStats) -> dict[str, Any]:
+def prediction_step(s: StepStats) -> pd.Superstep:
     """The superstep as predict.superstep_comm_s reads a driver's, its pattern inferred from
     the traffic (communication_pattern)."""
     prim = PRIMITIVE_FOR_PREDICTION.get(s.primitive or "", s.primitive)
@@ -567,14 +595,12 @@ class Prediction:
     compute_scale: float
     scale_note: str
     compute_s: float  # sum over supersteps of compute max x scale
-    # per superstep: compute max x scale, and per model its comm + sync and its time (None:
-    # the model has no fit for it)
-    steps: list[dict[str, Any]]
+    steps: list[PredictedStep]
     total: dict[str, float | None]
     comm: dict[str, float | None]
     same_machine: bool  # the parameter file is of the machine, back end and p that ran it
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "params": self.params_path,
             "compute_scale": self.compute_scale,
@@ -604,7 +630,7 @@ def predict_run(
 ) -> Prediction:
     """Predicted time per superstep and in total under each model (None where the model has
     no fit for a superstep: then the total is None too)."""
-    steps: list[dict[str, Any]] = []
+    steps: list[PredictedStep] = []
     total: dict[str, float | None] = dict.fromkeys(pd.MODELS, 0.0)
     comm_total: dict[str, float | None] = dict.fromkeys(pd.MODELS, 0.0)
     compute_total = 0.0
@@ -621,7 +647,7 @@ def predict_run(
             t, c = total[model], comm_total[model]
             total[model] = None if t is None or comm is None else t + compute + comm
             comm_total[model] = None if c is None or comm is None else c + comm
-        steps.append({"step": s.step, "compute_s": compute, "comm_s": comms, "time_s": times})
+        steps.append(PredictedStep(step=s.step, compute_s=compute, comm_s=comms, time_s=times))
     return Prediction(
         params_path,
         compute_scale,

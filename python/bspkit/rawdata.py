@@ -12,11 +12,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import numpy as np
 
-from bspkit.fileformat import format_problem
+from bspkit.fileformat import JsonObject, format_problem
 
 FORMAT_VERSION = 1
 
@@ -46,6 +46,19 @@ class RawDataError(Exception):
     """The raw file cannot be used (unreadable, wrong format, a record without its keys)."""
 
 
+class SampleStats(TypedDict):
+    """A measurement point's samples summarised, as the parameter file holds it (Stats.as_dict)."""
+
+    n: int
+    median: float
+    q1: float
+    q3: float
+    min: float
+    max: float
+    outliers: int  # samples more than 1.5 IQR from the median
+    spread: float  # IQR / median
+
+
 @dataclass
 class Stats:
     """Robust summary of the samples of one measurement point."""
@@ -59,17 +72,17 @@ class Stats:
     outliers: int  # samples more than 1.5 IQR away from the median
     spread: float  # IQR / median (0 when the median is 0)
 
-    def as_dict(self) -> dict[str, float | int]:
-        return {
-            "n": self.n,
-            "median": self.median,
-            "q1": self.q1,
-            "q3": self.q3,
-            "min": self.min,
-            "max": self.max,
-            "outliers": self.outliers,
-            "spread": self.spread,
-        }
+    def as_dict(self) -> SampleStats:
+        return SampleStats(
+            n=self.n,
+            median=self.median,
+            q1=self.q1,
+            q3=self.q3,
+            min=self.min,
+            max=self.max,
+            outliers=self.outliers,
+            spread=self.spread,
+        )
 
 
 def stats(samples: Any) -> Stats:
@@ -115,23 +128,23 @@ class RawRun:
     """Everything in one raw file, grouped for the analysis."""
 
     path: Path
-    header: dict[str, Any]
-    footer: dict[str, Any] | None = None
-    f: list[dict[str, Any]] = field(default_factory=list)
-    memcpy: list[dict[str, Any]] = field(default_factory=list)
+    header: JsonObject
+    footer: JsonObject | None = None
+    f: list[JsonObject] = field(default_factory=list)
+    memcpy: list[JsonObject] = field(default_factory=list)
     g: list[GPoint] = field(default_factory=list)
-    l: list[dict[str, Any]] = field(default_factory=list)
-    as_tests: list[dict[str, Any]] = field(default_factory=list)
+    l: list[JsonObject] = field(default_factory=list)
+    as_tests: list[JsonObject] = field(default_factory=list)
     validation: list[GPoint] = field(default_factory=list)
-    load: list[dict[str, Any]] = field(default_factory=list)
-    calibration: list[dict[str, Any]] = field(default_factory=list)  # the short calibration's rounds, as read
+    load: list[JsonObject] = field(default_factory=list)
+    calibration: list[JsonObject] = field(default_factory=list)  # the short calibration's rounds, as read
     # the memory-hierarchy suites: records as read, with "_samples" and "_stats" added
-    mem: list[dict[str, Any]] = field(default_factory=list)
-    stream: list[dict[str, Any]] = field(default_factory=list)
-    pp: list[dict[str, Any]] = field(default_factory=list)
-    disk: list[dict[str, Any]] = field(default_factory=list)
-    caches: dict[str, Any] | None = None
-    disk_info: dict[str, Any] | None = None
+    mem: list[JsonObject] = field(default_factory=list)
+    stream: list[JsonObject] = field(default_factory=list)
+    pp: list[JsonObject] = field(default_factory=list)
+    disk: list[JsonObject] = field(default_factory=list)
+    caches: JsonObject | None = None
+    disk_info: JsonObject | None = None
     read_warnings: list[str] = field(default_factory=list)
 
     def g_keys(self) -> list[str]:
@@ -158,7 +171,7 @@ class RawRun:
         return f"{lib}/{backend} {h.get('host', '?')} p={h.get('p', '?')}"
 
 
-def _samples(rec: dict[str, Any], where: str) -> np.ndarray:
+def _samples(rec: JsonObject, where: str) -> np.ndarray:
     s = rec.get("samples_s")
     if not isinstance(s, list) or not s:
         raise RawDataError(f"{where}: samples_s must be a non-empty list of seconds")
@@ -171,7 +184,7 @@ def _samples(rec: dict[str, Any], where: str) -> np.ndarray:
     return x
 
 
-def _gpoint(rec: dict[str, Any], where: str) -> GPoint:
+def _gpoint(rec: JsonObject, where: str) -> GPoint:
     x = _samples(rec, where)
     try:
         hstar = int(rec["msg_words"])
@@ -195,7 +208,7 @@ def _gpoint(rec: dict[str, Any], where: str) -> GPoint:
     )
 
 
-def _converted(rec: dict[str, Any], key: str, to: Callable[[Any], T], error: str) -> T:
+def _converted(rec: JsonObject, key: str, to: Callable[[Any], T], error: str) -> T:
     """rec[key] as a number of the type `to` makes, or RawDataError(error)."""
     try:
         return to(rec[key])
@@ -230,9 +243,9 @@ def load_raw(path: str | Path) -> RawRun:
     lines = text.splitlines()
     run: RawRun | None = None
     read_warnings: list[str] = []
-    pending: list[tuple[str, dict[str, Any], str]] = []
-    header: dict[str, Any] | None = None
-    footer: dict[str, Any] | None = None
+    pending: list[tuple[str, JsonObject, str]] = []
+    header: JsonObject | None = None
+    footer: JsonObject | None = None
     last_nonblank = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1)
     for i, line in enumerate(lines):
         if not line.strip():

@@ -1,119 +1,47 @@
-"""The HTML reports: one self-contained page per run (plots embedded as base64 PNG), and the
-comparison of several runs with a ranking in the spirit of the thesis' Table 6.1."""
+"""The HTML report of one or several probe runs: one self-contained page (plots embedded as
+base64 PNG), a section per measurement, the memory-hierarchy sections (report_imh) where the
+suites ran."""
 
 from __future__ import annotations
 
-import base64
-import datetime as _dt
-import html
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from bspkit import __version__, plots
+from bspkit import plots
 from bspkit.console import progress
-from bspkit.fit import (
-    BSPBENCH_H_MAX,
-    CONFIDENCE,
-    LINE_BREAK,
-    LOSS,
-    LOSS_SCALE,
-    MEMCPY_FACTOR,
-    VALIDATION_THRESHOLD,
+from bspkit.estimators import BSPBENCH_H_MAX, CONFIDENCE, LINE_BREAK, LOSS, LOSS_SCALE
+from bspkit.fit import MEMCPY_FACTOR
+from bspkit.htmlkit import (
+    NOT_MEASURED_HTML,
+    Section,
+    contents,
+    esc,
+    ns_col,
+    num,
+    page,
+    pct,
+    per_word,
+    seconds,
+    signed_pct,
+    table,
+    us_col,
+    words,
 )
-from bspkit.params import Params, Surface, computing_rate
+from bspkit.params import AsTest, LinregRecord, Params, Surface, Validation, ValidationPoint, computing_rate
+from bspkit.probe_validation import VALIDATION_THRESHOLD
 from bspkit.rawdata import RawRun
+from bspkit.report_imh import IMH_SECTIONS
 from bspkit.units import quantity
 
+# The names and the order of the tables' rows (compare's tables use them too).
 PRIM_NAMES = {"put": "Put", "hpput": "HpPut", "get": "Get", "hpget": "HpGet", "send": "Send"}
 PATTERN_NAMES = {"permutation": "Random Permutation", "alltoall": "All-to-all", "shift": "Cyclic shift"}
 L_NAMES = {"empty": "no communication", "shift": "cyclic shift", "alltoall": "all-to-all"}
 AS_ORDER = ["Empty", "Comp", "Full", "Simple", "Scatter"]
 
-CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em auto; max-width: 1250px;
-       color: #222; line-height: 1.4; padding: 0 1em; }
-h1 { font-size: 1.6em; border-bottom: 2px solid #345; padding-bottom: .2em; }
-h2 { font-size: 1.25em; margin-top: 1.8em; border-bottom: 1px solid #bbb; }
-h3 { font-size: 1.05em; margin-top: 1.2em; }
-table { border-collapse: collapse; margin: .6em 0 1em 0; font-size: .88em; }
-th, td { border: 1px solid #ccc; padding: .25em .55em; text-align: right; vertical-align: top; }
-th { background: #eef2f6; text-align: center; }
-td.l, th.l { text-align: left; }
-td { white-space: nowrap; }
-td.l, td:last-child { white-space: normal; }
-tr.group td { background: #f6f6f6; font-style: italic; text-align: left; }
-.fail { color: #a00; font-size: .92em; }
-.pass { color: #060; font-weight: bold; }
-.bad { color: #a00; font-weight: bold; }
-.warn { background: #fff4e0; border-left: 4px solid #e90; padding: .4em .8em; margin: .5em 0; }
-.ok { background: #eef8ee; border-left: 4px solid #4a4; padding: .4em .8em; margin: .5em 0; }
-.note { color: #555; font-size: .9em; }
-img { max-width: 100%; border: 1px solid #ddd; margin: .3em 0; }
-figure { margin: 1em 0; }
-figcaption { color: #555; font-size: .88em; }
-.best { font-weight: bold; background: #eaf5ea; }
-code { background: #f3f3f3; padding: 0 .2em; }
-p.summary { font-size: 1.05em; }
-nav.toc { background: #f6f8fa; border: 1px solid #dde; padding: .4em 1em; margin: 1em 0; }
-nav.toc ul { columns: 3; margin: .3em 0; padding-left: 1.2em; }
-details > summary { cursor: pointer; color: #a00; margin: .5em 0; }
-details > summary.plain { color: #235; }
-"""
 
-
-# ----------------------------------------------------------------------------- format
-
-
-def esc(v: Any) -> str:
-    return html.escape("" if v is None else str(v))
-
-
-# Every number of the pages goes through units.quantity; these name its common uses.
-
-
-def num(v: Any, digits: int = 4) -> str:
-    """A number without a unit (a ratio, a count)."""
-    return quantity(v, "", digits)
-
-
-def seconds(v: float | None) -> str:
-    """A time, scaled to ns, µs, ms or s."""
-    return quantity(v, "s")
-
-
-def per_word(v: float | None) -> str:
-    """A time per word (g), in ns/word."""
-    return quantity(v, "s/word")
-
-
-def words(v: float | None) -> str:
-    """A size in words, the unit in the column's header."""
-    return quantity(v, "words", 3, show_unit=False)
-
-
-def pct(v: float | None, digits: int = 3) -> str:
-    return quantity(v, "%", digits)
-
-
-def signed_pct(v: float | None) -> str:
-    """A relative error with its sign: +3.2 %."""
-    return "–" if v is None else ("+" if v >= 0 else "") + pct(v)
-
-
-def ns_col(v: float | None) -> str:  # for columns headed [ns/word] or [ns]
-    return quantity(v, "ns", show_unit=False)
-
-
-def us_col(v: float | None) -> str:  # for columns headed [µs]
-    return quantity(v, "µs", show_unit=False)
-
-
-def linreg_range(lr: Mapping[str, Any]) -> str:
+def linreg_range(lr: LinregRecord) -> str:
     """The h range Bisseling's regression used: "h* = 1, h = 2–2048"."""
     if lr.get("h_min") is None:
         return esc(f"h* = {lr.get('msg_words')}")
@@ -138,28 +66,6 @@ def ci_cell(t: list[float] | None, fmt: Callable[[Any], str], flags: Sequence[st
     return f"{fmt(t[0])}<br><span class='note'>[{fmt(t[1])}, {fmt(t[2])}]</span>"
 
 
-def img(png: bytes, alt: str, caption: str = "") -> str:
-    b64 = base64.b64encode(png).decode("ascii")
-    cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
-    return f'<figure><img src="data:image/png;base64,{b64}" alt="{esc(alt)}">{cap}</figure>'
-
-
-def table(head: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
-    """Cells are HTML already; the first `left` columns are left-aligned."""
-    out = ["<table><tr>"]
-    out += [f'<th class="{"l" if i < left else ""}">{h}</th>' for i, h in enumerate(head)]
-    out.append("</tr>")
-    for r in rows:
-        if isinstance(r, str):  # a group row
-            out.append(f'<tr class="group"><td colspan="{len(head)}">{r}</td></tr>')
-            continue
-        out.append(
-            "<tr>" + "".join(f'<td class="{"l" if i < left else ""}">{c}</td>' for i, c in enumerate(r)) + "</tr>"
-        )
-    out.append("</table>")
-    return "".join(out)
-
-
 def split_key(key: str) -> tuple[str, str]:
     prim, _, pat = key.partition("/")
     return prim, pat
@@ -177,31 +83,6 @@ def sorted_keys(keys: Sequence[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------ one run
-
-
-@dataclass
-class Section:
-    """HTML of one report section and the number of images in it."""
-
-    parts: list[str] = field(default_factory=list)
-    images: int = 0
-
-    def add(self, *html: str) -> None:
-        self.parts.extend(html)
-
-    def image(self, png: bytes, alt: str, caption: str = "") -> None:
-        self.parts.append(img(png, alt, caption))
-        self.images += 1
-
-    @classmethod
-    def headed(cls, anchor: str, section_id: str, title: str) -> Section:
-        """A section that starts with its heading (id anchor + section_id, for the contents)."""
-        section = cls()
-        section.add(f'<h2 id="{anchor}{section_id}">{title}</h2>')
-        return section
-
-
-NOT_MEASURED_HTML = "<p>not measured in this run</p>"
 
 
 def _rows_by_pattern(
@@ -234,10 +115,11 @@ def g_const_of(params: Params, surface: Surface) -> tuple[float, float, bool] | 
 
 def run_warnings(params: Params) -> list[str]:
     """The measurement's warnings: noise and load (fit.noise_summary), and a machine whose
-    speed changed during the run (fit.machine_drift)."""
+    speed changed during the run (probe_validation.machine_drift)."""
     out = list(params.noise.get("warnings", []))
-    drift = params.validation.get("drift") or {}
-    bound = (params.validation.get("stable_state") or {}).get("factor_bound") or 1.25
+    drift: Mapping[str, Any] = params.validation.get("drift") or {}
+    stable: Mapping[str, Any] = params.validation.get("stable_state") or {}
+    bound = stable.get("factor_bound") or 1.25
     if drift.get("share_off"):
         out.append(
             f"the machine changed speed during the run: {pct(drift['share_off'], 2)} of it ran outside "
@@ -304,13 +186,6 @@ def summary_section(run: RawRun, params: Params, anchor: str) -> Section:
     else:
         s.add('<div class="ok">no warnings: load below the core count, few outliers, small spread</div>')
     return s
-
-
-def contents(html: str, anchor: str) -> str:
-    """The table of contents: a link to every section heading (h2 with an id) of a run's body."""
-    items = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', html)
-    links = "".join(f'<li><a href="#{i}">{title}</a></li>' for i, title in items if i != f"{anchor}summary")
-    return f'<nav class="toc" id="{anchor}contents"><b>Contents</b><ul>{links}</ul></nav>'
 
 
 def machine_section(run: RawRun, params: Params, anchor: str) -> Section:
@@ -461,7 +336,7 @@ def latency_section(run: RawRun, params: Params, anchor: str) -> Section:
     return s
 
 
-def _as_test_order(as_tests: Mapping[str, Any]) -> list[str]:
+def _as_test_order(as_tests: Mapping[str, AsTest]) -> list[str]:
     return sorted(as_tests, key=lambda t: AS_ORDER.index(t) if t in AS_ORDER else 99)
 
 
@@ -491,7 +366,7 @@ def _lsq26_row(prim: str, e: Surface) -> list[str]:
         ci_cell(q.get("o"), words, fl, "lsq (2.6) o", "lsq (2.6)"),
         pct(q.get("residual_rel_rms")),
         quantity(q.get("error_bspstar"), "s²/word²", 3, show_unit=False),
-        seconds(q["l0"][0]) if q.get("l0") else "–",
+        seconds(l0[0]) if (l0 := q.get("l0")) else "–",
         words(q.get("h_half_net")),
         esc(pm.model) if pm else '<span class="fail">no model</span>',
     ]
@@ -659,7 +534,7 @@ def as_suite_section(run: RawRun, params: Params, anchor: str) -> Section:
     return s
 
 
-def _validation_verdict(val: Mapping[str, Any]) -> str:
+def _validation_verdict(val: Validation) -> str:
     verdict = "pass" if val.get("pass") else "bad"
     return (
         "<p>Eq. (2.6), T(h, c) = A + B c with A = g_inf (h + h_half) and B = g_inf o fitted at each h of the grid "
@@ -672,9 +547,10 @@ def _validation_verdict(val: Mapping[str, Any]) -> str:
     )
 
 
-def _machine_state(run: RawRun, val: Mapping[str, Any], s: Section) -> None:
-    """How the machine's speed moved during the run (fit.machine_drift), where it was dated."""
-    drift, st = val.get("drift") or {}, val.get("stable_state") or {}
+def _machine_state(run: RawRun, val: Validation, s: Section) -> None:
+    """How the machine's speed moved during the run (probe_validation.machine_drift), where it was dated."""
+    drift: Mapping[str, Any] = val.get("drift") or {}
+    st: Mapping[str, Any] = val.get("stable_state") or {}
     if not drift.get("curve"):
         return
     s.add(
@@ -691,19 +567,19 @@ def _machine_state(run: RawRun, val: Mapping[str, Any], s: Section) -> None:
         )
         + "</p>"
     )
-    errors = [(r.get("seq"), r.get("rel_error")) for r in val.get("points", []) if "rel_error" in r]
+    errors = [(r.get("seq"), r["rel_error"]) for r in val.get("points", []) if "rel_error" in r]
     bound = st.get("factor_bound") or 1.25
     s.image(plots.drift(drift["curve"], bound, errors, f"Machine state, {run.label()}"), "machine state")
 
 
-def _calibrated_validation(val: Mapping[str, Any], s: Section) -> None:
+def _calibrated_validation(val: Validation, s: Section) -> None:
     """The check again with the drift of the calibration rounds run among the points (issue 17)."""
     cal = val.get("calibrated")
     if not cal or cal.get("mean_abs_rel_error") is None:
         return
     rounds = cal.get("rounds") or []
-    gs = [r["drift"].get("g") for r in rounds if r["drift"].get("g")]
-    ls = [r["drift"].get("l") for r in rounds if r["drift"].get("l")]
+    gs = [g for r in rounds if (g := r["drift"].get("g"))]
+    ls = [l_s for r in rounds if (l_s := r["drift"].get("l"))]
     spread = ", ".join(f"{name} x{min(v):.2f}-{max(v):.2f}" for name, v in (("g", gs), ("l", ls)) if v)
     verdict = "pass" if cal.get("pass") else "bad"
     s.add(
@@ -716,7 +592,7 @@ def _calibrated_validation(val: Mapping[str, Any], s: Section) -> None:
     )
 
 
-def _validation_point_row(r: Mapping[str, Any]) -> list[str]:
+def _validation_point_row(r: ValidationPoint) -> list[str]:
     where = [esc(r["key"]), str(r["msg_words"]), str(r["count"]), str(r["h"]), seconds(r["measured_s"])]
     if "rel_error" not in r:
         return [*where, "–", "–", "skipped " + esc(r.get("skipped")), "–", "–", "–"]
@@ -731,7 +607,7 @@ def _validation_point_row(r: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def sorted_validation_points(points: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def sorted_validation_points(points: Sequence[ValidationPoint]) -> list[ValidationPoint]:
     """The validation points in the order of the report's tables: pattern, primitive, then h and c."""
     order = {k: i for i, k in enumerate(sorted_keys(sorted({str(r["key"]) for r in points})))}
     return sorted(points, key=lambda r: (order[str(r["key"])], r["h"], r["count"]))
@@ -748,7 +624,7 @@ def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
         return s
     if val.get("used"):
         s.add(_validation_verdict(val))
-        gl = val.get("global") or {}
+        gl: Mapping[str, Any] = val.get("global") or {}
         if gl.get("mean_abs_rel_error") is not None:
             s.add(
                 "<p>With one fit of eq. (2.6) over the whole grid (the parameter table above): mean |relative error| "
@@ -779,7 +655,7 @@ PER_H_COLUMNS = 11  # h values in the per-h tables: they fit a 1400 px window
 
 
 def per_h_tables(g: Mapping[str, Surface]) -> str:
-    """The per-h model (fit.level_fits) as two tables, one row per primitive/pattern and one
+    """The per-h model (estimators.level_fits) as two tables, one row per primitive/pattern and one
     column per h (every other value of h where the grid has more than PER_H_COLUMNS): g(h)
     in ns/word and B in ns per extra message. params.json holds every level."""
     keys = [k for k in sorted_keys(list(g)) if g[k].levels]
@@ -887,9 +763,7 @@ RUN_SECTIONS: tuple[Callable[[RawRun, Params, str], Section], ...] = (
 def run_sections(run: RawRun, params: Params, anchor: str = "") -> tuple[str, int]:
     """The body of one run's report; returns (html, number of images)."""
     makers: tuple[Callable[[RawRun, Params, str], Section], ...] = RUN_SECTIONS
-    if params.imh:  # the memory-hierarchy suites ran: their sections build on this module's helpers
-        from bspkit.report_imh import IMH_SECTIONS
-
+    if params.imh:  # the memory-hierarchy suites ran
         makers += IMH_SECTIONS
     sections = [section(run, params, anchor) for section in makers]
     first = sections[0].parts
@@ -918,16 +792,6 @@ shown as "failed fit" with the reason.</li>
 """
 
 
-def page(title: str, body: str) -> str:
-    now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>\n"
-        f'<h1>{esc(title)}</h1>\n<p class="note">written by bspkit {__version__} on {now}</p>\n'
-        f"{body}\n</body></html>\n"
-    )
-
-
 def run_report(runs: Sequence[tuple[RawRun, Params]]) -> tuple[str, int]:
     """The report page of one or several runs; returns (html, number of images)."""
     bodies = []
@@ -944,260 +808,3 @@ def run_report(runs: Sequence[tuple[RawRun, Params]]) -> tuple[str, int]:
     else:
         title = f"bspkit probe reports: {len(runs)} runs"
     return page(title, "\n".join(bodies) + METHOD_NOTES), total
-
-
-# -------------------------------------------------------------------------- compare
-
-
-def _best_index(vals: Sequence[float | None]) -> int | None:
-    ok = [(v, i) for i, v in enumerate(vals) if v is not None]
-    return min(ok)[1] if ok else None
-
-
-def _geomean(xs: Sequence[float]) -> float:
-    return float(np.exp(np.mean(np.log(xs))))
-
-
-def bullets(scores: Sequence[float | None], close: float = 0.10) -> list[str]:
-    """Table 6.1: ●●● best, ● worst, ●● between; results close to the best (worst) share it."""
-    ok = [s for s in scores if s is not None]
-    if not ok:
-        return ["n/a"] * len(scores)
-    best, worst = min(ok), max(ok)
-    out = []
-    for s in scores:
-        if s is None:
-            out.append("n/a")
-        elif s <= best * (1 + close):
-            out.append("●●●")
-        elif s >= worst / (1 + close):
-            out.append("●")
-        else:
-            out.append("●●")
-    return out
-
-
-MISSING_SURFACE = Surface()  # a surface one run of a comparison lacks
-
-
-def _g_value(e: Surface, name: str) -> float | None:
-    """A parameter of one surface for comparison: the LSQ (2.6) value, else the estimator's."""
-    if e.lsq.get(name):
-        return e.lsq[name][0]
-    return getattr(e, name)
-
-
-def _predict_g_inf(e: Surface) -> float | None:
-    return e.predict.g_inf if e.predict else None
-
-
-def _start_up_s(e: Surface) -> float | None:
-    """g_inf (h_half + o) of the prediction model: the time of a one-message superstep beyond its data."""
-    return (e.predict.g_inf * (e.predict.h_half + e.predict.o) if e.predict else 0) or None
-
-
-def ranking_rows(params: Sequence[Params]) -> list[tuple[str, list[float | None], str]]:
-    """Per category, one score per run (lower is better): geometric mean over what all runs have."""
-    rows: list[tuple[str, list[float | None], str]] = []
-
-    def common(getter: Callable[[Params], Mapping[str, float | None]]) -> list[float | None]:
-        maps = [getter(pr) for pr in params]
-        keys = set.intersection(*[{k for k, v in m.items() if v} for m in maps]) if maps else set()
-        if not keys:
-            return [None] * len(params)
-        return [_geomean([m[k] for k in sorted(keys)]) for m in maps]  # type: ignore[misc]
-
-    def gmap(prims: tuple[str, ...]) -> Callable[[Params], dict[str, float | None]]:
-        return lambda pr: {k: _predict_g_inf(e) for k, e in pr.g.items() if split_key(k)[0] in prims}
-
-    rows.append(
-        (
-            "Communication gap (put/get)",
-            common(gmap(("put", "hpput", "get", "hpget"))),
-            "g_inf of the prediction model, geometric mean over the primitive/patterns all runs have",
-        )
-    )
-    rows.append(("Communication gap (send)", common(gmap(("send",))), "g_inf of send"))
-    rows.append(
-        (
-            "Per-message overhead (o, h_half)",
-            common(lambda pr: {k: _start_up_s(e) for k, e in pr.g.items()}),
-            "g_inf·(h_half + o): the start-up time of one one-message superstep beyond the data",
-        )
-    )
-    rows.append(("Latency", common(lambda pr: dict(pr.l)), "l per variant, geometric mean"))
-    rows.append(("Computation speed (f)", common(lambda pr: dict(pr.f)), "f per kernel, geometric mean"))
-    rows.append(
-        (
-            "Total exchange (As suite)",
-            common(lambda pr: {str(r["h"]): r["t_per_h_s"] for r in pr.as_suite.get("total_exchange", [])}),
-            "t/h, geometric mean over the common h",
-        )
-    )
-    rows.append(
-        (
-            "Predictability (validation)",
-            [pr.validation.get("mean_abs_rel_error") for pr in params],
-            "mean |relative error| of eq. (2.6) on the validation points",
-        )
-    )
-    return rows
-
-
-# the unit of each ranking category's score (ranking_rows)
-RANKING_UNITS = {
-    "Communication gap (put/get)": "s/word",
-    "Communication gap (send)": "s/word",
-    "Per-message overhead (o, h_half)": "s",
-    "Latency": "s",
-    "Computation speed (f)": "s/op",
-    "Total exchange (As suite)": "s/word",
-    "Predictability (validation)": "%",
-}
-
-
-def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
-    """The comparison page of several runs (label, params); returns (html, number of images)."""
-    params = [pr for _, pr in entries]
-    nimg = 0
-    parts: list[str] = []
-    parts.append("<h2>Runs</h2>")
-    rows = []
-    for i, (lab, pr) in enumerate(entries):
-        m = pr.machine
-        machine_cells = [esc(m.get(k)) for k in ("library", "backend", "host", "cpu")]
-        rows.append(
-            [
-                f"R{i + 1}",
-                esc(lab),
-                *machine_cells,
-                esc(pr.p),
-                esc(m.get("mode")),
-                esc(m.get("date")),
-                esc(m.get("blas_coretype")),
-                esc(pr.source),
-            ]
-        )
-    parts.append(
-        table(
-            ["", "run", "library", "back end", "host", "CPU", "p", "mode", "date", "BLAS core", "raw file"],
-            rows,
-            left=11,
-        )
-    )
-    warn_rows = [f"R{i + 1}: {w}" for i, pr in enumerate(params) for w in pr.noise.get("warnings", [])]
-    if warn_rows:
-        parts.append("".join(f'<div class="warn">{esc(w)}</div>' for w in warn_rows))
-
-    # Ranking.
-    parts.append("<h2>Ranking (in the spirit of thesis Table 6.1)</h2>")
-    parts.append(
-        '<p class="note">●●● best, ● worst, ●● between; a run within 10 % of the best (worst) score shares it. '
-        "Scores (lower is better) are geometric means over the items every run measured.</p>"
-    )
-    rk = ranking_rows(params)
-    rows = []
-    for name, scores, what in rk:
-        b = bullets(scores)
-        rows.append(
-            [esc(name)]
-            + [
-                f"{bb}<br><span class='note'>{quantity(s, RANKING_UNITS.get(name, ''), 3)}</span>"
-                if s is not None
-                else "n/a"
-                for bb, s in zip(b, scores, strict=True)
-            ]
-            + [f"<span class='note'>{esc(what)}</span>"]
-        )
-    parts.append(table(["experiment"] + [f"R{i + 1}" for i in range(len(entries))] + ["score"], rows))
-
-    # Per-parameter tables.
-    gkeys = sorted_keys(sorted({k for pr in params for k in pr.g}))
-
-    def param_table(
-        title: str,
-        items: Sequence[str],
-        getter: Callable[[Params, str], float | None],
-        fmt: Callable[[Any], str],
-        lower_better: bool = True,
-        note: str = "",
-    ) -> None:
-        if not items:
-            return
-        parts.append(f"<h3>{esc(title)}</h3>")
-        if note:
-            parts.append(f'<p class="note">{esc(note)}</p>')
-        trs = []
-        for it in items:
-            vals = [getter(pr, it) for pr in params]
-            bi = _best_index([v if lower_better else (-v if v is not None else None) for v in vals])
-            cells = []
-            for i, v in enumerate(vals):
-                c = fmt(v) if v is not None else '<span class="fail">–</span>'
-                cells.append(f'<span class="best">{c}</span>' if i == bi and len(vals) > 1 else c)
-            trs.append([esc(it)] + cells)
-        parts.append(table([""] + [f"R{i + 1}" for i in range(len(entries))], trs))
-
-    parts.append(
-        "<h2>Parameters side by side</h2><p class='note'>Best value per row in bold. g values: least squares eq. (2.6) where reported, else the weighted estimator.</p>"
-    )
-    param_table("g_inf [ns/word]", gkeys, lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "g_inf"), ns_col)
-    param_table("h_half [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "h_half"), words)
-    param_table("o [words]", gkeys, lambda pr, k: _g_value(pr.g.get(k, MISSING_SURFACE), "o"), words)
-    param_table(
-        "g_inf, weighted estimator eq. (3.2) [ns/word]",
-        gkeys,
-        lambda pr, k: pr.g.get(k, MISSING_SURFACE).g_inf,
-        ns_col,
-    )
-    lvars = [v for v in L_NAMES if any(v in pr.l for pr in params)] + sorted(
-        {v for pr in params for v in pr.l if v not in L_NAMES}
-    )
-    param_table("latency l [µs]", lvars, lambda pr, v: pr.l.get(v), us_col)
-    kernels = sorted({k for pr in params for k in pr.f})
-    param_table("f [ns per operation]", kernels, lambda pr, k: pr.f.get(k), ns_col)
-    tests = [t for t in AS_ORDER if any(t in pr.as_suite.get("tests", {}) for pr in params)]
-    param_table(
-        "As suite latency tests [µs]",
-        tests,
-        lambda pr, t: (pr.as_suite.get("tests", {}).get(t) or {}).get("median"),
-        us_col,
-    )
-    hs = sorted({r["h"] for pr in params for r in pr.as_suite.get("total_exchange", [])})
-
-    def te_get(pr: Params, h: str) -> float | None:
-        for r in pr.as_suite.get("total_exchange", []):
-            if str(r["h"]) == h:
-                return r["t_per_h_s"]
-        return None
-
-    param_table("As total exchange t/h [ns/word] by h", [str(h) for h in hs], te_get, ns_col)
-    param_table("memcpy [ns per word]", ["memcpy"], lambda pr, _k: pr.memcpy_s_per_word, ns_col)
-    param_table(
-        "validation mean |rel. error|",
-        ["eq. (2.6)"],
-        lambda pr, _k: pr.validation.get("mean_abs_rel_error"),
-        pct,
-    )
-
-    # Plots.
-    if gkeys:
-        series = [
-            (f"R{i + 1}", [_predict_g_inf(pr.g.get(k, MISSING_SURFACE)) for k in gkeys]) for i, pr in enumerate(params)
-        ]
-        series = [(lab, [v * 1e9 if v else None for v in vals]) for lab, vals in series]
-        parts.append(
-            img(plots.grouped_bars(gkeys, series, "g_inf [ns/word]", "g_inf per primitive/pattern"), "g_inf comparison")
-        )
-        nimg += 1
-    if any(v for pr in params for v in pr.l.values()):
-        series = [(f"R{i + 1}", [(pr.l.get(v) or 0) * 1e6 or None for v in lvars]) for i, pr in enumerate(params)]
-        parts.append(img(plots.grouped_bars(lvars, series, "l [µs]", "latency per variant"), "latency comparison"))
-        nimg += 1
-    te_series = [(f"R{i + 1}", pr.as_suite.get("total_exchange", [])) for i, pr in enumerate(params)]
-    if any(rows for _l, rows in te_series):
-        parts.append(
-            img(plots.total_exchange(te_series, "As suite total exchange, all runs"), "total exchange comparison")
-        )
-        nimg += 1
-    return page(f"bspkit comparison of {len(entries)} runs", "\n".join(parts)), nimg

@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from bspkit import imh, plots
+from bspkit.htmlkit import NOT_MEASURED_HTML, Section, esc, pct, seconds, signed_pct, table
 from bspkit.params import Params
 from bspkit.rawdata import RawRun
-from bspkit.report import NOT_MEASURED_HTML, Section, esc, pct, seconds, signed_pct, table
 from bspkit.units import quantity
 
 

@@ -18,9 +18,10 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
 from bspkit.console import write_text
+from bspkit.fileformat import JsonObject
+from bspkit.htmlkit import esc, img, page, table
 from bspkit.plots import png_bytes
 from bspkit.predict import MODELS
-from bspkit.report import esc, img, page, table
 from bspkit.units import quantity
 
 MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
@@ -36,7 +37,7 @@ def _log_log_axes(ax: Any, xlabel: str, ylabel: str, title: str, legend_fontsize
     ax.grid(True, which="both", alpha=0.3)
 
 
-def plot_pred_vs_measured(rows: Sequence[dict[str, Any]], title: str, min_time_s: float) -> bytes:
+def plot_pred_vs_measured(rows: Sequence[JsonObject], title: str, min_time_s: float) -> bytes:
     fig, ax = plt.subplots(figsize=(6.0, 5.0))
     meas = [r["measured_s"] for r in rows]
     lo, hi = min(meas), max(meas)
@@ -54,9 +55,9 @@ def plot_pred_vs_measured(rows: Sequence[dict[str, Any]], title: str, min_time_s
     return png_bytes(fig)
 
 
-def plot_time_vs_size(rows: Sequence[dict[str, Any]], sweep: str | None, title: str) -> bytes:
+def plot_time_vs_size(rows: Sequence[JsonObject], sweep: str | None, title: str) -> bytes:
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    groups: dict[Any, list[dict[str, Any]]] = {}
+    groups: dict[Any, list[JsonObject]] = {}
     for r in rows:
         groups.setdefault(r["params"].get(sweep) if sweep else None, []).append(r)
     for i, (gval, rs) in enumerate(sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0]))):
@@ -92,7 +93,7 @@ QUIET_DRIFT = 1.1
 TARGET = 0.10  # the mean relative error the predictions aim at
 
 
-def calibration_minutes(calibrations: Sequence[dict[str, Any]]) -> list[float]:
+def calibration_minutes(calibrations: Sequence[JsonObject]) -> list[float]:
     """Minutes since the first calibration (by their dates; the index where a date is missing)."""
     stamps = []
     for i, c in enumerate(calibrations):
@@ -103,7 +104,7 @@ def calibration_minutes(calibrations: Sequence[dict[str, Any]]) -> list[float]:
     return [(t - stamps[0]) / 60.0 for t in stamps]
 
 
-def plot_drift(calibrations: Sequence[dict[str, Any]], title: str) -> bytes:
+def plot_drift(calibrations: Sequence[JsonObject], title: str) -> bytes:
     """Each parameter's drift (now / the probe) at every calibration of the session."""
     fig, ax = plt.subplots(figsize=(6.5, 4.0))
     xs = calibration_minutes(calibrations)
@@ -126,7 +127,7 @@ def plot_drift(calibrations: Sequence[dict[str, Any]], title: str) -> bytes:
     return png_bytes(fig)
 
 
-def drift_range(calibrations: Sequence[dict[str, Any]]) -> dict[str, tuple[float, float]]:
+def drift_range(calibrations: Sequence[JsonObject]) -> dict[str, tuple[float, float]]:
     """(smallest, largest) drift of each headline parameter over the session."""
     out = {}
     for key in DRIFT_STYLE:
@@ -137,7 +138,7 @@ def drift_range(calibrations: Sequence[dict[str, Any]]) -> dict[str, tuple[float
     return out
 
 
-def drift_sentence(result: dict[str, Any]) -> str | None:
+def drift_sentence(result: JsonObject) -> str | None:
     """How much the machine moved during the sweep, and whether the model or the machine
     explains the error; None without calibration."""
     cals = result.get("calibrations") or []
@@ -187,7 +188,7 @@ def _load(v: Any) -> str:
     return ", ".join(quantity(x, "", 3) for x in v) if isinstance(v, list) and v else "not recorded"
 
 
-def blas_core_types(result: dict[str, Any]) -> tuple[str, str]:
+def blas_core_types(result: JsonObject) -> tuple[str, str]:
     """(OPENBLAS_CORETYPE of the runs, the core OpenBLAS used in the probe): from the drivers'
     output where a row has it, else the variable as validate recorded it ("not set" where it
     was not set), else "not recorded"; the probe's core from its header."""
@@ -206,14 +207,14 @@ def _sweep_order(v: Any) -> tuple[int, float, str]:
         return (1, 0.0, str(v))
 
 
-def sorted_rows(rows: Sequence[dict[str, Any]], sweep: str | None) -> list[dict[str, Any]]:
+def sorted_rows(rows: Sequence[JsonObject], sweep: str | None) -> list[JsonObject]:
     """The runs by swept value, then problem size: the order of the summary table."""
     return sorted(
         rows, key=lambda r: (_sweep_order(r["params"].get(sweep)) if sweep else (0, 0.0, ""), r["params"].get("n", 0))
     )
 
 
-def comm_matters_sentence(s: dict[str, Any]) -> str:
+def comm_matters_sentence(s: JsonObject) -> str:
     """Which model wins on the runs where communication matters, in one sentence."""
     cm = s.get("comm_matters") or {}
     share = f"{100 * cm.get('min_share', 0.2):.0f} %"
@@ -229,7 +230,7 @@ def comm_matters_sentence(s: dict[str, Any]) -> str:
     )
 
 
-def html_report(result: dict[str, Any]) -> tuple[str, int]:
+def html_report(result: JsonObject) -> tuple[str, int]:
     """The page of one `bspkit validate` run (result as written to validate.json)."""
     alg = result["algorithm"]
     rows = result["rows"]
@@ -266,7 +267,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
         + [f"{mm}, f alone" for mm in MODELS]
     )
 
-    def cells(s: dict[str, Any]) -> list[str]:
+    def cells(s: JsonObject) -> list[str]:
         fa = s.get("f_alone") or {}
         return (
             [str(s["runs_used"]) + f" of {s['runs']}", _pct(s.get("efficiency"))]
@@ -337,7 +338,7 @@ def html_report(result: dict[str, Any]) -> tuple[str, int]:
     return page(f"bspkit validate: {alg}, {result['backend']}, p = {result['p']}", "\n".join(parts)), nimg
 
 
-def drift_section(result: dict[str, Any], min_time_s: float) -> str:
+def drift_section(result: JsonObject, min_time_s: float) -> str:
     """The drift plot, raw against calibrated error per model, the flagged runs and the cost."""
     cals = result["calibrations"]
     s = result["summary"]["all"].get("calibrated") or {}
@@ -388,14 +389,14 @@ def drift_section(result: dict[str, Any], min_time_s: float) -> str:
     return "\n".join(out)
 
 
-def write_json(result: dict[str, Any], outdir: Path) -> Path:
+def write_json(result: JsonObject, outdir: Path) -> Path:
     """validate.json, whole or not at all (written after every run of a sweep)."""
     js = outdir / "validate.json"
     write_text(js, json.dumps(result, indent=1) + "\n")
     return js
 
 
-def write(result: dict[str, Any], outdir: Path) -> tuple[Path, Path, int]:
+def write(result: JsonObject, outdir: Path) -> tuple[Path, Path, int]:
     js = write_json(result, outdir)
     html, nimg = html_report(result)
     page_path = outdir / "validate.html"

@@ -19,22 +19,18 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bspkit.fit import (
+from bspkit.estimators import level_fits, lsq_fit, weighted_estimators
+from bspkit.fit import fit_run, fit_surface, memcpy_check
+from bspkit.params import Surface
+from bspkit.predict import model_t, predict_time_levels
+from bspkit.probe_validation import (
     DRIFT_STABLE,
     DRIFT_WINDOW,
     VALIDATION_THRESHOLD,
-    fit_run,
-    fit_surface,
-    level_fits,
-    lsq_fit,
     machine_drift,
-    memcpy_check,
     run_point_visits,
     validate,
-    weighted_estimators,
 )
-from bspkit.params import Surface
-from bspkit.predict import model_t, predict_time_levels
 from bspkit.rawdata import RawDataError, RawRun, load_raw, stats
 
 from synth import (

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bspkit.fit import fit_surface, level_fits
+from bspkit.estimators import level_fits
+from bspkit.fit import fit_surface
 from bspkit.params import Level, Params
 from bspkit.predict import (
     MODELS,

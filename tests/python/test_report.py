@@ -174,8 +174,9 @@ def test_compare_two_back_ends_from_raw_files(tmp_path: Path) -> None:
 
 
 def test_one_function_per_section_in_page_order(synth_run: Path) -> None:
+    from bspkit.htmlkit import contents
     from bspkit.inputs import load_fit
-    from bspkit.report import contents, run_sections
+    from bspkit.report import run_sections
 
     run, params = load_fit(synth_run / "raw.jsonl")
     html, images = run_sections(run, params)
