@@ -21,6 +21,7 @@ Modules:
   cli              the `bspkit` command: builds the parser from bspkit.commands and dispatches
   commands         one module per subcommand: its subparser, its typed options, its run (argparse
                    is read there and in cli only)
+  version          the one version of bspkit (CMake and the package read it there)
   programs         where bsprun, bspprobe and the drivers are (build tree or installed)
   api              for notebooks: load_run, load_params, predict_supersteps, plot_g_surface,
                    plot_prediction (re-exported here, imported on first use)
@@ -28,7 +29,7 @@ Modules:
 
 from typing import Any
 
-__version__ = "0.1.0"
+from bspkit.version import __version__
 
 # bspkit.api's names, imported on first use: `import bspkit` (and `bspkit --help`) must not
 # import numpy, scipy or matplotlib
@@ -50,6 +51,9 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     raise AttributeError(f"module 'bspkit' has no attribute {name!r}")
+
+
+__all__ = ["__version__", *_API]
 
 
 def __dir__() -> list[str]:

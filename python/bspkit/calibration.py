@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
+from bspkit import predict as pd
 from bspkit.fileformat import JsonObject
 from bspkit.params import LinregRecord, Lsq25Record, LsqRecord, Params, Surface
 from bspkit.predict import predict_time_levels
@@ -344,3 +345,43 @@ def scaled(params: Params, drift: Drift, scale_f: bool = True) -> Params:
     out.l = {k: (v * drift.l.get(k, l_comm) if v is not None else None) for k, v in out.l.items()}
     out.g = {k: _scaled_surface(s, drift, l_comm) for k, s in out.g.items()}
     return out
+
+
+def calibrated_prediction(
+    measured_s: float, data: Mapping[str, Any], params: Params, before: Drift, after: Drift | None
+) -> JsonObject:
+    """A run's prediction with the parameters scaled by the machine's drift over the run (the
+    calibrations before and after it; before only when a sweep stopped after it), with its
+    errors against the measured time. g and l: the probe's, times the drift over the run. f:
+    the driver timed its own kernel after its repetitions, at the moment of the calibration
+    after it; over the repetitions it was the f drift over the run relative to that moment,
+    sqrt(f before / f after). PredictionError when the parameters cannot predict the run."""
+    drift = mean_drift(before, after)
+    f_run = data.get("f_all_s_per_unit") or data.get("f_s_per_unit")
+    f_b, f_a = before.headline["f"], after.headline["f"] if after is not None else None
+    f_factor = math.sqrt(f_b / f_a) if f_b and f_a else 1.0
+    pred = pd.predict(scaled(params, drift, scale_f=False), data, f_run * f_factor if f_run else None)
+    moved = _prediction_moved(data, params, before, after) if after is not None else None
+    return {
+        "predicted_s": {m: pred[m] for m in pd.MODELS},
+        "rel_error": {m: pd.relative_error(pred[m], measured_s) for m in pd.MODELS},
+        "drift": drift.headline,
+        "f_factor": f_factor,
+        "within_run": within_run(before, after) if after is not None else None,
+        "within_run_prediction": moved,
+        "flagged": moved is not None and not 1 / WITHIN_RUN_FLAG <= moved <= WITHIN_RUN_FLAG,
+        "after": after is not None,
+    }
+
+
+def _prediction_moved(data: Mapping[str, Any], params: Params, before: Drift, after: Drift) -> float | None:
+    """The run's predicted time with the calibration after it / before it; its work too moves
+    with f, whose drift the run's own f (timed once, at one moment) cannot see."""
+    pb = pd.predict(scaled(params, before, scale_f=False), data)
+    pa = pd.predict(scaled(params, after, scale_f=False), data)
+    f_b, f_a = before.headline["f"], after.headline["f"]
+    f_moved = f_a / f_b if f_a and f_b else 1.0
+    m = next((m for m in reversed(pd.MODELS) if pa[m] and pb[m]), None)
+    if m is None:
+        return None
+    return float((pa["work_s"] * f_moved + pa[m + " comm_s"]) / pb[m])

@@ -11,9 +11,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bspkit import __version__
 from bspkit.commands import calibrate, cluster, compare, fit, imh, probe, profile, report, run, validate
 from bspkit.console import Failure, UsageError, print_error
+from bspkit.version import __version__
 
 EXIT_FAIL = 1
 EXIT_USAGE = 2

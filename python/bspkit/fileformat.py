@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bspkit import __version__
+from bspkit.version import __version__
 
 # A JSON object as json.loads returns it: the files' records before a typed record reads them.
 JsonObject = dict[str, Any]

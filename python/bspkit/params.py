@@ -24,9 +24,9 @@ from typing import Any, NotRequired, TypedDict, TypeVar
 
 import numpy as np
 
-from bspkit import __version__
 from bspkit.fileformat import JsonObject, format_problem
 from bspkit.rawdata import SampleStats
+from bspkit.version import __version__
 
 FORMAT_VERSION = 1
 

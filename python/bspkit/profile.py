@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NotRequired, TypedDict, cast
 
-from bspkit import __version__
 from bspkit import predict as pd
 from bspkit import sites as st
 from bspkit.fileformat import JsonObject, format_problem
 from bspkit.params import Params, computing_rate
 from bspkit.units import quantity
+from bspkit.version import __version__
 
 FORMAT_VERSION = 1
 TOOL = "bspkit-profile"

@@ -4,8 +4,8 @@ HTML page (-o): summary, timeline, the costliest supersteps, the sync sites, loa
 every superstep, and with --params the predicted time on that machine per superstep and in
 total under the three g models.
 
-matplotlib (the plots, and bspkit.report's page toolkit) is imported by the functions that
-draw the page: the terminal summary and the JSON need neither."""
+matplotlib (the plots) is imported by the functions that draw them: the terminal summary
+and the JSON do not need it."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from bspkit import predict as pd
 from bspkit import profile as pf
+from bspkit.htmlkit import contents, esc, img, page, table
 from bspkit.units import quantity
 
 # the per-superstep tables of the page stop here (the JSON has every superstep)
@@ -284,7 +285,6 @@ def _rows_note(n: int) -> str:
 
 
 def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[str, int]:
-    from bspkit.report import contents, esc, img, page, table  # matplotlib: for the page only
 
     h = a.profile.header
     parts: list[str] = ['<h2 id="summary">Summary</h2>']
@@ -388,7 +388,6 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
 
 def group_table(rows: Sequence[dict[str, Any]], name: str) -> str:
     """The supersteps of each phase or sync site, summed."""
-    from bspkit.report import esc, table  # matplotlib: for the page only
 
     head = [
         name if name == "phase" else "bsp_sync site",
@@ -417,7 +416,6 @@ def group_table(rows: Sequence[dict[str, Any]], name: str) -> str:
 
 
 def prediction_html(a: pf.Analysis, preds: Predictions) -> list[str]:
-    from bspkit.report import esc, table  # matplotlib: for the page only
 
     there = preds.there
     here = preds.model_of_here()

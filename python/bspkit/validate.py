@@ -16,13 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bspkit import __version__, validate_report
 from bspkit import algorithms as al
-from bspkit import calibrate as cb
+from bspkit import calibration as cm
 from bspkit import predict as pd
+from bspkit import validate_report
 from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
 from bspkit.params import JsonObject, Params
+from bspkit.version import __version__
 
 # Runs shorter than this are left out of the mean error (issue 5: "over runs longer than 0.1 s").
 MIN_VALIDATED_TIME_S = 0.1
@@ -240,7 +241,7 @@ class Sweep:
             "rows": self.rows,
             "failed": self.failed,
             "calibrations": self.calibrations,
-            "within_run_flag": cb.WITHIN_RUN_FLAG,
+            "within_run_flag": cm.WITHIN_RUN_FLAG,
         }
         cost = (resumed.get("calibration_cost") or {}) if resumed else {}
         self._started = time.monotonic()
@@ -321,7 +322,7 @@ class Sweep:
         if before is None:
             return
         try:
-            row["calibrated"] = cb.calibrated_prediction(row["measured_s"], data, self.setup.params, before, after)
+            row["calibrated"] = cm.calibrated_prediction(row["measured_s"], data, self.setup.params, before, after)
         except pd.PredictionError as e:
             raise Failure(str(e)) from None
         head = [d.headline for d in drifts if d is not None]
@@ -329,19 +330,19 @@ class Sweep:
             "    calibration (before -> after): "
             + ", ".join(
                 f"{k} x{head[0][k]:.2f}" + (f" -> x{head[-1][k]:.2f}" if len(head) > 1 else "")
-                for k in cb.HEADLINE
+                for k in cm.HEADLINE
                 if head[0].get(k) is not None
             )
         )
 
-    def _file_calibration(self, rec: JsonObject | None, when: str, started: float) -> cb.Drift | None:
+    def _file_calibration(self, rec: JsonObject | None, when: str, started: float) -> cm.Drift | None:
         """One calibration record of the last run, filed with its drift; None where there is none."""
         if not rec:
             return None
         try:
-            cal = cb.Calibration.from_record(rec, _iso(started + float(rec.get("t_s") or 0.0)))
-            drift = cb.drift_of(cal, self.setup.params)
-        except cb.CalibrationError as e:
+            cal = cm.Calibration.from_record(rec, _iso(started + float(rec.get("t_s") or 0.0)))
+            drift = cm.drift_of(cal, self.setup.params)
+        except cm.CalibrationError as e:
             raise Failure(f"{self.setup.params_path}: {e}") from None
         self.calibrations.append(
             {
@@ -410,7 +411,7 @@ def _print_table(
         if cal["flagged"]:
             print(
                 f"  {cal['flagged']} run(s) flagged: the machine moved during them enough to change their "
-                f"prediction by more than x{cb.WITHIN_RUN_FLAG:g}"
+                f"prediction by more than x{cm.WITHIN_RUN_FLAG:g}"
             )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bspkit import calibrate as cb
+from bspkit import calibration as cm
 from bspkit import cli
 from bspkit import predict as pd
 from bspkit.params import Params
@@ -50,21 +51,21 @@ def test_a_calibration_record_reads_as_medians_in_seconds() -> None:
         ],
         "l": [{"variant": "empty", "samples_s": [1e-6, 9e-6, 2e-6], "batch": 100}],
     }
-    cal = cb.Calibration.from_record(rec, "2026-11-25T10:00:00Z")
+    cal = cm.Calibration.from_record(rec, "2026-11-25T10:00:00Z")
     assert cal.f == {"dot_double_naive": pytest.approx(3e-7 / 200)}  # median / ops: seconds per operation
     assert [(p.h, p.time_s) for p in cal.g] == [(2048, 5e-5), (262144, 2e-3)]  # ascending h
     assert cal.l == {"empty": 2e-6}
     assert (cal.seq, cal.t_s, cal.date) == (12, 3.5, "2026-11-25T10:00:00Z")
-    back = cb.Calibration.from_json(json.loads(json.dumps(cal.to_json())))
+    back = cm.Calibration.from_json(json.loads(json.dumps(cal.to_json())))
     assert back.f == cal.f and back.l == cal.l and [p.to_json() for p in back.g] == [p.to_json() for p in cal.g]
-    with pytest.raises(cb.CalibrationError, match="no samples"):
-        cb.Calibration.from_record({**rec, "l": [{"variant": "empty", "samples_s": []}]})
+    with pytest.raises(cm.CalibrationError, match="no samples"):
+        cm.Calibration.from_record({**rec, "l": [{"variant": "empty", "samples_s": []}]})
 
 
 def test_drift_is_each_quantity_now_over_the_probe() -> None:
     params = params_with_f()
-    cal = cb.Calibration.from_record(calibration_record(params, g_factor=1.5, l_factor=2.0, f_factor=1.2))
-    drift = cb.drift_of(cal, params)
+    cal = cm.Calibration.from_record(calibration_record(params, g_factor=1.5, l_factor=2.0, f_factor=1.2))
+    drift = cm.drift_of(cal, params)
     head = drift.headline
     assert head["g"] == pytest.approx(1.5) and head["g_small"] == pytest.approx(1.5)
     assert head["l"] == pytest.approx(2.0) and head["l_shift"] == pytest.approx(2.0)
@@ -72,12 +73,12 @@ def test_drift_is_each_quantity_now_over_the_probe() -> None:
     assert set(drift.f) == {"dot_double_naive", "dot_double_blas"}  # the kernels both have
     # a parameter file that shares nothing with the calibration
     empty = Params.from_json({"format": 1, "g": {}})
-    with pytest.raises(cb.CalibrationError, match="nothing|no quantity"):
-        cb.drift_of(cal, empty)
+    with pytest.raises(cm.CalibrationError, match="nothing|no quantity"):
+        cm.drift_of(cal, empty)
 
 
 def test_g_drift_is_log_linear_between_the_calibrated_sizes() -> None:
-    drift = cb.Drift(f={}, g=[(2048, 1.0), (262144, 4.0)], l={})
+    drift = cm.Drift(f={}, g=[(2048, 1.0), (262144, 4.0)], l={})
     assert drift.g_at(100) == 1.0 and drift.g_at(1e9) == 4.0  # constant beyond the two sizes
     mid = math.sqrt(2048 * 262144)  # halfway in log h: halfway in log drift
     assert drift.g_at(mid) == pytest.approx(2.0)
@@ -105,12 +106,12 @@ def run_with(h: int, count: int, w: float = 0.0) -> dict[str, Any]:
 
 def test_scaled_parameters_give_the_known_scaled_prediction() -> None:
     params = params_with_f()
-    drift = cb.Drift(
+    drift = cm.Drift(
         f={"dot_double_naive": 1.2, "dot_double_blas": 1.2},
         g=[(2048, 1.5), (262144, 1.5)],
         l={"empty": 2.0, "shift": 3.0},
     )
-    scaled = cb.scaled(params, drift)
+    scaled = cm.scaled(params, drift)
     run = run_with(4096, 16, w=1e6)
     raw, cal = pd.predict(params, run), pd.predict(scaled, run)
     empty = PARAMS_JSON["l"]["empty"]
@@ -124,21 +125,21 @@ def test_scaled_parameters_give_the_known_scaled_prediction() -> None:
     # the work is the run's own f, not the parameter file's
     assert cal["work_s"] == raw["work_s"] == pytest.approx(1e6 * 1e-9)
     assert scaled.f["dot_double_naive"] == pytest.approx(1.2e-9)
-    assert cb.scaled(params, drift, scale_f=False).f == params.f
+    assert cm.scaled(params, drift, scale_f=False).f == params.f
     assert params.l["empty"] == empty  # the original is untouched
 
 
 def test_within_run_ratios_and_the_mean_over_a_run() -> None:
-    before = cb.Drift(f={"k": 1.0}, g=[(2048, 1.0), (262144, 1.0)], l={"empty": 1.0})
-    after = cb.Drift(f={"k": 1.1}, g=[(2048, 1.0), (262144, 1.3)], l={"empty": 0.7})
-    assert cb.within_run(before, after) == pytest.approx({"f": 1.1, "g": 1.3, "l": 0.7})
-    mean = cb.mean_drift(before, after)
+    before = cm.Drift(f={"k": 1.0}, g=[(2048, 1.0), (262144, 1.0)], l={"empty": 1.0})
+    after = cm.Drift(f={"k": 1.1}, g=[(2048, 1.0), (262144, 1.3)], l={"empty": 0.7})
+    assert cm.within_run(before, after) == pytest.approx({"f": 1.1, "g": 1.3, "l": 0.7})
+    mean = cm.mean_drift(before, after)
     assert mean.headline["g"] == pytest.approx(math.sqrt(1.3)) and mean.headline["l"] == pytest.approx(math.sqrt(0.7))
-    assert cb.mean_drift(before, None) is before  # no calibration after: the one before
+    assert cm.mean_drift(before, None) is before  # no calibration after: the one before
 
 
 def write_calibration(path: Path, params: Params, factor: float) -> Path:
-    cal = cb.Calibration.from_record(calibration_record(params, factor, factor), "2026-11-25T10:00:00Z")
+    cal = cm.Calibration.from_record(calibration_record(params, factor, factor), "2026-11-25T10:00:00Z")
     path.write_text(json.dumps(cb.calibration_file(cal, None, None)))
     return path
 
@@ -147,7 +148,7 @@ def test_calibration_file_round_trip_and_refusals(tmp_path: Path) -> None:
     params = params_with_f()
     path = write_calibration(tmp_path / "cal.json", params, 2.0)
     cal = cb.read_calibration(path)
-    assert cb.drift_of(cal, params).headline["g"] == pytest.approx(2.0)
+    assert cm.drift_of(cal, params).headline["g"] == pytest.approx(2.0)
     data = json.loads(path.read_text())
     assert data["format"] == cb.CALIBRATION_FORMAT and data["kind"] == "bspkit calibration"
     (tmp_path / "params.json").write_text(json.dumps(PARAMS_JSON))
@@ -159,9 +160,9 @@ def test_calibration_file_round_trip_and_refusals(tmp_path: Path) -> None:
 
 
 def test_the_verdict_says_when_the_machine_moved() -> None:
-    still = cb.Drift(f={}, g=[(2048, 1.05), (262144, 0.95)], l={"empty": 1.1})
+    still = cm.Drift(f={}, g=[(2048, 1.05), (262144, 0.95)], l={"empty": 1.1})
     assert "still describe" in cb.verdict(still)
-    moved = cb.Drift(f={}, g=[(2048, 1.0), (262144, 1.6)], l={"empty": 1.0})
+    moved = cm.Drift(f={}, g=[(2048, 1.0), (262144, 1.6)], l={"empty": 1.0})
     assert "g x1.60" in cb.verdict(moved)
 
 
@@ -207,18 +208,18 @@ def test_the_smaller_pass_is_the_machine_and_the_probe_s_rounds_are_the_referenc
     slow = calibration_record(params, 2.0, 2.0, 2.0)
     for kind in ("f", "g", "l"):
         rec[kind] = [{**e, "pass": 0} for e in rec[kind]] + [{**e, "pass": 1} for e in slow[kind]]
-    cal = cb.Calibration.from_record(rec)
-    assert cb.drift_of(cal, params).headline == pytest.approx(
+    cal = cm.Calibration.from_record(rec)
+    assert cm.drift_of(cal, params).headline == pytest.approx(
         {"f": 1.0, "g": 1.0, "g_small": 1.0, "l": 1.0, "l_shift": 1.0}
     )
     # the probe's own rounds (x1, x3, x1.2) are the reference: their median is x1.2
-    rounds = [cb.Calibration.from_record(calibration_record(params, k, k, k)) for k in (1.0, 3.0, 1.2)]
-    ref = cb.reference_of(rounds)
+    rounds = [cm.Calibration.from_record(calibration_record(params, k, k, k)) for k in (1.0, 3.0, 1.2)]
+    ref = cm.reference_of(rounds)
     assert ref["rounds"] == 3
     with_ref = copy.deepcopy(params)
     with_ref.calibration = ref
-    now = cb.Calibration.from_record(calibration_record(params, 2.4, 1.2, 0.6))
-    head = cb.drift_of(now, with_ref).headline
+    now = cm.Calibration.from_record(calibration_record(params, 2.4, 1.2, 0.6))
+    head = cm.drift_of(now, with_ref).headline
     assert head["g"] == pytest.approx(2.0) and head["l"] == pytest.approx(1.0) and head["f"] == pytest.approx(0.5)
     # and it survives the parameter file's JSON
     assert Params.from_json(with_ref.to_json()).calibration == json.loads(json.dumps(ref))
@@ -229,13 +230,13 @@ def test_f_on_every_process_is_compared_with_the_probe_s_rounds_only() -> None:
     rec = calibration_record(params, 1.0, 1.0, 2.0)
     for e in rec["f"]:
         e["procs"] = 2  # timed on every process at once: not the probe's f (process 0 alone)
-    cal = cb.Calibration.from_record(rec)
+    cal = cm.Calibration.from_record(rec)
     assert set(cal.f) == {"dot_double_naive x2", "dot_double_blas x2"}
-    assert cb.drift_of(cal, params).headline["f"] is None  # no such f in the fitted values
+    assert cm.drift_of(cal, params).headline["f"] is None  # no such f in the fitted values
     with_ref = copy.deepcopy(params)
-    with_ref.calibration = cb.reference_of([cb.Calibration.from_record(calibration_record(params, 1.0, 1.0, 1.0))])
+    with_ref.calibration = cm.reference_of([cm.Calibration.from_record(calibration_record(params, 1.0, 1.0, 1.0))])
     with_ref.calibration["f_s_per_op"] = {f"{k} x2": v for k, v in with_ref.calibration["f_s_per_op"].items()}
-    assert cb.drift_of(cal, with_ref).headline["f"] == pytest.approx(2.0)
+    assert cm.drift_of(cal, with_ref).headline["f"] == pytest.approx(2.0)
 
 
 @needs_programs("bsprun", "bspalg-inprod")
@@ -254,7 +255,7 @@ def test_a_driver_calibrates_inside_its_run_and_validate_predicts_from_it(tmp_pa
     recs = [cal["before"], cal["after"]]
     assert [r["type"] for r in recs] == ["calibration", "calibration"] and [r["round"] for r in recs] == [0, 1]
     for r in recs:
-        c = cb.Calibration.from_record(r)
+        c = cm.Calibration.from_record(r)
         assert set(c.f) == {"dot_double_naive x2", "dot_double_blas x2"} or set(c.f) == {"dot_double_naive x2"}
         assert [(p.msg_words, p.count) for p in c.g] == [(256, 8), (4096, 64)]
         assert set(c.l) == {"empty", "shift"} and all(v > 0 for v in c.l.values())
@@ -263,7 +264,7 @@ def test_a_driver_calibrates_inside_its_run_and_validate_predicts_from_it(tmp_pa
     assert bad.returncode == 2 and "--calibrate must be full or quick, not 'fast'" in bad.stderr
     # bspkit run --calibrate: both predictions, from the run's own calibrations
     params = params_with_f()
-    params.calibration = cb.reference_of([cb.Calibration.from_record(cal["before"])])
+    params.calibration = cm.reference_of([cm.Calibration.from_record(cal["before"])])
     (tmp_path / "params.json").write_text(params.dumps())
     res = run_bspkit(
         "run",
@@ -296,7 +297,7 @@ def test_bspkit_calibrate_writes_the_file_and_the_drift(tmp_path: Path) -> None:
     cal = cb.read_calibration(first)
     assert cal.extra["mode"] == "quick" and cal.extra["p"] == 2 and cal.date
     params = params_with_f()
-    params.calibration = cb.reference_of([cal])
+    params.calibration = cm.reference_of([cal])
     (tmp_path / "params.json").write_text(params.dumps())
     res = run_bspkit(
         "calibrate", "-n", "2", "--params", str(tmp_path / "params.json"), "-o", str(tmp_path / "c.json"), env=env

@@ -1,4 +1,4 @@
-"""bspkit has one version, python/bspkit/__init__.py's __version__: CMake and the Python package
+"""bspkit has one version, python/bspkit/version.py's __version__: CMake and the Python package
 read it, include/bsp.h's BSPKIT_VERSION_MAJOR/MINOR must agree with it."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def test_bsp_h_has_the_same_major_and_minor() -> None:
     minor = re.search(r"#define BSPKIT_VERSION_MINOR (\d+)", text)
     assert major and minor, "include/bsp.h defines BSPKIT_VERSION_MAJOR and BSPKIT_VERSION_MINOR"
     assert f"{major[1]}.{minor[1]}" == ".".join(bspkit.__version__.split(".")[:2]), (
-        f"include/bsp.h says {major[1]}.{minor[1]}, python/bspkit/__init__.py {bspkit.__version__}"
+        f"include/bsp.h says {major[1]}.{minor[1]}, python/bspkit/version.py {bspkit.__version__}"
     )
 
 
@@ -35,10 +35,10 @@ def test_pyproject_and_cmake_read_the_version_instead_of_repeating_it() -> None:
     project = tomllib.loads((ROOT / "python" / "pyproject.toml").read_text())
     assert "version" not in project["project"]
     assert project["project"]["dynamic"] == ["version"]
-    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "bspkit.__version__"}
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "bspkit.version.__version__"}
     cmake = (ROOT / "CMakeLists.txt").read_text()
     assert re.search(r"project\(bspkit VERSION \$\{CMAKE_MATCH_1\}", cmake)
-    assert "python/bspkit/__init__.py" in cmake
+    assert "python/bspkit/version.py" in cmake
 
 
 @pytest.mark.skipif(BUILD is None, reason="BSPKIT_BUILD_DIR is not set")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bspkit import calibrate as cb
+from bspkit import calibration as cm
 from bspkit import probe as pr
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.console import Failure, check_writable, progress
@@ -68,7 +69,7 @@ def default_output(label: str, nprocs: int) -> Path:
     return base / f"{host}-{label}-p{nprocs}-{stamp}.json"
 
 
-def describe_drift(drift: cb.Drift) -> list[str]:
+def describe_drift(drift: cm.Drift) -> list[str]:
     """Lines for the terminal: each quantity's ratio, headline first."""
     lines = []
     head = drift.headline
@@ -101,8 +102,8 @@ def run(options: CalibrateOptions, extra: Sequence[str] = ()) -> int:
     drift = None
     if params is not None:
         try:
-            drift = cb.drift_of(cal, params)
-        except cb.CalibrationError as e:
+            drift = cm.drift_of(cal, params)
+        except cm.CalibrationError as e:
             raise Failure(f"{params_path}: {e}") from None
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(cb.calibration_file(cal, params_path, drift), indent=1) + "\n", encoding="utf-8")

@@ -50,7 +50,7 @@ def _entry(arg: str) -> tuple[str, Params]:
 
 
 def run(options: CompareOptions, extra: Sequence[str] = ()) -> int:
-    from bspkit.report import bullets, compare_report, ranking_rows  # matplotlib: not for `bspkit --help`
+    from bspkit.compare import bullets, compare_report, ranking_rows  # matplotlib: not for `bspkit --help`
 
     if len(options.runs) < 2:
         raise UsageError("compare needs at least two runs")

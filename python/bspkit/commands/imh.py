@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bspkit import __version__
 from bspkit import algorithms as al
 from bspkit import predict as pd
 from bspkit import probe as pr
@@ -28,6 +27,7 @@ from bspkit.commands._args import (
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 from bspkit.inputs import check_launch, driver_tools, params_for
 from bspkit.params import JsonObject, Params
+from bspkit.version import __version__
 
 NAME = "imh"
 PASS_THROUGH = True  # what follows `--` goes to every driver run

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bspkit import calibrate as cb
+from bspkit import calibration as cm
 from bspkit import predict as pd
 from bspkit import profile as pf
 from bspkit.commands._args import Subparsers, positive_float, positive_int
@@ -135,12 +136,12 @@ def calibrated_params(params: Params, params_path: str, calibration_path: str) -
     drift in words."""
     cal = cb.read_calibration(Path(calibration_path))
     try:
-        drift = cb.drift_of(cal, params)
-    except cb.CalibrationError as e:
+        drift = cm.drift_of(cal, params)
+    except cm.CalibrationError as e:
         raise Failure(f"{calibration_path} against {params_path}: {e}") from None
     head = drift.headline
-    moved = "drift " + ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
-    return cb.scaled(params, drift), moved
+    moved = "drift " + ", ".join(f"{k} x{head[k]:.2f}" for k in cm.HEADLINE if head.get(k) is not None)
+    return cm.scaled(params, drift), moved
 
 
 def predictions(options: ProfileOptions, a: pf.Analysis) -> Predictions | None:

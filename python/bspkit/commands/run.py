@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from bspkit import algorithms as al
 from bspkit import calibrate as cb
+from bspkit import calibration as cm
 from bspkit import predict as pd
 from bspkit import probe as pr
 from bspkit.commands._args import (
@@ -111,19 +112,19 @@ def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
     recs = d.get("calibration") or {}
     try:
         drifts = [
-            cb.drift_of(cb.Calibration.from_record(recs[w]), params) if recs.get(w) else None
+            cm.drift_of(cm.Calibration.from_record(recs[w]), params) if recs.get(w) else None
             for w in ("before", "after")
         ]
-    except cb.CalibrationError as e:
+    except cm.CalibrationError as e:
         raise Failure(f"the run's calibration: {e}") from None
     if drifts[0] is None:
         raise Failure("the driver wrote no calibration (--calibrate): is it older than this bspkit?")
     try:
-        cal = cb.calibrated_prediction(d["time_s"], d, params, drifts[0], drifts[1])
+        cal = cm.calibrated_prediction(d["time_s"], d, params, drifts[0], drifts[1])
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
     head = cal["drift"]
-    moved = ", ".join(f"{k} x{head[k]:.2f}" for k in cb.HEADLINE if head.get(k) is not None)
+    moved = ", ".join(f"{k} x{head[k]:.2f}" for k in cm.HEADLINE if head.get(k) is not None)
     print(f"calibrated (the run's own calibrations, before and after its repetitions: drift {moved}):", file=say)
     for m in pd.MODELS:
         v, err = cal["predicted_s"][m], cal["rel_error"][m]
@@ -134,7 +135,7 @@ def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
             f"x{cal['within_run_prediction']:.2f} the one with the calibration before it",
             file=say,
         )
-    print("  " + cb.verdict(cb.mean_drift(drifts[0], drifts[1])), file=say)
+    print("  " + cb.verdict(cm.mean_drift(drifts[0], drifts[1])), file=say)
 
 
 def driver_args(options: RunOptions, params: Params | None, extra: Sequence[str]) -> list[str]:
