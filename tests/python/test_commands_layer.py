@@ -6,8 +6,13 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import os
+import subprocess
+import sys
 import typing
 from pathlib import Path
+
+import pytest
 
 from bspkit import cli
 
@@ -59,3 +64,58 @@ def test_options_are_read_from_the_arguments_once() -> None:
     assert cli.BY_NAME["calibrate"].options_from(args).quick is False
     args = cli.build_parser().parse_args(["cluster", "status"])
     assert cli.BY_NAME["cluster"].options_from(args).name is None
+
+
+# ------------------------------------------------ --help loads none of the numeric packages
+
+HEAVY = ("numpy", "scipy", "matplotlib")
+# the system interpreter CMake runs scripts/man1.py with, to make the man pages from --help
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+def help_arguments() -> list[list[str]]:
+    """`bspkit --help`, and `bspkit COMMAND --help` for every command and cluster action."""
+    commands = [[c.NAME] for c in cli.COMMANDS]
+    return [[], *commands, *(["cluster", action] for action in ("up", "down", "status"))]
+
+
+def test_the_parser_imports_no_numeric_package() -> None:
+    """A fresh interpreter that builds the parser and formats every command's help has loaded
+    the command modules and none of numpy, scipy, matplotlib."""
+    code = (
+        "import argparse, sys\n"
+        "from bspkit import cli\n"
+        "parser = cli.build_parser()\n"
+        "subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))\n"
+        "parser.format_help()\n"
+        "for sub in subparsers.choices.values():\n"
+        "    sub.format_help()\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(PYDIR))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert {f"bspkit.commands.{c.NAME}" for c in cli.COMMANDS} <= loaded
+    assert sorted(m for m in loaded if m.split(".")[0] in HEAVY) == []
+
+
+def test_help_runs_in_an_interpreter_without_numpy() -> None:
+    """The man pages are made at build time from --help by the system python3, which need not
+    have numpy: there every --help exits 0 and prints the usage."""
+    if not SYSTEM_PYTHON.is_file():
+        pytest.skip(f"no {SYSTEM_PYTHON}")
+    env = dict(os.environ, PYTHONPATH=str(PYDIR), PYTHONNOUSERSITE="1")
+
+    def runs(code: str) -> bool:
+        return subprocess.run([SYSTEM_PYTHON, "-c", code], capture_output=True, env=env, timeout=60).returncode == 0
+
+    if not runs("import sys; sys.exit(sys.version_info < (3, 11))"):
+        pytest.skip(f"{SYSTEM_PYTHON} is older than Python 3.11, which bspkit needs")
+    if runs("import numpy"):
+        pytest.skip(f"{SYSTEM_PYTHON} has numpy: no interpreter without numpy to run --help in")
+    for args in help_arguments():
+        done = subprocess.run(
+            [SYSTEM_PYTHON, "-m", "bspkit", *args, "--help"], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert done.returncode == 0 and done.stdout.startswith("usage: bspkit"), (args, done.stderr)

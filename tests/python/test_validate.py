@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from bspkit import __version__, cli, validate_report
+from bspkit import __version__, cli, inputs, validate_report
 from bspkit import algorithms as al
 from bspkit import validate as va
-from bspkit.commands import validate as validate_command
 from bspkit.params import Params
 from bspkit.predict import MODELS, predict
 from bspkit.validate import MIN_VALIDATED_TIME_S, summarize
@@ -155,8 +154,9 @@ def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         return res
 
     monkeypatch.setattr(al, "run_driver", run)
-    monkeypatch.setattr(validate_command, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
-    monkeypatch.setattr(validate_command, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
+    # the command imports these from bspkit.inputs when it runs
+    monkeypatch.setattr(inputs, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
+    monkeypatch.setattr(inputs, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
     stand_in_calibration([1.0])
     return calls
 

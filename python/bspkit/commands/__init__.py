@@ -13,6 +13,10 @@ Each command module has:
 _args holds what several parsers share (argument types, the launch options), _fitted what
 the commands that fit print and write.
 
-The command modules import numpy-level modules at their top; scipy and matplotlib (fit,
-imh, the reports) only when the command runs, so that `bspkit --help` and usage errors stay quick.
+The command modules import at their top only what does not load numpy: the standard library,
+console, _args, and the domain modules that are standard library only (algorithms, probe,
+programs, cluster, version). The others (numpy, scipy, matplotlib) are imported in the
+functions that use them, types under TYPE_CHECKING, so that `bspkit --help` and the parser's
+usage errors stay quick and run without numpy: the man pages are made from --help at build
+time by the system python3 (tests/python/test_commands_layer.py checks both).
 """

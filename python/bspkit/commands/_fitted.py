@@ -4,10 +4,14 @@ file's summary for the terminal and the run's HTML report."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bspkit.console import write_text
-from bspkit.params import Params, Surface
-from bspkit.rawdata import RawRun
+
+# the domain modules load numpy (the report: matplotlib): imported when a command runs, so --help stays light
+if TYPE_CHECKING:
+    from bspkit.params import Params, Surface
+    from bspkit.rawdata import RawRun
 
 
 def _lsq_cell(surface: Surface, name: str, scale: float, fmt: str) -> str:
@@ -80,7 +84,7 @@ def _validation_lines(params: Params) -> list[str]:
 
 def write_report(items: list[tuple[RawRun, Params]], out: Path) -> int:
     """The runs' HTML report, written to `out`; returns its number of plots."""
-    from bspkit.report import run_report  # matplotlib: imported when a report is written, not for `bspkit --help`
+    from bspkit.report import run_report
 
     html, nimg = run_report(items)
     write_text(out, html)

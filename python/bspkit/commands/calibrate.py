@@ -11,13 +11,15 @@ import platform
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bspkit import calibrate as cb
-from bspkit import calibration as cm
 from bspkit import probe as pr
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.console import Failure, check_writable, progress
-from bspkit.inputs import check_launch, params_for, run_label
+
+# the domain modules load numpy: imported when the command runs, so --help stays light
+if TYPE_CHECKING:
+    from bspkit import calibration as cm
 
 NAME = "calibrate"
 PASS_THROUGH = False
@@ -88,6 +90,10 @@ def describe_drift(drift: cm.Drift) -> list[str]:
 
 
 def run(options: CalibrateOptions, extra: Sequence[str] = ()) -> int:
+    from bspkit import calibrate as cb
+    from bspkit import calibration as cm
+    from bspkit.inputs import check_launch, params_for, run_label
+
     launch = options.launch
     nprocs = launch.nprocs or pr.cores()
     hostfile = hostfile_arg(launch.backend, launch.hostfile)

@@ -6,11 +6,14 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bspkit.commands._args import Subparsers
 from bspkit.console import UsageError, write_text
-from bspkit.inputs import load_fit, load_params, resolve_input
-from bspkit.params import Params
+
+# the domain modules load numpy (compare: matplotlib): imported when the command runs, so --help stays light
+if TYPE_CHECKING:
+    from bspkit.params import Params
 
 NAME = "compare"
 PASS_THROUGH = False
@@ -43,6 +46,8 @@ def options_from(args: argparse.Namespace) -> CompareOptions:
 
 def _entry(arg: str) -> tuple[str, Params]:
     """(the run's label, its parameters): refitted from raw samples, or read from a parameter file."""
+    from bspkit.inputs import load_fit, load_params, resolve_input
+
     kind, path = resolve_input(arg)
     params = load_fit(path)[1] if kind == "raw" else load_params(path)
     m = params.machine
@@ -50,7 +55,7 @@ def _entry(arg: str) -> tuple[str, Params]:
 
 
 def run(options: CompareOptions, extra: Sequence[str] = ()) -> int:
-    from bspkit.compare import bullets, compare_report, ranking_rows  # matplotlib: not for `bspkit --help`
+    from bspkit.compare import bullets, compare_report, ranking_rows
 
     if len(options.runs) < 2:
         raise UsageError("compare needs at least two runs")

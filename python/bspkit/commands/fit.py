@@ -11,7 +11,6 @@ from pathlib import Path
 from bspkit.commands._args import Subparsers
 from bspkit.commands._fitted import summary_lines
 from bspkit.console import Failure, write_text
-from bspkit.inputs import default_beside, load_fit, resolve_input
 
 NAME = "fit"
 PASS_THROUGH = False
@@ -47,6 +46,9 @@ def options_from(args: argparse.Namespace) -> FitOptions:
 
 
 def run(options: FitOptions, extra: Sequence[str] = ()) -> int:
+    # the domain modules load numpy: imported when the command runs, so --help stays light
+    from bspkit.inputs import default_beside, load_fit, resolve_input
+
     kind, raw = resolve_input(options.raw)
     if kind != "raw":
         raise Failure(f"{options.raw}: fit needs a raw .jsonl file (or a run directory with raw.jsonl)")

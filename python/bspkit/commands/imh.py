@@ -10,10 +10,9 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bspkit import algorithms as al
-from bspkit import predict as pd
 from bspkit import probe as pr
 from bspkit.commands._args import (
     LaunchOptions,
@@ -25,9 +24,11 @@ from bspkit.commands._args import (
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
-from bspkit.inputs import check_launch, driver_tools, params_for
-from bspkit.params import JsonObject, Params
 from bspkit.version import __version__
+
+# the domain modules load numpy (imh_predict: scipy): imported when the command runs, so --help stays light
+if TYPE_CHECKING:
+    from bspkit.params import JsonObject, Params
 
 NAME = "imh"
 PASS_THROUGH = True  # what follows `--` goes to every driver run
@@ -121,7 +122,9 @@ def run_description(
 
 
 def run(options: ImhOptions, extra: Sequence[str]) -> int:
-    from bspkit import imh_predict as ip  # scipy (bspkit.imh): imported when the command runs, not for --help
+    from bspkit import imh_predict as ip
+    from bspkit import predict as pd
+    from bspkit.inputs import check_launch, driver_tools, params_for
 
     if options.algorithm not in SUPPORTED:
         raise UsageError(f"bspkit imh predicts {' and '.join(SUPPORTED)}, not {options.algorithm!r}")

@@ -15,7 +15,6 @@ from bspkit import programs
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.commands._fitted import summary_lines, write_report
 from bspkit.console import Failure, UsageError, progress, write_text
-from bspkit.inputs import check_launch, load_fit, run_label
 
 NAME = "probe"
 PASS_THROUGH = True  # what follows `--` goes to bspprobe
@@ -172,6 +171,9 @@ def find_programs(
 ) -> tuple[Path | None, Path | None]:
     """(bsprun or None with --bspcc/--launcher, bspprobe or None with --bspcc: built later),
     bspkit's own bspprobe built where it is missing or stale, bsprun asked whether it can launch."""
+    # the domain modules load numpy: imported when the command runs, so --help stays light
+    from bspkit.inputs import check_launch
+
     bsprun: Path | None = None
     binary: Path | None = None
     if options.bspcc:
@@ -192,6 +194,8 @@ def find_programs(
 
 
 def run(options: ProbeOptions, extra: Sequence[str]) -> int:
+    from bspkit.inputs import load_fit, run_label
+
     args = bspprobe_args(options, extra)
     launch = options.launch
     hostfile = hostfile_arg(launch.backend, launch.hostfile)

@@ -9,16 +9,16 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from bspkit import calibrate as cb
-from bspkit import calibration as cm
-from bspkit import predict as pd
-from bspkit import profile as pf
 from bspkit.commands._args import Subparsers, positive_float, positive_int
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
-from bspkit.inputs import load_params
-from bspkit.params import Params
-from bspkit.profile_report import Predictions, analysis_json, html_report, summary_lines
+
+# the domain modules load numpy: imported when the command runs, so --help stays light
+if TYPE_CHECKING:
+    from bspkit import profile as pf
+    from bspkit.params import Params
+    from bspkit.profile_report import Predictions
 
 NAME = "profile"
 PASS_THROUGH = False
@@ -122,6 +122,9 @@ def check_usage(options: ProfileOptions) -> None:
 
 def usable_params(path: str) -> Params:
     """A parameter file that can predict; a warning per g model it cannot serve."""
+    from bspkit import predict as pd
+    from bspkit.inputs import load_params
+
     params = load_params(Path(path))
     try:
         for model in pd.check_usable(params):
@@ -134,6 +137,9 @@ def usable_params(path: str) -> Params:
 def calibrated_params(params: Params, params_path: str, calibration_path: str) -> tuple[Params, str]:
     """The parameters scaled by a calibration's drift (f too: the machine's rate now), and the
     drift in words."""
+    from bspkit import calibrate as cb
+    from bspkit import calibration as cm
+
     cal = cb.read_calibration(Path(calibration_path))
     try:
         drift = cm.drift_of(cal, params)
@@ -147,6 +153,10 @@ def calibrated_params(params: Params, params_path: str, calibration_path: str) -
 def predictions(options: ProfileOptions, a: pf.Analysis) -> Predictions | None:
     """What --params asks for: the run on that machine (calibrated, with its compute scaled),
     and the model of the machine of --compute-from."""
+    from bspkit import predict as pd
+    from bspkit import profile as pf
+    from bspkit.profile_report import Predictions
+
     if not options.params:
         return None
     params = usable_params(options.params)
@@ -169,6 +179,9 @@ def predictions(options: ProfileOptions, a: pf.Analysis) -> Predictions | None:
 
 
 def run(options: ProfileOptions, extra: Sequence[str] = ()) -> int:
+    from bspkit import profile as pf
+    from bspkit.profile_report import analysis_json, html_report, summary_lines
+
     check_usage(options)
     for out in (options.output, options.json):
         if out and out != "-":

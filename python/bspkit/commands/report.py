@@ -6,13 +6,16 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bspkit.commands._args import Subparsers
 from bspkit.commands._fitted import write_report
 from bspkit.console import Failure, write_text
-from bspkit.inputs import default_beside, load_fit, resolve_input
-from bspkit.params import Params
-from bspkit.rawdata import RawRun
+
+# the domain modules load numpy: imported when the command runs, so --help stays light
+if TYPE_CHECKING:
+    from bspkit.params import Params
+    from bspkit.rawdata import RawRun
 
 NAME = "report"
 PASS_THROUGH = False
@@ -46,6 +49,8 @@ def options_from(args: argparse.Namespace) -> ReportOptions:
 
 
 def run(options: ReportOptions, extra: Sequence[str] = ()) -> int:
+    from bspkit.inputs import default_beside, load_fit, resolve_input
+
     items: list[tuple[RawRun, Params, Path]] = []
     for arg in options.inputs:
         kind, path = resolve_input(arg)

@@ -10,12 +10,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from bspkit import algorithms as al
-from bspkit import calibrate as cb
-from bspkit import calibration as cm
-from bspkit import predict as pd
 from bspkit import probe as pr
 from bspkit.commands._args import (
     LaunchOptions,
@@ -27,8 +24,10 @@ from bspkit.commands._args import (
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, write_text
-from bspkit.inputs import check_launch, driver_tools, params_for
-from bspkit.params import Params
+
+# the domain modules load numpy: imported when the command runs, so --help stays light
+if TYPE_CHECKING:
+    from bspkit.params import Params
 
 NAME = "run"
 PASS_THROUGH = True  # what follows `--` goes to the driver
@@ -91,6 +90,8 @@ def options_from(args: argparse.Namespace) -> RunOptions:
 
 def print_prediction(params: Params, params_path: Path | None, d: Mapping[str, Any], say: TextIO) -> None:
     """The run's predicted time under each g model, and its error."""
+    from bspkit import predict as pd
+
     try:
         pred = pd.predict(params, d)
     except pd.PredictionError as e:
@@ -109,6 +110,10 @@ def print_prediction(params: Params, params_path: Path | None, d: Mapping[str, A
 def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
     """The prediction again with the parameters scaled by the drift of the calibrations the
     driver ran before its repetitions and after them (calibrate.calibrated_prediction)."""
+    from bspkit import calibrate as cb
+    from bspkit import calibration as cm
+    from bspkit import predict as pd
+
     recs = d.get("calibration") or {}
     try:
         drifts = [
@@ -151,6 +156,8 @@ def driver_args(options: RunOptions, params: Params | None, extra: Sequence[str]
 
 
 def run(options: RunOptions, extra: Sequence[str]) -> int:
+    from bspkit.inputs import check_launch, driver_tools, params_for
+
     launch = options.launch
     alg = algorithm_arg(options.algorithm)
     hostfile = hostfile_arg(launch.backend, launch.hostfile)

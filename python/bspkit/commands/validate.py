@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bspkit import algorithms as al
 from bspkit import probe as pr
@@ -25,8 +26,10 @@ from bspkit.commands._args import (
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, progress
-from bspkit.inputs import check_launch, driver_tools, params_for, run_label
-from bspkit.params import JsonObject, Params
+
+# the domain modules load numpy (validate's report: matplotlib): imported when the command runs, so --help stays light
+if TYPE_CHECKING:
+    from bspkit.params import JsonObject, Params
 
 NAME = "validate"
 PASS_THROUGH = True  # what follows `--` goes to every driver run
@@ -164,6 +167,8 @@ def output_dir(options: ValidateOptions, alg: al.Algorithm, nprocs: int, label: 
 def hosts_and_params(options: ValidateOptions, resumed: JsonObject | None) -> tuple[int, Path | None, Path, Params]:
     """(p, the hosts, the parameter file and its parameters): as given, else the resumed
     sweep's, else p = the cores, this machine and the newest probe's."""
+    from bspkit.inputs import params_for
+
     launch = options.launch
     nprocs = launch.nprocs or (int(resumed["p"]) if resumed else pr.cores())
     hostfile = hostfile_arg(launch.backend, launch.hostfile or (resumed.get("hostfile") if resumed else None))
@@ -185,7 +190,8 @@ def check_memory(alg: al.Algorithm, todo: Sequence[tuple[int, str | None]], npro
 
 
 def run(options: ValidateOptions, extra: Sequence[str]) -> int:
-    from bspkit import validate as va  # matplotlib (validate_report): imported when the command runs, not for --help
+    from bspkit import validate as va
+    from bspkit.inputs import check_launch, driver_tools, run_label
 
     launch = options.launch
     alg = algorithm_arg(options.algorithm)
