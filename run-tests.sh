@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # run-tests.sh [--quick | --fast] - installs what is missing, builds bspkit and runs its tests
-# (docs/testing.md). The full run (no option, what CI runs):
+# (docs/testing.md says what each tier covers). The full run (no option; what .ci/run runs):
 #   1. the style check (scripts/lint.sh: clang-format and ruff);
 #   2. the release suite: every ctest test on a release build (build/), on every back end
 #      built (threads, and mpi and mpi-rma when MPI is there), then pytest tests/python;
 #   3. under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/) and
-#   4. under ThreadSanitizer (build-tsan/): the library's, the probe's and the tools' tests and
-#      one case of each algorithm, on threads (ctest -LE 'heavy|nosan|install|sweep': not the
-#      algorithms' further cases, labelled sweep, which step 2 runs).
-# Options: --fast   steps 1 and 2 only.
+#   4. under ThreadSanitizer (build-tsan/), on threads: the library's, the probe's and the
+#      tools' tests and each algorithm's first case (ctest -LE 'heavy|nosan|install|sweep';
+#      the algorithms' other cases, labelled sweep, run in step 2).
+#   pytest runs beside steps 3 and 4 (it uses one core), its output printed after theirs.
+# Options: --fast   steps 1 and 2 only (the release suite).
 #          --quick  the quick tier: the release build, ctest -L quick and
 #                   pytest -m "not slow" (no lint, no sanitizers).
-# Each suite's durations are kept as JUnit XML in <build>/test-results/; scripts/slowest-tests.py
-# lists the slowest tests.
+# Each suite's durations are kept as JUnit XML in <build>/test-results/, and the 10 slowest
+# tests are printed at the end (scripts/slowest-tests.py).
 set -uo pipefail
 cd "$(dirname "$0")"
 mode=full
@@ -40,13 +41,33 @@ run_suite() { # name build-dir ctest-args...
     || failed+=("$name")
 }
 
-run_pytest() { # name pytest-args...
+# The slowest tests of this run, the suites that failed, and the exit status.
+exit_status() {
+  local written
+  mapfile -t written < <(ls "${results[@]}" 2>/dev/null)
+  ((${#written[@]})) && .venv/bin/python scripts/slowest-tests.py "${written[@]}"
+  if ((${#failed[@]})); then
+    echo "FAILED suites: ${failed[*]}"
+    exit 1
+  fi
+  echo "all suites passed"
+  exit 0
+}
+
+pytest_command() { # name pytest-args...: pytest tests/python on build/, its JUnit XML kept
   local name="$1"; shift
-  echo "=== $name: pytest tests/python $* ==="
   mkdir -p build/test-results
   results+=("build/test-results/pytest-$name.xml")
   BSPKIT_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest -q -p no:cacheprovider \
-    --junitxml="$PWD/build/test-results/pytest-$name.xml" "$@" tests/python || failed+=("$name")
+    --junitxml="$PWD/build/test-results/pytest-$name.xml" "$@" tests/python
+}
+
+# A sanitizer build: every target the tests run (bench/ is never run by a test).
+sanitizer_build() { # dir cmake-options...
+  local dir="$1"; shift
+  echo "=== build $dir ($*) ==="
+  cmake -S . -B "$dir" -G Ninja "$@" >/dev/null \
+    && cmake --build "$dir" --target src/all tools/all common/all probe/all algorithms/all tests/all -- -j"$jobs"
 }
 
 if [ "$mode" != quick ]; then
@@ -57,19 +78,34 @@ fi
 scripts/build.sh build -DCMAKE_BUILD_TYPE=Release || exit 1
 if [ "$mode" = quick ]; then
   run_suite quick build -L quick
-  # the probe's output checks ran in ctest (probe.*) where the quick tier has them
-  run_pytest python-quick -m "not slow and not probe_run"
-else
-  run_suite release build
-  run_pytest python -m "not probe_run" # those ran in ctest, as probe.<case>.<backend>.p<P>
+  echo "=== python-quick: pytest -m 'not slow and not probe_run' (probe.smoke ran in ctest) ==="
+  pytest_command python-quick -m "not slow and not probe_run" || failed+=(python-quick)
+  # the probe's output checks (probe_run) run in ctest, as probe.<case>.<backend>.p<P>
+  exit_status
+fi
+run_suite release build
+# The probe's output checks (marked probe_run) ran in ctest, as probe.<case>.<backend>.p<P>.
+python_args=(-m "not probe_run")
+if [ "$mode" = fast ]; then
+  echo "=== python: pytest tests/python ${python_args[*]} ==="
+  pytest_command python "${python_args[@]}" || failed+=(python)
+  exit_status
 fi
 
-if [ "$mode" = full ]; then
-  sanitizer_tests=(-LE 'heavy|nosan|install|sweep')
-  scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=address -DBSPKIT_TEST_BACKENDS=threads || exit 1
+# The full run: pytest (mostly one process) runs beside the sanitizer builds and suites, which
+# have the other core; its output follows theirs.
+echo "=== python: pytest tests/python ${python_args[*]}, beside the sanitizer suites ==="
+mkdir -p build/test-results
+pytest_command python "${python_args[@]}" >build/test-results/pytest-python.log 2>&1 &
+pytest_pid=$!
+sanitizer_tests=(-LE 'heavy|nosan|install|sweep')
+if sanitizer_build build-asan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=address -DBSPKIT_TEST_BACKENDS=threads; then
   ASAN_OPTIONS=detect_leaks=1:exitcode=66 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_suite asan+ubsan build-asan "${sanitizer_tests[@]}"
-  scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=thread -DBSPKIT_TEST_BACKENDS=threads || exit 1
+else
+  failed+=(asan-build)
+fi
+if sanitizer_build build-tsan -DCMAKE_BUILD_TYPE=Debug -DBSPKIT_SANITIZE=thread -DBSPKIT_TEST_BACKENDS=threads; then
   # TSan needs a fixed memory layout on kernels with high mmap randomisation.
   TSAN_OPTIONS=halt_on_error=1:exitcode=66 setarch "$(uname -m)" -R true 2>/dev/null \
     && tsan_prefix=(setarch "$(uname -m)" -R) || tsan_prefix=()
@@ -80,12 +116,11 @@ if [ "$mode" = full ]; then
     "${tsan_prefix[@]}" bash -c 'cd build-tsan && ctest --output-on-failure -j"$1" --output-junit "$PWD/test-results/ctest-tsan.xml" "${@:2}"' \
     tsan "$jobs" "${sanitizer_tests[@]}" || failed+=(tsan)
   echo "=== tsan: done ==="
+else
+  failed+=(tsan-build)
 fi
-
-mapfile -t written < <(ls "${results[@]}" 2>/dev/null)
-((${#written[@]})) && .venv/bin/python scripts/slowest-tests.py "${written[@]}"
-if ((${#failed[@]})); then
-  echo "FAILED suites: ${failed[*]}"
-  exit 1
-fi
-echo "all suites passed"
+wait "$pytest_pid" || failed+=(python)
+echo "=== python: the output of pytest ==="
+cat build/test-results/pytest-python.log
+results+=(build/test-results/pytest-python.xml)
+exit_status
