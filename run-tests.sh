@@ -10,8 +10,9 @@
 #      the algorithms' other cases, labelled sweep, run in step 2).
 #   pytest runs beside steps 3 and 4 (it uses one core), its output printed after theirs.
 # Options: --fast   steps 1 and 2 only (the release suite).
-#          --quick  the quick tier: the release build, ctest -L quick and
-#                   pytest -m "not slow" (no lint, no sanitizers).
+#          --quick  the quick tier: the release build, ctest -L 'quick|unit' (the tests
+#                   labelled quick, and the unit tests) and pytest -m "not slow"
+#                   (no lint, no sanitizers).
 # Each suite's durations are kept as JUnit XML in <build>/test-results/, and the 10 slowest
 # tests are printed at the end (scripts/slowest-tests.py).
 set -uo pipefail
@@ -82,7 +83,7 @@ fi
 
 scripts/build.sh build -DCMAKE_BUILD_TYPE=Release || exit 1
 if [ "$mode" = quick ]; then
-  run_suite quick build "$test_jobs" -L quick
+  run_suite quick build "$test_jobs" -L 'quick|unit'
   echo "=== python-quick: pytest -m 'not slow and not probe_run' (probe.smoke ran in ctest) ==="
   pytest_command python-quick -m "not slow and not probe_run" || failed+=(python-quick)
   # the probe's output checks (probe_run) run in ctest, as probe.<case>.<backend>.p<P>
