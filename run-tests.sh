@@ -31,9 +31,9 @@ scripts/setup.sh || exit 1
 export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-Haswell}"
 jobs=$(nproc)
 # Two tests per core: most of a test's time is spent waiting, on MPI's start-up (about 0.15 s
-# of CPU in 0.55 s) in the release suite, in ThreadSanitizer's 1 s sleep at exit in its suite
-# (measured on 2 cores: the mpi-rma error and semantic tests at p = 3, 4 in 18-31 s with -j4,
-# 38-51 s with -j2).
+# of CPU in 0.55 s) in the release suite, and under ThreadSanitizer, which sleeps 1 s at an
+# exit while other threads still run (every error case) (measured on 2 cores: the mpi-rma
+# error and semantic tests at p = 3, 4 in 18-31 s with -j4, 38-51 s with -j2).
 test_jobs=$((2 * jobs))
 failed=()
 results=() # this run's JUnit XML files
