@@ -23,13 +23,16 @@ foreach(backend IN LISTS BSPKIT_TEST_BACKENDS)
     list(GET parts 0 p)
     list(GET parts 1 grid)
     foreach(column IN ITEMS 0 13 49)
-      set(test alg.lu.singular.col${column}.${backend}.${grid})
+      set(test alg.lu.singular.col${column}.${grid}.${backend}.p${p})
       add_test(NAME ${test}
                COMMAND ${EXPECT_FAILURE} 30 1
                        "bspalg-lu: the matrix is singular: column ${column} has no pivot"
                        ${BSPRUN} -b ${backend} -n ${p} $<TARGET_FILE:bspalg-lu> --size 50 --nb 8
                        --grid ${grid} --singular-column ${column} -r 2)
       set_tests_properties(${test} PROPERTIES TIMEOUT 40 LABELS "algorithms;errors;lu;${backend}")
+      if(NOT grid STREQUAL "2x2") # the distributed pivot search of M > 1 is the smoke case
+        set_property(TEST ${test} APPEND PROPERTY LABELS sweep)
+      endif()
     endforeach()
   endforeach()
 endforeach()

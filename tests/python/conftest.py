@@ -20,6 +20,15 @@ PYDIR = REPO / "python"
 if str(PYDIR) not in sys.path:
     sys.path.insert(0, str(PYDIR))
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The markers of the test tiers (docs/testing.md)."""
+    config.addinivalue_line("markers", "slow: takes seconds; the quick tier (-m 'not slow') leaves it out")
+    config.addinivalue_line(
+        "markers", "probe_run: runs the built bspprobe; ctest runs each as probe.<case>.<backend>.p<P>"
+    )
+
+
 # The build the tests run bspkit's programs from ($BSPKIT_BUILD_DIR); None when it is not set.
 BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
 

@@ -143,6 +143,7 @@ def run_inprod(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[
 
 
 @needs_inprod
+@pytest.mark.slow
 def test_run_inprod_end_to_end(tmp_path: Path) -> None:
     r, d = run_inprod(tmp_path)
     assert "inprod on 2 processes" in r.stdout
@@ -155,6 +156,7 @@ def test_run_inprod_end_to_end(tmp_path: Path) -> None:
 
 
 @needs_inprod
+@pytest.mark.slow
 def test_run_inprod_with_params_prints_the_predictions(tmp_path: Path) -> None:
     pfile = tmp_path / "params.json"
     pfile.write_text(json.dumps(PARAMS_JSON))
@@ -170,6 +172,7 @@ def test_run_inprod_with_params_prints_the_predictions(tmp_path: Path) -> None:
         assert float(m.group(1)) == pytest.approx(pred[model], rel=1e-3)
 
 
+@pytest.mark.slow
 def test_run_unknown_algorithm_is_a_usage_error() -> None:
     r = run_bspkit("run", "nosuchalg", timeout=60)
     assert r.returncode == 2
@@ -218,6 +221,7 @@ def run_inprod_expecting(status: int, *args: str) -> subprocess.CompletedProcess
 
 
 @needs_inprod
+@pytest.mark.slow
 def test_run_json_to_stdout_holds_the_json_alone(tmp_path: Path) -> None:
     r = run_inprod_expecting(0, "-n", "2", "--size", "1000", "--json", "-")
     d = json.loads(r.stdout)  # the whole of stdout is one JSON object
@@ -234,6 +238,7 @@ def test_run_json_to_stdout_holds_the_json_alone(tmp_path: Path) -> None:
         ({**PARAMS_JSON, "g": {}}, "has no a g surface (the probe was run with --only and without g)"),
     ],
 )
+@pytest.mark.slow
 def test_run_params_are_checked_before_the_driver_runs(tmp_path: Path, params: dict[str, Any], message: str) -> None:
     pfile = tmp_path / "params.json"
     pfile.write_text(json.dumps(params))
@@ -242,6 +247,7 @@ def test_run_params_are_checked_before_the_driver_runs(tmp_path: Path, params: d
 
 
 @needs_inprod
+@pytest.mark.slow
 def test_run_predict_without_a_probe_fails(tmp_path: Path) -> None:
     # no probe of this back end at p = 13 exists under results/probe/
     r = run_inprod_expecting(1, "-n", "13", "--size", "1000", "--predict")
@@ -249,6 +255,7 @@ def test_run_predict_without_a_probe_fails(tmp_path: Path) -> None:
 
 
 @needs_inprod
+@pytest.mark.slow
 def test_run_json_to_a_place_it_cannot_write_fails_before_the_run(tmp_path: Path) -> None:
     (tmp_path / "a-file").write_text("")
     r = run_inprod_expecting(1, "-n", "2", "--size", "1000", "--json", str(tmp_path / "a-file" / "x.json"))
@@ -263,6 +270,7 @@ def test_run_json_to_a_place_it_cannot_write_fails_before_the_run(tmp_path: Path
 
 
 @needs_inprod
+@pytest.mark.slow
 def test_run_too_big_for_memory_is_refused_with_the_numbers() -> None:
     r = run_inprod_expecting(1, "-n", "100000", "--size", "1000")
     assert "inprod with n = 1000 on p = 100000 needs about 5594.0 GiB, but this machine has" in r.stderr

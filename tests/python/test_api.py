@@ -40,6 +40,7 @@ def run_dir(tmp_path: Path) -> Path:
     return d
 
 
+@pytest.mark.slow
 def test_importing_bspkit_loads_no_numpy_until_the_api_is_used() -> None:
     code = (
         "import sys, bspkit\n"

@@ -240,6 +240,7 @@ def test_f_on_every_process_is_compared_with_the_probe_s_rounds_only() -> None:
 
 
 @needs_programs("bsprun", "bspalg-inprod")
+@pytest.mark.slow
 def test_a_driver_calibrates_inside_its_run_and_validate_predicts_from_it(tmp_path: Path) -> None:
     """The real driver with --calibrate: two calibration records (before the repetitions, after
     them and f) that read as calibrations, f timed on every process at once; bspkit run
@@ -283,6 +284,7 @@ def test_a_driver_calibrates_inside_its_run_and_validate_predicts_from_it(tmp_pa
 
 
 @needs_programs("bsprun")
+@pytest.mark.slow
 def test_bspkit_calibrate_writes_the_file_and_the_drift(tmp_path: Path) -> None:
     """`bspkit calibrate` end to end: bspprobe --calibrate through bsprun, the file, the drift
     against a parameter file whose reference it made itself (1 by construction within noise is

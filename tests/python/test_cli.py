@@ -53,6 +53,7 @@ TINY_PROBE = ("--", "--only", "l,g", "--primitives", "put", "--patterns", "shift
 # --------------------------------------------------------------- fit and report
 
 
+@pytest.mark.slow
 def test_fit_to_stdout_and_named_output(tmp_path: Path) -> None:
     raw = write_synthetic(tmp_path / "probe-a.jsonl", SynthSpec(validation=0))
     r = run_bspkit("fit", str(raw), "-o", "-")
@@ -101,6 +102,7 @@ def test_fit_to_stdout_and_named_output(tmp_path: Path) -> None:
         (["no-such-command"], "invalid choice"),
     ],
 )
+@pytest.mark.slow
 def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     r = run_bspkit(*args)
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
@@ -108,6 +110,7 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     assert "usage:" in r.stderr
 
 
+@pytest.mark.slow
 def test_failures_exit_1(tmp_path: Path) -> None:
     r = run_bspkit("fit", str(tmp_path / "missing.jsonl"))
     assert r.returncode == 1 and "no such file or directory" in r.stderr
@@ -129,6 +132,7 @@ def test_failures_exit_1(tmp_path: Path) -> None:
     assert r.returncode == 1 and "no such file" in r.stderr
 
 
+@pytest.mark.slow
 def test_help_of_every_command() -> None:
     for cmd in ([], ["probe"], ["fit"], ["report"], ["compare"]):
         r = run_bspkit(*cmd, "--help")
@@ -150,6 +154,7 @@ def test_help_of_every_command() -> None:
 
 
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+@pytest.mark.slow
 def test_probe_quick_tiny_grid(tmp_path: Path) -> None:
     out = tmp_path / "probe-run"
     r = run_bspkit(
@@ -197,6 +202,7 @@ def test_probe_quick_tiny_grid(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+@pytest.mark.slow
 def test_probe_through_a_launcher(tmp_path: Path) -> None:
     """--launcher: bspprobe runs through a user command with {p} replaced (here: env)."""
     out = tmp_path / "launched"
@@ -226,6 +232,7 @@ def test_probe_through_a_launcher(tmp_path: Path) -> None:
     not (HAVE_PROBE and BUILD and (BUILD / "bin" / "bspcc").is_file() and shutil.which("cc")),
     reason="no bspcc in the build directory (or no C compiler) to stand in for another BSPlib",
 )
+@pytest.mark.slow
 def test_probe_against_another_library_with_bspcc(tmp_path: Path) -> None:
     """--bspcc: compiles probe/*.c with a library's compiler wrapper (bspkit's own bspcc
     stands in for another BSPlib) and runs the binary directly with BSPKIT_NPROCS/BSP_NPROCS."""
@@ -252,6 +259,7 @@ def test_probe_against_another_library_with_bspcc(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+@pytest.mark.slow
 def test_probe_put_and_send_on_a_shift(tmp_path: Path) -> None:
     out = tmp_path / "run"
     r = run_bspkit(
@@ -291,6 +299,7 @@ def test_probe_put_and_send_on_a_shift(tmp_path: Path) -> None:
 # ------------------------------------------------------- a run directory is never lost
 
 
+@pytest.mark.slow
 def test_probe_refuses_a_directory_that_holds_a_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
@@ -302,6 +311,7 @@ def test_probe_refuses_a_directory_that_holds_a_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+@pytest.mark.slow
 def test_probe_force_overwrites_the_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
@@ -325,6 +335,7 @@ def test_probe_force_overwrites_the_run(tmp_path: Path) -> None:
         (["--probe-binary", "/nonexistent/bspprobe"], "--probe-binary /nonexistent/bspprobe: no such file"),
     ],
 )
+@pytest.mark.slow
 def test_a_probe_refused_makes_no_directory(tmp_path: Path, args: list[str], message: str) -> None:
     out = tmp_path / "results" / "run"
     opts = ["--probe-binary", str(PROBE)] if "--probe-binary" not in args else []
@@ -334,6 +345,7 @@ def test_a_probe_refused_makes_no_directory(tmp_path: Path, args: list[str], mes
 
 
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+@pytest.mark.slow
 def test_a_probe_that_fails_leaves_no_empty_directory(tmp_path: Path) -> None:
     out = tmp_path / "run"
     r = run_bspkit(
@@ -344,6 +356,7 @@ def test_a_probe_that_fails_leaves_no_empty_directory(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+@pytest.mark.slow
 def test_bspprobe_output_dash_writes_the_samples_to_stdout() -> None:
     assert BSPRUN and PROBE
     r = subprocess.run(
@@ -358,6 +371,7 @@ def test_bspprobe_output_dash_writes_the_samples_to_stdout() -> None:
 
 
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
+@pytest.mark.slow
 def test_a_probe_killed_by_a_signal_is_named(tmp_path: Path) -> None:
     killer = tmp_path / "killed-probe"
     killer.write_text("#!/bin/sh\nkill -KILL $$\n")

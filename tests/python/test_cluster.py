@@ -321,6 +321,7 @@ else:
 
 
 @needs_namespaces
+@pytest.mark.slow
 def test_up_status_traffic_down(tmp_path: Path, cluster_name: str) -> None:
     """A 2 x 1 cluster at 20 Mbit/s: its files, a TCP transfer between the hosts as slow as the
     rate says, the byte counters in status, and nothing left after down."""
@@ -394,6 +395,7 @@ def test_failed_up_removes_what_it_made(tmp_path: Path, cluster_name: str) -> No
 
 
 @needs_namespaces
+@pytest.mark.slow
 def test_down_after_a_killed_up(tmp_path: Path, cluster_name: str) -> None:
     """An up killed (SIGKILL) midway leaves namespaces and its state directory: a new up
     refuses, status says it is half made, down removes it all."""

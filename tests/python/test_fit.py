@@ -90,6 +90,7 @@ def test_lsq_recovers_known_parameters_within_ci(tmp_path: Path) -> None:
         assert e["error_bspstar"] < e["error_bsp"]
 
 
+@pytest.mark.slow
 def test_confidence_intervals_are_calibrated(tmp_path: Path) -> None:
     """Over 30 noisy data sets the 95 % intervals hold the truth most of the time."""
     hits: dict[tuple[str, str], int] = {}

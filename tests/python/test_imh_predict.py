@@ -81,6 +81,7 @@ def test_the_disk_terms_sum_every_call_class(params: tuple[Path, Params]) -> Non
     assert ip.oocmm_disk_s(params[1], run)[1]["cache"] == "page"
 
 
+@pytest.mark.slow
 def test_parameters_without_the_suites_are_refused(tmp_path: Path) -> None:
     raw = write_synthetic(tmp_path / "raw.jsonl", SynthSpec())
     (tmp_path / "params.json").write_text(fit_run(load_raw(raw)).dumps())
@@ -97,12 +98,14 @@ def test_parameters_without_the_suites_are_refused(tmp_path: Path) -> None:
         (["imh", "cannon", "--sizes", "0"], "--sizes: every size must be positive"),
     ],
 )
+@pytest.mark.slow
 def test_usage_errors(args: list[str], message: str) -> None:
     r = run_bspkit(*args)
     assert r.returncode == 2 and message in r.stderr, r.stderr
 
 
 @needs_programs("bsprun", "bspalg-cannon", hint=" (no CBLAS?)")
+@pytest.mark.slow
 def test_imh_cannon_end_to_end(params: tuple[Path, Params], tmp_path: Path) -> None:
     out = tmp_path / "imh"
     r = run_bspkit(

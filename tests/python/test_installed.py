@@ -78,6 +78,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return inst
 
 
+@pytest.mark.slow
 def test_the_package_is_installed_with_its_metadata(installed: Installed) -> None:
     dist = installed.site / f"bspkit-{bspkit.__version__}.dist-info"
     meta = (dist / "METADATA").read_text()
@@ -93,6 +94,7 @@ def test_the_package_is_installed_with_its_metadata(installed: Installed) -> Non
     assert (res.returncode, res.stdout) == (0, f"bspkit {bspkit.__version__}\n")
 
 
+@pytest.mark.slow
 def test_run_finds_the_installed_driver_and_bsprun(installed: Installed) -> None:
     res = installed.bspkit("run", "inprod", "-n", "2", "--size", "1000")
     assert res.returncode == 0, res.stderr
@@ -101,6 +103,7 @@ def test_run_finds_the_installed_driver_and_bsprun(installed: Installed) -> None
     assert "building" not in res.stderr
 
 
+@pytest.mark.slow
 def test_probe_finds_the_installed_bspprobe_and_writes_under_the_current_directory(installed: Installed) -> None:
     res = installed.bspkit("probe", "--quick", "-n", "2", "--", "--only", "l")
     assert res.returncode == 0, res.stderr
@@ -115,6 +118,7 @@ def test_probe_finds_the_installed_bspprobe_and_writes_under_the_current_directo
     )
 
 
+@pytest.mark.slow
 def test_validate_finds_the_installed_driver_and_writes_under_the_current_directory(installed: Installed) -> None:
     params = installed.work / "synth-params.json"
     params.write_text(json.dumps(PARAMS_JSON))
@@ -126,6 +130,7 @@ def test_validate_finds_the_installed_driver_and_writes_under_the_current_direct
     assert json.loads((runs[0] / "validate.json").read_text())["rows"][0]["params"]["n"] == 1000
 
 
+@pytest.mark.slow
 def test_without_the_prefix_on_path_it_says_where_it_looked(installed: Installed) -> None:
     res = installed.bspkit("run", "inprod", "-n", "2", "--size", "1000", with_prefix_on_path=False)
     assert res.returncode == 1

@@ -236,6 +236,7 @@ def test_stage_table_of_one_process_and_of_other_runs() -> None:
     assert "the driver synchronised" in lu_cost.stage_table(other)[-1]
 
 
+@pytest.mark.slow
 def test_bspkit_run_lu_prints_the_stage_table() -> None:
     r = run_bspkit(
         "run", "lu", "-n", "2", "--size", "120", "--", "--nb", "16", "--grid", "2x1", "-r", "1",

@@ -447,6 +447,7 @@ def test_command_errors_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFi
 # ------------------------------------------------------------------ the HTML report
 
 
+@pytest.mark.slow
 def test_html_report_sections_and_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     prof = write(tmp_path)
     there = write_params(tmp_path / "there.json", params_with(machine={"host": "cluster"}))

@@ -16,6 +16,7 @@ from conftest import assert_self_contained, check_report, report_pngs, run_bspki
 from synth import GTruth, SynthSpec, write_synthetic
 
 
+@pytest.mark.slow
 def test_fit_and_report_on_synthetic_run(synth_run: Path) -> None:
     r = run_bspkit("fit", str(synth_run / "raw.jsonl"))
     assert r.returncode == 0, r.stderr
@@ -78,6 +79,7 @@ def test_fit_and_report_on_synthetic_run(synth_run: Path) -> None:
         assert text in html, text
 
 
+@pytest.mark.slow
 def test_report_of_failed_fit_shows_reason(tmp_path: Path) -> None:
     spec = SynthSpec(g={"put/alltoall": GTruth(1e-9, 2000.0, 0.0)}, noise=0.05, seed=3, validation=4)
     d = tmp_path / "run"
@@ -91,6 +93,7 @@ def test_report_of_failed_fit_shows_reason(tmp_path: Path) -> None:
     assert "failed fit: lsq (2.6) o" in html
 
 
+@pytest.mark.slow
 def test_report_of_several_runs_in_one_file(tmp_path: Path) -> None:
     a = write_synthetic(tmp_path / "a" / "raw.jsonl", SynthSpec(seed=1))
     b = write_synthetic(tmp_path / "b" / "raw.jsonl", SynthSpec(seed=2, validation=0, as_suite=False))
@@ -106,6 +109,7 @@ def test_report_of_several_runs_in_one_file(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- compare
 
 
+@pytest.mark.slow
 def test_compare_two_runs(tmp_path: Path) -> None:
     fast = write_synthetic(tmp_path / "fast" / "raw.jsonl", SynthSpec(seed=1, library="bspkit"))
     slow_spec = SynthSpec(
@@ -151,6 +155,7 @@ def test_compare_two_runs(tmp_path: Path) -> None:
         assert text in html, text
 
 
+@pytest.mark.slow
 def test_report_is_self_contained_with_png_plots(tmp_path: Path) -> None:
     raw = write_synthetic(tmp_path / "run" / "raw.jsonl", SynthSpec())
     r = run_bspkit("report", str(raw), "-o", str(tmp_path / "report.html"))
@@ -161,6 +166,7 @@ def test_report_is_self_contained_with_png_plots(tmp_path: Path) -> None:
     assert len(report_pngs(html)) >= 3  # report_pngs checks each is a PNG
 
 
+@pytest.mark.slow
 def test_compare_two_back_ends_from_raw_files(tmp_path: Path) -> None:
     a = write_synthetic(tmp_path / "a" / "raw.jsonl", SynthSpec(seed=1))
     b = write_synthetic(
@@ -173,6 +179,7 @@ def test_compare_two_back_ends_from_raw_files(tmp_path: Path) -> None:
     assert "threads" in html and "mpi" in html
 
 
+@pytest.mark.slow
 def test_one_function_per_section_in_page_order(synth_run: Path) -> None:
     from bspkit.htmlkit import contents
     from bspkit.inputs import load_fit
@@ -221,6 +228,7 @@ def _fitted_report(tmp_path: Path, spec: SynthSpec) -> tuple[dict, str]:
     return json.loads((d / "params.json").read_text()), (tmp_path / "r.html").read_text()
 
 
+@pytest.mark.slow
 def test_summary_comes_first_with_bspbench_numbers(tmp_path: Path) -> None:
     spec = SynthSpec(seed=8, extra_header={"loadavg_start": [5.0, 4.0, 3.0]})
     params, html = _fitted_report(tmp_path, spec)
@@ -254,6 +262,7 @@ def test_summary_comes_first_with_bspbench_numbers(tmp_path: Path) -> None:
         assert where == f"h* = 1, h = 2–{e['linreg']['h_max']}"
 
 
+@pytest.mark.slow
 def test_contents_link_every_section(synth_run: Path) -> None:
     r = run_bspkit("report", str(synth_run))
     assert r.returncode == 0, r.stderr
@@ -266,6 +275,7 @@ def test_contents_link_every_section(synth_run: Path) -> None:
     assert set(links) == set(sections) - {"summary"}
 
 
+@pytest.mark.slow
 def test_numbers_carry_units_not_e_notation(tmp_path: Path) -> None:
     params, html = _fitted_report(tmp_path, SynthSpec(seed=9))
     text = re.sub(r'src="data:[^"]+"', "", html)
@@ -281,6 +291,7 @@ def test_numbers_carry_units_not_e_notation(tmp_path: Path) -> None:
     assert unit == ("ns" if empty < 1e-6 else "µs")
 
 
+@pytest.mark.slow
 def test_per_h_tables_fit_and_validation_is_sorted(tmp_path: Path) -> None:
     from bspkit.report import PER_H_COLUMNS, sorted_keys
 
@@ -359,6 +370,7 @@ def validate_result(**over: object) -> dict:
     return result
 
 
+@pytest.mark.slow
 def test_validate_page_shows_core_types_and_sorted_runs() -> None:
     from bspkit.validate_report import html_report
 

@@ -32,6 +32,7 @@ def _section(html: str, sid: str) -> str:
     return html[start : nxt if nxt > 0 else len(html)]
 
 
+@pytest.mark.slow
 def test_the_sections_carry_the_papers_tables(imh_report: Path) -> None:
     params = json.loads((imh_report / "params.json").read_text())
     html = check_report(imh_report / "report.html", params)
@@ -55,6 +56,7 @@ def test_the_sections_carry_the_papers_tables(imh_report: Path) -> None:
         assert f">{name}<" in model, name
 
 
+@pytest.mark.slow
 def test_a_run_without_the_suites_has_no_such_sections(synth_run: Path) -> None:
     r = run_bspkit("report", str(synth_run))
     assert r.returncode == 0, r.stderr
@@ -63,6 +65,7 @@ def test_a_run_without_the_suites_has_no_such_sections(synth_run: Path) -> None:
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium (scripts/setup.sh installs it)")
+@pytest.mark.slow
 def test_headless_chromium_shows_every_section_with_its_tables_and_plots(imh_report: Path, tmp_path: Path) -> None:
     seen = render_in_chromium(imh_report / "report.html", tmp_path)
     assert seen["broken_images"] == 0

@@ -204,6 +204,7 @@ def validate_in_process(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]
     return rc, json.loads((out / "validate.json").read_text()) if rc == 0 else {}
 
 
+@pytest.mark.slow
 def test_validate_sweeps_the_records_defaults(
     tmp_path: Path,
     stand_in_drivers: list[list[str]],
@@ -243,6 +244,7 @@ def test_validate_sweeps_the_records_defaults(
     assert len(report_pngs(html)) == 3  # predicted vs measured, time over n, the drift
 
 
+@pytest.mark.slow
 def test_options_after_the_separator_go_to_every_run(tmp_path: Path, stand_in_drivers: list[list[str]]) -> None:
     """`bspkit validate ALG ... -- OPTIONS`: a parameter of the driver's that the sweep leaves
     alone (rdxsort's key distribution) is held for every run."""
@@ -259,6 +261,7 @@ def test_options_after_the_separator_go_to_every_run(tmp_path: Path, stand_in_dr
     assert len(json.loads((out / "validate.json").read_text())["rows"]) == 4
 
 
+@pytest.mark.slow
 def test_a_toy_algorithm_needs_one_record(
     tmp_path: Path,
     stand_in_drivers: list[list[str]],
@@ -343,6 +346,7 @@ def sizes_run(calls: list[list[str]]) -> list[int]:
     return [int(c[c.index("--size") + 1]) for c in calls]
 
 
+@pytest.mark.slow
 def test_a_failed_sweep_keeps_its_runs_and_resume_runs_only_the_rest(
     tmp_path: Path,
     stand_in_drivers: list[list[str]],
@@ -395,6 +399,7 @@ def test_ctrl_c_keeps_the_runs_done(
     assert [r["size"] for r in json.loads((out / "validate.json").read_text())["rows"]] == [1000]
 
 
+@pytest.mark.slow
 def test_keep_going_records_the_failed_runs_and_exits_1(
     tmp_path: Path,
     stand_in_drivers: list[list[str]],
@@ -414,6 +419,7 @@ def test_keep_going_records_the_failed_runs_and_exits_1(
     assert run_validate(tmp_path, "--resume", str(out)) == 0 and sizes_run(calls) == [1000]
 
 
+@pytest.mark.slow
 def test_a_sweep_on_hosts_keeps_its_hostfile(
     tmp_path: Path,
     stand_in_drivers: list[list[str]],
@@ -446,6 +452,7 @@ def test_a_sweep_on_hosts_keeps_its_hostfile(
         ({"format": 9, "bspkit_version": "9.0.0"}, "validate.json format 9 (written by bspkit 9.0.0) is not supported"),
     ],
 )
+@pytest.mark.slow
 def test_resume_checks_the_sweep_it_continues(
     tmp_path: Path,
     stand_in_drivers: list[list[str]],
@@ -478,6 +485,7 @@ def test_a_sweep_too_big_for_memory_is_refused_before_any_run(
 # ------------------------------------------------------- calibration interleaved (issue 17)
 
 
+@pytest.mark.slow
 def test_every_run_is_predicted_raw_and_calibrated(
     tmp_path: Path,
     stand_in_drivers: list[list[str]],
