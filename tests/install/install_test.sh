@@ -3,7 +3,7 @@
 #
 # Installs the build tree BUILD_DIR with `cmake --install` into WORK_DIR/prefix and checks
 # the installed copy: its files (and that bsp_unchecked is not among them), the man pages
-# (when help2man is installed: their .TH header, NAME line, and `man -l` if man is there), then builds
+# (their .TH header, NAME line, and `man -l` if man is there), then builds
 # tests/install/hello_bsp.c against it three ways and runs each with the installed
 # `bsprun -n 2`:
 #   1. the installed bspcc (shared libbsp with an rpath; also --bsp-static);
@@ -86,30 +86,27 @@ unchecked=$(find "$prefix" -name '*bsp_unchecked*')
 grep -q 'bsp_unchecked' "$(find "$prefix" -name 'bspkitTargets*.cmake' | head -n 1)" 2>/dev/null &&
   fail "bsp_unchecked is in the exported targets"
 
-step "man pages: bsprun(1), bspcc(1), bspkit(1) (made by help2man from --help)"
-if command -v help2man >/dev/null 2>&1; then
-  for prog in bsprun bspcc bspkit; do
-    page=$(find "$prefix" -path "*/man1/$prog.1" | head -n 1)
-    if [ -z "$page" ]; then
-      fail "$prog.1 is not installed"
-      continue
-    fi
-    upper=$(printf '%s' "$prog" | tr '[:lower:]' '[:upper:]')
-    th=$(grep -m 1 '^\.TH ' "$page")
-    case $th in
-      ".TH $upper \"1\" "*"\"bspkit $version\""*) pass "${page#"$prefix"/}: $th" ;;
-      *) fail "${page#"$prefix"/}: the .TH header is '$th'" ;;
-    esac
-    grep -q "^$prog \\\\- " "$page" || fail "$prog.1 has no NAME line '$prog \\- ...'"
-    grep -qF '\-\-help' "$page" || fail "$prog.1 does not describe --help"
-    if command -v man >/dev/null 2>&1; then
-      out=$(MANWIDTH=80 man -l "$page" 2>/dev/null | head -n 1)
-      case $out in "$upper(1)"*) pass "man -l $prog.1: $out" ;; *) fail "man -l $prog.1 printed '$out'" ;; esac
-    fi
-  done
-else
-  echo "skip: help2man is not installed (Debian: apt-get install help2man), so no man pages were made"
-fi
+step "man pages: bsprun(1), bspcc(1), bspkit(1), bspkit-run(1), bsp_put(3), bspk_reduce(3) (scripts/man1.py, man3.py)"
+for entry in bsprun:1 bspcc:1 bspkit:1 bspkit-run:1 bsp_put:3 bspk_reduce:3; do
+  prog=${entry%:*} section=${entry#*:}
+  page=$(find "$prefix" -path "*/man$section/$prog.$section" | head -n 1)
+  if [ -z "$page" ]; then
+    fail "$prog.$section is not installed"
+    continue
+  fi
+  upper=$(printf '%s' "$prog" | tr '[:lower:]' '[:upper:]')
+  th=$(grep -m 1 '^\.TH ' "$page")
+  case $th in
+    ".TH $upper \"$section\" "*"\"bspkit $version\""*) pass "${page#"$prefix"/}: $th" ;;
+    *) fail "${page#"$prefix"/}: the .TH header is '$th'" ;;
+  esac
+  grep -q "^$(printf '%s' "$prog" | sed 's/-/\\\\-/g') \\\\- " "$page" || fail "$prog.$section has no NAME line '$prog \\- ...'"
+  grep -q '^\.SH SYNOPSIS' "$page" || fail "$prog.$section has no SYNOPSIS"
+  if command -v man >/dev/null 2>&1; then
+    out=$(MANWIDTH=80 man -l "$page" 2>/dev/null | head -n 1)
+    case $out in "$upper($section)"*) pass "man -l $prog.$section: $out" ;; *) fail "man -l $prog.$section printed '$out'" ;; esac
+  fi
+done
 
 step "1. the installed bspcc"
 cd "$work" || exit 1
