@@ -1,7 +1,7 @@
 /* mcbsp.c - MulticoreBSP for C's affinity and machine interface (mcbsp.h): every setting is
  * accepted and recorded, so that programs written for MulticoreBSP run unchanged and read
- * back what they set, but bspkit places its processes by its own rule (docs/compatibility.md). A mutex
- * guards the record: MulticoreBSP allows these calls from any thread, at any time. */
+ * back what they set, but bspkit places its processes by its own rule (docs/compatibility.md). A
+ * mutex guards the record: MulticoreBSP allows these calls from any thread, at any time. */
 #include <pthread.h>
 
 #include "core/internal.h"
