@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 
 import numpy as np
 
@@ -73,16 +73,7 @@ class Stats:
     spread: float  # IQR / median (0 when the median is 0)
 
     def as_dict(self) -> SampleStats:
-        return SampleStats(
-            n=self.n,
-            median=self.median,
-            q1=self.q1,
-            q3=self.q3,
-            min=self.min,
-            max=self.max,
-            outliers=self.outliers,
-            spread=self.spread,
-        )
+        return cast(SampleStats, asdict(self))  # the fields in this order, as the parameter file has them
 
 
 def stats(samples: Any) -> Stats:
