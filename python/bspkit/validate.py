@@ -11,10 +11,10 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from bspkit import algorithms as al
 from bspkit import calibration as cm
@@ -31,26 +31,56 @@ MIN_VALIDATED_TIME_S = 0.1
 # share of the predicted time (g const; the models differ only in that part).
 COMM_MATTERS_SHARE = 0.2
 
-# One run of the sweep as validate.json holds it (see `measured_row`).
-Row = dict[str, Any]
+# Per model (predict.MODELS: "g const", "g(h)", "g(h,h*)"): seconds, or a relative error;
+# None where the model cannot predict the run.
+ByModel = dict[str, float | None]
+# A summary of runs (`summarize`): per model the mean |relative error|, and the counts and the
+# best model; validate.json's "overall" and "by_sweep" entries, keyed by model name.
+Summary = JsonObject
 
 
-def summarize(rows: list[Row]) -> dict[str, Any]:
-    """Mean |relative error| per model over the runs longer than MIN_VALIDATED_TIME_S."""
-    out: dict[str, Any] = {"min_time_s": MIN_VALIDATED_TIME_S}
+class Row(TypedDict):
+    """One run of the sweep as validate.json holds it (`measured_row`; docs/algorithm-output.md)."""
+
+    size: int
+    params: JsonObject  # the driver's parameters (n, q, alpha, ...)
+    sweep_value: str | None
+    measured_s: float  # the median over the repetitions
+    times_s: list[float] | None
+    W: float | None
+    H: float | None
+    S: int | None
+    f_s_per_unit: float | None  # f timed on one process alone
+    efficiency: float | None
+    predicted_s: ByModel
+    comm_s: ByModel
+    work_s: float | None
+    f_used_s_per_unit: float | None
+    f_all_s_per_unit: float | None  # f timed on every process at once (the prediction's)
+    rel_error: ByModel
+    rel_error_f_alone: ByModel  # the thesis' f, for comparison
+    command: list[str]
+    calibrated: NotRequired[JsonObject]  # calibration.calibrated_prediction, with --calibrate
+    best_model: NotRequired[str | None]  # the best model over the whole sweep (`summaries`)
+
+
+def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda r: r["rel_error"]) -> Summary:
+    """Mean |relative error| per model over the runs longer than MIN_VALIDATED_TIME_S (the
+    errors of each run: `rel_error`, by default the raw prediction's)."""
+    out: Summary = {"min_time_s": MIN_VALIDATED_TIME_S}
     long_rows = [r for r in rows if r["measured_s"] >= MIN_VALIDATED_TIME_S]
     out["runs"] = len(rows)
     out["runs_used"] = len(long_rows)
     for m in pd.MODELS:
-        errs = [abs(r["rel_error"][m]) for r in long_rows if r["rel_error"].get(m) is not None]
+        errs = [abs(e) for r in long_rows if (e := rel_error(r).get(m)) is not None]
         out[m] = sum(errs) / len(errs) if errs else None
     # the best model is chosen on the runs every model could predict (a model that cannot
     # predict the hard runs must not look better for it)
-    common = [r for r in long_rows if all(r["rel_error"].get(m) is not None for m in pd.MODELS)]
+    common = [rel_error(r) for r in long_rows if all(rel_error(r).get(m) is not None for m in pd.MODELS)]
     vals = []
     for m in pd.MODELS:
         if out[m] is not None and common:
-            vals.append((sum(abs(r["rel_error"][m]) for r in common) / len(common), m))
+            vals.append((sum(abs(e[m] or 0.0) for e in common) / len(common), m))
     if not vals:  # no run that every model predicts: compare each model's own mean
         vals = [(out[m], m) for m in pd.MODELS if out[m] is not None]
     out["best_model"] = min(vals)[1] if vals else None
@@ -65,14 +95,14 @@ def comm_share(row: Row) -> float | None:
     return comm / total if comm is not None and total else None
 
 
-def group_summary(rows: list[Row]) -> dict[str, Any]:
+def group_summary(rows: list[Row]) -> Summary:
     """summarize(), plus the errors with f timed on one process alone, the mean efficiency, and
     summarize() of the runs where communication matters (the thesis' question: which g model
     predicts them; on a run dominated by work every model is right)."""
     out = summarize(rows)
     heavy = [r for r in rows if (comm_share(r) or 0.0) >= COMM_MATTERS_SHARE]
     out["comm_matters"] = {**summarize(heavy), "min_share": COMM_MATTERS_SHARE}
-    alone = summarize([{**r, "rel_error": r["rel_error_f_alone"]} for r in rows])
+    alone = summarize(rows, lambda r: r["rel_error_f_alone"])
     out["f_alone"] = {m: alone[m] for m in pd.MODELS}
     effs = [r["efficiency"] for r in rows if r["efficiency"] is not None and r["measured_s"] >= MIN_VALIDATED_TIME_S]
     out["efficiency"] = statistics.fmean(effs) if effs else None
@@ -82,14 +112,14 @@ def group_summary(rows: list[Row]) -> dict[str, Any]:
     return out
 
 
-def calibrated_summary(rows: list[Row]) -> dict[str, Any] | None:
+def calibrated_summary(rows: list[Row]) -> Summary | None:
     """summarize() of the calibrated predictions, on the runs not flagged (the machine moved
     during them), with the raw errors of the same runs beside them; None without calibration."""
     cal_rows = [r for r in rows if r.get("calibrated")]
     if not cal_rows:
         return None
     kept = [r for r in cal_rows if not r["calibrated"]["flagged"]]
-    out = summarize([{**r, "rel_error": r["calibrated"]["rel_error"]} for r in kept])
+    out = summarize(kept, lambda r: r["calibrated"]["rel_error"])
     raw = summarize(kept)
     out["raw"] = {m: raw[m] for m in (*pd.MODELS, "best_model", "best_error")}
     out["flagged"] = len(cal_rows) - len(kept)
@@ -97,7 +127,7 @@ def calibrated_summary(rows: list[Row]) -> dict[str, Any] | None:
     return out
 
 
-def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, sweep_value: str | None) -> Row:
+def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int, sweep_value: str | None) -> Row:
     """One run with its predictions and errors under each model."""
     d = res.data
     try:
@@ -106,6 +136,7 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, sweep_val
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
     return {
+        "size": size,
         "params": d.get("params", {}),
         "sweep_value": sweep_value,
         "measured_s": d["time_s"],
@@ -168,14 +199,15 @@ def _iso(epoch_s: float) -> str:
     return dt.datetime.fromtimestamp(epoch_s, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[dict[str, Any], list[tuple[Any, dict[str, Any]]]]:
+def summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[Summary, list[tuple[Any, Summary]]]:
     """(the summary over every run, [(value, the summary of its runs), ...]); each row is
     marked with the best model overall."""
     overall = group_summary(rows)
     for r in rows:
         r["best_model"] = overall.get("best_model")
     by_sweep = []
-    for v in sweep_vals or [None]:
+    values: list[str | None] = [*sweep_vals] or [None]  # no second parameter: one group
+    for v in values:
         rs = [r for r in rows if r["sweep_value"] == v]
         if rs:
             by_sweep.append((v if v is not None else "all sizes", group_summary(rs)))
@@ -186,7 +218,8 @@ def remaining(sizes: Sequence[int], sweep_values: Sequence[str], rows: Sequence[
     """The (size, value) pairs of the sweep that `rows` (a resumed sweep's) do not hold yet,
     every value with every size."""
     done = {row_key(r) for r in rows}
-    configs = [(n, v) for v in (sweep_values or [None]) for n in sizes]
+    values: list[str | None] = [*sweep_values] or [None]  # no second parameter: sizes only
+    configs = [(n, v) for v in values for n in sizes]
     return [(n, v) for n, v in configs if config_key(n, v) not in done]
 
 
@@ -303,7 +336,7 @@ class Sweep:
             self.failed.append({"size": n, "sweep_value": v, "error": str(e)})
             self.save()
             return
-        row = {"size": n, **measured_row(s.alg, res, s.params, v)}
+        row = measured_row(s.alg, res, s.params, n, v)
         self.rows.append(row)
         if s.calibrate_mode is not None:
             self._file_calibrations(row, res.data, started)
@@ -383,7 +416,7 @@ class Sweep:
 
 
 def _print_table(
-    alg: al.Algorithm, backend: str, nprocs: int, by_sweep: list[tuple[Any, dict[str, Any]]], overall: dict[str, Any]
+    alg: al.Algorithm, backend: str, nprocs: int, by_sweep: list[tuple[Any, Summary]], overall: Summary
 ) -> None:
     """The summary as the thesis' Tables D-G lay it out: the mean |relative error| per model
     for each value of the second parameter and over all, the best model, the calibrated errors."""
