@@ -1,0 +1,274 @@
+"""`bspkit predict ALG`: an algorithm's running time at any p and n from its closed-form cost
+and a machine's parameters, without a run (bspkit.forecast)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bspkit import algorithms as al
+from bspkit.commands._args import Subparsers, algorithm_arg, comma_list, positive_float, positive_int
+from bspkit.console import Failure, UsageError, check_writable, progress, write_text
+
+if TYPE_CHECKING:
+    from bspkit.forecast import Machine, Rate, Sweep
+    from bspkit.params import Params
+
+NAME = "predict"
+PASS_THROUGH = False
+DEFAULT_PROCS = "1,2,4,...,1024"
+
+
+def add_parser(subparsers: Subparsers) -> None:
+    algs = ", ".join(al.ALGORITHMS)
+    pr = subparsers.add_parser(
+        "predict",
+        help="predict an algorithm's time at any p and n from its closed-form cost, without a run",
+        description="Evaluates ALG's closed-form BSP cost (W, H, S per superstep kind: bspkit.costs) with a "
+        "machine's parameters (f, g, l) at each p of -n and each size, under the three g models, with a 10-90%% "
+        "band, the speedup T(1)/T(p) and efficiency (thesis eq. 4.11-4.12), and where the time goes at the "
+        "largest p (f W, g H, l S, and what halving each would give). Nothing is run. With several parameter "
+        "files (probes at different p) l and g are fitted over p; a p outside them is an extrapolation, "
+        "reported as such.",
+        epilog="Example: bspkit predict cannon-put --size 4000 -n 1,4,16,...,1024 --params cluster/params.json",
+    )
+    pr.add_argument("algorithm", metavar="ALG", help=algs)
+    pr.add_argument(
+        "--size",
+        metavar="N[,N...]",
+        help="problem size(s), the driver's --size (default: validate's sizes of ALG)",
+    )
+    pr.add_argument(
+        "-n",
+        "--nprocs",
+        default=DEFAULT_PROCS,
+        metavar="P",
+        help=f"the p to predict: a list (1,2,4), a range (1-16), or a list continued by its step or ratio "
+        f"(1,2,4,...,1024) (default: {DEFAULT_PROCS})",
+    )
+    pr.add_argument(
+        "--values",
+        metavar="V[,V...]",
+        help="the algorithm's second parameter (q for matmul, alpha for LLCS, bits for radix sort, nb for LU); "
+        "default: the driver's default",
+    )
+    pr.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="another parameter of the problem as the driver's JSON names it (e.g. key_bits=64, m=50000); repeatable",
+    )
+    pr.add_argument(
+        "--params",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a parameter file (a probe's params.json, or one written by hand: docs/probe-format.md); repeat it "
+        "with probes at several p to fit l(p) and g(p). Default: the newest probe of each p under results/probe/ "
+        "for -b",
+    )
+    pr.add_argument(
+        "-b", "--backend", default="threads", metavar="BACKEND", help="whose probes to use without --params"
+    )
+    rate = pr.add_mutually_exclusive_group()
+    rate.add_argument(
+        "--f", type=positive_float, metavar="SECONDS", help="f: seconds per work unit of the algorithm (flop, cell, key)"
+    )
+    rate.add_argument(
+        "--f-from",
+        metavar="RUN.json",
+        help="f as a driver measured it (bspkit run ALG -n 1 --size N --json RUN.json -- --measure-f)",
+    )
+    pr.add_argument(
+        "--cores",
+        type=positive_int,
+        metavar="C",
+        help="the cores the processes share: beyond them they take turns, each computing at f p / C (default: the "
+        "probe's cores for the threads back end; none for mpi, a core per process)",
+    )
+    pr.add_argument("--json", metavar="FILE", help="write the predictions as one JSON object ('-': stdout)")
+    pr.add_argument("-o", "--html", metavar="FILE", help="write a page with the tables and the speedup plots")
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    algorithm: str
+    sizes: tuple[str, ...]
+    procs: str
+    values: tuple[str, ...]
+    settings: tuple[str, ...]
+    params: tuple[str, ...]
+    backend: str
+    f: float | None
+    f_from: str | None
+    cores: int | None
+    json: str | None
+    html: str | None
+
+
+def options_from(args: argparse.Namespace) -> PredictOptions:
+    return PredictOptions(
+        algorithm=args.algorithm,
+        sizes=tuple(comma_list(args.size, "--size")),
+        procs=args.nprocs,
+        values=tuple(comma_list(args.values, "--values")),
+        settings=tuple(args.set),
+        params=tuple(args.params),
+        backend=args.backend,
+        f=args.f,
+        f_from=args.f_from,
+        cores=args.cores,
+        json=args.json,
+        html=args.html,
+    )
+
+
+def number(text: str, what: str) -> int | float | str:
+    """A problem parameter as the driver's JSON holds it: an integer, a number, else the word."""
+    for kind in (int, float):
+        try:
+            return kind(text)  # type: ignore[no-any-return]
+        except ValueError:
+            pass
+    if not text:
+        raise UsageError(f"{what}: empty value")
+    return text
+
+
+def problems_of(options: PredictOptions, alg: al.Algorithm) -> list[dict[str, Any]]:
+    """Every problem to predict: each size with each value of the second parameter."""
+    base: dict[str, Any] = {}
+    for setting in options.settings:
+        key, sep, value = setting.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--set {setting}: write KEY=VALUE, e.g. --set key_bits=64")
+        base[key.strip()] = number(value.strip(), f"--set {key}")
+    sizes = [number(s, "--size") for s in options.sizes] or list(alg.sizes)
+    for s in sizes:
+        if not isinstance(s, int) or s < 1:
+            raise UsageError(f"--size {s}: a problem size is a positive integer")
+    if options.values and alg.sweep_param is None:
+        raise UsageError(f"{alg.name} has no second parameter for --values")
+    values: list[Any] = [number(v, "--values") for v in options.values] or [None]
+    return [
+        {**base, "n": n, **({alg.sweep_param: v} if v is not None and alg.sweep_param else {})}
+        for n in sizes
+        for v in values
+    ]
+
+
+def parameter_files(options: PredictOptions) -> list[Path]:
+    """--params, else the newest probe of each p of the back end under results/probe/."""
+    if options.params:
+        return [Path(p) for p in options.params]
+    from bspkit import probe as pr
+
+    root = pr.repo_root()
+    base = (root if root is not None else Path.cwd()) / "results" / "probe"
+    newest: dict[str, Path] = {}
+    for path in sorted(base.glob(f"*-{options.backend}-p*-*/params.json"), key=lambda q: q.stat().st_mtime):
+        p_label = path.parent.name.split(f"-{options.backend}-", 1)[1].split("-", 1)[0]
+        newest[p_label] = path
+    if not newest:
+        raise Failure(
+            "no parameter file: give --params FILE (a probe's params.json, or one written by hand: "
+            f"docs/probe-format.md), or run `bspkit probe -b {options.backend} -n P` first"
+        )
+    for path in newest.values():
+        progress(f"parameters: {path}")
+    return list(newest.values())
+
+
+def read_rate(options: PredictOptions) -> Rate | None:
+    from bspkit import forecast as fc
+
+    if options.f is not None:
+        return fc.Rate(options.f, "given (--f)")
+    if options.f_from is None:
+        return None
+    try:
+        run = json.loads(Path(options.f_from).read_text())
+    except OSError as e:
+        raise Failure(f"--f-from {options.f_from}: {e.strerror or e}") from None
+    except json.JSONDecodeError as e:
+        raise Failure(f"--f-from {options.f_from}: not JSON: {e.msg} (line {e.lineno})") from None
+    if not isinstance(run, Mapping):
+        raise Failure(f"--f-from {options.f_from}: not a driver's JSON object")
+    try:
+        return fc.rate_from_run(run, options.algorithm)
+    except fc.ForecastError as e:
+        raise Failure(f"--f-from {options.f_from}: {e}") from None
+
+
+def machines(files: Sequence[Path], cores: int | None) -> tuple[list[Params], Any]:
+    """The parameter files read and checked, and the function giving the machine at a p (its
+    cores: those given, else the probe's when it ran on threads, on one machine)."""
+    from bspkit import forecast as fc
+    from bspkit import machine_scaling as ms
+    from bspkit.inputs import load_params
+
+    params = [load_params(path) for path in files]
+
+    def machine_at(p: int) -> Machine:
+        try:
+            at = ms.params_at(params, p)
+        except ms.MachineScalingError as e:
+            raise Failure(str(e)) from None
+        spread = ms.parameter_spread(at)
+        shared = cores
+        if shared is None and at.params.machine.get("backend") == "threads":
+            shared = at.params.machine.get("cores")
+        return fc.Machine(
+            at.params, at.source, fc.Spread(spread.f, spread.g, spread.l), tuple(at.warnings), cores=shared
+        )
+
+    return params, machine_at
+
+
+def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
+    from bspkit import costs
+    from bspkit import forecast as fc
+    from bspkit import forecast_report as fr
+
+    alg = algorithm_arg(options.algorithm)
+    if alg.name not in costs.MODULES:
+        raise UsageError(f"{alg.name} has no closed-form cost; there is one for: {', '.join(costs.MODULES)}")
+    try:
+        procs = fc.parse_procs(options.procs)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    problems = problems_of(options, alg)
+    for out in (options.json, options.html):
+        if out and out != "-":
+            check_writable(Path(out), "--json" if out == options.json else "-o")
+    rate = read_rate(options)
+    _, machine_at = machines(parameter_files(options), options.cores)
+
+    def cost_of(problem: Mapping[str, Any], p: int) -> costs.Cost:
+        try:
+            return costs.closed_form(alg.name, problem, p)
+        except costs.CostError as e:
+            raise Failure(str(e)) from None
+
+    try:
+        result: Sweep = fc.sweep(alg.name, problems, procs, cost_of, machine_at, rate)
+    except fc.ForecastError as e:
+        raise Failure(str(e)) from None
+    say = sys.stderr if options.json == "-" else sys.stdout
+    for line in fr.text(result):
+        print(line, file=say)
+    if options.html:
+        write_text(Path(options.html), fr.html(result))
+        print(f"page written to {options.html}", file=say)
+    if options.json == "-":
+        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+    elif options.json:
+        write_text(Path(options.json), json.dumps(result.to_json(), indent=1) + "\n")
+        print(f"predictions written to {options.json}", file=say)
+    return 0

@@ -1,0 +1,409 @@
+"""Prediction without a run (`bspkit predict`): an algorithm's closed-form cost (bspkit.costs)
+evaluated with a machine's parameters, at any p and n, with a band, the speedup and
+efficiency over p and n (thesis eq. 4.11-4.12), and where the time goes.
+
+For one problem (n and the algorithm's second parameter) at p processes:
+
+    T = W f + sum over supersteps of comm(h, c, h*) + l        (bspkit.predict, per model)
+
+with W, h, c, h* from the closed form, f the seconds per work unit of the algorithm's kernel
+(the probe's kernel nearest it, a driver's own measurement, or given), and comm and l from the
+machine's parameters at that p (a probe at p, or fitted over the p of several probes:
+bspkit.machine_scaling). The best model is the most detailed one the parameters serve:
+g(h,h*), then g(h), then g const.
+
+Speedup S(p) = T(1) / T(p): the same algorithm and problem on one process, as the thesis'
+eq. (4.11) compares (the same blocks on one processor); efficiency E(p) = W_1 f / (p T(p)),
+eq. (4.12) with the work of the whole problem W_1 (the closed form at p = 1) in the
+algorithm's own unit.
+
+Processes beyond the cores of one machine take turns: f is then f p / cores (Machine.cores).
+
+Where the time goes: T = work (W f) + bandwidth (the communication beyond l) + latency
+(l S, the empty sync per superstep); "what if" halves each of f, g and l in turn.
+
+The band: T is resampled with f, g and l each scaled by an independent log-normal factor
+whose spread is the parameters' relative spread (the probe's sample spread, the fit over p);
+interval_s is the 10th to 90th percentile of those totals.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from bspkit import predict as pd
+from bspkit.costs import Cost, StepKind
+from bspkit.params import Params
+
+# the models from the most detailed to the classic one: the first the parameters serve is "best"
+BEST_FIRST = ("g(h,h*)", "g(h)", "g const")
+BAND = (10.0, 90.0)  # percentiles of the interval
+BAND_SAMPLES = 4000
+
+JsonObject = dict[str, Any]
+
+
+class ForecastError(Exception):
+    """The prediction cannot be made (no f for the kernel, no usable parameters)."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Relative spreads (a standard deviation of log T, about the relative one) of the three
+    machine parameters a prediction rests on."""
+
+    f: float = 0.0
+    g: float = 0.0
+    l: float = 0.0  # noqa: E741 (the BSP parameter's name)
+
+    def to_json(self) -> JsonObject:
+        return {"f": self.f, "g": self.g, "l": self.l}
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The parameters a prediction at one p is evaluated with, and where they come from."""
+
+    params: Params
+    source: str  # "probe at p = 4", "fitted over p = 1, 2, 4 (extrapolated)", "hand-written"
+    spread: Spread = Spread()
+    warnings: tuple[str, ...] = ()
+    # the cores the p processes share (threads on one machine): beyond them processes take
+    # turns and each computes at f p / cores; None: a core each (a cluster big enough)
+    cores: int | None = None
+
+    def time_sharing(self, p: int) -> float:
+        """How much slower each process computes at p: p / cores beyond the cores, else 1."""
+        return max(1.0, p / self.cores) if self.cores else 1.0
+
+
+@dataclass(frozen=True)
+class Rate:
+    """f: seconds per work unit, and where it comes from."""
+
+    s_per_unit: float
+    source: str
+
+
+@dataclass(frozen=True)
+class KindCost:
+    """The supersteps of one kind together: their counts and predicted time (best model)."""
+
+    kind: str
+    S: int
+    W: float
+    H: float
+    source: str  # closed form, expected, bound
+    time_s: float | None
+
+    def to_json(self) -> JsonObject:
+        return {"kind": self.kind, "W": self.W, "H": self.H, "S": self.S, "source": self.source, "time_s": self.time_s}
+
+
+@dataclass(frozen=True)
+class Point:
+    """The prediction of one problem at one p."""
+
+    cost: Cost
+    machine: Machine
+    f: Rate
+    models: dict[str, float | None]  # total time per model
+    best_model: str
+    work_s: float
+    latency_s: float  # l S: the empty sync per superstep
+    bandwidth_s: float  # the best model's communication beyond l S
+    interval_s: tuple[float, float]
+    kinds: tuple[KindCost, ...]
+    speedup: float | None = None  # T(1) / T(p), filled in by `sweep`
+    efficiency: float | None = None  # W_1 f / (p T(p))
+
+    @property
+    def p(self) -> int:
+        return self.cost.p
+
+    @property
+    def predicted_s(self) -> float:
+        value = self.models[self.best_model]
+        assert value is not None  # best_model is one that predicted
+        return value
+
+    def shares(self) -> dict[str, float]:
+        """The parts of T as fractions: work (f W), bandwidth (g H), latency (l S)."""
+        total = self.work_s + self.bandwidth_s + self.latency_s
+        if total <= 0:
+            return {"work": 0.0, "bandwidth": 0.0, "latency": 0.0}
+        return {
+            "work": self.work_s / total,
+            "bandwidth": self.bandwidth_s / total,
+            "latency": self.latency_s / total,
+        }
+
+    def what_if(self) -> list[tuple[str, float, float]]:
+        """(what is halved, T then, its speedup over T) for f, g and l in turn."""
+        t = self.predicted_s
+        parts = (("f (compute twice as fast)", self.work_s), ("g (twice the bandwidth)", self.bandwidth_s))
+        parts += (("l (half the latency)", self.latency_s),)
+        return [(name, t - part / 2, t / (t - part / 2) if t - part / 2 > 0 else math.inf) for name, part in parts]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "algorithm": self.cost.algorithm,
+            "p": self.p,
+            "problem": dict(self.cost.problem),
+            "predicted_s": self.predicted_s,
+            "best_model": self.best_model,
+            "models": dict(self.models),
+            "interval_s": list(self.interval_s),
+            "band_percentiles": list(BAND),
+            "speedup": self.speedup,
+            "efficiency": self.efficiency,
+            "W": self.cost.W,
+            "H": self.cost.H,
+            "S": self.cost.S,
+            "work_unit": self.cost.work_unit,
+            "exact": self.cost.exact,
+            "notes": list(self.cost.notes),
+            "f_s_per_unit": self.f.s_per_unit,
+            "f_source": self.f.source,
+            "machine": {
+                "source": self.machine.source,
+                "spread": self.machine.spread.to_json(),
+                "warnings": list(self.machine.warnings),
+                "cores": self.machine.cores,
+                "time_sharing": self.machine.time_sharing(self.p),
+            },
+            "parts_s": {"work": self.work_s, "bandwidth": self.bandwidth_s, "latency": self.latency_s},
+            "shares": self.shares(),
+            "what_if": [{"halve": name, "predicted_s": t, "speedup": s} for name, t, s in self.what_if()],
+            "supersteps": [k.to_json() for k in self.kinds],
+        }
+
+
+# ------------------------------------------------------------------------------- f
+
+
+def rate_of(cost: Cost, params: Params, given: Rate | None = None) -> Rate:
+    """f for this algorithm: the one given (--f, a driver's run), else the parameter file's
+    kernel nearest the driver's (Cost.f_kernel)."""
+    if given is not None:
+        return given
+    kernel = cost.f_kernel
+    value = params.f.get(kernel) if kernel else None
+    if value:
+        return Rate(float(value), f"the probe's {kernel} kernel")
+    hint = (
+        f"the parameter file has no f for the {kernel} kernel"
+        if kernel
+        else f"the probe has no kernel like {cost.algorithm}'s (its unit: {cost.work_unit})"
+    )
+    raise ForecastError(
+        f"{hint}: give --f SECONDS_PER_{cost.work_unit.upper()}, or --f-from RUN.json, a driver run with its own "
+        f"f (bspkit run {cost.algorithm} -n 1 --size N --json RUN.json -- --measure-f)"
+    )
+
+
+def rate_from_run(run: Mapping[str, Any], algorithm: str) -> Rate:
+    """f measured by a driver (--measure-f): on every process at once where it was, else on
+    process 0 alone (bspkit.predict.predict reads it the same way)."""
+    value = run.get("f_all_s_per_unit") or run.get("f_s_per_unit")
+    if not value:
+        raise ForecastError(
+            f"the run of {run.get('algorithm')} has no f: run the driver with --measure-f "
+            f"(bspkit run {algorithm} -n 1 --size N --json RUN.json -- --measure-f)"
+        )
+    problem = ", ".join(f"{k} = {v}" for k, v in (run.get("params") or {}).items() if k in ("n", "q", "alpha", "nb"))
+    return Rate(float(value), f"measured by the driver ({run.get('algorithm')}, p = {run.get('p')}, {problem})")
+
+
+# ----------------------------------------------------------------------- one point
+
+
+def _comm_cost(params: Params, step: StepKind, model: str, memo: dict[tuple[Any, ...], float | None]) -> float | None:
+    """One superstep's communication and synchronization under a model (memoized: a run
+    repeats the same shapes)."""
+    key = (model, step.h, step.count, step.primitive, step.pattern)
+    if key not in memo:
+        memo[key] = pd.superstep_comm_s(params, step.as_superstep(), model)
+    return memo[key]
+
+
+def band(work_s: float, bandwidth_s: float, latency_s: float, spread: Spread, seed: int = 1) -> tuple[float, float]:
+    """The 10th-90th percentile of T with f, g and l scaled by independent log-normal factors
+    (median 1, the spreads as sigma)."""
+    rng = np.random.default_rng(seed)
+
+    def factor(sigma: float) -> Any:
+        return np.exp(rng.normal(0.0, sigma, BAND_SAMPLES)) if sigma > 0 else np.ones(BAND_SAMPLES)
+
+    totals = work_s * factor(spread.f) + bandwidth_s * factor(spread.g) + latency_s * factor(spread.l)
+    low, high = np.percentile(totals, BAND)
+    return float(low), float(high)
+
+
+def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
+    """The predicted time of one closed-form cost on one machine."""
+    params = machine.params
+    l_empty = pd.empty_sync_s(params)
+    memo: dict[tuple[Any, ...], float | None] = {}
+    work_s = cost.W * rate.s_per_unit * machine.time_sharing(cost.p)
+    models: dict[str, float | None] = {}
+    for model in pd.MODELS:
+        total = 0.0
+        for step in cost.steps:
+            if not step.sync:
+                continue
+            c = _comm_cost(params, step, model, memo)
+            if c is None:
+                total = math.nan
+                break
+            total += step.repeat * c
+        models[model] = None if math.isnan(total) else work_s + total
+    best = next((m for m in BEST_FIRST if models.get(m) is not None), None)
+    if best is None:
+        raise ForecastError("the parameters predict no superstep under any model: the file has no usable g surface")
+
+    kinds: dict[str, dict[str, Any]] = {}
+    for step in cost.steps:
+        k = kinds.setdefault(step.kind, {"S": 0, "W": 0.0, "H": 0.0, "source": step.source, "comm": 0.0})
+        k["S"] += step.repeat if step.sync else 0
+        k["W"] += step.repeat * step.w
+        k["H"] += step.repeat * step.h
+        if step.source != "closed form":
+            k["source"] = step.source
+        if step.sync:
+            k["comm"] += step.repeat * (_comm_cost(params, step, best, memo) or 0.0)
+    kind_costs = tuple(
+        KindCost(name, k["S"], k["W"], k["H"], k["source"], k["W"] * work_s / cost.W + k["comm"] if cost.W else k["comm"])
+        for name, k in kinds.items()
+    )
+
+    comm_s = models[best] - work_s  # type: ignore[operator]
+    latency_s = min(cost.S * l_empty, comm_s)
+    bandwidth_s = max(comm_s - latency_s, 0.0)
+    low, high = band(work_s, bandwidth_s, latency_s, machine.spread)
+    return Point(cost, machine, rate, models, best, work_s, latency_s, bandwidth_s, (low, high), kind_costs)
+
+
+# --------------------------------------------------------------------- a sweep
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Predictions over p (and n, and the second parameter), with speedup and efficiency."""
+
+    algorithm: str
+    points: tuple[Point, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    def problems(self) -> list[tuple[tuple[str, Any], ...]]:
+        """The problems predicted (n and the second parameter), in order."""
+        seen: dict[tuple[tuple[str, Any], ...], None] = {}
+        for pt in self.points:
+            seen.setdefault(problem_key(pt.cost.problem), None)
+        return list(seen)
+
+    def target(self) -> Point:
+        """The prediction the question is about: the largest p of the last problem."""
+        last = self.problems()[-1]
+        return max((pt for pt in self.points if problem_key(pt.cost.problem) == last), key=lambda pt: pt.p)
+
+    def to_json(self) -> JsonObject:
+        """The output contract: the target's prediction at the top level (predicted_s, models,
+        interval_s, p, supersteps), every point in `table`."""
+        out = self.target().to_json()
+        out["table"] = [pt.to_json() for pt in self.points]
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+def problem_key(problem: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((k, v) for k, v in problem.items() if isinstance(v, (int, float, str))))
+
+
+CostOf = Callable[[Mapping[str, Any], int], Cost]
+MachineAt = Callable[[int], Machine]
+
+
+def sweep(
+    algorithm: str,
+    problems: Sequence[Mapping[str, Any]],
+    procs: Sequence[int],
+    cost_of: CostOf,
+    machine_at: MachineAt,
+    given_rate: Rate | None = None,
+) -> Sweep:
+    """Every problem at every p, with speedup and efficiency against the same problem at p = 1
+    (predicted on the machine's parameters at p = 1)."""
+    points: list[Point] = []
+    warnings: dict[str, None] = {}
+    machines: dict[int, Machine] = {}
+
+    def machine(p: int) -> Machine:
+        if p not in machines:
+            machines[p] = machine_at(p)
+            warnings.update(dict.fromkeys(machines[p].warnings))
+        return machines[p]
+
+    for problem in problems:
+        one = point(cost_of(problem, 1), machine(1), rate_of(cost_of(problem, 1), machine(1).params, given_rate))
+        for p in procs:
+            cost = cost_of(problem, p)
+            pt = one if p == 1 else point(cost, machine(p), rate_of(cost, machine(p).params, given_rate))
+            work_1 = one.cost.W * pt.f.s_per_unit
+            points.append(
+                replace(pt, speedup=one.predicted_s / pt.predicted_s, efficiency=work_1 / (p * pt.predicted_s))
+            )
+    return Sweep(algorithm, tuple(points), tuple(warnings))
+
+
+# ------------------------------------------------------------------ the p to predict
+
+
+def parse_procs(text: str) -> list[int]:
+    """-n: "4", "1,2,4,8", "1,2,4,...,1024" (the step or ratio of the first two, continued up to
+    the last), "1-16" (every p). ValueError with what is wrong."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if len(items) == 1 and "-" in items[0][1:]:
+        lo, hi = (_positive(v, text) for v in items[0].split("-", 1))
+        if hi < lo:
+            raise ValueError(f"-n {text}: the range ends below its start")
+        return list(range(lo, hi + 1))
+    if "..." in items or "…" in items:
+        dots = items.index("...") if "..." in items else items.index("…")
+        if dots < 2 or dots != len(items) - 2:
+            raise ValueError(f"-n {text}: write at least two values before '...' and one after, e.g. 1,2,4,...,1024")
+        head = [_positive(v, text) for v in items[:dots]]
+        end = _positive(items[-1], text)
+        a, b = head[-2], head[-1]
+        values = list(head)
+        if b > a and b % a == 0 and (len(head) < 3 or head[-2] % head[-3] == 0 and head[-2] // head[-3] == b // a):
+            ratio = b // a
+            while values[-1] * ratio <= end:
+                values.append(values[-1] * ratio)
+        elif b > a:
+            while values[-1] + (b - a) <= end:
+                values.append(values[-1] + (b - a))
+        else:
+            raise ValueError(f"-n {text}: the values before '...' must grow")
+        if values[-1] != end:
+            values.append(end)
+        return values
+    values = [_positive(v, text) for v in items]
+    if not values:
+        raise ValueError("-n needs a number of processes")
+    return values
+
+
+def _positive(v: str, text: str) -> int:
+    try:
+        value = int(v)
+    except ValueError:
+        raise ValueError(f"-n {text}: '{v}' is not a number of processes") from None
+    if value < 1:
+        raise ValueError(f"-n {text}: '{v}' is not a positive number of processes")
+    return value

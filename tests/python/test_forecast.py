@@ -1,0 +1,181 @@
+"""bspkit.forecast: a closed-form cost evaluated with a machine's parameters. The totals must be
+what bspkit.predict gives for the same supersteps written out as a driver run (the reference:
+the prediction `bspkit run --params` makes), the parts must add up to the total, the band must
+hold the total and widen with the spread, speedup and efficiency follow eq. 4.11-4.12, and -n
+lists parse as written."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from bspkit import predict as pd
+from bspkit.costs import Cost, StepKind
+from bspkit.forecast import (
+    ForecastError,
+    Machine,
+    Rate,
+    Spread,
+    parse_procs,
+    point,
+    rate_from_run,
+    rate_of,
+    sweep,
+)
+from bspkit.params import Params
+
+from synth import L_EMPTY, PARAMS_JSON
+
+PARAMS = Params.from_json(PARAMS_JSON)
+F = 2.0e-9
+
+
+def toy_cost(problem: Mapping[str, Any], p: int) -> Cost:
+    """A made-up algorithm: n^2 / p work in 3 supersteps, an all-to-all of n / p words in the
+    middle one (p - 1 messages), local work after the last sync."""
+    n = int(problem["n"])
+    h = 0 if p == 1 else n // p
+    steps = (
+        StepKind("setup", 1, float(n), 0, 0, 0),
+        StepKind("exchange", 2, n * n / p, h, p - 1, h / max(p - 1, 1), "put", "alltoall"),
+        StepKind("finish", 1, float(n) / p, 0, 0, 0, sync=False),
+    )
+    return Cost("toy", p, {"n": n}, "flop", "dot_double_naive", steps)
+
+
+def machine(spread: Spread = Spread()) -> Machine:
+    return Machine(PARAMS, "synthetic probe at p = 2", spread)
+
+
+@pytest.mark.parametrize("p", [1, 2, 4, 16])
+def test_the_totals_are_those_of_predict_on_the_written_out_run(p: int) -> None:
+    cost = toy_cost({"n": 4096}, p)
+    pt = point(cost, machine(), Rate(F, "given"))
+    reference = pd.predict(PARAMS, {"supersteps": cost.supersteps(), "f_s_per_unit": F})
+    for model in pd.MODELS:
+        assert pt.models[model] == pytest.approx(reference[model], rel=1e-12)
+    assert pt.work_s == pytest.approx(cost.W * F)
+
+
+def test_the_parts_add_up_and_the_latency_is_l_per_superstep() -> None:
+    pt = point(toy_cost({"n": 4096}, 4), machine(), Rate(F, "given"))
+    assert pt.work_s + pt.bandwidth_s + pt.latency_s == pytest.approx(pt.predicted_s, rel=1e-12)
+    assert pt.latency_s == pytest.approx(3 * L_EMPTY)  # S = 3 (the finish is not synchronized)
+    assert sum(pt.shares().values()) == pytest.approx(1.0)
+
+
+def test_what_if_halves_each_part() -> None:
+    pt = point(toy_cost({"n": 4096}, 4), machine(), Rate(F, "given"))
+    t = pt.predicted_s
+    halved = {name.split()[0]: value for name, value, _ in pt.what_if()}
+    assert halved["f"] == pytest.approx(t - pt.work_s / 2)
+    assert halved["g"] == pytest.approx(t - pt.bandwidth_s / 2)
+    assert halved["l"] == pytest.approx(t - pt.latency_s / 2)
+
+
+def test_the_best_model_is_the_most_detailed_one_served() -> None:
+    pt = point(toy_cost({"n": 4096}, 4), machine(), Rate(F, "given"))
+    assert pt.best_model == "g(h,h*)"
+    no_levels = Params.from_json(
+        {**PARAMS_JSON, "g": {k: {**v, "levels": [], "predict": None} for k, v in PARAMS_JSON["g"].items()}}
+    )
+    assert point(toy_cost({"n": 4096}, 4), Machine(no_levels, "x"), Rate(F, "given")).best_model == "g const"
+
+
+def test_the_band_holds_the_total_and_widens_with_the_spread() -> None:
+    cost = toy_cost({"n": 4096}, 4)
+    exact = point(cost, machine(), Rate(F, "given"))
+    assert exact.interval_s == pytest.approx((exact.predicted_s, exact.predicted_s))
+    narrow = point(cost, machine(Spread(0.02, 0.05, 0.1)), Rate(F, "given"))
+    wide = point(cost, machine(Spread(0.1, 0.25, 0.5)), Rate(F, "given"))
+    for pt in (narrow, wide):
+        low, high = pt.interval_s
+        assert low < pt.predicted_s < high
+    assert wide.interval_s[1] - wide.interval_s[0] > 3 * (narrow.interval_s[1] - narrow.interval_s[0])
+
+
+def test_the_kinds_sum_to_the_cost() -> None:
+    cost = toy_cost({"n": 1000}, 8)
+    pt = point(cost, machine(), Rate(F, "given"))
+    assert sum(k.S for k in pt.kinds) == cost.S == 3
+    assert sum(k.W for k in pt.kinds) == pytest.approx(cost.W)
+    assert sum(k.H for k in pt.kinds) == pytest.approx(cost.H)
+    assert sum(k.time_s or 0 for k in pt.kinds) == pytest.approx(pt.predicted_s)
+
+
+def test_speedup_and_efficiency_over_p() -> None:
+    result = sweep("toy", [{"n": 4096}], [1, 2, 4, 8], toy_cost, lambda p: machine(), Rate(F, "given"))
+    one = result.points[0]
+    assert one.speedup == pytest.approx(1.0)
+    assert one.efficiency == pytest.approx(toy_cost({"n": 4096}, 1).W * F / one.predicted_s)
+    for pt in result.points[1:]:
+        assert pt.speedup == pytest.approx(one.predicted_s / pt.predicted_s)
+        assert pt.efficiency == pytest.approx(toy_cost({"n": 4096}, 1).W * F / (pt.p * pt.predicted_s))
+    assert result.target().p == 8
+
+
+def test_the_json_contract() -> None:
+    result = sweep("toy", [{"n": 1024}, {"n": 4096}], [1, 4], toy_cost, lambda p: machine(), Rate(F, "given"))
+    out = result.to_json()
+    assert out["p"] == 4 and out["problem"] == {"n": 4096}
+    assert out["predicted_s"] == out["models"][out["best_model"]]
+    assert set(out["models"]) == set(pd.MODELS)
+    low, high = out["interval_s"]
+    assert low <= out["predicted_s"] <= high
+    assert [s["kind"] for s in out["supersteps"]] == ["setup", "exchange", "finish"]
+    assert {"W", "H", "S", "source"} <= set(out["supersteps"][1])
+    assert len(out["table"]) == 4
+
+
+def test_f_from_the_parameter_file_a_run_or_an_error_saying_how() -> None:
+    cost = toy_cost({"n": 10}, 2)
+    assert rate_of(cost, Params.from_json({**PARAMS_JSON, "f": {"dot_double_naive": 3e-9}})).s_per_unit == 3e-9
+    with pytest.raises(ForecastError, match="--f SECONDS_PER_FLOP, or --f-from RUN.json"):
+        rate_of(cost, Params.from_json({**PARAMS_JSON, "f": {}}))
+    run = {"algorithm": "inprod", "p": 1, "params": {"n": 100}, "f_s_per_unit": 1e-9, "f_all_s_per_unit": 2e-9}
+    assert rate_from_run(run, "inprod").s_per_unit == 2e-9
+    with pytest.raises(ForecastError, match="--measure-f"):
+        rate_from_run({"algorithm": "inprod", "f_s_per_unit": None}, "inprod")
+
+
+@pytest.mark.parametrize(
+    "text, procs",
+    [
+        ("4", [4]),
+        ("1,2,4,8", [1, 2, 4, 8]),
+        ("1,2,4,...,1024", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]),
+        ("1,4,16,...,1000", [1, 4, 16, 64, 256, 1000]),
+        ("2,4,...,10", [2, 4, 8, 10]),
+        ("4,8,12,...,20", [4, 8, 12, 16, 20]),
+        ("1-5", [1, 2, 3, 4, 5]),
+    ],
+)
+def test_procs_lists(text: str, procs: list[int]) -> None:
+    assert parse_procs(text) == procs
+
+
+@pytest.mark.parametrize("text", ["0", "a", "4-2", "1,...,8", "4,2,...,1", "1,2,...", ""])
+def test_bad_procs_lists_say_what_is_wrong(text: str) -> None:
+    with pytest.raises(ValueError, match="-n"):
+        parse_procs(text)
+
+
+def test_no_model_served_is_an_error() -> None:
+    empty_g = Params.from_json({**PARAMS_JSON, "g": {}})
+    with pytest.raises((ForecastError, pd.PredictionError)):
+        point(toy_cost({"n": 4096}, 4), Machine(empty_g, "x"), Rate(F, "given"))
+    assert math.isfinite(point(toy_cost({"n": 4096}, 1), Machine(empty_g, "x"), Rate(F, "given")).predicted_s)
+
+
+def test_processes_beyond_the_cores_take_turns() -> None:
+    cost = toy_cost({"n": 4096}, 8)
+    alone = point(cost, machine(), Rate(F, "given"))
+    shared = point(cost, Machine(PARAMS, "two cores", cores=2), Rate(F, "given"))
+    assert shared.work_s == pytest.approx(4 * alone.work_s)
+    assert shared.predicted_s - alone.predicted_s == pytest.approx(3 * alone.work_s)
+    assert point(toy_cost({"n": 4096}, 2), Machine(PARAMS, "two cores", cores=2), Rate(F, "g")).work_s == (
+        pytest.approx(toy_cost({"n": 4096}, 2).W * F)
+    )
