@@ -12,13 +12,17 @@ counts as much as one at p = 16):
 - "a + b log2 p": a synchronization along a tree or a dissemination barrier (log2 p rounds);
 - "a + b p": a central barrier, or one process that handles a message per process.
 
-The law of a quantity is the one with the smallest leave-one-out error (each probe predicted
-from the others: the fit that extrapolates best, not the one that bends most), with 2 values
-of p its least-squares residual (both two-coefficient laws then fit exactly; the tie goes to
-"a + b log2 p", and the warning gives what "a + b p" would say). Errors within the points'
-own scatter (their 95 % intervals in the files) do not count, and near ties (within
-`NEAR_TIE`) go to the simpler law. A law that gives a value <= 0 at the target p (a
-decreasing g extrapolated far) is not used.
+The law of a quantity: a two-coefficient law is a candidate only where its slope b stands
+out of the scatter (|b| at least the 99 % quantile times its standard error: a file has ~100
+quantities, and at 95 % a few that do not depend on p would show a trend by chance, to be
+extrapolated far), and beyond the largest p probed only where it grows (a machine does not
+synchronize or move a word faster because more processes take part) and stays > 0. Among
+the candidates and the constant, the law is the one with the smallest leave-one-out error
+(each probe predicted from the others: the fit that extrapolates best, not the one that bends
+most), with 2 values of p the least-squares residual (both two-coefficient laws then fit
+exactly; the tie goes to "a + b log2 p", and the warning gives what "a + b p" would say).
+Errors within the points' own scatter (their 95 % intervals in the files) do not count, and
+near ties (within `NEAR_TIE`) go to the simpler law.
 
 The error of a fitted value at the target p (`ParamFit.error_rel`) is the standard error of the
 chosen law there (from its residuals, at least the points' own scatter) and the spread between
@@ -93,9 +97,11 @@ class ParamFit:
     "one value of p", "per core: f does not depend on p"); `errors` the criterion's relative
     rms error of each law it could judge; `residual_rel_rms` the chosen law's relative rms
     residual at its points (for f: the relative rms scatter of f between the files, the
-    machine's run-to-run variation); `alternatives` each law's value at the target p.
-    `error_rel` is the relative standard error of `value` (module docstring), None where one
-    value of p cannot tell it; `notes` why a law was not used."""
+    machine's run-to-run variation); `alternatives` each law's value at the target p;
+    `slope_t` each two-coefficient law's |b| over its standard error (a candidate from the 99 %
+    quantile on). `error_rel` is the relative standard error of `value` (module docstring),
+    None where one value of p cannot tell it; `notes` why a law whose slope counts was not
+    used (it decreases beyond the p probed, or reaches 0)."""
 
     name: str  # "l", "put/alltoall linreg g", "put/alltoall level h=1024 A_s", "f dot_double_blas"
     unit: str  # bspkit.units' unit: "s", "s/word", "words", "s/op"
@@ -369,11 +375,12 @@ def _check_same_machine(files: Sequence[Params], force: bool) -> list[str]:
 
 
 def _rel_sd_of_triplet(v: Any) -> float | None:
-    """The relative sd of a [value, low, high] 95 % interval, None for a number or null."""
+    """The relative sd of a [value, low, high] 95 % interval, None for a number, null or
+    [v, v, v] (no interval known)."""
     if not isinstance(v, (list, tuple)) or len(v) < 3 or v[0] is None or not v[0]:
         return None
     lo, hi = v[1], v[2]
-    if lo is None or hi is None:
+    if lo is None or hi is None or hi == lo:
         return None
     return abs(float(hi) - float(lo)) / (2 * Z_CI * abs(float(v[0])))
 
@@ -387,7 +394,8 @@ def _latency_rel_sd(detail: Mapping[str, Any] | None) -> float | None:
 
 
 def _scaled_triplet(v: Any, like: Any) -> list[float]:
-    """[v, low, high] with the relative interval of `like` (the nearest probe's triplet)."""
+    """[v, low, high] with the relative interval of `like` (the nearest probe's triplet);
+    [v, v, v] where it has none."""
     ref = value_of(like)
     if isinstance(like, (list, tuple)) and len(like) >= 3 and ref and like[1] is not None and like[2] is not None:
         return [v, v * float(like[1]) / ref, v * float(like[2]) / ref]
@@ -563,7 +571,8 @@ def params_at(files: Sequence[Params], p: int, *, force: bool = False) -> Machin
     empty sync is "l"), and per surface Bisseling's g and l, the eq. (2.5)/(2.6) fits' g_inf,
     h_half and o, the one global model, and A_s and B_s of each h of the per-h fit (g_h = A_s/h);
     f is not fitted: it is per core (the probe times it on one process alone), so it is the
-    median file's. The rest of the file (validation, As suite, memcpy, IMH) is left empty: it
+    median file's. A probe at p = 1 (a process alone: no communication) is left out of the fits
+    of l and g where two other values of p remain. The rest of the file (validation, As suite, memcpy, IMH) is left empty: it
     describes the probes' runs, not a run at p. One file at another p is used unchanged, with a
     warning. The fitted file keeps the measured relative intervals of the probe nearest in p
     (its triplets, l_detail, the levels' residuals); the fits' own errors are in `fits`.
@@ -589,7 +598,7 @@ def params_at(files: Sequence[Params], p: int, *, force: bool = False) -> Machin
         return MachineAtP(copy.deepcopy(chosen), source, [], warnings)
     ps = sorted({f.p for f in files if f.p is not None})
     if len(ps) == 1:
-        only = files[-1]
+        only = max(files, key=lambda f: f.fitted or "")
         what = "hand-written" if is_hand_written(only) else f"probe at p = {ps[0]}"
         warnings.append(
             f"only p = {ps[0]} was measured: l and g are those of p = {ps[0]}, not of p = {p} "
@@ -598,9 +607,23 @@ def params_at(files: Sequence[Params], p: int, *, force: bool = False) -> Machin
         out = copy.deepcopy(only)
         out.p = p
         return MachineAtP(out, f"{what} (used unchanged at p = {p})", [], warnings)
+    # p = 1 times a process alone: its l and g are no communication between processes
+    comm_files = list(files)
+    if ps[0] == 1:
+        if len(ps) >= 3:
+            comm_files = [f for f in files if f.p != 1]
+            ps = ps[1:]
+            warnings.append(
+                "p = 1 left out of the fits of l and g: a process alone does not communicate (its f is used)"
+            )
+        else:
+            warnings.append(
+                f"l and g at p = 1 are of a process alone, which does not communicate: fitted with p = {ps[1]} "
+                f"they say little of p = {p} (probe at two or more p > 1)"
+            )
     inside = ps[0] <= p <= ps[-1]
     source = f"{'interpolated' if inside else 'extrapolated'} from p = {', '.join(str(q) for q in ps)}"
-    hand = sorted({f.p for f in files if is_hand_written(f) and f.p is not None})
+    hand = sorted({f.p for f in comm_files if is_hand_written(f) and f.p is not None})
     if hand:
         source += f" (hand-written: p = {', '.join(str(q) for q in hand)})"
     if p > ps[-1]:
@@ -616,8 +639,8 @@ def params_at(files: Sequence[Params], p: int, *, force: bool = False) -> Machin
             f"p = {p} is more than the {max(cores)} cores of the machine probed: a run at p = {p} spans other "
             "nodes (or shares cores), whose communication no probe measured"
         )
-    nearest = _nearest(files, p)
-    fitter = _Fitter(files, p)
+    nearest = _nearest(comm_files, p)
+    fitter = _Fitter(comm_files, p)
     result = Params(
         source=f"bspkit.machine_scaling: {source}; files: {'; '.join(_describe(f) for f in files)}",
         fitted=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -626,7 +649,7 @@ def params_at(files: Sequence[Params], p: int, *, force: bool = False) -> Machin
     )
     # f: per core, the median file's value and detail
     for kernel in sorted({k for f in files for k, v in f.f.items() if v}):
-        have = [f for f in files if f.f.get(kernel)]
+        have = [f for f in files if f.f.get(kernel)]  # every file: f is per core
         f_fit, i = _per_core(f"f {kernel}", [(f.p or 0, float(f.f[kernel] or 0.0)) for f in have], p)
         fitter.fits.append(f_fit)
         result.f[kernel] = f_fit.value
@@ -637,7 +660,7 @@ def params_at(files: Sequence[Params], p: int, *, force: bool = False) -> Machin
         if rates:
             result.f_average[kind] = 1.0 / float(np.mean(rates))
     # l: each variant; its detail is the nearest probe's, scaled to the fitted value
-    for variant in sorted({k for f in files for k in f.l}, key=lambda v: (v != "empty", v)):
+    for variant in sorted({k for f in comm_files for k in f.l}, key=lambda v: (v != "empty", v)):
         fit = fitter.fit(
             "l" if variant == "empty" else f"l {variant}",
             _latency_getter(variant),
@@ -649,14 +672,14 @@ def params_at(files: Sequence[Params], p: int, *, force: bool = False) -> Machin
         detail = next(
             (
                 f.l_detail[variant]
-                for f in sorted(files, key=lambda f: f is not nearest)
+                for f in sorted(comm_files, key=lambda f: f is not nearest)
                 if variant in f.l_detail and f.l_detail[variant].get("median")
             ),
             None,
         )
         if detail is not None:
             result.l_detail[variant] = _scaled_detail(detail, fit.value)
-    for key in sorted({k for f in files for k in f.g}):
+    for key in sorted({k for f in comm_files for k in f.g}):
         result.g[key] = _fit_surface(fitter, key, nearest, warnings)
     # what the caller should know about the choices
     l_fit = next((f for f in fitter.fits if f.name == "l"), None)

@@ -447,3 +447,21 @@ def test_a_hand_written_file_joins_probes_at_other_p() -> None:
     m = params_at(files, 32)
     assert m.source == "interpolated from p = 2, 4, 8, 64 (hand-written: p = 64)"
     assert m.params.l["empty"] == pytest.approx(log_law(32), rel=1e-9)
+
+
+def test_a_probe_at_p_1_gives_f_but_not_l_and_g() -> None:
+    alone = params_json(1, lambda p: 3.0e-8)  # a sync of a process alone: no communication
+    alone["f"]["matmul_double_blas"] = 1.1 * F_BLAS
+    files = [Params.from_json(alone), *probes(log_law, (2, 4, 8))]
+    m = params_at(files, 1024)
+    assert m.source == "extrapolated from p = 2, 4, 8"
+    assert any("p = 1 left out" in w for w in m.warnings)
+    l_fit = m.fit("l")
+    assert l_fit is not None and [q for q, _ in l_fit.points] == [2, 4, 8]
+    assert m.params.l["empty"] == pytest.approx(log_law(1024), rel=1e-9)
+    f_fit = m.fit("f matmul_double_blas")
+    assert f_fit is not None and [q for q, _ in f_fit.points] == [1, 2, 4, 8]
+    # with one other p only, p = 1 stays in, with a warning
+    two = params_at(files[:2], 64)
+    assert any("a process alone" in w for w in two.warnings)
+    assert two.source == "extrapolated from p = 1, 2"
