@@ -39,22 +39,38 @@ CASES: dict[str, tuple[int, list[str], list[str]]] = {
 
 
 def run_json(cmd: list[str]) -> dict[str, Any]:
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    out = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if out.returncode != 0:
-        raise SystemExit(f"failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr[-2000:]}")
+        raise SystemExit(
+            f"failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr[-2000:]}"
+        )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def launch(args: argparse.Namespace, p: int) -> list[str]:
-    return ["-b", args.backend, "-n", str(p), *(["--hostfile", args.hostfile] if args.hostfile else [])]
+    return [
+        "-b",
+        args.backend,
+        "-n",
+        str(p),
+        *(["--hostfile", args.hostfile] if args.hostfile else []),
+    ]
 
 
 def probe(args: argparse.Namespace, p: int) -> Path:
     d = Path(args.out) / f"probe-p{p}"
     if not (d / "params.json").is_file():
         print(f"probe at p = {p} ...", file=sys.stderr, flush=True)
-        cmd = [*BSPKIT, "probe", "--quick", *launch(args, p), "--output-dir", str(d), "--force"]
-        if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
+        cmd = [
+            *BSPKIT,
+            "probe",
+            "--quick",
+            *launch(args, p),
+            "--output-dir",
+            str(d),
+            "--force",
+        ]
+        if subprocess.run(cmd, check=False, stdout=subprocess.DEVNULL).returncode != 0:
             raise SystemExit(f"the probe at p = {p} failed: {' '.join(cmd)}")
     return d / "params.json"
 
@@ -77,48 +93,131 @@ def main() -> int:
         size, predict_opts, driver_opts = CASES[alg]
         f_run = out / f"{alg}-f.json"
         if not f_run.is_file():
-            run_json([*BSPKIT, "run", alg, "-b", "threads", "-n", "1", "--size", str(size), "--json", str(f_run),
-                      "--", "--measure-f", "-r", "1", "--no-check", *driver_opts])
+            run_json(
+                [
+                    *BSPKIT,
+                    "run",
+                    alg,
+                    "-b",
+                    "threads",
+                    "-n",
+                    "1",
+                    "--size",
+                    str(size),
+                    "--json",
+                    str(f_run),
+                    "--",
+                    "--measure-f",
+                    "-r",
+                    "1",
+                    "--no-check",
+                    *driver_opts,
+                ]
+            )
         for p in procs:
-            measured = run_json([*BSPKIT, "run", alg, *launch(args, p), "--size", str(size), "--json", "-", "--",
-                                 "-r", str(args.reps), "--no-check", *driver_opts])
-            predicted = run_json([*BSPKIT, "predict", alg, "--size", str(size), "-n", str(p), *predict_opts,
-                                  "--params", str(params[p]), "--f-from", str(f_run), "--json", "-",
-                                  *(["--cores", "100000"] if args.hostfile else [])])
+            measured = run_json(
+                [
+                    *BSPKIT,
+                    "run",
+                    alg,
+                    *launch(args, p),
+                    "--size",
+                    str(size),
+                    "--json",
+                    "-",
+                    "--",
+                    "-r",
+                    str(args.reps),
+                    "--no-check",
+                    *driver_opts,
+                ]
+            )
+            predicted = run_json(
+                [
+                    *BSPKIT,
+                    "predict",
+                    alg,
+                    "--size",
+                    str(size),
+                    "-n",
+                    str(p),
+                    *predict_opts,
+                    "--params",
+                    str(params[p]),
+                    "--f-from",
+                    str(f_run),
+                    "--json",
+                    "-",
+                    *(["--cores", "100000"] if args.hostfile else []),
+                ]
+            )
             t = measured["time_s"]
             row = {
-                "algorithm": alg, "p": p, "n": size, "measured_s": t, "times_s": measured["times_s"],
-                "predicted_s": predicted["predicted_s"], "best_model": predicted["best_model"],
-                "models": predicted["models"], "interval_s": predicted["interval_s"],
+                "algorithm": alg,
+                "p": p,
+                "n": size,
+                "measured_s": t,
+                "times_s": measured["times_s"],
+                "predicted_s": predicted["predicted_s"],
+                "best_model": predicted["best_model"],
+                "models": predicted["models"],
+                "interval_s": predicted["interval_s"],
                 "error": predicted["predicted_s"] / t - 1,
-                "errors": {m: (v / t - 1 if v else None) for m, v in predicted["models"].items()},
-                "in_band": predicted["interval_s"][0] <= t <= predicted["interval_s"][1],
-                "counts": {"W": (measured["W"], predicted["W"]), "H": (measured["H"], predicted["H"]),
-                           "S": (measured["S"], predicted["S"])},
+                "errors": {
+                    m: (v / t - 1 if v else None)
+                    for m, v in predicted["models"].items()
+                },
+                "in_band": predicted["interval_s"][0]
+                <= t
+                <= predicted["interval_s"][1],
+                "counts": {
+                    "W": (measured["W"], predicted["W"]),
+                    "H": (measured["H"], predicted["H"]),
+                    "S": (measured["S"], predicted["S"]),
+                },
             }
             rows.append(row)
-            print(f"{alg:<20} p = {p:<3} measured {t:.4g} s  predicted {row['predicted_s']:.4g} s "
-                  f"({row['error']:+.1%}, {row['best_model']})  band {row['interval_s'][0]:.4g}-"
-                  f"{row['interval_s'][1]:.4g} {'in' if row['in_band'] else 'OUT'}", flush=True)
+            print(
+                f"{alg:<20} p = {p:<3} measured {t:.4g} s  predicted {row['predicted_s']:.4g} s "
+                f"({row['error']:+.1%}, {row['best_model']})  band {row['interval_s'][0]:.4g}-"
+                f"{row['interval_s'][1]:.4g} {'in' if row['in_band'] else 'OUT'}",
+                flush=True,
+            )
     summary = {}
     for alg in args.algs.split(","):
         mine = [r for r in rows if r["algorithm"] == alg]
         summary[alg] = {
             "mean_abs_error": statistics.mean(abs(r["error"]) for r in mine),
-            "per_model": {m: statistics.mean(abs(r["errors"][m]) for r in mine if r["errors"][m] is not None)
-                          for m in mine[0]["errors"] if any(r["errors"][m] is not None for r in mine)},
+            "per_model": {
+                m: statistics.mean(
+                    abs(r["errors"][m]) for r in mine if r["errors"][m] is not None
+                )
+                for m in mine[0]["errors"]
+                if any(r["errors"][m] is not None for r in mine)
+            },
             "coverage": sum(r["in_band"] for r in mine) / len(mine),
         }
-        print(f"{alg:<20} mean |error| {summary[alg]['mean_abs_error']:.1%}, band coverage "
-              f"{summary[alg]['coverage']:.0%}")
-    machine = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-               "loadavg": os.getloadavg(), "blas_coretype": os.environ.get("OPENBLAS_CORETYPE")}
+        print(
+            f"{alg:<20} mean |error| {summary[alg]['mean_abs_error']:.1%}, band coverage "
+            f"{summary[alg]['coverage']:.0%}"
+        )
+    machine = {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "loadavg": os.getloadavg(),
+        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+    }
     try:
-        machine["cpu"] = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                              if line.startswith("model name"))
+        machine["cpu"] = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
     except (OSError, StopIteration):
         pass
-    (out / "accuracy.json").write_text(json.dumps({"machine": machine, "rows": rows, "summary": summary}, indent=1))
+    (out / "accuracy.json").write_text(
+        json.dumps({"machine": machine, "rows": rows, "summary": summary}, indent=1)
+    )
     return 0
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from bspkit import machine_scaling as ms
 from bspkit import predict as pd
 from bspkit.costs import Cost, StepKind
 from bspkit.params import Params
@@ -63,6 +64,26 @@ class Spread:
 
     def to_json(self) -> JsonObject:
         return {"f": self.f, "g": self.g, "l": self.l}
+
+
+def spread_of(at: ms.MachineAtP) -> Spread:
+    """The three spreads of a machine's parameters (bspkit.machine_scaling.parameter_spread,
+    the fits over p added in): f, the median over the probe's kernels (f is the scatter of one
+    core's kernel time, alike across kernels); g, the all-to-all put surface's for the most
+    detailed model it has (g(h,h*), then g(h), then Bisseling's g), else the median over the
+    surfaces; l, the empty sync's. Unknown ones are 0 (a hand-written number)."""
+    spread = ms.parameter_spread(at)
+
+    def of_surface(s: ms.SurfaceSpread) -> float | None:
+        return next((v for v in (s.g_h_hstar, s.g_h, s.linreg_g) if v is not None), None)
+
+    fs = [v for v in spread.f.values() if v is not None]
+    put = spread.g.get("put/alltoall")
+    g = of_surface(put) if put is not None else None
+    if g is None:
+        gs = [v for s in spread.g.values() if (v := of_surface(s)) is not None]
+        g = float(np.median(gs)) if gs else None
+    return Spread(float(np.median(fs)) if fs else 0.0, g or 0.0, spread.l or 0.0)
 
 
 @dataclass(frozen=True)
@@ -278,7 +299,9 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
         if step.sync:
             k["comm"] += step.repeat * (_comm_cost(params, step, best, memo) or 0.0)
     kind_costs = tuple(
-        KindCost(name, k["S"], k["W"], k["H"], k["source"], k["W"] * work_s / cost.W + k["comm"] if cost.W else k["comm"])
+        KindCost(
+            name, k["S"], k["W"], k["H"], k["source"], k["W"] * work_s / cost.W + k["comm"] if cost.W else k["comm"]
+        )
         for name, k in kinds.items()
     )
 

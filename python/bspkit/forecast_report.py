@@ -120,9 +120,9 @@ def target_lines(pt: Point) -> list[str]:
 
 
 def _plot(sweep: Sweep, what: str) -> bytes:
-    from bspkit.plots import png_bytes  # matplotlib: only when a page is written
-
     import matplotlib.pyplot as plt
+
+    from bspkit.plots import png_bytes  # matplotlib: only when a page is written
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     procs = sorted({pt.p for pt in sweep.points})

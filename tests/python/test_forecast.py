@@ -46,8 +46,8 @@ def toy_cost(problem: Mapping[str, Any], p: int) -> Cost:
     return Cost("toy", p, {"n": n}, "flop", "dot_double_naive", steps)
 
 
-def machine(spread: Spread = Spread()) -> Machine:
-    return Machine(PARAMS, "synthetic probe at p = 2", spread)
+def machine(spread: Spread | None = None) -> Machine:
+    return Machine(PARAMS, "synthetic probe at p = 2", spread or Spread())
 
 
 @pytest.mark.parametrize("p", [1, 2, 4, 16])

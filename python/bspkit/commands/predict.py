@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -78,7 +78,10 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     rate = pr.add_mutually_exclusive_group()
     rate.add_argument(
-        "--f", type=positive_float, metavar="SECONDS", help="f: seconds per work unit of the algorithm (flop, cell, key)"
+        "--f",
+        type=positive_float,
+        metavar="SECONDS",
+        help="f: seconds per work unit of the algorithm (flop, cell, key)",
     )
     rate.add_argument(
         "--f-from",
@@ -206,29 +209,47 @@ def read_rate(options: PredictOptions) -> Rate | None:
         raise Failure(f"--f-from {options.f_from}: {e}") from None
 
 
-def machines(files: Sequence[Path], cores: int | None) -> tuple[list[Params], Any]:
-    """The parameter files read and checked, and the function giving the machine at a p (its
-    cores: those given, else the probe's when it ran on threads, on one machine)."""
+def read_machine_files(files: Sequence[Path], rate_given: bool) -> list[Params]:
+    """The parameter files, probes' or hand-written (the shorthand too), each checked: a
+    hand-written one for what it lacks (its f need not be there when f is given)."""
+    from bspkit import machine_scaling as ms
+    from bspkit.params import ParamsError
+
+    out = []
+    for path in files:
+        try:
+            params = ms.read_params_file(path)
+        except OSError as e:
+            raise Failure(f"cannot read {path}: {e.strerror or e}") from None
+        except json.JSONDecodeError as e:
+            raise Failure(f"{path}: not JSON: {e.msg} (line {e.lineno})") from None
+        except ParamsError as e:
+            raise Failure(f"{path}: {e}") from None
+        if ms.is_hand_written(params):
+            missing = [m for m in ms.check_hand_written(params) if not (rate_given and m.startswith("f:"))]
+            if missing:
+                raise Failure(f"{path} lacks what a prediction needs:\n  " + "\n  ".join(missing))
+        out.append(params)
+    return out
+
+
+def machine_at_p(params: Sequence[Params], cores: int | None) -> Callable[[int], Machine]:
+    """The machine at a p: the probe at p, else l and g fitted over the probes' p
+    (bspkit.machine_scaling); its cores: those given, else the probe's when it ran on threads."""
     from bspkit import forecast as fc
     from bspkit import machine_scaling as ms
-    from bspkit.inputs import load_params
-
-    params = [load_params(path) for path in files]
 
     def machine_at(p: int) -> Machine:
         try:
             at = ms.params_at(params, p)
         except ms.MachineScalingError as e:
             raise Failure(str(e)) from None
-        spread = ms.parameter_spread(at)
         shared = cores
         if shared is None and at.params.machine.get("backend") == "threads":
             shared = at.params.machine.get("cores")
-        return fc.Machine(
-            at.params, at.source, fc.Spread(spread.f, spread.g, spread.l), tuple(at.warnings), cores=shared
-        )
+        return fc.Machine(at.params, at.source, fc.spread_of(at), tuple(at.warnings), cores=shared)
 
-    return params, machine_at
+    return machine_at
 
 
 def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
@@ -248,7 +269,7 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
         if out and out != "-":
             check_writable(Path(out), "--json" if out == options.json else "-o")
     rate = read_rate(options)
-    _, machine_at = machines(parameter_files(options), options.cores)
+    machine_at = machine_at_p(read_machine_files(parameter_files(options), rate is not None), options.cores)
 
     def cost_of(problem: Mapping[str, Any], p: int) -> costs.Cost:
         try:
