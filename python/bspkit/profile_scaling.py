@@ -124,15 +124,15 @@ class SiteRun:
     count: int = 0
     primitive: str | None = None  # of its costliest superstep in communication
     pattern: str | None = None
-    _top_h: int = -1
+    top_h: int = -1  # the h of that superstep
 
     def add(self, step: pf.StepStats, work_s: float) -> None:
         self.S += 1
         self.work_s += work_s
         self.H += step.h
         self.count += step.count
-        if step.h > self._top_h:
-            self._top_h = step.h
+        if step.h > self.top_h:
+            self.top_h = step.h
             prim = pf.PRIMITIVE_FOR_PREDICTION.get(step.primitive or "", step.primitive)
             self.primitive, self.pattern = prim, step.pattern
 

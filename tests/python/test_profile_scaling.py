@@ -289,6 +289,14 @@ def test_command_json_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert rc == 0, err
     d = json.loads(stdout)
     assert d["best_model"] == "g const" and d["predicted_s"] == d["models"]["g const"]
+    # --compute-scale: the work twice as long on the target machine
+    rc, stdout, err = bspkit(
+        capsys, "profile", "--scale", *runs, "-n", "64", "--to-size", "2048", "--params", str(params),
+        "--compute-scale", "2", "--json", "-",
+    )  # fmt: skip
+    d = json.loads(stdout)
+    assert rc == 0 and d["compute_scale"] == 2.0
+    assert d["predicted_s"] == pytest.approx(truth_time(64, 2048, "g(h,h*)") + d["W_s"], rel=1e-9)
     # without --params: the laws and the totals at the target, no time
     rc, stdout, err = bspkit(capsys, "profile", "--scale", *runs, "-n", "64", "--to-size", "2048", "--json", "-")
     d = json.loads(stdout)
