@@ -259,6 +259,9 @@ class StepStats:
     set_tagsize: int
     phase: str | None = None  # the program's name for this part of the run (bspk_profile_phase)
     site: str = ""  # the bsp_sync call site(s), resolved
+    # the compute on the processes' CPU clocks (cpu_s); None where a record has none (a file
+    # written before the library recorded it)
+    cpu: Spread | None = None
     site_keys: list[st.SiteKey | None] = field(default_factory=list)
 
     @property
@@ -277,6 +280,7 @@ class StepStats:
             "start_s": self.start_s,
             "time_s": self.time_s,
             "compute_s": self.compute.to_json(),
+            "cpu_s": self.cpu.to_json() if self.cpu is not None else None,
             "imbalance": self.imbalance,
             "wait_s": self.wait.to_json(),
             "sync_s": self.sync.to_json(),
@@ -487,6 +491,7 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
     words = sum(sent)
     total_requests = sum(issued)
     ends = {rec.get("end") for rec in records}
+    cpu = [r.get("cpu_s") for r in records]
     return StepStats(
         step=int(records[0]["step"]),
         end="bsp_end" if "bsp_end" in ends else "bsp_sync",
@@ -511,6 +516,7 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
         pop_reg=max(int(r.get("pop_reg") or 0) for r in records),
         set_tagsize=max(int(r.get("set_tagsize") or 0) for r in records),
         phase=_common_phase(records),
+        cpu=Spread.of([float(c) for c in cpu]) if all(isinstance(c, (int, float)) for c in cpu) else None,
     )
 
 

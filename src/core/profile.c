@@ -5,6 +5,11 @@
  * branch. On, each process counts its primitives per destination and times its
  * supersteps into memory; nothing touches the file during the run (a write there would be
  * part of some superstep's time), each process appends its records in bsp_end.
+ *
+ * Each superstep's compute is timed twice: on the wall clock (compute_s) and on the calling
+ * thread's CPU clock (cpu_s), the work it did whatever else shared its core (a run with
+ * more processes than cores). Each CPU span lies inside its wall span: the wall clock is
+ * read first where a span starts and last where it ends.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,7 +36,7 @@ typedef struct peer_traffic {
 typedef struct superstep_record {
   long step;
   int at_end;
-  double t_start, compute, sync, wait;
+  double t_start, compute, cpu, sync, wait;
   long op_calls[BSPK_PROFILE_NOPS], op_bytes[BSPK_PROFILE_NOPS];
   long self_words;
   int push_reg, pop_reg, set_tagsize;
@@ -50,6 +55,7 @@ struct bspk_profile {
   const char *path;
   long section;
   double t_start, t_enter, wait;
+  double cpu_start, cpu_enter; /* the thread's CPU clock where compute starts and ends */
   superstep_record current;
   /* This superstep's traffic by peer: [2 * nprocs] counters (out, then get), and how many
    * of them are non-zero (the sync's scan stops when it has found them all). */
@@ -67,6 +73,13 @@ struct bspk_profile {
   int last_object;
   uintptr_t last_offset;
 };
+
+/* The CPU time of the calling thread (a process of the threads back end is one), seconds. */
+static double thread_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* This program's file, absolute (the path it was started by may be relative), or "". */
 static const char *program_path(char buf[PATH_MAX]) {
@@ -163,6 +176,7 @@ void bspk_profile_begin(bspk_proc *self) {
   prof->t_start = self->start_time;
   self->profile = prof;
   if (self->pid == 0) write_header(self, prof);
+  prof->cpu_start = thread_cpu_now(); /* after the header: writing it is not the program's work */
 }
 
 void bspk_profile_count(bspk_proc *self, enum bspk_profile_op op, int peer, long nbytes) {
@@ -229,6 +243,7 @@ BSPK_API void bspk_profile_phase(const char *name) {
 
 void bspk_profile_sync_enter(bspk_proc *self, const void *site) {
   bspk_profile *prof = self->profile;
+  prof->cpu_enter = thread_cpu_now();
   prof->t_enter = bspk_now();
   prof->wait = 0;
   for (int i = 0; i < self->nregops; i++) {
@@ -250,6 +265,7 @@ void bspk_profile_sync_exit(bspk_proc *self, int at_end) {
   rec->at_end = at_end;
   rec->t_start = prof->t_start - self->start_time;
   rec->compute = prof->t_enter - prof->t_start;
+  rec->cpu = prof->cpu_enter - prof->cpu_start;
   rec->sync = now - prof->t_enter;
   rec->wait = prof->wait;
   rec->site_object = prof->last_object;
@@ -273,6 +289,7 @@ void bspk_profile_sync_exit(bspk_proc *self, int at_end) {
   prof->records[prof->nrecords++] = *rec;
   memset(rec, 0, sizeof *rec);
   prof->t_start = now;
+  prof->cpu_start = thread_cpu_now(); /* after the bookkeeping above: the library's, not work */
 }
 
 static void write_peers(FILE *f, const bspk_profile *prof, const superstep_record *rec,
@@ -292,8 +309,9 @@ static void write_record(FILE *f, const bspk_proc *self, const bspk_profile *pro
                          const superstep_record *rec) {
   fprintf(f, "{\"type\": \"superstep\", \"section\": %ld, \"pid\": %d, \"step\": %ld, ",
           prof->section, self->pid, rec->step);
-  fprintf(f, "\"end\": \"%s\", \"t_start_s\": %.9f, \"compute_s\": %.9f, \"sync_s\": %.9f, ",
-          rec->at_end ? "bsp_end" : "bsp_sync", rec->t_start, rec->compute, rec->sync);
+  fprintf(f, "\"end\": \"%s\", \"t_start_s\": %.9f, \"compute_s\": %.9f, \"cpu_s\": %.9f, ",
+          rec->at_end ? "bsp_end" : "bsp_sync", rec->t_start, rec->compute, rec->cpu);
+  fprintf(f, "\"sync_s\": %.9f, ", rec->sync);
   fprintf(f, "\"wait_s\": %.9f, \"ops\": {", rec->wait);
   int first = 1;
   for (int op = 0; op < BSPK_PROFILE_NOPS; op++) {

@@ -4,7 +4,9 @@ libbsp writes them with BSPKIT_PROFILE: the tests of bspkit.profile know what we
 from __future__ import annotations
 
 import json
+import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ class StepSpec:
     phase: str | None = None  # bspk_profile_phase's name; None: the record has no "phase"
     site: tuple[int, int] | None = (0, 0x1234)  # (object index, offset), as every process has it
     end: str = "bsp_sync"
+    cpu: list[float] | None = None  # cpu_s per process; None: the record has none (an older libbsp)
 
 
 def header(p: int, section: int = 0, **extra: Any) -> dict[str, Any]:
@@ -96,6 +99,8 @@ def records(
             )
             if s.phase is not None:
                 out[-1]["phase"] = s.phase
+            if s.cpu is not None:
+                out[-1]["cpu_s"] = s.cpu[pid]
             t += s.compute[pid] + s.sync[pid]
         out.append(
             {
@@ -120,3 +125,53 @@ def write_profile(path: Path, recs: list[dict[str, Any]], shuffle: bool = True) 
         random.Random(7).shuffle(rest)
     path.write_text("".join(json.dumps(r) + "\n" for r in [recs[0], *rest]))
     return path
+
+
+# ------------------------------------------------------------------ programs with known laws
+
+
+@dataclass
+class SiteLaw:
+    """A bsp_sync site of a synthetic program, as functions of p and n: how many supersteps
+    it ends, the work of each (CPU seconds, every process alike) and its h-relation (each
+    process puts h words to the next one, in `messages` puts)."""
+
+    offset: int
+    S: Callable[[int, float], int]
+    work: Callable[[int, float], float]
+    h: Callable[[int, float], int] = lambda p, n: 0
+    messages: int = 1
+    end: str = "bsp_sync"
+    phase: str | None = None
+
+
+def law_steps(
+    p: int, n: float, sites: list[SiteLaw], noise: float = 0.0, rng: random.Random | None = None
+) -> list[StepSpec]:
+    """The supersteps of one run: each site's S supersteps in turn (a bsp_end site last).
+    noise: each superstep's work times (1 + a uniform draw in [-noise, noise]). The wall
+    clock's compute is the work times p/2 (the run crowds 2 cores), so only cpu_s tells it."""
+    rng = rng or random.Random(1)
+    steps: list[StepSpec] = []
+    for site in sorted(sites, key=lambda s: s.end == "bsp_end"):
+        for _ in range(site.S(p, n)):
+            work = site.work(p, n) * (1.0 + rng.uniform(-noise, noise))
+            h = site.h(p, n) if p > 1 else 0
+            m = site.messages
+            out = {pid: [((pid + 1) % p, m, h)] for pid in range(p)} if h else {}
+            steps.append(
+                StepSpec(
+                    compute=[work * max(1.0, p / 2)] * p,
+                    cpu=[work] * p,
+                    sync=[1e-5] * p,
+                    out=out,
+                    site=(0, site.offset),
+                    end=site.end,
+                    phase=site.phase,
+                )
+            )
+    return steps
+
+
+def log2p(p: int, n: float) -> int:
+    return round(math.log2(p))

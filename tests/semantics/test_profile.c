@@ -1,12 +1,15 @@
 /* test_profile.c - the superstep profile (BSPKIT_PROFILE, docs/profile-format.md): what each
  * process did in each superstep, as counted by the library, against what this program knows
  * it did. Two SPMD sections (bsp_init style); process 0 reads the file after the last
- * bsp_end and checks every process' records line by line.
+ * bsp_end and checks every process' records line by line. The last superstep of section 0
+ * spins for BUSY_CPU_S of its thread's CPU time: its cpu_s must hold them, on a run with more
+ * processes than cores too (each record's cpu_s lies between 0 and its compute_s).
  * Usage: test_profile --profile FILE [--nprocs P] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bsp.h"
 #include "bspkit.h"
@@ -90,6 +93,22 @@ static void expect_section0(int s, int p, expected e[STEPS0]) {
   describe(&e[3], "", &t, p, 0, 2, 0); /* the last superstep, ended by bsp_end */
 }
 
+/* The CPU time of this thread: what the library's cpu_s counts. */
+static double thread_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#define BUSY_CPU_S 0.02
+/* Work of a known CPU time, however long the wall clock takes for it (shared cores). */
+static void busy(double cpu_s) {
+  volatile double x = 1.0;
+  double until = thread_cpu_s() + cpu_s;
+  while (thread_cpu_s() < until)
+    for (int i = 0; i < 1000; i++) x = x * 1.0000001 + 1e-9;
+}
+
 static void section0(void) {
   bsp_begin(bsp_nprocs());
   int s = bsp_pid(), p = bsp_nprocs();
@@ -116,6 +135,7 @@ static void section0(void) {
   bspk_profile_phase("traffic");       /* a name given before: the same phase again */
   bspk_profile_phase("collective");
   bspk_broadcast(0, block, block, 100);
+  busy(BUSY_CPU_S); /* superstep 3 */
   bsp_pop_reg(bytes);
   bsp_pop_reg(area);
   bsp_end();
@@ -153,6 +173,26 @@ static char **read_lines(const char *path, int *nlines) {
   fclose(f);
   *nlines = n;
   return lines;
+}
+
+/* The number after "key": in a record line, or -1 where the key is missing. */
+static double number_of(const char *line, const char *key) {
+  char quoted[64];
+  snprintf(quoted, sizeof quoted, "\"%s\": ", key);
+  const char *at = strstr(line, quoted);
+  return at ? atof(at + strlen(quoted)) : -1.0;
+}
+
+/* cpu_s: the thread's CPU time over compute_s's span, which lies inside it. The slack: the
+ * two clocks may differ by NTP's slew (at most 500 ppm) and by the scheduler clock's
+ * granularity when the thread moves between cores (microseconds on a virtual machine). */
+static void check_cpu(const char *line, int pid, int step, double at_least) {
+  double compute = number_of(line, "compute_s"), cpu = number_of(line, "cpu_s");
+  CHECK(cpu >= 0, "process %d superstep %d: no cpu_s >= 0 in %s", pid, step, line);
+  CHECK(cpu <= compute * 1.001 + 1e-5, "process %d superstep %d: cpu_s %.9f > compute_s %.9f", pid,
+        step, cpu, compute);
+  CHECK(cpu >= at_least, "process %d superstep %d: cpu_s %.9f, but it spun for %.3f s of CPU", pid,
+        step, cpu, at_least);
 }
 
 /* The line of a record type for section/pid/step (step < 0: none), or NULL. */
@@ -207,13 +247,18 @@ static void check_profile(int p) {
       char phase[64];
       snprintf(phase, sizeof phase, "\"phase\": %s, ", phases[step]);
       CHECK(strstr(line, phase) != NULL, "process %d superstep %d: not %s", s, step, phase);
+      check_cpu(line, s, step, step == STEPS0 - 1 ? BUSY_CPU_S : 0.0);
     }
     const char *proc = find(lines, n, "process", 0, s, -1);
     CHECK(proc && strstr(proc, "\"supersteps\": 4,"),
           "process %d: no process record for 4 supersteps", s);
     CHECK(proc && strstr(proc, "test_profile\", \"base\": \"0x"),
           "process %d: the sync sites' object is not this program", s);
-    CHECK(find(lines, n, "superstep", 1, s, 1) != NULL, "process %d: no section 1 record", s);
+    for (int step = 0; step < 2; step++) {
+      const char *line = find(lines, n, "superstep", 1, s, step);
+      CHECK(line != NULL, "process %d: no section 1 record of superstep %d", s, step);
+      if (line) check_cpu(line, s, step, 0.0);
+    }
   }
   for (int i = 0; i < n; i++) free(lines[i]);
   free(lines);

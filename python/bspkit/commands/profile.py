@@ -1,5 +1,7 @@
 """`bspkit profile FILE`: the BSP cost of a profiled run, and with --params its predicted time
-on a measured machine (bspkit.profile holds the analysis, bspkit.profile_report its pages)."""
+on a measured machine (bspkit.profile holds the analysis, bspkit.profile_report its pages);
+`bspkit profile --scale RUN... --to-p P`: the program at another p from profiles at several
+(bspkit.profile_scaling)."""
 
 from __future__ import annotations
 
@@ -36,9 +38,10 @@ def add_parser(subparsers: Subparsers) -> None:
         "three g models (g const, g(h), g(h,h*)), compute taken as measured (times --compute-scale, or scaled by "
         "the computing rates of --compute-from and --params).",
         epilog="E.g. BSPKIT_PROFILE=run.jsonl bsprun -n 4 ./prog; bspkit profile run.jsonl -o profile.html "
-        "--params cluster/params.json --compute-from here/params.json",
+        "--params cluster/params.json --compute-from here/params.json. Scaling: bspkit profile --scale "
+        "p1.jsonl@n=1000 p2.jsonl@n=1000 p3.jsonl@n=1000 p3.jsonl@n=2000 --to-p 16 --to-size 4000 --params P.json",
     )
-    parser.add_argument("profile", metavar="FILE", help="the profile (.jsonl) the program wrote")
+    parser.add_argument("profile", metavar="FILE", nargs="?", help="the profile (.jsonl) the program wrote")
     parser.add_argument("-o", "--output", metavar="HTML", help="write a self-contained HTML report here")
     parser.add_argument(
         "--json", metavar="FILE", help="write the analysis as JSON here; '-': to stdout (the summary to stderr)"
@@ -76,6 +79,34 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="N",
         help="the SPMD section (bsp_begin .. bsp_end) to analyse, where the program had several (default: the first)",
     )
+    scaling = parser.add_argument_group(
+        "scaling to another p (docs/profiling.md)",
+        "the laws of S, W, h and messages per bsp_sync site over profiles of the program at several p "
+        "(Extra-P's c0 + c1 n^a p^b log2(p)^k, chosen by leave-one-out error) and the program at --to-p",
+    )
+    scaling.add_argument(
+        "--scale",
+        nargs="+",
+        metavar="RUN",
+        help="profiles of the program at 3 or more values of p, each RUN.jsonl or RUN.jsonl@NAME=VALUE with its "
+        "problem size (e.g. run4.jsonl@n=4000; every run or none)",
+    )
+    scaling.add_argument(
+        "-n", "--to-p", type=positive_int, metavar="P", help="the number of processes to predict the program at"
+    )
+    scaling.add_argument(
+        "--to-size",
+        type=positive_float,
+        metavar="VALUE",
+        help="the problem size to predict at (default: the runs' one size; needed where they have several)",
+    )
+    scaling.add_argument(
+        "--model",
+        choices=("g const", "g(h)", "g(h,h*)"),  # predict.MODELS (not imported here: it loads numpy)
+        metavar="MODEL",
+        help="the g model of predicted_s: 'g const', 'g(h)' or 'g(h,h*)' (default: the most complete the "
+        "parameter file can use)",
+    )
     parser.add_argument(
         "--phase",
         metavar="NAME",
@@ -86,7 +117,7 @@ def add_parser(subparsers: Subparsers) -> None:
 
 @dataclass(frozen=True)
 class ProfileOptions:
-    profile: str
+    profile: str | None  # None with --scale
     output: str | None  # the HTML page
     json: str | None  # '-': stdout
     params: str | None  # the machine to predict the run on
@@ -96,6 +127,10 @@ class ProfileOptions:
     top: int
     section: int | None
     phase: str | None
+    scale: tuple[str, ...] = ()  # --scale: the runs, RUN.jsonl[@NAME=VALUE]
+    to_p: int | None = None
+    to_size: float | None = None
+    model: str | None = None
 
 
 def options_from(args: argparse.Namespace) -> ProfileOptions:
@@ -110,10 +145,27 @@ def options_from(args: argparse.Namespace) -> ProfileOptions:
         top=args.top,
         section=args.section,
         phase=args.phase,
+        scale=tuple(args.scale or ()),
+        to_p=args.to_p,
+        to_size=args.to_size,
+        model=args.model,
     )
 
 
 def check_usage(options: ProfileOptions) -> None:
+    if options.scale:
+        if options.profile:
+            raise UsageError(f"--scale takes the runs' profiles: give '{options.profile}' among them, not before")
+        if options.to_p is None:
+            raise UsageError("--scale needs the p to predict at: --to-p P (or -n P)")
+        if options.output:
+            raise UsageError("--scale writes no HTML page (-o): the summary, and --json")
+    else:
+        if not options.profile:
+            raise UsageError("give a profile (FILE), or --scale RUN RUN RUN ... --to-p P")
+        for name, value in (("--to-p", options.to_p), ("--to-size", options.to_size), ("--model", options.model)):
+            if value is not None:
+                raise UsageError(f"{name} goes with --scale")
     if (options.compute_from or options.compute_scale is not None) and not options.params:
         raise UsageError("--compute-scale and --compute-from need --params")
     if options.calibration and not options.params:
@@ -178,6 +230,52 @@ def predictions(options: ProfileOptions, a: pf.Analysis) -> Predictions | None:
     return Predictions(there, here_pred)
 
 
+def compute_scale_for(options: ProfileOptions, params: Params) -> tuple[float, str]:
+    """--compute-from's ratio of the computing rates, or --compute-scale, or 1."""
+    from bspkit import predict as pd
+    from bspkit import profile as pf
+
+    if options.compute_from:
+        try:
+            return pf.rate_scale(params, usable_params(options.compute_from))
+        except pd.PredictionError as e:
+            raise Failure(str(e)) from None
+    if options.compute_scale is not None:
+        return options.compute_scale, "--compute-scale"
+    return 1.0, ""
+
+
+def run_scaling(options: ProfileOptions) -> int:
+    """--scale: the laws per site over the runs, the program at --to-p, with --params its time."""
+    from bspkit import profile_scaling as ps
+
+    assert options.to_p is not None
+    try:
+        specs = [ps.parse_run_spec(text) for text in options.scale]
+        runs, use_cpu, texts = ps.read_runs(specs, options.section, options.phase)
+        sc = ps.scale_runs(runs, use_cpu, texts, options.to_p, options.to_size)
+        if options.params:
+            params = usable_params(options.params)
+            label = options.params
+            if options.calibration:
+                params, moved = calibrated_params(params, options.params, options.calibration)
+                label = f"{options.params}, calibrated by {options.calibration} ({moved})"
+            scale, note = compute_scale_for(options, params)
+            ps.predict_scaling(sc, params, label, scale, note, options.model)
+    except ps.ScalingError as e:
+        raise Failure(str(e)) from None
+    say = sys.stderr if options.json == "-" else sys.stdout
+    print("\n".join(ps.summary_lines(sc)), file=say)
+    if options.json:
+        text = json.dumps(sc.to_json()) + "\n"
+        if options.json == "-":
+            print(text, end="")
+        else:
+            write_text(Path(options.json), text)
+            print(f"scaling written to {options.json}", file=say)
+    return 0
+
+
 def run(options: ProfileOptions, extra: Sequence[str] = ()) -> int:
     from bspkit import profile as pf
     from bspkit.profile_report import analysis_json, html_report, summary_lines
@@ -186,6 +284,9 @@ def run(options: ProfileOptions, extra: Sequence[str] = ()) -> int:
     for out in (options.output, options.json):
         if out and out != "-":
             check_writable(Path(out), "the output")
+    if options.scale:
+        return run_scaling(options)
+    assert options.profile is not None
     try:
         prof = pf.read_profile(options.profile, options.section)
     except pf.ProfileError as e:
