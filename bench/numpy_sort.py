@@ -39,19 +39,29 @@ def cpu_features() -> str:
                     break
     except OSError:
         return "unknown"
-    return ",".join(f"{name}:{'yes' if name in flags else 'no'}" for name in ("avx512f", "avx2"))
+    return ",".join(
+        f"{name}:{'yes' if name in flags else 'no'}" for name in ("avx512f", "avx2")
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="numpy's sort of N uniform random uint32 keys, one core")
+    parser = argparse.ArgumentParser(
+        description="numpy's sort of N uniform random uint32 keys, one core"
+    )
     parser.add_argument("--size", type=int, default=1 << 24, help="keys (default 2^24)")
-    parser.add_argument("-r", "--reps", type=int, default=3, help="timed repetitions (default 3)")
-    parser.add_argument("--seed", type=int, default=1, help="seed of numpy's generator (default 1)")
+    parser.add_argument(
+        "-r", "--reps", type=int, default=3, help="timed repetitions (default 3)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=1, help="seed of numpy's generator (default 1)"
+    )
     args = parser.parse_args(argv)
     if args.size < 1 or args.reps < 1:
         parser.error("--size and --reps must be positive")
 
-    keys = np.random.default_rng(args.seed).integers(0, 2**32, size=args.size, dtype=np.uint32)
+    keys = np.random.default_rng(args.seed).integers(
+        0, 2**32, size=args.size, dtype=np.uint32
+    )
     expected = np.sort(keys, kind="stable")
     times = []
     for rep in range(-1, args.reps):  # rep -1: the warm-up
@@ -62,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         if rep >= 0:
             times.append(elapsed)
         if not np.array_equal(work, expected):
-            print(f"numpy_sort: WRONG RESULT (n = {args.size}): differs from the stable sort", file=sys.stderr)
+            print(
+                f"numpy_sort: WRONG RESULT (n = {args.size}): differs from the stable sort",
+                file=sys.stderr,
+            )
             return 1
     times.sort()
     m = len(times)

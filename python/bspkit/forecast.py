@@ -66,7 +66,7 @@ class Spread:
         return {"f": self.f, "g": self.g, "l": self.l}
 
 
-def spread_of(at: ms.MachineAtP) -> Spread:
+def spread_of(at: ms.MachineAtP | Params) -> Spread:
     """The three spreads of a machine's parameters (bspkit.machine_scaling.parameter_spread,
     the fits over p added in): f, the median over the probe's kernels (f is the scatter of one
     core's kernel time, alike across kernels); g, the all-to-all put surface's for the most
@@ -310,6 +310,20 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
     bandwidth_s = max(comm_s - latency_s, 0.0)
     low, high = band(work_s, bandwidth_s, latency_s, machine.spread)
     return Point(cost, machine, rate, models, best, work_s, latency_s, bandwidth_s, (low, high), kind_costs)
+
+
+def run_band(
+    params: Params, prediction: Mapping[str, float | None], supersteps: int, spread: Spread
+) -> tuple[str, tuple[float, float]] | None:
+    """The band of a driver run's prediction (bspkit.predict.predict's dict, the run's S): that
+    of its most detailed model, None where no model predicted it."""
+    best = next((m for m in BEST_FIRST if prediction.get(m) is not None), None)
+    comm = prediction.get(f"{best} comm_s") if best else None
+    work = prediction.get("work_s")
+    if best is None or comm is None or work is None:
+        return None
+    latency = min(supersteps * pd.empty_sync_s(params), comm)
+    return best, band(work, max(comm - latency, 0.0), latency, spread)
 
 
 # --------------------------------------------------------------------- a sweep

@@ -18,6 +18,7 @@ from typing import Any, NotRequired, TypedDict
 
 from bspkit import algorithms as al
 from bspkit import calibration as cm
+from bspkit import forecast as fc
 from bspkit import predict as pd
 from bspkit import validate_report
 from bspkit.console import Failure, UsageError, progress
@@ -60,6 +61,11 @@ class Row(TypedDict):
     rel_error: ByModel
     rel_error_f_alone: ByModel  # the thesis' f, for comparison
     command: list[str]
+    # the 10-90 % band of the most detailed model's prediction (forecast.run_band) and whether
+    # the measured time fell inside it
+    band_model: NotRequired[str]
+    interval_s: NotRequired[list[float]]
+    in_band: NotRequired[bool]
     calibrated: NotRequired[JsonObject]  # calibration.calibrated_prediction, with --calibrate
     best_model: NotRequired[str | None]  # the best model over the whole sweep (`summaries`)
 
@@ -85,6 +91,9 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
         vals = [(out[m], m) for m in pd.MODELS if out[m] is not None]
     out["best_model"] = min(vals)[1] if vals else None
     out["best_error"] = out[out["best_model"]] if vals else None
+    banded = [r["in_band"] for r in long_rows if "in_band" in r]
+    out["band_runs"] = len(banded)
+    out["band_coverage"] = sum(banded) / len(banded) if banded else None
     return out
 
 
@@ -135,7 +144,7 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         pred_alone = pd.predict(params, d, d.get("f_s_per_unit"))
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
-    return {
+    row: Row = {
         "size": size,
         "params": d.get("params", {}),
         "sweep_value": sweep_value,
@@ -156,6 +165,11 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         "rel_error_f_alone": {m: pd.relative_error(pred_alone[m], d["time_s"]) for m in pd.MODELS},
         "command": res.command,
     }
+    banded = fc.run_band(params, pred, int(d.get("S") or 0), fc.spread_of(params))
+    if banded is not None:
+        model, (low, high) = banded
+        row.update(band_model=model, interval_s=[low, high], in_band=low <= d["time_s"] <= high)
+    return row
 
 
 # The format of validate.json this bspkit writes and reads (--resume).
@@ -432,6 +446,11 @@ def _print_table(
         print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
     if overall.get("best_model"):
         print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
+    if overall.get("band_coverage") is not None:
+        print(
+            f"  10-90% band (the parameters' spread): {overall['band_coverage']:.0%} of "
+            f"{overall['band_runs']} runs inside it"
+        )
     print("  " + validate_report.comm_matters_sentence(overall))
     cal = overall.get("calibrated")
     if cal:

@@ -23,6 +23,7 @@ from bspkit.forecast import (
     point,
     rate_from_run,
     rate_of,
+    run_band,
     sweep,
 )
 from bspkit.params import Params
@@ -179,3 +180,29 @@ def test_processes_beyond_the_cores_take_turns() -> None:
     assert point(toy_cost({"n": 4096}, 2), Machine(PARAMS, "two cores", cores=2), Rate(F, "g")).work_s == (
         pytest.approx(toy_cost({"n": 4096}, 2).W * F)
     )
+
+
+def test_a_driver_runs_band_is_that_of_its_most_detailed_model() -> None:
+    cost = toy_cost({"n": 4096}, 4)
+    run = {"supersteps": cost.supersteps(), "f_s_per_unit": F}
+    prediction = pd.predict(PARAMS, run)
+    spread = Spread(0.05, 0.1, 0.2)
+    model, (low, high) = run_band(PARAMS, prediction, cost.S, spread) or ("", (0.0, 0.0))
+    assert model == "g(h,h*)"
+    same = point(cost, machine(spread), Rate(F, "given"))
+    assert (low, high) == pytest.approx(same.interval_s)
+
+
+def test_validate_counts_the_runs_inside_their_band() -> None:
+    from bspkit.validate import summarize
+
+    def row(measured: float, inside: bool | None) -> dict[str, Any]:
+        r: dict[str, Any] = {"measured_s": measured, "rel_error": {m: 0.1 for m in pd.MODELS}}
+        if inside is not None:
+            r["in_band"] = inside
+        return r
+
+    rows = [row(1.0, True), row(1.0, False), row(1.0, True), row(1.0, None), row(0.01, False)]
+    out = summarize(rows)  # type: ignore[arg-type]
+    assert out["band_runs"] == 3  # the run below the shortest scored time and the one without a band left out
+    assert out["band_coverage"] == pytest.approx(2 / 3)
