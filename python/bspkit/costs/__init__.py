@@ -11,7 +11,7 @@ own per-superstep list (docs/algorithm-output.md) for small runs. Where the data
 count (radix sort's key exchange, LU's row interchanges), the step's `source` says so and
 its value is the expectation over the driver's random inputs, with `h_low`/`h_high` bounds.
 
-tests/python/test_closed_forms.py checks every model against the drivers' counts.
+tests/python/test_closed_forms_*.py check every model against the drivers' counts.
 """
 
 from __future__ import annotations
