@@ -58,12 +58,17 @@ class Spread:
     """Relative spreads (a standard deviation of log T, about the relative one) of the three
     machine parameters a prediction rests on."""
 
-    f: float = 0.0
+    f: float = 0.0  # of a kernel the file does not know (the median over its kernels)
     g: float = 0.0
     l: float = 0.0  # noqa: E741 (the BSP parameter's name)
+    f_kernels: Mapping[str, float] = field(default_factory=dict)  # f's spread per probe kernel
+
+    def f_of(self, kernel: str | None) -> float:
+        """f's spread for the algorithm's kernel (Cost.f_kernel), else the median one."""
+        return self.f_kernels.get(kernel, self.f) if kernel else self.f
 
     def to_json(self) -> JsonObject:
-        return {"f": self.f, "g": self.g, "l": self.l}
+        return {"f": self.f, "g": self.g, "l": self.l, "f_kernels": dict(self.f_kernels)}
 
 
 def spread_of(at: ms.MachineAtP | Params) -> Spread:
@@ -74,16 +79,22 @@ def spread_of(at: ms.MachineAtP | Params) -> Spread:
     surfaces; l, the empty sync's. Unknown ones are 0 (a hand-written number)."""
     spread = ms.parameter_spread(at)
 
-    def of_surface(s: ms.SurfaceSpread) -> float | None:
-        return next((v for v in (s.g_h_hstar, s.g_h, s.linreg_g) if v is not None), None)
+    def log_sd(rel: float | None) -> float | None:
+        # a relative sd as the sd of log (a log-normal's): equal for small ones; a fit far
+        # outside its points (a relative error of 70) gives a wide band, not an infinite one
+        return None if rel is None else math.sqrt(math.log1p(rel * rel))
 
-    fs = [v for v in spread.f.values() if v is not None]
+    def of_surface(s: ms.SurfaceSpread) -> float | None:
+        return log_sd(next((v for v in (s.g_h_hstar, s.g_h, s.linreg_g) if v is not None), None))
+
+    fs = [v for v in map(log_sd, spread.f.values()) if v is not None]
     put = spread.g.get("put/alltoall")
     g = of_surface(put) if put is not None else None
     if g is None:
         gs = [v for s in spread.g.values() if (v := of_surface(s)) is not None]
         g = float(np.median(gs)) if gs else None
-    return Spread(float(np.median(fs)) if fs else 0.0, g or 0.0, spread.l or 0.0)
+    kernels = {k: sd for k, v in spread.f.items() if (sd := log_sd(v)) is not None}
+    return Spread(float(np.median(fs)) if fs else 0.0, g or 0.0, log_sd(spread.l) or 0.0, kernels)
 
 
 @dataclass(frozen=True)
@@ -140,6 +151,7 @@ class Point:
     bandwidth_s: float  # the best model's communication beyond l S
     interval_s: tuple[float, float]
     kinds: tuple[KindCost, ...]
+    request: Mapping[str, Any] = field(default_factory=dict)  # the problem as asked (Cost.problem: filled in)
     speedup: float | None = None  # T(1) / T(p), filled in by `sweep`
     efficiency: float | None = None  # W_1 f / (p T(p))
 
@@ -175,7 +187,8 @@ class Point:
         return {
             "algorithm": self.cost.algorithm,
             "p": self.p,
-            "problem": dict(self.cost.problem),
+            "problem": dict(self.request or self.cost.problem),
+            "model_problem": dict(self.cost.problem),
             "predicted_s": self.predicted_s,
             "best_model": self.best_model,
             "models": dict(self.models),
@@ -253,15 +266,17 @@ def _comm_cost(params: Params, step: StepKind, model: str, memo: dict[tuple[Any,
     return memo[key]
 
 
-def band(work_s: float, bandwidth_s: float, latency_s: float, spread: Spread, seed: int = 1) -> tuple[float, float]:
-    """The 10th-90th percentile of T with f, g and l scaled by independent log-normal factors
-    (median 1, the spreads as sigma)."""
+def band(
+    work_s: float, bandwidth_s: float, latency_s: float, spread: Spread, kernel: str | None = None, seed: int = 1
+) -> tuple[float, float]:
+    """The 10th-90th percentile of T with f (of the kernel), g and l scaled by independent
+    log-normal factors (median 1, the spreads as sigma)."""
     rng = np.random.default_rng(seed)
 
     def factor(sigma: float) -> Any:
         return np.exp(rng.normal(0.0, sigma, BAND_SAMPLES)) if sigma > 0 else np.ones(BAND_SAMPLES)
 
-    totals = work_s * factor(spread.f) + bandwidth_s * factor(spread.g) + latency_s * factor(spread.l)
+    totals = work_s * factor(spread.f_of(kernel)) + bandwidth_s * factor(spread.g) + latency_s * factor(spread.l)
     low, high = np.percentile(totals, BAND)
     return float(low), float(high)
 
@@ -308,12 +323,12 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
     comm_s = models[best] - work_s  # type: ignore[operator]
     latency_s = min(cost.S * l_empty, comm_s)
     bandwidth_s = max(comm_s - latency_s, 0.0)
-    low, high = band(work_s, bandwidth_s, latency_s, machine.spread)
+    low, high = band(work_s, bandwidth_s, latency_s, machine.spread, cost.f_kernel)
     return Point(cost, machine, rate, models, best, work_s, latency_s, bandwidth_s, (low, high), kind_costs)
 
 
 def run_band(
-    params: Params, prediction: Mapping[str, float | None], supersteps: int, spread: Spread
+    params: Params, prediction: Mapping[str, float | None], supersteps: int, spread: Spread, kernel: str | None = None
 ) -> tuple[str, tuple[float, float]] | None:
     """The band of a driver run's prediction (bspkit.predict.predict's dict, the run's S): that
     of its most detailed model, None where no model predicted it."""
@@ -323,7 +338,7 @@ def run_band(
     if best is None or comm is None or work is None:
         return None
     latency = min(supersteps * pd.empty_sync_s(params), comm)
-    return best, band(work, max(comm - latency, 0.0), latency, spread)
+    return best, band(work, max(comm - latency, 0.0), latency, spread, kernel)
 
 
 # --------------------------------------------------------------------- a sweep
@@ -335,19 +350,19 @@ class Sweep:
 
     algorithm: str
     points: tuple[Point, ...]
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = field(default=())  # every p's machine's, once each
 
     def problems(self) -> list[tuple[tuple[str, Any], ...]]:
         """The problems predicted (n and the second parameter), in order."""
         seen: dict[tuple[tuple[str, Any], ...], None] = {}
         for pt in self.points:
-            seen.setdefault(problem_key(pt.cost.problem), None)
+            seen.setdefault(problem_key(pt.request), None)
         return list(seen)
 
     def target(self) -> Point:
         """The prediction the question is about: the largest p of the last problem."""
         last = self.problems()[-1]
-        return max((pt for pt in self.points if problem_key(pt.cost.problem) == last), key=lambda pt: pt.p)
+        return max((pt for pt in self.points if problem_key(pt.request) == last), key=lambda pt: pt.p)
 
     def to_json(self) -> JsonObject:
         """The output contract: the target's prediction at the top level (predicted_s, models,
@@ -386,14 +401,22 @@ def sweep(
             warnings.update(dict.fromkeys(machines[p].warnings))
         return machines[p]
 
+    target = machine(max(procs))
     for problem in problems:
-        one = point(cost_of(problem, 1), machine(1), rate_of(cost_of(problem, 1), machine(1).params, given_rate))
+        # one f for the whole sweep (f is per core): the target machine's, so that the speedup
+        # compares times of the same f
+        rate = rate_of(cost_of(problem, 1), target.params, given_rate)
+        one = point(cost_of(problem, 1), machine(1), rate)
         for p in procs:
-            cost = cost_of(problem, p)
-            pt = one if p == 1 else point(cost, machine(p), rate_of(cost, machine(p).params, given_rate))
-            work_1 = one.cost.W * pt.f.s_per_unit
+            pt = one if p == 1 else point(cost_of(problem, p), machine(p), rate)
+            work_1 = one.cost.W * rate.s_per_unit
             points.append(
-                replace(pt, speedup=one.predicted_s / pt.predicted_s, efficiency=work_1 / (p * pt.predicted_s))
+                replace(
+                    pt,
+                    request=dict(problem),
+                    speedup=one.predicted_s / pt.predicted_s,
+                    efficiency=work_1 / (p * pt.predicted_s),
+                )
             )
     return Sweep(algorithm, tuple(points), tuple(warnings))
 

@@ -13,6 +13,12 @@ from bspkit.forecast import Point, Sweep, problem_key
 from bspkit.predict import MODELS
 from bspkit.units import plain
 
+WARNING_CHARS = 300
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= WARNING_CHARS else text[: WARNING_CHARS - 4] + " ..."
+
 
 def _s(v: float | None) -> str:
     return "-" if v is None else f"{plain(v, 4)} s"
@@ -23,13 +29,22 @@ def _big(v: float) -> str:
 
 
 def problem_label(pt: Point) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in pt.cost.problem.items() if isinstance(v, (int, float, str)))
+    """The problem as asked, with the parameters the model filled in that do not change with p."""
+    shown = dict(pt.request)
+    for k, v in pt.cost.problem.items():
+        if k not in shown and isinstance(v, (int, float, str)) and k not in P_DEPENDENT:
+            shown[k] = v
+    return ", ".join(f"{k} = {v}" for k, v in shown.items())
+
+
+# parameters of a closed form's problem that follow from p (the process grid, rounds)
+P_DEPENDENT = frozenset({"grid_rows", "grid_cols", "rounds", "s", "G", "grid"})
 
 
 def by_problem(sweep: Sweep) -> list[list[Point]]:
     groups: dict[Any, list[Point]] = {}
     for pt in sweep.points:
-        groups.setdefault(problem_key(pt.cost.problem), []).append(pt)
+        groups.setdefault(problem_key(pt.request), []).append(pt)
     return list(groups.values())
 
 
@@ -86,8 +101,17 @@ def text(sweep: Sweep) -> list[str]:
         f"{sweep.algorithm}: predicted from its closed-form cost (nothing run); "
         f"f = {first.f.s_per_unit:.3g} s/{first.cost.work_unit} ({first.f.source})",
         *("  machine " + line for line in _machine_lines(sweep)),
-        *(f"  warning: {w}" for w in sweep.warnings),
+        *(f"  warning: {_short(w)}" for w in sweep.target().machine.warnings),
     ]
+    cores = sweep.target().machine.cores
+    if cores and max(pt.p for pt in sweep.points) > cores:
+        out.append(
+            f"  the machine has {cores} cores: beyond them processes take turns, each computing at f p / {cores} "
+            "(--cores C for another machine)"
+        )
+    others = len(set(sweep.warnings) - set(sweep.target().machine.warnings))
+    if others:
+        out.append(f"  ({others} more warnings of the machines at the other p: in --json and the page)")
     for group in by_problem(sweep):
         out += ["", problem_label(group[0]) + ":", *_columns(ROW_HEAD, [point_row(pt) for pt in group])]
         notes = group[0].cost.notes

@@ -18,9 +18,9 @@ from typing import Any, NotRequired, TypedDict
 
 from bspkit import algorithms as al
 from bspkit import calibration as cm
+from bspkit import costs, validate_report
 from bspkit import forecast as fc
 from bspkit import predict as pd
-from bspkit import validate_report
 from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
 from bspkit.params import JsonObject, Params
@@ -136,6 +136,14 @@ def calibrated_summary(rows: list[Row]) -> Summary | None:
     return out
 
 
+def kernel_of(alg: al.Algorithm, run: JsonObject) -> str | None:
+    """The probe kernel nearest the driver's (its closed form's f_kernel), for f's spread."""
+    try:
+        return costs.closed_form(alg.name, run.get("params") or {}, int(run.get("p") or 1)).f_kernel
+    except (costs.CostError, KeyError, TypeError, ValueError):
+        return None
+
+
 def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int, sweep_value: str | None) -> Row:
     """One run with its predictions and errors under each model."""
     d = res.data
@@ -165,7 +173,7 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         "rel_error_f_alone": {m: pd.relative_error(pred_alone[m], d["time_s"]) for m in pd.MODELS},
         "command": res.command,
     }
-    banded = fc.run_band(params, pred, int(d.get("S") or 0), fc.spread_of(params))
+    banded = fc.run_band(params, pred, int(d.get("S") or 0), fc.spread_of(params), kernel_of(alg, d))
     if banded is not None:
         model, (low, high) = banded
         row.update(band_model=model, interval_s=[low, high], in_band=low <= d["time_s"] <= high)

@@ -197,7 +197,7 @@ def test_validate_counts_the_runs_inside_their_band() -> None:
     from bspkit.validate import summarize
 
     def row(measured: float, inside: bool | None) -> dict[str, Any]:
-        r: dict[str, Any] = {"measured_s": measured, "rel_error": {m: 0.1 for m in pd.MODELS}}
+        r: dict[str, Any] = {"measured_s": measured, "rel_error": dict.fromkeys(pd.MODELS, 0.1)}
         if inside is not None:
             r["in_band"] = inside
         return r
