@@ -66,7 +66,7 @@ def point_row(pt: Point) -> list[str]:
     return [
         str(pt.p),
         *(_s(pt.models[m]) for m in MODELS),
-        f"{plain(low, 3)}-{plain(high, 3)} s",
+        f"{plain(low, 3)}-{plain(high, 3)} s" if high > low else "no spread",
         "-" if pt.speedup is None else f"{pt.speedup:.3g}",
         "-" if pt.efficiency is None else f"{pt.efficiency:.1%}",
         _big(pt.cost.W),
@@ -129,7 +129,11 @@ def target_lines(pt: Point) -> list[str]:
     shares = pt.shares()
     out = [
         f"at p = {pt.p} ({problem_label(pt)}): {_s(pt.predicted_s)} under {pt.best_model}, "
-        f"10-90% band {_s(low)} to {_s(high)}",
+        (
+            f"10-90% band {_s(low)} to {_s(high)}"
+            if high > low
+            else "no band: the parameter file says nothing of how far its numbers may be off"
+        ),
         f"  where the time goes: f W {shares['work']:.0%} ({_s(pt.work_s)}), "
         f"g H {shares['bandwidth']:.0%} ({_s(pt.bandwidth_s)}), l S {shares['latency']:.0%} ({_s(pt.latency_s)})",
         "  what if, halving one parameter:",
