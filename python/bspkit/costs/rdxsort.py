@@ -159,17 +159,17 @@ def fill_problem(algorithm: str, problem: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _phi(z: np.ndarray) -> np.ndarray:
-    return np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    return np.asarray(np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi))
 
 
 def _psi(z: np.ndarray) -> np.ndarray:
     """The integral of Phi: z Phi(z) + phi(z) (E max(Z + z, 0) for a standard normal Z)."""
-    return z * ndtr(z) + _phi(z)
+    return np.asarray(z * ndtr(z) + _phi(z))
 
 
 def _psi2(z: np.ndarray) -> np.ndarray:
     """The integral of Psi: ((z^2 + 1) Phi(z) + z phi(z)) / 2."""
-    return 0.5 * ((z * z + 1.0) * ndtr(z) + z * _phi(z))
+    return np.asarray(0.5 * ((z * z + 1.0) * ndtr(z) + z * _phi(z)))
 
 
 class _Lattice:
@@ -182,12 +182,12 @@ class _Lattice:
         self.delta = n / R
 
     def mean(self, v: np.ndarray, t: np.ndarray) -> np.ndarray:
-        return (v * self.n + self.first[t]) / self.R
+        return np.asarray((v * self.n + self.first[t]) / self.R)
 
     def sd(self, v: np.ndarray, t: np.ndarray) -> np.ndarray:
         q0, q1 = v / self.R, (v + 1) / self.R
         first = self.first[t]
-        return np.sqrt(np.maximum(first * q1 * (1 - q1) + (self.n - first) * q0 * (1 - q0), 0.0))
+        return np.asarray(np.sqrt(np.maximum(first * q1 * (1 - q1) + (self.n - first) * q0 * (1 - q0), 0.0)))
 
     def sums(self, kind: str, t: Any, y: Any, last: int | None = None) -> np.ndarray:
         """sum_{v = 0}^{last} of P(T(v, t) <= y) (kind "cdf") or E max(T(v, t) - y, 0) ("ramp")."""
@@ -229,13 +229,13 @@ class _Lattice:
         if kind == "cdf":
             terms = np.where(sd > 0, ndtr(gap / safe), (gap >= 0).astype(np.float64))
             below = np.clip(centre - WINDOW, 0, last + 1)  # v < centre - WINDOW: all counted
-            return np.where(inside, terms, 0.0).sum(axis=1) + below
+            return np.asarray(np.where(inside, terms, 0.0).sum(axis=1) + below)
         terms = np.where(sd > 0, safe * _psi(-gap / safe), np.maximum(-gap, 0.0))
         lo = np.clip(centre + WINDOW + 1, 0, last + 1)  # v >= lo: T - y = mu - y > 0
         count = last + 1 - lo
         a = self.first[t] / self.R
         above = count * (a - y) + self.delta * (lo + last) * count / 2
-        return np.where(inside, terms, 0.0).sum(axis=1) + above
+        return np.asarray(np.where(inside, terms, 0.0).sum(axis=1) + above)
 
 
 @dataclass(frozen=True)
@@ -362,7 +362,7 @@ def _blocks_at_the_ends(lat: _Lattice) -> np.ndarray:
     zero, top = np.zeros((p, 1)), np.full((p, 1), R - 1.0)
     before = 1.0 - _cdf(first[t + 1] - 0.5, lat.mean(zero, s), lat.sd(zero, s))
     after = _cdf(first[t] + 0.5, lat.mean(top, s + 1), lat.sd(top, s + 1))
-    return np.where(t == s, 0.0, before + after).sum(axis=1)
+    return np.asarray(np.where(t == s, 0.0, before + after).sum(axis=1))
 
 
 # ------------------------------------------------------------------ the supersteps
@@ -390,7 +390,7 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
             steps.append(StepKind("histogram", 1, most, 0, 0, 0))
         label = (primitive, "alltoall") if p > 1 else (None, None)
         if not moves:
-            steps.append(StepKind("key exchange", 1, p * R + most, 0, 0, 0, *label))
+            steps.append(StepKind("key exchange", 1, p * R + most, 0, 0, 0, primitive=label[0], pattern=label[1]))
             continue
         if R not in exchanges:
             exchanges[R] = _key_exchange(n, p, R, key_bits // 8, combined)
@@ -403,7 +403,8 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
                 x.h,
                 x.count,
                 x.msg_words,
-                *label,
+                primitive=label[0],
+                pattern=label[1],
                 source="expected",
                 h_low=x.h_low,
                 h_high=x.h_high,
