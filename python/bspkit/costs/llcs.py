@@ -40,10 +40,10 @@ c'_d = min(d + 1, G - 1, 2G - 2 - d) send (thesis eq. 5.2 and 5.3/5.5 as README.
     W = b_m b_n (p alpha (alpha + 1) - alpha)                                       (eq. 5.2)
     H = beta (p alpha (alpha + 1) - 2 alpha) + [p > 1],  beta = b_n / 2 (dp), b_n / 64 (bitpar)
     S = 2 G = 2 alpha p
-and T = f W + g H + l S (eq. 5.3, 5.5: f' of the bit-parallel kernel). The model computes the
-per-superstep counts from the grid in every case (one pass over each anti-diagonal's blocks,
-O(G^2) in all, numpy) and falls back on these closed forms where the sizes divide; runs of
-equal supersteps are one StepKind.
+and T = f W + g H + l S (eq. 5.3, 5.5: f' of the bit-parallel kernel). Where the sizes divide
+the model uses these per-superstep closed forms (O(G), a few dozen StepKinds: runs of equal
+supersteps are one); otherwise it sums each anti-diagonal's blocks per process (O(G) per
+superstep, numpy: 0.4 s for dp at n = 10^6, p = 1024, G = 3072).
 
 Work unit: the cell. No f kernel of the probe matches the LLCS kernels (f_kernel None; the
 driver's --measure-f times its own kernel).
