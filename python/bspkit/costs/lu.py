@@ -310,12 +310,15 @@ def supersteps(n: int, nb: int, M: int, N: int) -> tuple[list[StepKind], tuple[s
         steps.append(_exact("U broadcast", dtrsm[stage], *(column[stage] for column in u_phase1)))
         if u_phase2 is not None:
             steps.append(_exact("U broadcast", 0, *(column[stage] for column in u_phase2)))
+    if all(step.source == "closed form" for step in steps):  # no row below a stage off its process row
+        return steps, ()
     notes = (
         "the row-interchange supersteps (kind 'swap', one a stage) depend on where the pivots are: their h,"
         " count and h* are the expectation for a random matrix (each row >= j equally likely the pivot of"
         " column j; h the max over processes of the expected words), h between h_low (no row changes"
         " process row) and h_high (every pivot below the stage's block, as many on each process row as"
-        " it holds); every other superstep is exact",
+        " it holds); every other superstep is exact (so are the swaps of a stage with no row below its block"
+        " off its process row)",
     )
     return steps, notes
 
