@@ -1,6 +1,9 @@
 """The BSP cost of bspalg-lu (LU with partial pivoting on an M x N process grid, Horvitz &
 Bisseling, sec. 2) in closed form, superstep by superstep and stage by stage, and beside what
-the driver counted (`stage_table`, printed by `bspkit run lu`).
+the driver counted (`stage_table`, printed by `bspkit run lu`). It builds every superstep
+process by process: bspkit.costs.lu computes the same per stage from the grid's rows and
+columns (fast at p = 1024), with each superstep's requests and h*, and takes this module as
+its reference (tests/python/test_closed_forms_rest.py, grids up to 8 x 8).
 
 Notation. n x n matrix, block size nb, p = M N processes, process (s, t) = pid s N + t. The 2D
 block-cyclic distribution puts row i on process row (i // nb) mod M and column j on process
