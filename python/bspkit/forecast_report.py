@@ -127,13 +127,13 @@ def text(sweep: Sweep) -> list[str]:
 def target_lines(pt: Point) -> list[str]:
     low, high = pt.interval_s
     shares = pt.shares()
+    band = (
+        f"10-90% band {_s(low)} to {_s(high)}"
+        if high > low
+        else "no band: the parameter file says nothing of how far its numbers may be off"
+    )
     out = [
-        f"at p = {pt.p} ({problem_label(pt)}): {_s(pt.predicted_s)} under {pt.best_model}, "
-        (
-            f"10-90% band {_s(low)} to {_s(high)}"
-            if high > low
-            else "no band: the parameter file says nothing of how far its numbers may be off"
-        ),
+        f"at p = {pt.p} ({problem_label(pt)}): {_s(pt.predicted_s)} under {pt.best_model}, {band}",
         f"  where the time goes: f W {shares['work']:.0%} ({_s(pt.work_s)}), "
         f"g H {shares['bandwidth']:.0%} ({_s(pt.bandwidth_s)}), l S {shares['latency']:.0%} ({_s(pt.latency_s)})",
         "  what if, halving one parameter:",

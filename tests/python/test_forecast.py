@@ -206,3 +206,22 @@ def test_validate_counts_the_runs_inside_their_band() -> None:
     out = summarize(rows)  # type: ignore[arg-type]
     assert out["band_runs"] == 3  # the run below the shortest scored time and the one without a band left out
     assert out["band_coverage"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("spread", [None, Spread(0.05, 0.1, 0.2)])
+def test_the_tables_and_the_page(spread: Spread | None) -> None:
+    from bspkit import forecast_report as fr
+
+    result = sweep("toy", [{"n": 1024}, {"n": 4096}], [1, 2, 4], toy_cost, lambda p: machine(spread), Rate(F, "g"))
+    lines = fr.text(result)
+    text = "\n".join(lines)
+    target = result.target()
+    assert "at p = 4 (n = 4096)" in text
+    assert ("no band" in text) == (spread is None)
+    assert "speedup T(1)/T(p), best model, by problem and p:" in text
+    rows = [line.split() for line in lines if line.strip().startswith("4 ")]
+    assert len(rows) == 2  # a row for p = 4 in each problem's table
+    for name, _, _ in target.what_if():
+        assert name in text
+    page = fr.html(result)
+    assert page.count("<img") == 2 and "toy" in page
