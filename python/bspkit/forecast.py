@@ -120,6 +120,8 @@ class Rate:
 
     s_per_unit: float
     source: str
+    # how far f may be off (sd of log f); None: the machine's spread of the kernel's f
+    spread: float | None = None
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,7 @@ class Point:
             "notes": list(self.cost.notes),
             "f_s_per_unit": self.f.s_per_unit,
             "f_source": self.f.source,
+            "f_spread": self.f.spread,
             "machine": {
                 "source": self.machine.source,
                 "spread": self.machine.spread.to_json(),
@@ -251,7 +254,10 @@ def rate_from_run(run: Mapping[str, Any], algorithm: str) -> Rate:
             f"(bspkit run {algorithm} -n 1 --size N --json RUN.json -- --measure-f)"
         )
     problem = ", ".join(f"{k} = {v}" for k, v in (run.get("params") or {}).items() if k in ("n", "q", "alpha", "nb"))
-    return Rate(float(value), f"measured by the driver ({run.get('algorithm')}, p = {run.get('p')}, {problem})")
+    # f's spread: the scatter of the run's repetitions (its kernel's own timings are not kept)
+    times = [float(t) for t in run.get("times_s") or [] if t and t > 0]
+    spread = float(np.std(np.log(times), ddof=1)) if len(times) >= 3 else None
+    return Rate(float(value), f"measured by the driver ({run.get('algorithm')}, p = {run.get('p')}, {problem})", spread)
 
 
 # ----------------------------------------------------------------------- one point
@@ -267,16 +273,26 @@ def _comm_cost(params: Params, step: StepKind, model: str, memo: dict[tuple[Any,
 
 
 def band(
-    work_s: float, bandwidth_s: float, latency_s: float, spread: Spread, kernel: str | None = None, seed: int = 1
+    work_s: float,
+    bandwidth_s: float,
+    latency_s: float,
+    spread: Spread,
+    kernel: str | None = None,
+    f_spread: float | None = None,
+    seed: int = 1,
 ) -> tuple[float, float]:
-    """The 10th-90th percentile of T with f (of the kernel), g and l scaled by independent
-    log-normal factors (median 1, the spreads as sigma)."""
+    """The 10th-90th percentile of T with f (f_spread, else the kernel's), g and l scaled by
+    independent log-normal factors (median 1, the spreads as sigma)."""
     rng = np.random.default_rng(seed)
 
     def factor(sigma: float) -> Any:
         return np.exp(rng.normal(0.0, sigma, BAND_SAMPLES)) if sigma > 0 else np.ones(BAND_SAMPLES)
 
-    totals = work_s * factor(spread.f_of(kernel)) + bandwidth_s * factor(spread.g) + latency_s * factor(spread.l)
+    totals = (
+        work_s * factor(spread.f_of(kernel) if f_spread is None else f_spread)
+        + bandwidth_s * factor(spread.g)
+        + latency_s * factor(spread.l)
+    )
     low, high = np.percentile(totals, BAND)
     return float(low), float(high)
 
@@ -323,7 +339,7 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
     comm_s = models[best] - work_s  # type: ignore[operator]
     latency_s = min(cost.S * l_empty, comm_s)
     bandwidth_s = max(comm_s - latency_s, 0.0)
-    low, high = band(work_s, bandwidth_s, latency_s, machine.spread, cost.f_kernel)
+    low, high = band(work_s, bandwidth_s, latency_s, machine.spread, cost.f_kernel, rate.spread)
     return Point(cost, machine, rate, models, best, work_s, latency_s, bandwidth_s, (low, high), kind_costs)
 
 

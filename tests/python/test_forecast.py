@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bspkit import predict as pd
@@ -138,6 +139,9 @@ def test_f_from_the_parameter_file_a_run_or_an_error_saying_how() -> None:
         rate_of(cost, Params.from_json({**PARAMS_JSON, "f": {}}))
     run = {"algorithm": "inprod", "p": 1, "params": {"n": 100}, "f_s_per_unit": 1e-9, "f_all_s_per_unit": 2e-9}
     assert rate_from_run(run, "inprod").s_per_unit == 2e-9
+    assert rate_from_run(run, "inprod").spread is None  # no repetitions: the machine's spread of f
+    timed = rate_from_run({**run, "times_s": [1.0, 1.1, 0.9, 1.0]}, "inprod")
+    assert timed.spread == pytest.approx(float(np.std(np.log([1.0, 1.1, 0.9, 1.0]), ddof=1)))
     with pytest.raises(ForecastError, match="--measure-f"):
         rate_from_run({"algorithm": "inprod", "f_s_per_unit": None}, "inprod")
 
@@ -225,3 +229,12 @@ def test_the_tables_and_the_page(spread: Spread | None) -> None:
         assert name in text
     page = fr.html(result)
     assert page.count("<img") == 2 and "toy" in page
+
+
+def test_the_spread_of_a_given_f_replaces_the_kernels() -> None:
+    cost = toy_cost({"n": 4096}, 1)
+    wide = machine(Spread(f=0.3, f_kernels={"dot_double_naive": 0.3}))
+    kernels = point(cost, wide, Rate(F, "probe")).interval_s
+    given = point(cost, wide, Rate(F, "given", spread=0.0)).interval_s
+    assert kernels[1] > 1.3 * kernels[0]
+    assert given[0] == pytest.approx(given[1])

@@ -192,7 +192,7 @@ def read_rate(options: PredictOptions) -> Rate | None:
     from bspkit import forecast as fc
 
     if options.f is not None:
-        return fc.Rate(options.f, "given (--f)")
+        return fc.Rate(options.f, "given (--f)", spread=0.0)
     if options.f_from is None:
         return None
     try:
