@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from bspkit import calibration as cm
 from bspkit import machine_scaling as ms
 from bspkit import predict as pd
 from bspkit.costs import Cost, StepKind
@@ -239,25 +240,30 @@ def rate_of(cost: Cost, params: Params, given: Rate | None = None) -> Rate:
         else f"the probe has no kernel like {cost.algorithm}'s (its unit: {cost.work_unit})"
     )
     raise ForecastError(
-        f"{hint}: give --f SECONDS_PER_{cost.work_unit.upper()}, or --f-from RUN.json, a driver run with its own "
-        f"f (bspkit run {cost.algorithm} -n 1 --size N --json RUN.json -- --measure-f)"
+        f"{hint}: give --f SECONDS_PER_{cost.work_unit.upper()}, or --f-from RUN.json, a driver's run on one "
+        f"process (bspkit run {cost.algorithm} -n 1 --size N --json RUN.json)"
     )
 
 
 def rate_from_run(run: Mapping[str, Any], algorithm: str) -> Rate:
-    """f measured by a driver (--measure-f): on every process at once where it was, else on
-    process 0 alone (bspkit.predict.predict reads it the same way)."""
-    value = run.get("f_all_s_per_unit") or run.get("f_s_per_unit")
-    if not value:
-        raise ForecastError(
-            f"the run of {run.get('algorithm')} has no f: run the driver with --measure-f "
-            f"(bspkit run {algorithm} -n 1 --size N --json RUN.json -- --measure-f)"
-        )
+    """f from a driver's run: the kernel it timed (--measure-f; on every process at once where
+    it was, else on process 0 alone, as bspkit.predict.predict reads it); else, for a run on
+    one process, the run's own rate, its median time over its W (everything the algorithm
+    does per unit of work, with no communication to take out). The spread: the scatter of
+    the run's repetitions (the kernel's own timings are not kept)."""
     problem = ", ".join(f"{k} = {v}" for k, v in (run.get("params") or {}).items() if k in ("n", "q", "alpha", "nb"))
-    # f's spread: the scatter of the run's repetitions (its kernel's own timings are not kept)
+    where = f"{run.get('algorithm')}, p = {run.get('p')}, {problem}"
     times = [float(t) for t in run.get("times_s") or [] if t and t > 0]
     spread = float(np.std(np.log(times), ddof=1)) if len(times) >= 3 else None
-    return Rate(float(value), f"measured by the driver ({run.get('algorithm')}, p = {run.get('p')}, {problem})", spread)
+    value = run.get("f_all_s_per_unit") or run.get("f_s_per_unit")
+    if value:
+        return Rate(float(value), f"the kernel as the driver timed it ({where})", spread)
+    if run.get("p") == 1 and run.get("time_s") and run.get("W"):
+        return Rate(float(run["time_s"]) / float(run["W"]), f"the run's time over its W ({where})", spread)
+    raise ForecastError(
+        f"the run of {run.get('algorithm')} at p = {run.get('p')} has no f: give a run on one process, or one with "
+        f"--measure-f (bspkit run {algorithm} -n 1 --size N --json RUN.json)"
+    )
 
 
 # ----------------------------------------------------------------------- one point
@@ -341,6 +347,20 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
     bandwidth_s = max(comm_s - latency_s, 0.0)
     low, high = band(work_s, bandwidth_s, latency_s, machine.spread, cost.f_kernel, rate.spread)
     return Point(cost, machine, rate, models, best, work_s, latency_s, bandwidth_s, (low, high), kind_costs)
+
+
+def params_draw(params: Params, spread: Spread) -> Callable[[np.random.Generator], Params]:
+    """Parameter files drawn from the spread of this one: every g and l scaled by a log-normal
+    factor (one for g, one for l), f left alone; for the bands of predictions that price
+    their own quantities (`bspkit profile --scale`: profile_scaling.ParamsDraw)."""
+
+    def draw(rng: np.random.Generator) -> Params:
+        g = math.exp(rng.normal(0.0, spread.g)) if spread.g > 0 else 1.0
+        l_factor = math.exp(rng.normal(0.0, spread.l)) if spread.l > 0 else 1.0
+        drift = cm.Drift(f={}, g=[(1, g)], l={"empty": l_factor, "shift": l_factor})
+        return cm.scaled(params, drift, scale_f=False)
+
+    return draw
 
 
 def run_band(

@@ -56,7 +56,8 @@ from bspkit.version import __version__
 TOOL = "bspkit-profile-scaling"
 
 N_EXPONENTS = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0)
-P_EXPONENTS = (-1.0, -0.5, 0.0, 0.5, 1.0)
+# p^-2: one superstep of a wavefront over an alpha p x alpha p grid of blocks (LLCS)
+P_EXPONENTS = (-2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0)
 LOG_EXPONENTS = (0, 1)
 # laws whose leave-one-out error is within this fraction of the smallest one tie: the
 # simplest of them is taken (noise cannot tell them apart)

@@ -135,7 +135,9 @@ def test_the_json_contract() -> None:
 def test_f_from_the_parameter_file_a_run_or_an_error_saying_how() -> None:
     cost = toy_cost({"n": 10}, 2)
     assert rate_of(cost, Params.from_json({**PARAMS_JSON, "f": {"dot_double_naive": 3e-9}})).s_per_unit == 3e-9
-    with pytest.raises(ForecastError, match="--f SECONDS_PER_FLOP, or --f-from RUN.json"):
+    with pytest.raises(
+        ForecastError, match="--f SECONDS_PER_FLOP, or --f-from RUN.json, a driver.s run on one process"
+    ):
         rate_of(cost, Params.from_json({**PARAMS_JSON, "f": {}}))
     run = {"algorithm": "inprod", "p": 1, "params": {"n": 100}, "f_s_per_unit": 1e-9, "f_all_s_per_unit": 2e-9}
     assert rate_from_run(run, "inprod").s_per_unit == 2e-9
@@ -143,7 +145,10 @@ def test_f_from_the_parameter_file_a_run_or_an_error_saying_how() -> None:
     timed = rate_from_run({**run, "times_s": [1.0, 1.1, 0.9, 1.0]}, "inprod")
     assert timed.spread == pytest.approx(float(np.std(np.log([1.0, 1.1, 0.9, 1.0]), ddof=1)))
     with pytest.raises(ForecastError, match="--measure-f"):
-        rate_from_run({"algorithm": "inprod", "f_s_per_unit": None}, "inprod")
+        rate_from_run({"algorithm": "inprod", "p": 2, "f_s_per_unit": None, "time_s": 1.0, "W": 1e9}, "inprod")
+    alone = rate_from_run({"algorithm": "inprod", "p": 1, "time_s": 2.0, "W": 1e9, "times_s": [2.0, 2.2, 1.9]}, "x")
+    assert alone.s_per_unit == pytest.approx(2e-9) and "time over its W" in alone.source
+    assert alone.spread == pytest.approx(float(np.std(np.log([2.0, 2.2, 1.9]), ddof=1)))
 
 
 @pytest.mark.parametrize(
@@ -238,3 +243,20 @@ def test_the_spread_of_a_given_f_replaces_the_kernels() -> None:
     given = point(cost, wide, Rate(F, "given", spread=0.0)).interval_s
     assert kernels[1] > 1.3 * kernels[0]
     assert given[0] == pytest.approx(given[1])
+
+
+def test_drawn_parameter_files_spread_as_asked() -> None:
+    from bspkit.forecast import params_draw
+
+    big = {"w": 0, "h": 1 << 20, "count": 64, "msg_words": 1 << 14, "primitive": "put", "pattern": "alltoall"}
+    still = params_draw(PARAMS, Spread())
+    rng = np.random.default_rng(3)
+    base = pd.superstep_comm_s(PARAMS, big, "g const")
+    assert pd.superstep_comm_s(still(rng), big, "g const") == pytest.approx(base)
+    draw = params_draw(PARAMS, Spread(g=0.2, l=0.0))
+    times = [pd.superstep_comm_s(draw(rng), big, "g const") for _ in range(400)]
+    logs = np.log(np.array(times) / base)
+    # the step is almost all bandwidth: its time spreads as g does
+    assert float(np.std(logs)) == pytest.approx(0.2, rel=0.15)
+    assert abs(float(np.median(logs))) < 0.05
+    assert pd.empty_sync_s(draw(rng)) == pytest.approx(L_EMPTY)  # l's spread 0: l stays

@@ -86,7 +86,8 @@ def add_parser(subparsers: Subparsers) -> None:
     rate.add_argument(
         "--f-from",
         metavar="RUN.json",
-        help="f as a driver measured it (bspkit run ALG -n 1 --size N --json RUN.json -- --measure-f)",
+        help="f from a driver's run: the kernel it timed with --measure-f, else (a run on one process) its time "
+        "over its W (bspkit run ALG -n 1 --size N --json RUN.json)",
     )
     pr.add_argument(
         "--cores",

@@ -101,6 +101,13 @@ def add_parser(subparsers: Subparsers) -> None:
         help="the problem size to predict at (default: the runs' one size; needed where they have several)",
     )
     scaling.add_argument(
+        "--cores",
+        type=positive_int,
+        metavar="C",
+        help="the cores the processes of --to-p share: beyond them they take turns, each computing p / C times "
+        "longer (default: the cores of --params' machine when it was probed on threads; none for mpi)",
+    )
+    scaling.add_argument(
         "--model",
         choices=("g const", "g(h)", "g(h,h*)"),  # predict.MODELS (not imported here: it loads numpy)
         metavar="MODEL",
@@ -128,6 +135,7 @@ class ProfileOptions:
     section: int | None
     phase: str | None
     scale: tuple[str, ...] = ()  # --scale: the runs, RUN.jsonl[@NAME=VALUE]
+    cores: int | None = None  # --scale: the cores the processes at --to-p share
     to_p: int | None = None
     to_size: float | None = None
     model: str | None = None
@@ -140,6 +148,7 @@ def options_from(args: argparse.Namespace) -> ProfileOptions:
         json=args.json,
         params=args.params,
         compute_scale=args.compute_scale,
+        cores=args.cores,
         compute_from=args.compute_from,
         calibration=args.calibration,
         top=args.top,
@@ -247,6 +256,7 @@ def compute_scale_for(options: ProfileOptions, params: Params) -> tuple[float, s
 
 def run_scaling(options: ProfileOptions) -> int:
     """--scale: the laws per site over the runs, the program at --to-p, with --params its time."""
+    from bspkit import forecast as fc
     from bspkit import profile_scaling as ps
 
     assert options.to_p is not None
@@ -261,7 +271,14 @@ def run_scaling(options: ProfileOptions) -> int:
                 params, moved = calibrated_params(params, options.params, options.calibration)
                 label = f"{options.params}, calibrated by {options.calibration} ({moved})"
             scale, note = compute_scale_for(options, params)
-            ps.predict_scaling(sc, params, label, scale, note, options.model)
+            cores = options.cores
+            if cores is None and params.machine.get("backend") == "threads":
+                cores = params.machine.get("cores")
+            if cores and options.to_p > cores:  # processes take turns on the cores
+                scale *= options.to_p / cores
+                note = (note + ", " if note else "") + f"x{options.to_p / cores:g}: p = {options.to_p} on {cores} cores"
+            draw = fc.params_draw(params, fc.spread_of(params))
+            ps.predict_scaling(sc, params, label, scale, note, options.model, params_draw=draw)
     except ps.ScalingError as e:
         raise Failure(str(e)) from None
     say = sys.stderr if options.json == "-" else sys.stdout
