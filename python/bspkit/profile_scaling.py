@@ -76,7 +76,7 @@ INTERVAL_DRAWS = 1000
 INTERVAL_QUANTILES = (0.1, 0.9)
 
 SIZE_SPEC = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
-QUANTITIES = ("S", "W", "h", "count")
+QUANTITIES = ("S", "W", "h", "count", "Wall")  # Wall: all processes' work in a superstep
 INTEGER_QUANTITIES = ("S", "h", "count")
 
 
@@ -121,15 +121,17 @@ class SiteRun:
 
     S: int = 0
     work_s: float = 0.0  # sum over the supersteps of the max work
+    work_all_s: float = 0.0  # sum over the supersteps of all processes' work together
     H: int = 0
     count: int = 0
     primitive: str | None = None  # of its costliest superstep in communication
     pattern: str | None = None
     top_h: int = -1  # the h of that superstep
 
-    def add(self, step: pf.StepStats, work_s: float) -> None:
+    def add(self, step: pf.StepStats, work_s: float, work_all_s: float) -> None:
         self.S += 1
         self.work_s += work_s
+        self.work_all_s += work_all_s
         self.H += step.h
         self.count += step.count
         if step.h > self.top_h:
@@ -138,7 +140,7 @@ class SiteRun:
             self.primitive, self.pattern = prim, step.pattern
 
     def per_step(self, quantity: str) -> float:
-        total = {"W": self.work_s, "h": self.H, "count": self.count}[quantity]
+        total = {"W": self.work_s, "Wall": self.work_all_s, "h": self.H, "count": self.count}[quantity]
         return total / self.S
 
 
@@ -170,6 +172,12 @@ def step_work_s(step: pf.StepStats, use_cpu: bool) -> float:
     return step.cpu.max if use_cpu and step.cpu is not None else step.compute.max
 
 
+def step_work_all_s(step: pf.StepStats, use_cpu: bool, p: int) -> float:
+    """The work of all processes together in the superstep (what p processes on fewer cores
+    take turns at)."""
+    return p * (step.cpu.mean if use_cpu and step.cpu is not None else step.compute.mean)
+
+
 def read_runs(
     specs: Sequence[RunSpec], section: int | None = None, phase: str | None = None, addr2line: str | None = None
 ) -> tuple[list[Run], bool, dict[SiteMatch, str]]:
@@ -188,7 +196,8 @@ def read_runs(
         sites: dict[SiteMatch, SiteRun] = {}
         for step in a.steps:
             key = site_match(step)
-            sites.setdefault(key, SiteRun()).add(step, step_work_s(step, use_cpu))
+            work_all = step_work_all_s(step, use_cpu, a.p)
+            sites.setdefault(key, SiteRun()).add(step, step_work_s(step, use_cpu), work_all)
             texts.setdefault(key, step.site or "(no site)")
         runs.append(Run(spec, a, sites))
     check_runs(runs)
@@ -446,6 +455,7 @@ class SiteScaling:
     count: Estimate
     primitive: str | None
     pattern: str | None
+    Wall: Estimate | None = None  # the work of all processes together per superstep
 
     @property
     def phase(self) -> str | None:
@@ -508,7 +518,9 @@ def scale_site(key: SiteMatch, text: str, runs: Sequence[Run], p: int, n: float 
     present = [r for r in runs if key in r.sites]
     top = max(present, key=lambda r: (r.p, r.n or 0.0))  # the run nearest the target in p
     st = top.sites[key]
-    return SiteScaling(key, text, ests["S"], ests["W"], ests["h"], ests["count"], st.primitive, st.pattern)
+    return SiteScaling(
+        key, text, ests["S"], ests["W"], ests["h"], ests["count"], st.primitive, st.pattern, ests["Wall"]
+    )
 
 
 # ------------------------------------------------------------------ the program at the target
@@ -641,12 +653,24 @@ def scale_runs(runs: Sequence[Run], use_cpu: bool, texts: dict[SiteMatch, str], 
 
 
 def _site_time(
-    site: SiteScaling, params: Params, model: str, scale: float, S: float, W: float, h: float, count: float
+    site: SiteScaling,
+    params: Params,
+    model: str,
+    scale: float,
+    S: float,
+    W: float,
+    h: float,
+    count: float,
+    cores: int | None = None,
+    W_all: float | None = None,
 ) -> float | None:
+    # on fewer cores than processes a superstep's compute is at least all the work over the
+    # cores: the processes take turns (a wavefront's first superstep has one process busy)
+    compute = max(W, W_all / cores) * scale if cores and W_all is not None else W * scale
     if not site.synced:
-        return S * W * scale
+        return S * compute
     comm = pd.superstep_comm_s(params, site.comm_step(h, count), model) if S > 0 else 0.0
-    return None if comm is None else S * (W * scale + comm)
+    return None if comm is None else S * (compute + comm)
 
 
 def predict_scaling(
@@ -657,17 +681,23 @@ def predict_scaling(
     scale_note: str = "",
     model: str | None = None,
     params_draw: ParamsDraw | None = None,
+    cores: int | None = None,
 ) -> Scaling:
     """The time of the program at the target on the machine of the parameter file, per model
     and per site; the best model (`model`, else the first of BEST_MODEL_ORDER that predicts
-    every site) and its 10-90 % band."""
+    every site) and its 10-90 % band. cores: where the target's processes share fewer cores
+    than p, a superstep computes at least all its work over the cores."""
+    cores = cores if cores and cores < sc.p else None
     sc.params_path, sc.compute_scale, sc.scale_note = params_path, compute_scale, scale_note
     sc.site_times = []
     totals: dict[str, float | None] = dict.fromkeys(pd.MODELS, 0.0)
     for site in sc.sites:
         times: dict[str, float | None] = {}
         for m in pd.MODELS:
-            t = _site_time(site, params, m, compute_scale, site.S.value, site.W.value, site.h.value, site.count.value)
+            w_all = site.Wall.value if site.Wall is not None else None
+            t = _site_time(
+                site, params, m, compute_scale, site.S.value, site.W.value, site.h.value, site.count.value, cores, w_all
+            )
             times[m] = t
             total = totals[m]
             totals[m] = None if total is None or t is None else total + t
@@ -680,7 +710,7 @@ def predict_scaling(
     else:
         sc.best_model = next((m for m in BEST_MODEL_ORDER if totals.get(m) is not None), None)
     if sc.best_model is not None and totals[sc.best_model] is not None:
-        sc.interval_s = prediction_interval(sc, params, sc.best_model, compute_scale, params_draw)
+        sc.interval_s = prediction_interval(sc, params, sc.best_model, compute_scale, params_draw, cores=cores)
     return sc
 
 
@@ -700,6 +730,7 @@ def prediction_interval(
     params_draw: ParamsDraw | None = None,
     draws: int = INTERVAL_DRAWS,
     seed: int = 0,
+    cores: int | None = None,
 ) -> tuple[float, float] | None:
     """The 10-90 % band of the program's time under a model: each draw takes every fitted
     quantity of every site times (1 + one of its law's leave-one-out relative residuals, at
@@ -724,6 +755,8 @@ def prediction_interval(
                 _draw(site.W, rng),
                 _draw(site.h, rng),
                 _draw(site.count, rng),
+                cores,
+                _draw(site.Wall, rng) if site.Wall is not None else None,
             )
             if t is None:
                 return None

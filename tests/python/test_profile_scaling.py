@@ -379,3 +379,26 @@ def test_inner_product_scaled_to_p4_against_its_profile_at_p4(tmp_path: Path) ->
     for site in d["supersteps"][:2]:
         fit = site["W"]["fit"]
         assert fit["n_exponent"] >= 0.5 and fit["p_exponent"] <= -0.5, site["W"]
+
+
+def test_processes_beyond_the_cores_take_turns_at_all_the_work() -> None:
+    """On fewer cores than processes a superstep computes max(the largest process's work, all
+    the work over the cores): a wavefront's superstep with one busy process costs its work, one
+    with every process busy costs the sum over the cores."""
+    from bspkit.params import Params
+    from bspkit.predict import empty_sync_s
+    from bspkit.profile_scaling import Estimate, SiteScaling, _site_time
+
+    from synth import PARAMS_JSON
+
+    params = Params.from_json(PARAMS_JSON)
+    l_empty = empty_sync_s(params)
+    one = Estimate(1.0, "exact", None)
+    zero = Estimate(0.0, "exact", None)
+    site = SiteScaling((None, "bsp_sync", ()), "x", one, one, zero, zero, None, None, Estimate(8.0, "fitted", None))
+    alone = _site_time(site, params, "g const", 1.0, 2, 1.0, 0, 0)
+    shared = _site_time(site, params, "g const", 1.0, 2, 1.0, 0, 0, cores=2, W_all=8.0)
+    one_busy = _site_time(site, params, "g const", 1.0, 2, 1.0, 0, 0, cores=2, W_all=1.0)
+    assert alone == pytest.approx(2 * (1.0 + l_empty))
+    assert shared == pytest.approx(2 * (4.0 + l_empty))
+    assert one_busy == pytest.approx(alone)

@@ -275,10 +275,9 @@ def run_scaling(options: ProfileOptions) -> int:
             if cores is None and params.machine.get("backend") == "threads":
                 cores = params.machine.get("cores")
             if cores and options.to_p > cores:  # processes take turns on the cores
-                scale *= options.to_p / cores
-                note = (note + ", " if note else "") + f"x{options.to_p / cores:g}: p = {options.to_p} on {cores} cores"
+                note = (note + ", " if note else "") + f"p = {options.to_p} on {cores} cores: they take turns"
             draw = fc.params_draw(params, fc.spread_of(params))
-            ps.predict_scaling(sc, params, label, scale, note, options.model, params_draw=draw)
+            ps.predict_scaling(sc, params, label, scale, note, options.model, params_draw=draw, cores=cores)
     except ps.ScalingError as e:
         raise Failure(str(e)) from None
     say = sys.stderr if options.json == "-" else sys.stdout
