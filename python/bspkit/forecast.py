@@ -23,8 +23,10 @@ Where the time goes: T = work (W f) + bandwidth (the communication beyond l) + l
 (l S, the empty sync per superstep); "what if" halves each of f, g and l in turn.
 
 The band: T is resampled with f, g and l each scaled by an independent log-normal factor
-whose spread is the parameters' relative spread (the probe's sample spread, the fit over p);
-interval_s is the 10th to 90th percentile of those totals.
+whose spread is the parameters' relative spread (the probe's sample spread and fit residuals,
+the fit over p's error at the target; f's: of the algorithm's kernel, or of the repetitions of
+the run f came from); interval_s is the 10th to 90th percentile of those totals. It holds what
+the parameters say of themselves, not how the machine drifts between the probe and the run.
 """
 
 from __future__ import annotations
