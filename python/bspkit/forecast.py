@@ -100,6 +100,15 @@ def spread_of(at: ms.MachineAtP | Params) -> Spread:
     return Spread(float(np.median(fs)) if fs else 0.0, g or 0.0, log_sd(spread.l) or 0.0, kernels)
 
 
+def shared_cores(params: Params, given: int | None) -> int | None:
+    """The cores a run's processes share: those given (--cores), else the probe's machine's
+    when it ran on threads (one machine), else None (a core per process: a cluster)."""
+    if given is None and params.machine.get("backend") == "threads":
+        cores = params.machine.get("cores")
+        return cores if isinstance(cores, int) and cores > 0 else None
+    return given
+
+
 @dataclass(frozen=True)
 class Machine:
     """The parameters a prediction at one p is evaluated with, and where they come from."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from bspkit import cluster, programs
@@ -45,10 +46,11 @@ def load_fit(raw: Path) -> tuple[RawRun, Params]:
     return run, fit_run(run)
 
 
-def load_params(path: Path) -> Params:
-    """Params.read, its errors told as the commands tell a failure."""
+def load_params(path: Path, read: Callable[[Path], Params] = Params.read) -> Params:
+    """A parameter file read by `read` (Params.read; machine_scaling.read_params_file also takes
+    hand-written shorthand), its errors told as the commands tell a failure."""
     try:
-        return Params.read(path)
+        return read(path)
     except OSError as e:
         raise Failure(f"cannot read {path}: {e.strerror or e}") from None
     except json.JSONDecodeError as e:
@@ -73,11 +75,16 @@ def run_label(backend: str, hostfile: Path | None) -> str:
     return f"{backend}@{cluster.name_of_hostfile(hostfile) or hostfile.name}"
 
 
+def probe_results() -> Path:
+    """Where `bspkit probe` files its runs: <repo>/results/probe/ (the current directory's
+    outside a source tree)."""
+    root = pr.repo_root()
+    return (root if root is not None else Path.cwd()) / "results" / "probe"
+
+
 def newest_params(label: str, nprocs: int) -> Path | None:
     """params.json of the newest probe of this back end (run_label) and p under <repo>/results/probe/."""
-    root = pr.repo_root()
-    base = (root if root is not None else Path.cwd()) / "results" / "probe"
-    cands = sorted(base.glob(f"*-{label}-p{nprocs}-*/params.json"), key=lambda q: q.stat().st_mtime)
+    cands = sorted(probe_results().glob(f"*-{label}-p{nprocs}-*/params.json"), key=lambda q: q.stat().st_mtime)
     return cands[-1] if cands else None
 
 

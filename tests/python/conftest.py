@@ -47,6 +47,18 @@ def needs_programs(*names: str, hint: str = "") -> pytest.MarkDecorator:
     )
 
 
+def bspkit_in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`bspkit ARGS` in this process (cheaper than a new one): exit status, stdout, stderr."""
+    from bspkit import cli
+
+    try:
+        rc = cli.main(list(args))
+    except SystemExit as e:  # argparse's usage errors
+        rc = int(e.code or 0)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
 def run_bspkit(*args: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Runs `python -m bspkit ARGS` with this interpreter; returns the completed process."""
     e = dict(os.environ)

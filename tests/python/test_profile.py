@@ -19,14 +19,13 @@ from typing import Any
 import pytest
 from synth_profile import StepSpec, records, write_profile
 
-from bspkit import cli
 from bspkit import profile as pf
 from bspkit import sites as st
 from bspkit.params import Params
 from bspkit.predict import MODELS
 from bspkit.units import quantity
 
-from conftest import assert_self_contained, built_program, needs_programs, report_pngs, run_bspkit
+from conftest import assert_self_contained, bspkit_in_process, built_program, needs_programs, report_pngs, run_bspkit
 from synth import L_EMPTY, PARAMS_JSON
 
 # Three processes, four supersteps:
@@ -50,16 +49,6 @@ STEPS = [
     StepSpec([0.2, 0.3, 0.1], [0.001, 0.001, 0.001], end="bsp_end", site=None),
 ]
 W = 3.0 + 0.4 + 0.1 + 0.3
-
-
-def bspkit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """`bspkit ARGS` in this process (cheaper than a new one): exit status, stdout, stderr."""
-    try:
-        rc = cli.main(list(args))
-    except SystemExit as e:  # argparse's usage errors
-        rc = int(e.code or 0)
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 def write(tmp_path: Path, steps: list[StepSpec] = STEPS, name: str = "run.jsonl", **kw: Any) -> Path:
@@ -155,7 +144,7 @@ def test_phases_group_supersteps(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ]
     assert rows[1]["compute_max_s"] == pytest.approx(0.5)
     assert not analysis_of(tmp_path).has_phases and analysis_of(tmp_path).by_phase() == []
-    rc, out, err = bspkit(capsys, "profile", str(tmp_path / "run.jsonl"))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(tmp_path / "run.jsonl"))
     assert rc == 0 and re.search(r"rep 1\s+2\s+", out), out
     # one phase alone: its supersteps, timed from the first one's start to the last one's end
     rep = pf.analyze(a.profile, addr2line="", phase="rep 1")
@@ -166,9 +155,9 @@ def test_phases_group_supersteps(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert rep.processes[0].total_s == pytest.approx(0.5 + 0.11)
     with pytest.raises(pf.ProfileError, match=r"no superstep of phase 'rep 2' \(its phases: setup, rep 1, check\)"):
         pf.analyze(a.profile, phase="rep 2")
-    rc, out, err = bspkit(capsys, "profile", str(tmp_path / "run.jsonl"), "--phase", "nope")
+    rc, out, err = bspkit_in_process(capsys, "profile", str(tmp_path / "run.jsonl"), "--phase", "nope")
     assert rc == 1 and "no superstep of phase 'nope'" in err
-    rc, out, err = bspkit(capsys, "profile", str(tmp_path / "run.jsonl"), "--phase", "rep 1")
+    rc, out, err = bspkit_in_process(capsys, "profile", str(tmp_path / "run.jsonl"), "--phase", "rep 1")
     assert rc == 0 and "(phase 'rep 1')" in out and "S = 2 supersteps;" in out
 
 
@@ -267,7 +256,7 @@ def test_command_predicts_with_the_model_of_here(tmp_path: Path, capsys: pytest.
         tmp_path / "here.json", params_with(f=1.0e-9, machine={"host": "synthhost", "backend": "threads"}, p=3)
     )
     js = tmp_path / "a.json"
-    rc, out, err = bspkit(
+    rc, out, err = bspkit_in_process(
         capsys, "profile", str(prof), "--params", str(there), "--compute-from", str(here), "--json", str(js)
     )
     assert rc == 0, err
@@ -279,7 +268,7 @@ def test_command_predicts_with_the_model_of_here(tmp_path: Path, capsys: pytest.
         assert model_here["total_s"][m] == pytest.approx(W + sum(COMM[m]), rel=1e-12)
     assert "model of here" in out and "g(h,h*)" in out
     # --compute-scale: given; the file of another machine has no model of here
-    rc, out, err = bspkit(
+    rc, out, err = bspkit_in_process(
         capsys, "profile", str(prof), "--params", str(there), "--compute-scale", "0.5", "--json", str(js)
     )
     assert rc == 0, err
@@ -287,7 +276,7 @@ def test_command_predicts_with_the_model_of_here(tmp_path: Path, capsys: pytest.
     assert d["prediction"]["total_s"]["g(h)"] == pytest.approx(0.5 * W + sum(COMM["g(h)"]), rel=1e-12)
     assert d["model_of_here"] is None
     # the parameter file of this host, back end and p is its own model of here
-    rc, out, err = bspkit(capsys, "profile", str(prof), "--params", str(here), "--json", str(js))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(prof), "--params", str(here), "--json", str(js))
     d = json.loads(js.read_text())
     assert d["prediction"]["same_machine"] and d["model_of_here"] == d["prediction"]
 
@@ -413,34 +402,36 @@ def test_sections(tmp_path: Path) -> None:
 
 
 def test_command_errors_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, err = bspkit(capsys, "profile", str(tmp_path / "missing.jsonl"))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(tmp_path / "missing.jsonl"))
     assert rc == 1 and "missing.jsonl: no such file" in err
     params = tmp_path / "params.json"
     params.write_text(json.dumps(PARAMS_JSON, indent=1))
-    rc, out, err = bspkit(capsys, "profile", str(params))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(params))
     assert rc == 1 and "not a bspkit profile" in err
     raw = tmp_path / "raw.jsonl"
     raw.write_text(json.dumps({"type": "header", "tool": "bspprobe", "format": 1}) + "\n")
-    rc, out, err = bspkit(capsys, "profile", str(raw))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(raw))
     assert rc == 1 and "not a bspkit profile" in err
     (tmp_path / "empty.jsonl").write_text("")
-    rc, out, err = bspkit(capsys, "profile", str(tmp_path / "empty.jsonl"))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(tmp_path / "empty.jsonl"))
     assert rc == 1 and "is empty" in err
     truncated = write_profile(tmp_path / "t.jsonl", records(3, STEPS, finished=[1]))
-    rc, out, err = bspkit(capsys, "profile", str(truncated))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(truncated))
     assert rc == 1 and "did not reach bsp_end on processes 0, 2" in err
     prof = write(tmp_path)
     for args in (["--compute-scale", "2"], ["--compute-scale", "0", "--params", str(params)], ["--top", "0"]):
-        rc, out, err = bspkit(capsys, "profile", str(prof), *args)
+        rc, out, err = bspkit_in_process(capsys, "profile", str(prof), *args)
         assert rc == 2, (args, err)
-    rc, out, err = bspkit(capsys, "profile")
+    rc, out, err = bspkit_in_process(capsys, "profile")
     assert rc == 2
-    rc, out, err = bspkit(
+    rc, out, err = bspkit_in_process(
         capsys, "profile", str(prof), "--params", str(params), "--compute-scale", "2", "--compute-from", str(params)
     )
     assert rc == 2 and "not allowed with" in err
     # a parameter file that cannot be read is a failure, before anything is written
-    rc, out, err = bspkit(capsys, "profile", str(prof), "--params", str(prof), "-o", str(tmp_path / "x.html"))
+    rc, out, err = bspkit_in_process(
+        capsys, "profile", str(prof), "--params", str(prof), "-o", str(tmp_path / "x.html")
+    )
     assert rc == 1 and "not JSON" in err and not (tmp_path / "x.html").exists()
 
 
@@ -452,7 +443,7 @@ def test_html_report_sections_and_numbers(tmp_path: Path, capsys: pytest.Capture
     prof = write(tmp_path)
     there = write_params(tmp_path / "there.json", params_with(machine={"host": "cluster"}))
     page = tmp_path / "profile.html"
-    rc, out, err = bspkit(capsys, "profile", str(prof), "-o", str(page), "--params", str(there))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(prof), "-o", str(page), "--params", str(there))
     assert rc == 0, err
     html = page.read_text()
     assert_self_contained(html)
@@ -469,7 +460,7 @@ def test_html_report_sections_and_numbers(tmp_path: Path, capsys: pytest.Capture
     assert quantity(COMM["g(h,h*)"][0], "s") in text  # a superstep's comm + sync
     assert "e-0" not in text and "e+0" not in text  # no e-notation
     # without --params, no prediction section
-    rc, out, err = bspkit(capsys, "profile", str(prof), "-o", str(page))
+    rc, out, err = bspkit_in_process(capsys, "profile", str(prof), "-o", str(page))
     assert rc == 0 and 'id="prediction"' not in page.read_text()
 
 

@@ -17,12 +17,11 @@ from pathlib import Path
 import pytest
 from synth_profile import SiteLaw, StepSpec, law_steps, log2p, records, write_profile
 
-from bspkit import cli
 from bspkit import profile as pf
 from bspkit import profile_scaling as ps
 from bspkit.params import Params
 
-from conftest import REPO, built_program, needs_programs, run_bspkit
+from conftest import REPO, bspkit_in_process, built_program, needs_programs, run_bspkit
 from synth import L_EMPTY, PARAMS_JSON
 
 # A program with three sites: one superstep of W = 3e-9 n^2 / p, no communication; log2 p
@@ -41,15 +40,6 @@ S_LAW = (0.0, 0.0, 1)
 # at h = 1024 (h below it takes its A and B); the g const regression g = 1.1e-9, l = 5e-6
 A_SMALL, B_SMALL = 9.0e-6, 3.0e-8
 G_CONST, L_CONST = 1.1e-9, 5.0e-6
-
-
-def bspkit(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        rc = cli.main(list(args))
-    except SystemExit as e:  # argparse's usage errors
-        rc = int(e.code or 0)
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 def law_of(fitted: ps.FittedLaw | None) -> tuple[float, float, int] | None:
@@ -255,7 +245,7 @@ def test_command_json_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[
     params = tmp_path / "P.json"
     params.write_text(Params.from_json(PARAMS_JSON).dumps())
     out = tmp_path / "scaling.json"
-    rc, stdout, err = bspkit(
+    rc, stdout, err = bspkit_in_process(
         capsys,
         "profile",
         "--scale",
@@ -282,7 +272,7 @@ def test_command_json_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert tree["W"]["error"] == pytest.approx(0.0, abs=1e-9)
     assert "log2(p): exact" in stdout and "<- predicted_s" in stdout
     # --json -: the object alone on stdout; --model chooses predicted_s' model
-    rc, stdout, err = bspkit(
+    rc, stdout, err = bspkit_in_process(
         capsys, "profile", "--scale", *runs, "--to-p", "64", "--to-size", "2048", "--params", str(params),
         "--model", "g const", "--json", "-",
     )  # fmt: skip
@@ -290,7 +280,7 @@ def test_command_json_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[
     d = json.loads(stdout)
     assert d["best_model"] == "g const" and d["predicted_s"] == d["models"]["g const"]
     # --compute-scale: the work twice as long on the target machine
-    rc, stdout, err = bspkit(
+    rc, stdout, err = bspkit_in_process(
         capsys, "profile", "--scale", *runs, "-n", "64", "--to-size", "2048", "--params", str(params),
         "--compute-scale", "2", "--json", "-",
     )  # fmt: skip
@@ -298,24 +288,26 @@ def test_command_json_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert rc == 0 and d["compute_scale"] == 2.0
     assert d["predicted_s"] == pytest.approx(truth_time(64, 2048, "g(h,h*)") + d["W_s"], rel=1e-9)
     # without --params: the laws and the totals at the target, no time
-    rc, stdout, err = bspkit(capsys, "profile", "--scale", *runs, "-n", "64", "--to-size", "2048", "--json", "-")
+    rc, stdout, err = bspkit_in_process(
+        capsys, "profile", "--scale", *runs, "-n", "64", "--to-size", "2048", "--json", "-"
+    )
     d = json.loads(stdout)
     assert rc == 0 and d["predicted_s"] is None and d["H"] == 6 * 256 and d["S"] == 7
 
 
 def test_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     runs = write_runs(tmp_path, (1, 2), (100,))
-    rc, _, err = bspkit(capsys, "profile", "--scale", *runs, "-n", "4")
+    rc, _, err = bspkit_in_process(capsys, "profile", "--scale", *runs, "-n", "4")
     assert rc == 1 and "the laws need runs at 3 values of p" in err
-    rc, _, err = bspkit(capsys, "profile", "--scale", *runs)
+    rc, _, err = bspkit_in_process(capsys, "profile", "--scale", *runs)
     assert rc == 2 and "--to-p" in err
-    rc, _, err = bspkit(capsys, "profile", runs[0].split("@")[0], "--to-p", "4")
+    rc, _, err = bspkit_in_process(capsys, "profile", runs[0].split("@")[0], "--to-p", "4")
     assert rc == 2 and "--to-p goes with --scale" in err
-    rc, _, err = bspkit(capsys, "profile")
+    rc, _, err = bspkit_in_process(capsys, "profile")
     assert rc == 2 and "--scale" in err
-    rc, _, err = bspkit(capsys, "profile", "--scale", *runs, "-n", "4", "--model", "g(x)")
+    rc, _, err = bspkit_in_process(capsys, "profile", "--scale", *runs, "-n", "4", "--model", "g(x)")
     assert rc == 2 and "invalid choice" in err
-    rc, _, err = bspkit(capsys, "profile", "--scale", str(tmp_path / "none.jsonl"), *runs, "-n", "4")
+    rc, _, err = bspkit_in_process(capsys, "profile", "--scale", str(tmp_path / "none.jsonl"), *runs, "-n", "4")
     assert rc == 1 and "none.jsonl: no such file" in err
 
 

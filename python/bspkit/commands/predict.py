@@ -173,12 +173,10 @@ def parameter_files(options: PredictOptions) -> list[Path]:
     """--params, else the newest probe of each p of the back end under results/probe/."""
     if options.params:
         return [Path(p) for p in options.params]
-    from bspkit import probe as pr
+    from bspkit.inputs import probe_results
 
-    root = pr.repo_root()
-    base = (root if root is not None else Path.cwd()) / "results" / "probe"
     newest: dict[str, Path] = {}
-    for path in sorted(base.glob(f"*-{options.backend}-p*-*/params.json"), key=lambda q: q.stat().st_mtime):
+    for path in sorted(probe_results().glob(f"*-{options.backend}-p*-*/params.json"), key=lambda q: q.stat().st_mtime):
         p_label = path.parent.name.split(f"-{options.backend}-", 1)[1].split("-", 1)[0]
         newest[p_label] = path
     if not newest:
@@ -216,18 +214,11 @@ def read_machine_files(files: Sequence[Path], rate_given: bool) -> list[Params]:
     """The parameter files, probes' or hand-written (the shorthand too), each checked: a
     hand-written one for what it lacks (its f need not be there when f is given)."""
     from bspkit import machine_scaling as ms
-    from bspkit.params import ParamsError
+    from bspkit.inputs import load_params
 
     out = []
     for path in files:
-        try:
-            params = ms.read_params_file(path)
-        except OSError as e:
-            raise Failure(f"cannot read {path}: {e.strerror or e}") from None
-        except json.JSONDecodeError as e:
-            raise Failure(f"{path}: not JSON: {e.msg} (line {e.lineno})") from None
-        except ParamsError as e:
-            raise Failure(f"{path}: {e}") from None
+        params = load_params(path, ms.read_params_file)
         if ms.is_hand_written(params):
             missing = [m for m in ms.check_hand_written(params) if not (rate_given and m.startswith("f:"))]
             if missing:
@@ -247,9 +238,7 @@ def machine_at_p(params: Sequence[Params], cores: int | None) -> Callable[[int],
             at = ms.params_at(params, p)
         except ms.MachineScalingError as e:
             raise Failure(str(e)) from None
-        shared = cores
-        if shared is None and at.params.machine.get("backend") == "threads":
-            shared = at.params.machine.get("cores")
+        shared = fc.shared_cores(at.params, cores)
         return fc.Machine(at.params, at.source, fc.spread_of(at), tuple(at.warnings), cores=shared)
 
     return machine_at

@@ -271,9 +271,7 @@ def run_scaling(options: ProfileOptions) -> int:
                 params, moved = calibrated_params(params, options.params, options.calibration)
                 label = f"{options.params}, calibrated by {options.calibration} ({moved})"
             scale, note = compute_scale_for(options, params)
-            cores = options.cores
-            if cores is None and params.machine.get("backend") == "threads":
-                cores = params.machine.get("cores")
+            cores = fc.shared_cores(params, options.cores)
             if cores and options.to_p > cores:  # processes take turns on the cores
                 note = (note + ", " if note else "") + f"p = {options.to_p} on {cores} cores: they take turns"
             draw = fc.params_draw(params, fc.spread_of(params))
