@@ -25,6 +25,7 @@ static void write_comm_record(probe_ctx *c, const char *type, const comm_op *o,
   bspp_json_int(j, "reps", reps);
   bspp_json_int(j, "warmup", warmups);
   bspp_json_int(j, "seq", seq);
+  bspp_json_raw(j, "state", c->batch_state_json);
   if (o->prim == PRIM_SEND)
     bspp_json_str(j, "note",
                   "the clock stops after each process drained its queue (bsp_get_tag + "
@@ -221,6 +222,7 @@ void bspp_measure_l(probe_ctx *c) {
       bspp_json_str(j, "variant", vars[v].name);
       bspp_json_nums(j, "samples_s", out, n, "%.6g");
       bspp_json_int(j, "batch", batch);
+      bspp_json_raw(j, "state", c->batch_state_json);
       snprintf(note, sizeof note, "%s; %s", vars[v].what, batch_note);
       bspp_json_str(j, "note", note);
       bspp_emit(c);
@@ -307,6 +309,7 @@ void bspp_measure_as(probe_ctx *c) {
         snprintf(note, sizeof note, "%s (words of 8 bytes); %s", lat[t].what, batch_note);
         bspp_json_str(j, "note", note);
         bspp_json_int(j, "seq", i);
+        bspp_json_raw(j, "state", c->batch_state_json);
         bspp_emit(c);
       }
     } else {
@@ -332,6 +335,7 @@ void bspp_measure_as(probe_ctx *c) {
             "processes; words of 8 bytes (the paper used 32-bit ints); cost per word = "
             "time / h_total");
         bspp_json_int(j, "seq", i);
+        bspp_json_raw(j, "state", c->batch_state_json);
         bspp_emit(c);
       }
     }

@@ -254,7 +254,12 @@ void bspp_measure_f(probe_ctx *c) {
     if (reps > 1024) reps = 1024;
     snprintf(label, sizeof label, "f %s n=%ld", bspp_f_kernel_names[k], n);
     bspp_progress(c, label, i, nk, 1);
+    bspk_machine_counters machine_before = bspk_machine_counters_now();
+    bspk_thread_state before = bspk_thread_state_now();
     bspp_f_time_kernel(&st, k, n, samples, reps);
+    /* process 0 ran alone: the state of one process */
+    bspk_thread_delta ran = bspk_thread_delta_of(before, bspk_thread_state_now());
+    char *state = bspk_state_json(&ran, 1, machine_before, bspk_machine_counters_now());
     jbuf *j = &c->j;
     bspp_json_begin(j, "f");
     bspp_json_str(j, "kernel", bspp_f_kernel_names[k]);
@@ -262,7 +267,9 @@ void bspp_measure_f(probe_ctx *c) {
     bspp_json_num(j, "ops", ops);
     bspp_json_nums(j, "samples_s", samples, reps, "%.6g");
     bspp_json_str(j, "note", note);
+    bspp_json_raw(j, "state", state);
     bspp_emit(c);
+    free(state);
   }
   free(samples);
   free(st.pool);

@@ -105,6 +105,11 @@ void bspp_json_num(jbuf *j, const char *key, double v) {
   j_double(j, v, "%.9g");
 }
 
+void bspp_json_raw(jbuf *j, const char *key, const char *json) {
+  j_key(j, key);
+  j_raw(j, json ? json : "null");
+}
+
 void bspp_json_bool(jbuf *j, const char *key, int v) {
   j_key(j, key);
   j_raw(j, v ? "true" : "false");

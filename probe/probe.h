@@ -35,6 +35,7 @@
 #include "bspk_clock.h"
 #include "bspk_json.h"
 #include "bspk_machine.h"
+#include "bspk_state.h"
 #include "bspk_spmd.h"
 
 /* bspkit's extensions (back-end name, core count), only when building against bspkit. */
@@ -169,6 +170,11 @@ typedef struct probe_ctx {
   int gather_stride;
   double *allv;         /* registered: p doubles (all-gather of one value) */
   double *local;        /* this process's samples of the current point */
+  /* the machine's state around the current batch (timing.c): this process's start, and on
+   * process 0 the machine's counters at the start and the last batch's state object (JSON) */
+  bspk_thread_state batch_start;
+  bspk_machine_counters batch_machine;
+  char *batch_state_json;
   volatile double sink; /* keeps computed results alive */
   volatile long isink;
   /* process 0 only */
@@ -201,6 +207,7 @@ void bspp_json_int(jbuf *j, const char *key, long long v);
 void bspp_json_num(jbuf *j, const char *key, double v); /* %.9g; not finite -> null */
 void bspp_json_bool(jbuf *j, const char *key, int v);
 void bspp_json_null(jbuf *j, const char *key);
+void bspp_json_raw(jbuf *j, const char *key, const char *json); /* JSON text as is; NULL -> null */
 void bspp_json_nums(jbuf *j, const char *key, const double *v, int n, const char *fmt);
 void bspp_json_longs(jbuf *j, const char *key, const long *v, int n);
 void bspp_json_strs(jbuf *j, const char *key, const char *const *v, int n);
@@ -235,6 +242,14 @@ extern const char *const bspp_pattern_names[NPATTERNS];
 /* Collective: the context of a run (opt must outlive it) with areas of hmax words, registered. */
 probe_ctx *bspp_ctx_setup(const probe_opts *opt, long hmax);
 void bspp_ctx_teardown(probe_ctx *c); /* collective: deregisters and frees */
+/* timing.c: the machine's state around each timed batch (bspk_state.h). The words each process
+ * appends to its samples for the gather; after it, process 0 holds the batch's state object in
+ * c->batch_state_json, which the record writers put under "state". */
+#define BSPP_STATE_WORDS 6
+void bspp_state_begin(probe_ctx *c);
+int bspp_state_end(probe_ctx *c, int n);
+void bspp_state_collect(probe_ctx *c, int n);
+
 /* Gathers local[0..n) of every process to process 0, where out[i] = max over processes of
  * local[i]; one superstep. out may be NULL on processes other than 0. (The max of one value
  * on every process: bspk_max_over_processes(v, c->allv).) */

@@ -53,6 +53,7 @@ probe_ctx *bspp_ctx_setup(const probe_opts *opt, long hmax) {
   if (c->prm.l_samples > c->gather_stride) c->gather_stride = c->prm.l_samples;
   if (c->prm.memcpy_reps > c->gather_stride) c->gather_stride = c->prm.memcpy_reps;
   if (c->opt->reps > c->gather_stride) c->gather_stride = c->opt->reps;
+  c->gather_stride += BSPP_STATE_WORDS; /* the machine's state rides with the samples */
   c->src = xmalloc((size_t)c->area_words * WORD_BYTES);
   c->dst = xmalloc((size_t)c->area_words * WORD_BYTES);
   for (long i = 0; i < c->area_words; i++) { /* touch every page before timing */
@@ -83,6 +84,7 @@ void bspp_ctx_teardown(probe_ctx *c) {
   free(c->dst);
   free(c->src);
   free(c->j.b);
+  free(c->batch_state_json);
   free(c->cal_f.pool);
   free(c);
 }

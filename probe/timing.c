@@ -25,6 +25,41 @@
 
 #include "probe.h"
 
+/* ---- the machine's state around a batch ---------------------------------------------------- */
+
+void bspp_state_begin(probe_ctx *c) {
+  if (c->s == 0) c->batch_machine = bspk_machine_counters_now();
+  c->batch_start = bspk_thread_state_now();
+}
+
+/* Appends this process's part of the state to local[n..): wall, CPU, waited, involuntary switches,
+ * the core at the end, migrated (-1: unknown); returns the new count. */
+int bspp_state_end(probe_ctx *c, int n) {
+  bspk_thread_delta d = bspk_thread_delta_of(c->batch_start, bspk_thread_state_now());
+  double *v = c->local + n;
+  v[0] = d.wall_s;
+  v[1] = d.cpu_s;
+  v[2] = d.waited_s;
+  v[3] = (double)d.involuntary;
+  v[4] = (double)d.cpu_end;
+  v[5] = (double)d.migrated;
+  return n + BSPP_STATE_WORDS;
+}
+
+/* Process 0, after the gather of bspp_state_end's words: the batch's state object. */
+void bspp_state_collect(probe_ctx *c, int n) {
+  if (c->s != 0) return;
+  bspk_machine_counters now = bspk_machine_counters_now();
+  bspk_thread_delta *d = xmalloc((size_t)c->p * sizeof *d);
+  for (int t = 0; t < c->p; t++) {
+    const double *v = c->gather + (size_t)t * c->gather_stride + n;
+    d[t] = (bspk_thread_delta){v[0], v[1], v[2], (long)v[3], (int)v[4], (int)v[5]};
+  }
+  free(c->batch_state_json);
+  c->batch_state_json = bspk_state_json(d, c->p, c->batch_machine, now);
+  free(d);
+}
+
 /* ---- timing ---------------------------------------------------------------------------------- */
 
 static double time_once(probe_ctx *c, op_fn fn, const void *arg) {
@@ -50,8 +85,10 @@ int bspp_time_point(probe_ctx *c, op_fn fn, const void *arg, int min_reps, doubl
     reps = r > c->prm.max_reps ? c->prm.max_reps : (int)r;
     if (reps < min_reps) reps = min_reps;
   }
+  bspp_state_begin(c);
   for (int i = 0; i < reps; i++) c->local[i] = time_once(c, fn, arg);
-  bspp_gather_max(c, c->local, reps, out);
+  bspp_gather_max(c, c->local, bspp_state_end(c, reps), out);
+  bspp_state_collect(c, reps);
   return reps;
 }
 
@@ -68,13 +105,15 @@ int bspp_time_batched(probe_ctx *c, op_fn fn, const void *arg, int n, double *ou
   double b = ceil(c->prm.l_batch_s / (w > 1e-9 ? w : 1e-9));
   long batch = b > 100000 ? 100000 : b < 1 ? 1 : (long)b;
   if (c->opt->reps > 0) n = c->opt->reps;
+  bspp_state_begin(c);
   for (int i = 0; i < n; i++) {
     bsp_sync();
     double t0 = bspk_monotonic_seconds();
     for (long k = 0; k < batch; k++) fn(c, arg);
     c->local[i] = (bspk_monotonic_seconds() - t0) / (double)batch;
   }
-  bspp_gather_max(c, c->local, n, out);
+  bspp_gather_max(c, c->local, bspp_state_end(c, n), out);
+  bspp_state_collect(c, n);
   *batch_out = batch;
   return n;
 }

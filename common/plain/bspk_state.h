@@ -1,0 +1,198 @@
+/*
+ * bspk_state.h - the machine's state beside a measurement (part of common/plain/, see
+ * common/README.md): did each process hold its core while it was timed, and if not, who took it?
+ *
+ * A timing on a shared machine mixes two things: what the library and the hardware cost, and
+ * what other programs (or the hypervisor) took from us meanwhile. The evidence that separates
+ * them, read before and after a timed batch:
+ *   per process (a few microseconds: clock_gettime, getrusage, one small /proc file):
+ *     - its CPU time (the calling thread's CPU clock) against the wall time: the share of the
+ *       batch it actually ran;
+ *     - the time it was runnable but waited for a core (the scheduler's run delay,
+ *       /proc/thread-self/schedstat): the direct evidence that another task had its core;
+ *     - its involuntary context switches: how often the scheduler took its core away;
+ *     - the core it ran on at the end (and whether that changed during the batch);
+ *   machine-wide (process 0 only: it reads two files, tens of microseconds):
+ *     - the VM's stolen time (/proc/stat, summed over the cores, in seconds);
+ *     - CPU pressure (/proc/pressure/cpu "some": time in which some task was runnable and
+ *       waited for a core), in seconds;
+ *     - the runnable tasks at the end (/proc/stat procs_running, ourselves included).
+ * Where the kernel does not offer one (no PSI, not Linux) the value is negative: "unknown".
+ * The JSON object that bspprobe, the drivers and the profile write from these is described in
+ * docs/probe-format.md ("The machine's state").
+ */
+#ifndef BSPK_STATE_H
+#define BSPK_STATE_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One process (thread) at one moment. */
+typedef struct {
+  double wall_s; /* CLOCK_MONOTONIC */
+  double cpu_s;  /* this thread's CPU clock */
+  double waited_s; /* time runnable but waiting for a core so far (schedstat); -1 unknown */
+  long involuntary, voluntary; /* context switches so far (RUSAGE_THREAD) */
+  int cpu;                     /* the core it is on now; -1 unknown */
+} bspk_thread_state;
+
+/* The machine at one moment; negative: unknown. */
+typedef struct {
+  double steal_s;        /* stolen time so far, summed over the cores */
+  double cpu_pressure_s; /* PSI cpu "some" total so far */
+  int running;           /* runnable tasks now (ourselves included) */
+} bspk_machine_counters;
+
+/* What one process did during a batch: the difference of two bspk_thread_state. */
+typedef struct {
+  double wall_s, cpu_s, waited_s;
+  long involuntary;
+  int cpu_end, migrated; /* migrated: the core at the end differs from the one at the start */
+} bspk_thread_delta;
+
+static inline double bspk_state_clock(clockid_t id) {
+  struct timespec ts;
+  if (clock_gettime(id, &ts) != 0) return -1.0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The run delay of the calling thread: the 2nd field of /proc/thread-self/schedstat (ns); -1
+ * where the kernel has no schedstat (CONFIG_SCHED_INFO off) or no /proc. */
+static inline double bspk_thread_waited_s(void) {
+  double waited = -1.0;
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  if (!f) return waited;
+  unsigned long long run_ns, delay_ns;
+  if (fscanf(f, "%llu %llu", &run_ns, &delay_ns) == 2) waited = 1e-9 * (double)delay_ns;
+  fclose(f);
+  return waited;
+}
+
+static inline bspk_thread_state bspk_thread_state_now(void) {
+  bspk_thread_state s;
+  s.waited_s = bspk_thread_waited_s();
+  s.wall_s = bspk_state_clock(CLOCK_MONOTONIC);
+  s.cpu_s = bspk_state_clock(CLOCK_THREAD_CPUTIME_ID);
+  s.involuntary = s.voluntary = -1;
+#ifdef RUSAGE_THREAD
+  struct rusage ru;
+  if (getrusage(RUSAGE_THREAD, &ru) == 0) {
+    s.involuntary = ru.ru_nivcsw;
+    s.voluntary = ru.ru_nvcsw;
+  }
+#endif
+#ifdef __linux__
+  s.cpu = sched_getcpu();
+#else
+  s.cpu = -1;
+#endif
+  return s;
+}
+
+static inline bspk_thread_delta bspk_thread_delta_of(bspk_thread_state a, bspk_thread_state b) {
+  bspk_thread_delta d;
+  d.wall_s = b.wall_s - a.wall_s;
+  d.cpu_s = (a.cpu_s >= 0 && b.cpu_s >= 0) ? b.cpu_s - a.cpu_s : -1.0;
+  d.waited_s = (a.waited_s >= 0 && b.waited_s >= 0) ? b.waited_s - a.waited_s : -1.0;
+  d.involuntary = (a.involuntary >= 0 && b.involuntary >= 0) ? b.involuntary - a.involuntary : -1;
+  d.cpu_end = b.cpu;
+  d.migrated = (a.cpu >= 0 && b.cpu >= 0) ? a.cpu != b.cpu : -1;
+  return d;
+}
+
+static inline bspk_machine_counters bspk_machine_counters_now(void) {
+  bspk_machine_counters m = {-1.0, -1.0, -1};
+  FILE *f = fopen("/proc/stat", "r");
+  if (f) {
+    char line[512];
+    long tick = sysconf(_SC_CLK_TCK);
+    while (fgets(line, sizeof line, f)) {
+      unsigned long long v[8];
+      if (strncmp(line, "cpu ", 4) == 0 &&
+          sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                 &v[4], &v[5], &v[6], &v[7]) == 8 && tick > 0)
+        m.steal_s = (double)v[7] / (double)tick; /* the 8th field: steal */
+      else if (strncmp(line, "procs_running ", 14) == 0)
+        m.running = atoi(line + 14);
+    }
+    fclose(f);
+  }
+  f = fopen("/proc/pressure/cpu", "r");
+  if (f) {
+    char line[256];
+    if (fgets(line, sizeof line, f) && strncmp(line, "some ", 5) == 0) {
+      const char *t = strstr(line, "total=");
+      if (t) m.cpu_pressure_s = 1e-6 * strtod(t + 6, NULL);
+    }
+    fclose(f);
+  }
+  return m;
+}
+
+/* b - a, or -1 where either is unknown. */
+static inline double bspk_counter_delta(double a, double b) { return a >= 0 && b >= 0 ? b - a : -1.0; }
+
+/* The cores online (the denominator of the steal share), or -1. */
+static inline int bspk_cores_online(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : -1;
+}
+
+/* The state object of docs/probe-format.md ("The machine's state") as JSON text, malloc'd (the
+ * caller frees it; NULL when out of memory): the p processes' deltas d[0..p) of one batch and
+ * the machine's counters before (a) and after (b) it. Unknown values are null. */
+static inline char *bspk_state_json(const bspk_thread_delta *d, int p, bspk_machine_counters a,
+                                    bspk_machine_counters b) {
+  size_t cap = 256 + (size_t)p * 112, n = 0;
+  char *s = (char *)malloc(cap);
+  if (!s) return NULL;
+#define BSPK_STATE_ADD(...) (n += (size_t)snprintf(s + n, n < cap ? cap - n : 0, __VA_ARGS__))
+  double wall = 0;
+  for (int i = 0; i < p; i++)
+    if (d[i].wall_s > wall) wall = d[i].wall_s;
+  BSPK_STATE_ADD("{\"wall_s\": %.6g, \"cpu_s\": [", wall);
+  for (int i = 0; i < p; i++)
+    d[i].cpu_s >= 0 ? BSPK_STATE_ADD("%s%.6g", i ? ", " : "", d[i].cpu_s)
+                    : BSPK_STATE_ADD("%snull", i ? ", " : "");
+  BSPK_STATE_ADD("], \"waited_s\": [");
+  for (int i = 0; i < p; i++)
+    d[i].waited_s >= 0 ? BSPK_STATE_ADD("%s%.6g", i ? ", " : "", d[i].waited_s)
+                       : BSPK_STATE_ADD("%snull", i ? ", " : "");
+  BSPK_STATE_ADD("], \"involuntary\": [");
+  for (int i = 0; i < p; i++)
+    d[i].involuntary >= 0 ? BSPK_STATE_ADD("%s%ld", i ? ", " : "", d[i].involuntary)
+                          : BSPK_STATE_ADD("%snull", i ? ", " : "");
+  BSPK_STATE_ADD("], \"cpus\": [");
+  for (int i = 0; i < p; i++)
+    d[i].cpu_end >= 0 ? BSPK_STATE_ADD("%s%d", i ? ", " : "", d[i].cpu_end)
+                      : BSPK_STATE_ADD("%snull", i ? ", " : "");
+  BSPK_STATE_ADD("], \"migrated\": [");
+  for (int i = 0; i < p; i++)
+    d[i].migrated >= 0 ? BSPK_STATE_ADD("%s%s", i ? ", " : "", d[i].migrated ? "true" : "false")
+                       : BSPK_STATE_ADD("%snull", i ? ", " : "");
+  double steal = bspk_counter_delta(a.steal_s, b.steal_s);
+  double pressure = bspk_counter_delta(a.cpu_pressure_s, b.cpu_pressure_s);
+  BSPK_STATE_ADD("], \"steal_s\": ");
+  steal >= 0 ? BSPK_STATE_ADD("%.6g", steal) : BSPK_STATE_ADD("null");
+  BSPK_STATE_ADD(", \"cpu_pressure_s\": ");
+  pressure >= 0 ? BSPK_STATE_ADD("%.6g", pressure) : BSPK_STATE_ADD("null");
+  BSPK_STATE_ADD(", \"running\": ");
+  b.running >= 0 ? BSPK_STATE_ADD("%d", b.running) : BSPK_STATE_ADD("null");
+  BSPK_STATE_ADD(", \"cores_online\": %d}", bspk_cores_online());
+#undef BSPK_STATE_ADD
+  if (n >= cap) { /* cannot happen with the estimate above; never write a cut object */
+    free(s);
+    return NULL;
+  }
+  return s;
+}
+
+#endif /* BSPK_STATE_H */
