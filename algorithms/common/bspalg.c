@@ -202,6 +202,10 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
     json_number(f, info->calibration_s);
     fputs("}", f);
   }
+  if (info->state_json) {
+    fputs(", \"state\": ", f);
+    fputs(info->state_json, f);
+  }
   fputs(", \"W\": ", f);
   json_number(f, W);
   fputs(", \"H\": ", f);

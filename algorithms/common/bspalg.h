@@ -75,6 +75,8 @@ typedef struct {
   const char *calibration_before; /* --calibrate: the `calibration` records (JSON), or NULL */
   const char *calibration_after;
   double calibration_s; /* what the calibration took, its setup included (process 0) */
+  const char *state_json; /* the machine's state around each repetition: a JSON array (process 0;
+                             NULL: not recorded) */
 } bspalg_info;
 
 /* Collective: the max over processes of v (on every process). */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bspk_machine.h"
+#include "bspk_state.h"
 
 /* Set in bspalg_main before bsp_init and only read afterwards: on the threads back end the
  * BSP processes share them; on a process-based one every process parsed its own copy. */
@@ -136,6 +137,76 @@ static void parse_command_line(int argc, char **argv) {
  * the f of the run. Collective. */
 enum { F_TIMINGS = 3 };
 
+/* ---- the machine's state around each repetition (bspk_state.h) ------------------------------ */
+
+enum { STATE_WORDS = 6 }; /* per process and repetition: wall, CPU, waited, involuntary, core, migrated */
+
+typedef struct {
+  double *words;                   /* reps * STATE_WORDS: this process's */
+  bspk_machine_counters *machine; /* 2 * reps, process 0: before and after each repetition */
+  bspk_thread_state start;
+} run_state;
+
+static void state_begin(run_state *st, int rep) {
+  if (bsp_pid() == 0) st->machine[2 * rep] = bspk_machine_counters_now();
+  st->start = bspk_thread_state_now();
+}
+
+static void state_end(run_state *st, int rep) {
+  bspk_thread_delta d = bspk_thread_delta_of(st->start, bspk_thread_state_now());
+  if (bsp_pid() == 0) st->machine[2 * rep + 1] = bspk_machine_counters_now();
+  double *v = st->words + (size_t)rep * STATE_WORDS;
+  v[0] = d.wall_s;
+  v[1] = d.cpu_s;
+  v[2] = d.waited_s;
+  v[3] = (double)d.involuntary;
+  v[4] = (double)d.cpu_end;
+  v[5] = (double)d.migrated;
+}
+
+/* Gathers every process's words to process 0 (three supersteps) and returns there the JSON
+ * array of one state object per repetition (malloc'd), elsewhere NULL. */
+static char *state_gather(run_state *st, int reps) {
+  int p = bsp_nprocs(), s = bsp_pid();
+  size_t per = (size_t)reps * STATE_WORDS;
+  double *all = calloc((size_t)p * per, sizeof *all);
+  if (!all) bsp_abort("%s: out of memory\n", driver->program);
+  bsp_push_reg(all, (bsp_size_t)((size_t)p * per * sizeof *all));
+  bsp_sync();
+  bsp_put(0, st->words, all, (bsp_size_t)((size_t)s * per * sizeof *all), (bsp_size_t)(per * sizeof *all));
+  bsp_sync();
+  bsp_pop_reg(all);
+  char *json = NULL;
+  if (s == 0) {
+    bspk_thread_delta *d = malloc((size_t)p * sizeof *d);
+    size_t cap = 16, n = 0;
+    json = malloc(cap);
+    if (!d || !json) bsp_abort("%s: out of memory\n", driver->program);
+    json[n++] = '[';
+    for (int r = 0; r < reps; r++) {
+      for (int t = 0; t < p; t++) {
+        const double *v = all + (size_t)t * per + (size_t)r * STATE_WORDS;
+        d[t] = (bspk_thread_delta){v[0], v[1], v[2], (long)v[3], (int)v[4], (int)v[5]};
+      }
+      char *one = bspk_state_json(d, p, st->machine[2 * r], st->machine[2 * r + 1]);
+      size_t len = one ? strlen(one) : 4;
+      while (n + len + 4 > cap) cap *= 2;
+      json = realloc(json, cap);
+      if (!json) bsp_abort("%s: out of memory\n", driver->program);
+      if (r) json[n++] = ',';
+      memcpy(json + n, one ? one : "null", len);
+      n += len;
+      free(one);
+    }
+    json[n++] = ']';
+    json[n] = '\0';
+    free(d);
+  }
+  bsp_sync(); /* the area is popped at this sync */
+  free(all);
+  return json;
+}
+
 static double median3(double a, double b, double c) {
   return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
 }
@@ -184,6 +255,9 @@ static void spmd(void) {
       calibration ? copy_record(bspp_calibration_round(calibration, 0)) : NULL;
   double calibration_s = bsp_time() - calibration_t0;
   bspalg_counters_begin();
+  run_state machine = {calloc((size_t)opts.reps * STATE_WORDS, sizeof(double)),
+                       calloc((size_t)opts.reps * 2, sizeof(bspk_machine_counters)), {0, 0, 0, 0, 0, 0}};
+  if (!machine.words || !machine.machine) bsp_abort("%s: out of memory\n", prog);
   bsp_sync();
 
   for (int rep = 0; rep < opts.reps; rep++) {
@@ -194,9 +268,11 @@ static void spmd(void) {
     char phase[32];
     snprintf(phase, sizeof phase, "rep %d", rep + 1);
     bspk_profile_phase(phase);
+    state_begin(&machine, rep); /* outside the timing: process 0 reads two /proc files */
     double t0 = bsp_time();
     driver->repetition(state);
     times[rep] = bsp_time() - t0;
+    state_end(&machine, rep);
     /* Outside the timing: ends the repetition's local work after its last sync, so that a
      * profile's phase "rep N" holds all of the repetition (docs/profile-format.md). */
     bsp_sync();
@@ -212,6 +288,9 @@ static void spmd(void) {
   }
 
   bspk_profile_phase("report");
+  char *state_json = state_gather(&machine, opts.reps);
+  free(machine.words);
+  free(machine.machine);
   double f = 0.0, f_all = 0.0;
   char f_note[512] = "";
   if (opts.measure_f && driver->measure_f) measure_f(state, &f, &f_all, f_note, sizeof f_note);
@@ -235,8 +314,10 @@ static void spmd(void) {
                       f_all,
                       calibration_before,
                       calibration_after,
-                      calibration ? calibration_s : 0.0};
+                      calibration ? calibration_s : 0.0,
+                      state_json};
   bspalg_report(&info, times, opts.reps);
+  free(state_json);
   free(calibration_before);
   free(calibration_after);
   if (json && json != stdout) fclose(json);

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "bspk_json.h"
+#include "bspk_state.h"
 #include "core/internal.h"
 
 static const char *const op_names[BSPK_PROFILE_NOPS] = {"put",   "hpput", "get",
@@ -56,6 +57,9 @@ struct bspk_profile {
   long section;
   double t_start, t_enter, wait;
   double cpu_start, cpu_enter; /* the thread's CPU clock where compute starts and ends */
+  /* the machine's state over the whole run (the process record's "state") */
+  bspk_thread_state run_start;
+  bspk_machine_counters machine_start;
   superstep_record current;
   /* This superstep's traffic by peer: [2 * nprocs] counters (out, then get), and how many
    * of them are non-zero (the sync's scan stops when it has found them all). */
@@ -176,6 +180,8 @@ void bspk_profile_begin(bspk_proc *self) {
   prof->t_start = self->start_time;
   self->profile = prof;
   if (self->pid == 0) write_header(self, prof);
+  prof->machine_start = bspk_machine_counters_now();
+  prof->run_start = bspk_thread_state_now();
   prof->cpu_start = thread_cpu_now(); /* after the header: writing it is not the program's work */
 }
 
@@ -336,6 +342,8 @@ static void write_record(FILE *f, const bspk_proc *self, const bspk_profile *pro
 
 void bspk_profile_end(bspk_proc *self) {
   bspk_profile *prof = self->profile;
+  bspk_thread_delta ran = bspk_thread_delta_of(prof->run_start, bspk_thread_state_now());
+  char *state = bspk_state_json(&ran, 1, prof->machine_start, bspk_machine_counters_now());
   self->profile = NULL;
   char *text = NULL;
   size_t len = 0;
@@ -355,7 +363,10 @@ void bspk_profile_end(bspk_proc *self) {
     bspk_json_write_string(f, prof->objects[i].path);
     fprintf(f, ", \"base\": \"0x%lx\"}", (unsigned long)prof->objects[i].base);
   }
-  fputs("]}\n", f);
+  fputs("], \"state\": ", f);
+  fputs(state ? state : "null", f);
+  free(state);
+  fputs("}\n", f);
   fclose(f);
   /* One write per process with O_APPEND: the processes' lines never interleave. */
   int fd = open(prof->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
