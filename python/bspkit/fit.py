@@ -39,6 +39,7 @@ from bspkit.estimators import (
 )
 from bspkit.fileformat import JsonObject
 from bspkit.imh import fit_imh
+from bspkit.machine_state import LOST_MARK, summarize
 from bspkit.params import (
     AsSuite,
     AsTest,
@@ -420,6 +421,43 @@ MACHINE_KEYS = (
 )
 
 
+# Fewest unmarked points a surface is fitted from (and distinct h among them): with fewer, the
+# fit keeps the marked points too and says so.
+MIN_UNMARKED_POINTS = 6
+MIN_UNMARKED_H = 3
+
+
+def unmarked_points(key: str, points: list[GPoint]) -> tuple[list[GPoint], str | None]:
+    """The points of one surface a fit may use: those measured while every process held its
+    core (bspkit.machine_state); all of them, and the reason, where too few are left."""
+    clean = [pt for pt in points if pt.mark is None]
+    if len(clean) == len(points):
+        return points, None
+    if len(clean) >= MIN_UNMARKED_POINTS and len({pt.h for pt in clean}) >= MIN_UNMARKED_H:
+        return clean, None
+    return points, (
+        f"{key}: {len(points) - len(clean)} of {len(points)} points were measured while a process did not hold "
+        f"its core; the {len(clean)} left are too few to fit (at least {MIN_UNMARKED_POINTS} at "
+        f"{MIN_UNMARKED_H} values of h), so the fit uses all of them"
+    )
+
+
+def machine_state_of(run: RawRun, left_out: Mapping[str, int], kept_marked: list[str]) -> JsonObject:
+    """params.json's `machine_state`: how busy the machine was, what the fit left out for it
+    and what it had to keep."""
+    by_type: dict[str, list[Any]] = {}
+    for rtype, state in run.states:
+        by_type.setdefault(rtype, []).append(state)
+    return {
+        "lost_mark": LOST_MARK,
+        "summary": summarize(state for _t, state in run.states).as_dict(),
+        "by_record": {t: summarize(states).as_dict() for t, states in by_type.items()},
+        "left_out_points": dict(left_out),
+        "marked_visits_dropped": sum(pt.marked_visits for pt in run.g + run.validation if pt.mark is None),
+        "kept_marked": kept_marked,
+    }
+
+
 def fit_run(run: RawRun) -> Params:
     """The whole parameter file for one raw run."""
     h = run.header
@@ -434,7 +472,16 @@ def fit_run(run: RawRun) -> Params:
         lo, hi = l_detail["empty"]["ci"]
         l0 = (l_s["empty"], lo, hi)
     memcpy_spw, memcpy_rows = fit_memcpy(run)
-    g = {key: fit_surface(run.g_points(key), l0, run.p) for key in run.g_keys()}
+    g: dict[str, Surface] = {}
+    left_out: dict[str, int] = {}
+    kept_marked = [f"f {rec['kernel']}: {rec['_mark'].evidence}" for rec in run.f if rec.get("_mark")]
+    kept_marked += [f"l {rec['variant']}: {rec['_mark'].evidence}" for rec in run.l if rec.get("_mark")]
+    for key in run.g_keys():
+        points, why_all = unmarked_points(key, run.g_points(key))
+        left_out[key] = len(run.g_points(key)) - len(points)
+        if why_all:
+            kept_marked.append(why_all)
+        g[key] = fit_surface(points, l0, run.p)
     calibration = calibration_reference(run)
     params = Params(
         source=str(run.path),
@@ -463,6 +510,7 @@ def fit_run(run: RawRun) -> Params:
             "units": "seconds; words of 8 bytes; error_bsp(star) in s^2/word^2",
         },
         imh=fit_imh(run),
+        machine_state=machine_state_of(run, left_out, kept_marked),
     )
     # what a reader of the file gets: plain JSON values, NaN and infinities as null
     return Params.from_json(params.to_json())

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, cast
 
 import numpy as np
 
 from bspkit.fileformat import JsonObject, format_problem
+from bspkit.machine_state import Mark, mark_of_json
 
 FORMAT_VERSION = 1
 
@@ -103,6 +104,10 @@ class GPoint:
     stats: Stats
     seq: int | None = None  # position in the probe's random order (g and validation share one)
     seqs: tuple[int, ...] = ()  # every visit's seq, where the point was measured more than once
+    # the machine's state (bspkit.machine_state): the point's mark when every visit was marked;
+    # marked visits of a point with unmarked ones are left out of `samples` and counted here
+    mark: Mark | None = None
+    marked_visits: int = 0
 
     @property
     def key(self) -> str:
@@ -137,6 +142,8 @@ class RawRun:
     caches: JsonObject | None = None
     disk_info: JsonObject | None = None
     read_warnings: list[str] = field(default_factory=list)
+    # every record's machine state, in file order: (record type, the state object as read)
+    states: list[tuple[str, Any]] = field(default_factory=list)
 
     def g_keys(self) -> list[str]:
         """The primitive/pattern pairs measured, in the order first seen."""
@@ -187,6 +194,7 @@ def _gpoint(rec: JsonObject, where: str) -> GPoint:
     h = rec.get("h")
     h = int(h) if isinstance(h, (int, float)) and h > 0 else hstar * c
     seq = rec.get("seq")
+    mark = mark_of_json(rec.get("state"))
     return GPoint(
         str(rec["primitive"]),
         str(rec["pattern"]),
@@ -196,6 +204,8 @@ def _gpoint(rec: JsonObject, where: str) -> GPoint:
         x,
         stats(x),
         int(seq) if isinstance(seq, (int, float)) else None,
+        mark=mark,
+        marked_visits=1 if mark else 0,
     )
 
 
@@ -208,15 +218,25 @@ def _converted(rec: JsonObject, key: str, to: Callable[[Any], T], error: str) ->
 
 
 def _merge_points(points: list[GPoint]) -> list[GPoint]:
-    """Points measured more than once (same key, h*, c) are merged into one."""
+    """Points measured more than once (same key, h*, c) are merged into one. Visits during
+    which a process did not hold its core (marked) count only where no unmarked one exists:
+    then the point is marked with the least held share among them."""
     merged: dict[tuple[str, int, int], GPoint] = {}
     for pt in points:
         k = (pt.key, pt.msg_words, pt.count)
         if k in merged:
             old = merged[k]
-            x = np.concatenate([old.samples, pt.samples])
             seqs = old.seqs + ((pt.seq,) if pt.seq is not None else ())
-            merged[k] = GPoint(old.primitive, old.pattern, old.msg_words, old.count, old.h, x, stats(x), old.seq, seqs)
+            visits = old.marked_visits + pt.marked_visits
+            if (old.mark is None) != (pt.mark is None):  # keep the unmarked visits only
+                keep = old if old.mark is None else pt
+                merged[k] = replace(keep, seq=old.seq, seqs=seqs, marked_visits=visits)
+                continue
+            x = np.concatenate([old.samples, pt.samples])
+            mark = None if old.mark is None or pt.mark is None else min(old.mark, pt.mark, key=lambda m: m.held_share)
+            merged[k] = GPoint(
+                old.primitive, old.pattern, old.msg_words, old.count, old.h, x, stats(x), old.seq, seqs, mark, visits
+            )
         else:
             merged[k] = pt
             if pt.seq is not None:
@@ -280,6 +300,8 @@ def load_raw(path: str | Path) -> RawRun:
     g_points: list[GPoint] = []
     v_points: list[GPoint] = []
     for rtype, rec, where in pending:
+        if isinstance(rec.get("state"), dict):
+            run.states.append((rtype, rec["state"]))
         if rtype == "g":
             g_points.append(_gpoint(rec, where))
         elif rtype == "validation":
@@ -292,6 +314,7 @@ def load_raw(path: str | Path) -> RawRun:
             rec = dict(rec)
             rec["_samples"] = _samples(rec, where)
             rec["_stats"] = stats(rec["_samples"])
+            rec["_mark"] = mark_of_json(rec.get("state"))
             if rtype == "f":
                 rec["ops"] = _converted(rec, "ops", float, f"{where}: ops must be a number")
                 run.f.append(rec)
