@@ -94,7 +94,11 @@ static void usage(FILE *f) {
       "  --calibrate           only one round of the short calibration (below): header, one\n"
       "                        calibration record, footer; with --quick the quick mode's dot\n"
       "                        product size. Takes none of --only, --primitives, --patterns.\n"
-      "  --no-calibration      no calibration rounds among the validation points.\n"
+      "  --calibration         11 calibration rounds among the validation points (below);\n"
+      "                        off by default: on a busy machine they did not make the check\n"
+      "                        better (the machine's state beside every point does; the\n"
+      "                        report marks the points where a process lost its core).\n"
+      "  --no-calibration      no calibration rounds (the default).\n"
       "  -o FILE, --output FILE\n"
       "                        where to write the samples ('-': stdout). Default:\n"
       "                        bspprobe-<host>-p<P>-<UTC date>.jsonl in the current directory.\n"
@@ -172,9 +176,9 @@ static void usage(FILE *f) {
       "(4096, 64) as g points (1-2 warm-ups, then at least 5 repetitions and until they took\n"
       "5 ms, at most 400 (quick: 200); the second point only when --max-words >= 262144) and\n"
       "the l variants empty and shift (30 samples each); with --reps N, N of each. Their\n"
-      "ratio to a parameter file shows the machine's drift. When the g or validation section\n"
-      "measures validation points, 11 rounds run among them: before the first point, after\n"
-      "each tenth of the points and after the last.\n"
+      "ratio to a parameter file shows the machine's drift. With --calibration, when the g or\n"
+      "validation section measures validation points, 11 rounds run among them: before the\n"
+      "first point, after each tenth of the points and after the last.\n"
       "\n"
       "Output: one JSON object per line: a header (machine, library, back end, BLAS, timer,\n"
       "load), then f, memcpy, l, g, validation, calibration, as and load records, then a\n"
@@ -240,7 +244,7 @@ static void parse_args(int argc, char **argv) {
   o->seed = DEFAULT_SEED;
   o->sections = (1u << NSECTIONS) - 1;
   o->mlock = 1;
-  o->calibration = 1;
+  o->calibration = 0; /* --calibration: see --help */
   o->primitives = (1u << NPRIMS) - 1;
   o->patterns = (1u << NPATTERNS) - 1;
   o->max_words = 0;
@@ -309,6 +313,9 @@ static void parse_args(int argc, char **argv) {
     } else if (!strcmp(a, "--calibrate")) {
       NOVALUE();
       o->calibrate = 1;
+    } else if (!strcmp(a, "--calibration")) {
+      NOVALUE();
+      o->calibration = 1;
     } else if (!strcmp(a, "--no-calibration")) {
       NOVALUE();
       o->calibration = 0;

@@ -242,6 +242,11 @@ ValidationPoint = TypedDict(
         "rel_error_global": NotRequired[float],
         "model_global": NotRequired[str],
         "calibrated": NotRequired[CalibratedPoint],
+        # a process did not hold its core while the point was measured (bspkit.machine_state):
+        # the evidence, and the prediction on the machine as it was (predicted_s * stretch)
+        "marked": NotRequired[JsonObject],
+        "as_it_was_s": NotRequired[float],
+        "rel_error_as_it_was": NotRequired[float],
     },
 )
 
@@ -310,6 +315,8 @@ Validation = TypedDict(
         "stable_state": StableState,
         "calibrated": CalibratedValidation,
         "drift": MachineDrift,
+        # the points measured while a process did not hold its core, scored apart
+        "marked": JsonObject,
     },
     total=False,
 )

@@ -332,11 +332,12 @@ def test_calibrate(backend: str, p: int, tmp_path: Path) -> None:
 def test_calibration_rounds(backend: str, p: int, tmp_path: Path) -> None:
     """A small quick probe with validation holds 11 rounds among its 34 points (seq rising, the
     last after every point), the g point above --max-words left out with a warning; with
-    --no-calibration none. (threads: measure_points places the rounds, whatever the back end)"""
+    none without --calibration (the default) or with --no-calibration. (threads: measure_points
+    places the rounds, whatever the back end)"""
     out = tmp_path / "rounds.jsonl"
     args = ["--quick", "--only", "g,validation", "--primitives", "put", "--patterns", "alltoall"]
     args += ["--max-words", "4096", "--reps", "2", "--seed", "7"]
-    run_probe_ok(bsprun(backend, p, *args, "--output", str(out)), out, 100)
+    run_probe_ok(bsprun(backend, p, *args, "--calibration", "--output", str(out)), out, 100)
     records, run = read_run(out)
     npoints, rounds, prev_seq = 0, 0, -1
     for rec in records:
@@ -354,8 +355,9 @@ def test_calibration_rounds(backend: str, p: int, tmp_path: Path) -> None:
     assert len(run.calibration) == 11
     warnings = records[-1].get("warnings", [])
     assert any("calibration: put/alltoall h*=4096 c=64 left out" in w for w in warnings), warnings
-    run_probe_ok(bsprun(backend, p, *args, "--no-calibration", "--output", str(out)), out, 100)
-    assert all(rec["type"] != "calibration" for rec in read_records(out)), "--no-calibration wrote calibration records"
+    for off in ([], ["--no-calibration"], ["--calibration", "--no-calibration"]):
+        run_probe_ok(bsprun(backend, p, *args, *off, "--output", str(out)), out, 100)
+        assert all(rec["type"] != "calibration" for rec in read_records(out)), f"{off} wrote calibration records"
 
 
 # ------------------------------------------------------------------ disk (Kang et al. 4.2.3)

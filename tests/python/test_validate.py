@@ -495,7 +495,7 @@ def test_every_run_is_predicted_raw_and_calibrated(
     # each run's calibrations before and after its repetitions: g and l x2 -> x2, x2 -> x2,
     # x2 -> x4000 (the last run's communication, 1e-4 of its time as probed, becomes a third)
     stand_in_calibration([2.0, 2.0, 2.0, 4000.0])
-    rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000,2000,3000")
+    rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000,2000,3000", "--calibrate")
     assert rc == 0
     assert all(c[c.index("--calibrate") + 1] == "full" for c in stand_in_drivers)  # the probe's f size
     assert len(res["calibrations"]) == 6  # before and after each run
@@ -533,8 +533,10 @@ def test_every_run_is_predicted_raw_and_calibrated(
     assert "Drift: the machine against its probe" in html and "Flagged runs" in html
 
 
-def test_no_calibrate_leaves_the_calibration_out(tmp_path: Path, stand_in_drivers: list[list[str]]) -> None:
-    rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000", "--no-calibrate")
+@pytest.mark.parametrize("flags", [(), ("--no-calibrate",), ("--calibrate", "--no-calibrate")])
+def test_the_calibration_is_opt_in(tmp_path: Path, stand_in_drivers: list[list[str]], flags: tuple[str, ...]) -> None:
+    """Without --calibrate (the default, or the older --no-calibrate) no run calibrates."""
+    rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000", *flags)
     assert rc == 0
     assert "--calibrate" not in stand_in_drivers[0]
     assert res["calibrations"] == [] and "calibrated" not in res["rows"][0]
