@@ -245,3 +245,46 @@ def summarize(states: Iterable[Any]) -> StateSummary:
         median_pressure=pressures[len(pressures) // 2] if pressures else None,
         steal_seen=any((s.steal_share or 0.0) >= 0.01 for s in read),
     )
+
+
+def repetition_marks(run: Mapping[str, Any]) -> list[Mark | None]:
+    """Per repetition of a driver's run (its JSON, docs/algorithm-output.md), the mark; [] where
+    the run recorded no state (older drivers, other BSPlibs' builds)."""
+    states = run.get("state")
+    if not isinstance(states, list):
+        return []
+    return [mark_of_json(s) for s in states]
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """What the machine's state says about one driver run: the repetitions to score the model on,
+    and for a run in which every repetition was marked, the stretch of the machine as it was."""
+
+    times_s: tuple[float, ...]  # the repetitions to score (all where none or all were marked)
+    marked_reps: int  # repetitions left out (some were unmarked) or, when all were, their number
+    all_marked: bool
+    stretch: float | None  # all marked: the median stretch over the repetitions
+    evidence: str | None  # the worst repetition's evidence
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "marked_reps": self.marked_reps,
+            "all_marked": self.all_marked,
+            "stretch": self.stretch,
+            "evidence": self.evidence,
+        }
+
+
+def run_verdict(times_s: Sequence[float], marks: Sequence[Mark | None]) -> RunVerdict:
+    """The model is scored on the repetitions during which every process held its core; a run
+    with none such is the machine's: it is predicted as the machine was (stretch)."""
+    times = tuple(float(t) for t in times_s)
+    if len(marks) != len(times) or not any(marks):
+        return RunVerdict(times, 0, False, None, None)
+    worst = min((m for m in marks if m is not None), key=lambda m: m.held_share)
+    clean = tuple(t for t, m in zip(times, marks, strict=True) if m is None)
+    if clean:
+        return RunVerdict(clean, len(times) - len(clean), False, None, worst.evidence)
+    stretches = sorted(m.stretch for m in marks if m is not None)
+    return RunVerdict(times, len(times), True, stretches[len(stretches) // 2], worst.evidence)

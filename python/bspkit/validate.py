@@ -20,6 +20,7 @@ from bspkit import algorithms as al
 from bspkit import calibration as cm
 from bspkit import costs, validate_report
 from bspkit import forecast as fc
+from bspkit import machine_state as ms
 from bspkit import predict as pd
 from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
@@ -67,6 +68,12 @@ class Row(TypedDict):
     interval_s: NotRequired[list[float]]
     in_band: NotRequired[bool]
     calibrated: NotRequired[JsonObject]  # calibration.calibrated_prediction, with --calibrate
+    # the machine's state (bspkit.machine_state.run_verdict): repetitions left out, or a run
+    # marked as a whole with its evidence and its prediction as the machine was
+    machine_state: NotRequired[JsonObject]
+    measured_all_s: NotRequired[float]  # the median over every repetition, marked ones included
+    as_it_was_s: NotRequired[ByModel]
+    rel_error_as_it_was: NotRequired[ByModel]
     best_model: NotRequired[str | None]  # the best model over the whole sweep (`summaries`)
 
 
@@ -74,7 +81,8 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
     """Mean |relative error| per model over the runs longer than MIN_VALIDATED_TIME_S (the
     errors of each run: `rel_error`, by default the raw prediction's)."""
     out: Summary = {"min_time_s": MIN_VALIDATED_TIME_S}
-    long_rows = [r for r in rows if r["measured_s"] >= MIN_VALIDATED_TIME_S]
+    # a run whose every repetition a busy machine spoiled is the machine's: scored apart
+    long_rows = [r for r in rows if r["measured_s"] >= MIN_VALIDATED_TIME_S and not is_marked(r)]
     out["runs"] = len(rows)
     out["runs_used"] = len(long_rows)
     for m in pd.MODELS:
@@ -97,6 +105,26 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
     return out
 
 
+def is_marked(row: Row) -> bool:
+    """Every repetition of the run was measured while a process did not hold its core."""
+    return bool((row.get("machine_state") or {}).get("all_marked"))
+
+
+def marked_summary(rows: Sequence[Row]) -> Summary:
+    """The runs scored apart (is_marked): per model the mean |relative error| raw and as the
+    machine was (the prediction stretched by the run's lost share of a core)."""
+    marked = [r for r in rows if is_marked(r) and r["measured_s"] >= MIN_VALIDATED_TIME_S]
+    out: Summary = {"runs": len(marked)}
+    for key, errors in (("raw", "rel_error"), ("as_it_was", "rel_error_as_it_was")):
+        per_model: dict[str, float | None] = {}
+        for m in pd.MODELS:
+            errs = [abs(e) for r in marked if (e := (r.get(errors) or {}).get(m)) is not None]  # type: ignore[attr-defined]
+            per_model[m] = sum(errs) / len(errs) if errs else None
+        out[key] = per_model
+    out["evidence"] = [(r["size"], r["sweep_value"], (r.get("machine_state") or {}).get("evidence")) for r in marked]
+    return out
+
+
 def comm_share(row: Row) -> float | None:
     """The predicted share of communication and synchronization in a run (g const)."""
     total = row["predicted_s"].get("g const")
@@ -109,6 +137,10 @@ def group_summary(rows: list[Row]) -> Summary:
     summarize() of the runs where communication matters (the thesis' question: which g model
     predicts them; on a run dominated by work every model is right)."""
     out = summarize(rows)
+    out["marked"] = marked_summary(rows)
+    out["reps_left_out"] = sum(
+        (r.get("machine_state") or {}).get("marked_reps", 0) for r in rows if not is_marked(r)
+    )
     heavy = [r for r in rows if (comm_share(r) or 0.0) >= COMM_MATTERS_SHARE]
     out["comm_matters"] = {**summarize(heavy), "min_share": COMM_MATTERS_SHARE}
     alone = summarize(rows, lambda r: r["rel_error_f_alone"])
@@ -152,11 +184,14 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         pred_alone = pd.predict(params, d, d.get("f_s_per_unit"))
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
+    # the repetitions during which every process held its core (machine_state.run_verdict)
+    verdict = ms.run_verdict(d.get("times_s") or [d["time_s"]], ms.repetition_marks(d))
+    measured = statistics.median(verdict.times_s) if verdict.marked_reps and not verdict.all_marked else d["time_s"]
     row: Row = {
         "size": size,
         "params": d.get("params", {}),
         "sweep_value": sweep_value,
-        "measured_s": d["time_s"],
+        "measured_s": measured,
         "times_s": d.get("times_s"),
         "W": d.get("W"),
         "H": d.get("H"),
@@ -168,15 +203,22 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         "work_s": pred["work_s"],
         "f_used_s_per_unit": pred["f_s_per_unit"],
         "f_all_s_per_unit": d.get("f_all_s_per_unit"),
-        "rel_error": {m: pd.relative_error(pred[m], d["time_s"]) for m in pd.MODELS},
+        "rel_error": {m: pd.relative_error(pred[m], measured) for m in pd.MODELS},
         # the thesis' f (the kernel on one process alone), for comparison
-        "rel_error_f_alone": {m: pd.relative_error(pred_alone[m], d["time_s"]) for m in pd.MODELS},
+        "rel_error_f_alone": {m: pd.relative_error(pred_alone[m], measured) for m in pd.MODELS},
         "command": res.command,
     }
+    if verdict.marked_reps:
+        row["machine_state"] = verdict.as_dict()
+        row["measured_all_s"] = d["time_s"]
+    if verdict.all_marked and verdict.stretch is not None:
+        stretched = {m: (v * verdict.stretch if (v := pred[m]) is not None else None) for m in pd.MODELS}
+        row["as_it_was_s"] = stretched
+        row["rel_error_as_it_was"] = {m: pd.relative_error(stretched[m], measured) for m in pd.MODELS}
     banded = fc.run_band(params, pred, int(d.get("S") or 0), fc.spread_of(params), kernel_of(alg, d))
     if banded is not None:
         model, (low, high) = banded
-        row.update(band_model=model, interval_s=[low, high], in_band=low <= d["time_s"] <= high)
+        row.update(band_model=model, interval_s=[low, high], in_band=low <= measured <= high)
     return row
 
 
@@ -366,6 +408,14 @@ class Sweep:
         errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
         eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
         progress(f"    measured {row['measured_s']:.4g} s{eff}; predicted: {errs}")
+        state = row.get("machine_state")
+        if state and state["all_marked"]:
+            as_it_was = ", ".join(
+                f"{m} {e:+.1%}" for m in pd.MODELS if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
+            )
+            progress(f"    the machine's: every repetition lost its core ({state['evidence']}); as it was: {as_it_was}")
+        elif state:
+            progress(f"    {state['marked_reps']} repetition(s) left out, a process lost its core: {state['evidence']}")
 
     def _file_calibrations(self, row: Row, data: JsonObject, started: float) -> None:
         """The run's own calibrations (before and after its repetitions), filed in validate.json,

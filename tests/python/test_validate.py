@@ -241,7 +241,7 @@ def test_validate_sweeps_the_records_defaults(
     assert "matmul-static2d on threads, p = 2: 4 runs, 4 of >= 0.1 s" in out and "q 1" in out and "q 8" in out
     html = (tmp_path / "out" / "validate.html").read_text()
     assert_self_contained(html)
-    assert len(report_pngs(html)) == 3  # predicted vs measured, time over n, the drift
+    assert len(report_pngs(html)) == 2  # predicted vs measured, time over n (no drift: --calibrate is opt-in)
 
 
 @pytest.mark.slow
@@ -584,7 +584,7 @@ def test_a_run_whose_f_moved_is_flagged(
     (tmp_path / "params.json").write_text(json.dumps(d))
     stand_in_calibration([1.0], f_factors=[1.0, 1.0, 1.5], params=Params.from_json(d))
     out = tmp_path / "out"
-    argv = ["validate", "inprod", "-n", "2", "--sizes", "1000,2000", "--params", str(tmp_path / "params.json")]
+    argv = ["validate", "inprod", "-n", "2", "--sizes", "1000,2000", "--params", str(tmp_path / "params.json"), "--calibrate"]
     assert cli.main([*argv, "--output-dir", str(out)]) == 0
     rows = json.loads((out / "validate.json").read_text())["rows"]
     assert [r["calibrated"]["flagged"] for r in rows] == [False, True]
