@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from bspkit import plots
+from bspkit import plots, verdict
 from bspkit.console import progress
 from bspkit.estimators import BSPBENCH_H_MAX, CONFIDENCE, LINE_BREAK, LOSS, LOSS_SCALE
 from bspkit.fit import MEMCPY_FACTOR
@@ -129,11 +129,28 @@ def run_warnings(params: Params) -> list[str]:
     return out
 
 
+def verdict_block(params: Params) -> str:
+    """The first screen's answer (bspkit.verdict): one sentence, the advice, and f, one g per
+    primitive and l with their spreads."""
+    v = verdict.probe_verdict(params)
+    css = {"trust": "ok", "band": "ok", "re-run": "warn"}[v.level]
+    rows = [[esc(h.name), esc(h.value), esc(h.spread_text), esc(h.note)] for h in verdict.headline_parameters(params)]
+    state = (params.machine_state or {}).get("summary") or {}
+    return (
+        f'<div class="{css} verdict"><p><b>{esc(v.sentence)}</b></p><p>Next: {esc(v.advice)}</p>'
+        + (f'<p class="note">The machine: {esc(state["sentence"])}.</p>' if state.get("sentence") else "")
+        + "</div>"
+        + (table(["parameter", "value", "spread (1 sd)", "what"], rows) if rows else "")
+    )
+
+
 def summary_section(run: RawRun, params: Params, anchor: str) -> Section:
-    """What the run measured, first: p, r, l; per primitive/pattern g_inf and h_half of the
-    prediction model and Bisseling's g and l (in time and in flops of r, as bspbench prints
-    them); the validation's verdict; the warnings."""
+    """What the run measured, first: the verdict and the headline parameters (bspkit.verdict);
+    then p, r, l; per primitive/pattern g_inf and h_half of the prediction model and Bisseling's
+    g and l (in time and in flops of r, as bspbench prints them); the validation's numbers; the
+    warnings."""
     s = Section.headed(anchor, "summary", "Summary")
+    s.add(verdict_block(params))
     rate = computing_rate(params)
     r = rate[0] if rate else None
     facts = [f"p = <b>{esc(params.p)}</b>"]
@@ -143,10 +160,13 @@ def summary_section(run: RawRun, params: Params, anchor: str) -> Section:
     val = params.validation
     if val.get("used"):
         ok = bool(val.get("pass"))
+        marked = (val.get("marked") or {}).get("points") or 0
         facts.append(
             f'validation <span class="{"pass" if ok else "bad"}">{"PASS" if ok else "FAIL"}</span>: mean |relative '
-            f"error| {esc(pct(val.get('mean_abs_rel_error')))} over {val['used']} points (threshold "
-            f'{esc(pct(VALIDATION_THRESHOLD, 2))}; <a href="#{anchor}validation">details</a>)'
+            f"error| {esc(pct(val.get('mean_abs_rel_error')))} over {val['used']} unmarked points"
+            + (f" ({marked} marked, scored apart)" if marked else "")
+            + f" (threshold {esc(pct(VALIDATION_THRESHOLD, 2))}; "
+            f'<a href="#{anchor}validation">details</a>)'
         )
     else:
         facts.append("validation: not made (no validation points)")
@@ -172,12 +192,15 @@ def summary_section(run: RawRun, params: Params, anchor: str) -> Section:
             )
         head = ["primitive/pattern", "g_inf [ns/word]", "h_half [words]", "g [ns/word]", "l [µs]"]
         head += ["g [flop]", "l [flop]", "range of g, l (words)"]
-        s.add(table(head, rows))
+        # folded: the verdict's table above has one g per primitive; this one is for looking up
         s.add(
-            '<p class="note">g_inf, h_half: eq. (2.5)/(2.6) fitted over the whole grid (the prediction model). '
-            "g, l: Bisseling's T = g h + l as bspbench fits it (one-word messages, h = p.."
+            '<details><summary class="plain">every surface: g_inf, h_half and Bisseling\'s g and l</summary>'
+            + table(head, rows)
+            + f'<p class="note">{esc(verdict.G_EXPLAINED)} g_inf, h_half: eq. (2.5)/(2.6) fitted over the whole '
+            "grid. g, l: Bisseling's T = g h + l as bspbench fits it (one-word messages, h = p.."
             f"{BSPBENCH_H_MAX}); in flops: times r, as bspbench reports them. "
             "* l of the empty sync where the regression's l is not significant (as the g const prediction does).</p>"
+            "</details>"
         )
     warnings = run_warnings(params)
     if warnings:
@@ -572,6 +595,41 @@ def _machine_state(run: RawRun, val: Validation, s: Section) -> None:
     s.image(plots.drift(drift["curve"], bound, errors, f"Machine state, {run.label()}"), "machine state")
 
 
+def _marked_points(val: Validation, s: Section) -> None:
+    """The validation points measured while a process did not hold its core (bspkit.machine_state):
+    scored apart, each with its evidence and the prediction as the machine was."""
+    mk = val.get("marked") or {}
+    rows = [r for r in val.get("points", []) if "marked" in r and "rel_error" in r]
+    if not rows:
+        return
+    raw = (mk.get("raw") or {}).get("mean_abs_rel_error")
+    as_it_was = (mk.get("as_it_was") or {}).get("mean_abs_rel_error")
+    s.add(
+        f"<p>{len(rows)} point(s) were measured while a process did not hold its core: the machine's, not the "
+        f"model's, so the check above leaves them out. Their error as predicted: {pct(raw)}; predicted as the "
+        f"machine was (the time stretched by 1 / the share of its core the slowest process held): "
+        f"<b>{pct(as_it_was)}</b>.</p>"
+    )
+    body = [
+        [
+            esc(r["key"]),
+            str(r["h"]),
+            str(r["count"]),
+            seconds(r["measured_s"]),
+            signed_pct(r["rel_error"]),
+            signed_pct(r.get("rel_error_as_it_was")),
+            esc(r["marked"]["evidence"]),
+        ]
+        for r in sorted_validation_points(rows)
+    ]
+    head = ["primitive/pattern", "h", "c", "measured", "rel. error", "as it was", "evidence"]
+    s.add(
+        f'<details><summary class="plain">the {len(rows)} marked point(s) and their evidence</summary>'
+        + table(head, body)
+        + "</details>"
+    )
+
+
 def _calibrated_validation(val: Validation, s: Section) -> None:
     """The check again with the drift of the calibration rounds run among the points (issue 17)."""
     cal = val.get("calibrated")
@@ -630,6 +688,7 @@ def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
                 "<p>With one fit of eq. (2.6) over the whole grid (the parameter table above): mean |relative error| "
                 f"{pct(gl['mean_abs_rel_error'])}, max {pct(gl['max_abs_rel_error'])}.</p>"
             )
+        _marked_points(val, s)
         _machine_state(run, val, s)
         _calibrated_validation(val, s)
     else:

@@ -3,6 +3,7 @@ file's summary for the terminal and the run's HTML report."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,11 +21,30 @@ def _lsq_cell(surface: Surface, name: str, scale: float, fmt: str) -> str:
     return format(value * scale, fmt) if value is not None else "-".rjust(int(fmt.split(".")[0]))
 
 
+def verdict_lines(params: Params) -> list[str]:
+    """The first screen (bspkit.verdict): the verdict, what to do next, how busy the machine
+    was, and f, one g per primitive and l with their spreads."""
+    from bspkit import verdict
+
+    v = verdict.probe_verdict(params)
+    out = textwrap.wrap(f"VERDICT: {v.sentence}", 100, subsequent_indent="  ")
+    out += textwrap.wrap(f"Next: {v.advice}", 100, subsequent_indent="  ")
+    state = (params.machine_state or {}).get("summary") or {}
+    if state.get("sentence"):
+        out += textwrap.wrap(f"The machine: {state['sentence']}.", 100, subsequent_indent="  ")
+    for h in verdict.headline_parameters(params):
+        out.append(f"  {h.name:<9} {h.value:<20} {h.spread_text:>6}  {h.note}")
+    out += textwrap.wrap(verdict.G_EXPLAINED, 100, initial_indent="  ", subsequent_indent="  ")
+    return out
+
+
 def summary_lines(params: Params) -> list[str]:
-    """A short text summary of a parameter file for the terminal."""
+    """A short text summary of a parameter file for the terminal: the first screen
+    (verdict_lines), then every surface, l, f, the validation, the memcpy check, warnings."""
     out = []
     m = params.machine
     out.append(f"{m.get('library')}/{m.get('backend')} on {m.get('host')}, p = {params.p}")
+    out += verdict_lines(params)
     out.append(
         f"  {'primitive/pattern':<22} {'g_inf ns/w':>11} {'h_half w':>9} {'o w':>8}   model     "
         "(LSQ eq. 2.6; '-' = failed fit, see flags)"
