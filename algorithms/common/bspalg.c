@@ -202,6 +202,12 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
     json_number(f, info->calibration_s);
     fputs("}", f);
   }
+  fputs(", \"f_held_s_per_unit\": ", f);
+  if (info->f_held_s_per_unit > 0) json_number(f, info->f_held_s_per_unit);
+  else fputs("null", f);
+  fputs(", \"f_all_held_s_per_unit\": ", f);
+  if (info->f_all_held_s_per_unit > 0) json_number(f, info->f_all_held_s_per_unit);
+  else fputs("null", f);
   if (info->state_json) {
     fputs(", \"state\": ", f);
     fputs(info->state_json, f);

@@ -211,18 +211,35 @@ static double median3(double a, double b, double c) {
   return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
 }
 
-static void measure_f(void *state, double *f, double *f_all, char *note, size_t note_size) {
+/* One timing of the kernel, and the same with the time this process waited for a core taken
+ * out (bspk_state.h): what the kernel costs on a core it holds, which on a busy machine is
+ * what a prediction as the machine was needs (docs/algorithm-output.md, f_held_s_per_unit). */
+static double time_kernel(void *state, int all, char *note, size_t note_size, double *held) {
+  bspk_thread_state before = bspk_thread_state_now();
+  double t = driver->measure_f(state, all, note, note_size);
+  bspk_thread_delta d = bspk_thread_delta_of(before, bspk_thread_state_now());
+  double lost = d.waited_s > 0 && d.wall_s > 0 ? d.waited_s / d.wall_s : 0.0;
+  *held = t * (lost < 1.0 ? 1.0 - lost : 0.0);
+  return t;
+}
+
+static void measure_f(void *state, double *f, double *f_all, double *f_held, double *f_all_held,
+                      char *note, size_t note_size) {
   char scratch[512];
-  double alone[F_TIMINGS] = {0}, all[F_TIMINGS];
+  double alone[F_TIMINGS] = {0}, all[F_TIMINGS], alone_held[F_TIMINGS] = {0}, all_held[F_TIMINGS];
   for (int i = 0; i < F_TIMINGS; i++)
-    if (bsp_pid() == 0) alone[i] = driver->measure_f(state, 0, note, note_size);
+    if (bsp_pid() == 0) alone[i] = time_kernel(state, 0, note, note_size, &alone_held[i]);
   bsp_sync();
   for (int i = 0; i < F_TIMINGS; i++) {
     bsp_sync(); /* a common start */
-    all[i] = bspalg_max_over_procs(driver->measure_f(state, 1, scratch, sizeof scratch));
+    double held;
+    all[i] = bspalg_max_over_procs(time_kernel(state, 1, scratch, sizeof scratch, &held));
+    all_held[i] = bspalg_max_over_procs(held);
   }
   *f = median3(alone[0], alone[1], alone[2]);
   *f_all = median3(all[0], all[1], all[2]);
+  *f_held = median3(alone_held[0], alone_held[1], alone_held[2]);
+  *f_all_held = median3(all_held[0], all_held[1], all_held[2]);
 }
 
 /* A calibration record kept past the next round (process 0; NULL elsewhere). */
@@ -291,9 +308,10 @@ static void spmd(void) {
   char *state_json = state_gather(&machine, opts.reps);
   free(machine.words);
   free(machine.machine);
-  double f = 0.0, f_all = 0.0;
+  double f = 0.0, f_all = 0.0, f_held = 0.0, f_all_held = 0.0;
   char f_note[512] = "";
-  if (opts.measure_f && driver->measure_f) measure_f(state, &f, &f_all, f_note, sizeof f_note);
+  if (opts.measure_f && driver->measure_f)
+    measure_f(state, &f, &f_all, &f_held, &f_all_held, f_note, sizeof f_note);
   calibration_t0 = bsp_time();
   char *calibration_after =
       calibration ? copy_record(bspp_calibration_round(calibration, 1)) : NULL;
@@ -315,7 +333,9 @@ static void spmd(void) {
                       calibration_before,
                       calibration_after,
                       calibration ? calibration_s : 0.0,
-                      state_json};
+                      state_json,
+                      f_held,
+                      f_all_held};
   bspalg_report(&info, times, opts.reps);
   free(state_json);
   free(calibration_before);

@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import os
 import statistics
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from bspkit import calibration as cm
 from bspkit import costs, validate_report
 from bspkit import forecast as fc
 from bspkit import machine_state as ms
+from bspkit import verdict
 from bspkit import predict as pd
 from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
@@ -113,15 +115,16 @@ def is_marked(row: Row) -> bool:
 def marked_summary(rows: Sequence[Row]) -> Summary:
     """The runs scored apart (is_marked): per model the mean |relative error| raw and as the
     machine was (the prediction stretched by the run's lost share of a core)."""
-    marked = [r for r in rows if is_marked(r) and r["measured_s"] >= MIN_VALIDATED_TIME_S]
-    out: Summary = {"runs": len(marked)}
+    every = [r for r in rows if is_marked(r)]
+    marked = [r for r in every if r["measured_s"] >= MIN_VALIDATED_TIME_S]
+    out: Summary = {"runs": len(every), "runs_used": len(marked)}
     for key, errors in (("raw", "rel_error"), ("as_it_was", "rel_error_as_it_was")):
         per_model: dict[str, float | None] = {}
         for m in pd.MODELS:
             errs = [abs(e) for r in marked if (e := (r.get(errors) or {}).get(m)) is not None]  # type: ignore[attr-defined]
             per_model[m] = sum(errs) / len(errs) if errs else None
         out[key] = per_model
-    out["evidence"] = [(r["size"], r["sweep_value"], (r.get("machine_state") or {}).get("evidence")) for r in marked]
+    out["evidence"] = [(r["size"], r["sweep_value"], (r.get("machine_state") or {}).get("evidence")) for r in every]
     return out
 
 
@@ -179,9 +182,12 @@ def kernel_of(alg: al.Algorithm, run: JsonObject) -> str | None:
 def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int, sweep_value: str | None) -> Row:
     """One run with its predictions and errors under each model."""
     d = res.data
+    # f on a core the process holds: the driver's timing of its kernel without the time it waited
+    # for a core (f_all_held_s_per_unit; older drivers: f as timed)
+    f_held = d.get("f_all_held_s_per_unit") or None
     try:
-        pred = pd.predict(params, d)
-        pred_alone = pd.predict(params, d, d.get("f_s_per_unit"))
+        pred = pd.predict(params, d, f_held)
+        pred_alone = pd.predict(params, d, d.get("f_held_s_per_unit") or d.get("f_s_per_unit"))
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
     # the repetitions during which every process held its core (machine_state.run_verdict)
@@ -526,8 +532,19 @@ def _print_table(
 
 
 def print_summary(alg: al.Algorithm, result: JsonObject) -> None:
-    """A finished sweep on the terminal: the table, the machine's drift and the calibration's cost."""
+    """A finished sweep on the terminal: the verdict (bspkit.verdict), the table, the runs the
+    machine spoiled, the machine's drift and the calibration's cost."""
+    v = verdict.validate_verdict(result["summary"]["all"])
+    print("\n".join(textwrap.wrap(f"VERDICT: {v.sentence}", 100, subsequent_indent="  ")))
+    print("\n".join(textwrap.wrap(f"Next: {v.advice}", 100, subsequent_indent="  ")))
     _print_table(alg, result["backend"], result["p"], result["summary"]["by_sweep"], result["summary"]["all"])
+    for row in result["rows"]:
+        state = row.get("machine_state") or {}
+        if state.get("all_marked"):
+            errs = ", ".join(
+                f"{m} {e:+.1%}" for m in pd.MODELS if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
+            )
+            print(f"  the machine's: n = {row['size']} {row['sweep_value'] or ''} ({state['evidence']}); as it was: {errs}")
     sentence = validate_report.drift_sentence(result)
     if sentence:
         print("  " + sentence)

@@ -17,6 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
+from bspkit import verdict
 from bspkit.console import write_text
 from bspkit.fileformat import JsonObject
 from bspkit.htmlkit import esc, img, page, table
@@ -230,6 +231,50 @@ def comm_matters_sentence(s: JsonObject) -> str:
     )
 
 
+def verdict_block(summary: JsonObject) -> str:
+    """The answer first (bspkit.verdict): can the predictions be trusted, and what next."""
+    v = verdict.validate_verdict(summary)
+    css = "warn" if v.level == "re-run" else "ok"
+    return f'<div class="{css} verdict"><p><b>{esc(v.sentence)}</b></p><p>Next: {esc(v.advice)}</p></div>'
+
+
+def marked_runs(rows: Sequence[JsonObject], sweep: str | None) -> str:
+    """The runs during which a process lost its core in every repetition (bspkit.machine_state):
+    the machine's, scored apart, each with its evidence and its prediction as the machine was."""
+    marked = [r for r in sorted_rows(rows, sweep) if (r.get("machine_state") or {}).get("all_marked")]
+    partly = sum(1 for r in rows if (r.get("machine_state") or {}).get("marked_reps") and r not in marked)
+    if not marked and not partly:
+        return ""
+    out = ["<h2>Runs the machine spoiled</h2>"]
+    if partly:
+        out.append(
+            f"<p>{partly} run(s) lost a core in some repetitions: those repetitions are left out of the run's "
+            "measured time (the median of the others).</p>"
+        )
+    if marked:
+        head = ["n", sweep or "", "measured", "stretch"] + [f"err {mm} (%)" for mm in MODELS]
+        head += [f"as it was {mm} (%)" for mm in MODELS] + ["evidence (the worst repetition)"]
+        body = [
+            [
+                str(r["params"].get("n")),
+                str(r["params"].get(sweep, "")) if sweep else "",
+                _time(r["measured_s"]),
+                f"x{r['machine_state']['stretch']:.2f}",
+            ]
+            + [_pct(r["rel_error"].get(mm)) for mm in MODELS]
+            + [_pct((r.get("rel_error_as_it_was") or {}).get(mm)) for mm in MODELS]
+            + [str(r["machine_state"].get("evidence"))]
+            for r in marked
+        ]
+        out.append(
+            f"<p>{len(marked)} run(s) lost a core in every repetition: scored apart from the model's error, and "
+            "predicted as the machine was (the prediction stretched by 1 / the share of its core the slowest "
+            "process held).</p>"
+        )
+        out.append(table([esc(h) for h in head], [[esc(c) for c in row] for row in body]))
+    return "\n".join(out)
+
+
 def html_report(result: JsonObject) -> tuple[str, int]:
     """The page of one `bspkit validate` run (result as written to validate.json)."""
     alg = result["algorithm"]
@@ -286,6 +331,8 @@ def html_report(result: JsonObject) -> tuple[str, int]:
             f"<p>best model: <b>{esc(best)}</b>, mean |relative error| {_pct(s['best_error'])} % ({verdict} the 10 % target).</p>"
         )
     parts.append(f"<p>{esc(comm_matters_sentence(s))}</p>")
+    parts.insert(0, verdict_block(s))
+    parts.append(marked_runs(rows, sweep))
     sentence = drift_sentence(result)
     if sentence:
         parts.insert(1, f"<p><b>{esc(sentence)}</b></p>")
