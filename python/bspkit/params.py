@@ -513,6 +513,8 @@ class Params:
     flags: list[str] = field(default_factory=list)
     fit_settings: JsonObject = field(default_factory=dict)
     imh: JsonObject = field(default_factory=dict)  # Kang et al.'s IMH model (bspkit.imh); {} without the suites
+    # the hardware references and the library against them (bspkit.hardware_refs); {} without them
+    hardware: JsonObject = field(default_factory=dict)
     extra: JsonObject = field(default_factory=dict)
 
     JSON_NAMES = {"as_suite": "as"}

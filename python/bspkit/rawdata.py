@@ -40,6 +40,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 # Records that describe the run once (the last one wins); no samples.
 SINGLE = ("caches", "disk_info")
+# The hardware references (bspprobe's section hw): kept as read, with "_where" (file:line)
+# added, in RawRun.hardware; bspkit.hardware_refs reads and checks them.
+HARDWARE = ("memcpy_h", "hw_barrier", "hw_pingpong")
 
 
 class RawDataError(Exception):
@@ -136,6 +139,7 @@ class RawRun:
     disk: list[JsonObject] = field(default_factory=list)
     caches: JsonObject | None = None
     disk_info: JsonObject | None = None
+    hardware: list[JsonObject] = field(default_factory=list)  # hook: the HARDWARE records, for bspkit.hardware_refs
     read_warnings: list[str] = field(default_factory=list)
 
     def g_keys(self) -> list[str]:
@@ -263,7 +267,7 @@ def load_raw(path: str | Path) -> RawRun:
         if rtype == "footer":
             footer = rec
             continue
-        if rtype in SINGLE:
+        if rtype in SINGLE or rtype in HARDWARE:
             pending.append((rtype, rec, where))
             continue
         if rtype in REQUIRED:
@@ -288,6 +292,8 @@ def load_raw(path: str | Path) -> RawRun:
             getattr(run, rtype).append(rec)
         elif rtype in SINGLE:
             setattr(run, rtype, rec)
+        elif rtype in HARDWARE:
+            run.hardware.append({**rec, "_where": where})
         else:
             rec = dict(rec)
             rec["_samples"] = _samples(rec, where)
