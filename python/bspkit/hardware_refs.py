@@ -107,7 +107,9 @@ def _latency_ref(rec: Mapping[str, Any], problems: list[str]) -> LatencyRef | No
         "n": st.n,
         "spread": st.spread,
         "batch": int(batch) if isinstance(batch, (int, float)) else None,
-        "cpus": [int(c) for c in cpus] if isinstance(cpus, list) and all(isinstance(c, (int, float)) for c in cpus) else [],
+        "cpus": [int(c) for c in cpus]
+        if isinstance(cpus, list) and all(isinstance(c, (int, float)) for c in cpus)
+        else [],
     }
     if isinstance(rec.get("between"), str):
         ref["between"] = rec["between"]
@@ -232,7 +234,9 @@ def hardware_sentence(params: Any) -> str | None:
             items = ", ".join(f"{k.split('/')[0]} = {r['ratio']:.1f}x" for k, r in rows)
             parts.append(f"{items} memcpy at h = {h} words")
         else:
-            parts.append(", ".join(f"{k.split('/')[0]} = {r['ratio']:.1f}x memcpy at h = {r['h']} words" for k, r in rows))
+            parts.append(
+                ", ".join(f"{k.split('/')[0]} = {r['ratio']:.1f}x memcpy at h = {r['h']} words" for k, r in rows)
+            )
         patterns = {k.split("/", 1)[1] for k, _r in rows}
         if patterns == {"alltoall"}:
             parts[-1] += " (all-to-all, the g point with the fewest messages; memcpy by every process at once, hot)"
@@ -247,4 +251,3 @@ def ratio_columns(hw: Mapping[str, Any], most: int = 6) -> list[int]:
         return hs
     idx = np.unique(np.round(np.linspace(0, len(hs) - 1, most)).astype(int))
     return [hs[i] for i in idx]
-
