@@ -20,6 +20,7 @@ from typing import Any, NotRequired, TypedDict
 import numpy as np
 
 from bspkit.rawdata import RawRun, stats
+from bspkit.units import quantity
 
 PRIMITIVE_ORDER = ("put", "hpput", "get", "hpget", "send")
 
@@ -204,15 +205,11 @@ def _headline_rows(hw: Mapping[str, Any]) -> list[tuple[str, GRatio]]:
     return out
 
 
-def _ns(v: float) -> str:
-    ns = v * 1e9
-    return f"{ns:.0f} ns" if ns >= 10 else f"{ns:.1f} ns"
-
-
 def hardware_sentence(params: Any) -> str | None:
-    """One line: "sync = 2.0x the raw barrier (120 ns), 3.1x a cache-line round trip (80 ns);
-    put = 1.3x memcpy at h = 1048576 words (all-to-all) ...", from a Params (or its JSON
-    object); None where the file has no hardware references to compare with."""
+    """One line: "sync = 2x the raw barrier (120 ns), 3.1x a cache-line round trip (80 ns);
+    put = 1.3x, hpput = 1.1x memcpy at h = 1,048,576 words (all-to-all, ...)", from a Params (or
+    its JSON object); None where the file has no hardware references to compare with. Ratios
+    with 2 significant digits, every number through bspkit.units."""
     hw = params.get("hardware") if isinstance(params, Mapping) else getattr(params, "hardware", None)
     if not hw:
         return None
@@ -221,9 +218,11 @@ def hardware_sentence(params: Any) -> str | None:
     barrier = (hw.get("barrier") or {}).get("median_s")
     pingpong = (hw.get("pingpong") or {}).get("median_s")
     if hw.get("sync_over_barrier") is not None and barrier:
-        sync.append(f"{hw['sync_over_barrier']:.1f}x the raw barrier ({_ns(barrier)})")
+        sync.append(f"{quantity(hw['sync_over_barrier'], 'x', 2)} the raw barrier ({quantity(barrier, 's', 3)})")
     if hw.get("sync_over_pingpong") is not None and pingpong:
-        sync.append(f"{hw['sync_over_pingpong']:.1f}x a cache-line round trip ({_ns(pingpong)})")
+        sync.append(
+            f"{quantity(hw['sync_over_pingpong'], 'x', 2)} a cache-line round trip ({quantity(pingpong, 's', 3)})"
+        )
     if sync:
         parts.append("sync = " + ", ".join(sync))
     rows = _headline_rows(hw)
@@ -231,15 +230,18 @@ def hardware_sentence(params: Any) -> str | None:
         hs = {r["h"] for _k, r in rows}
         if len(hs) == 1:
             (h,) = hs
-            items = ", ".join(f"{k.split('/')[0]} = {r['ratio']:.1f}x" for k, r in rows)
-            parts.append(f"{items} memcpy at h = {h} words")
+            items = ", ".join(f"{k.split('/')[0]} = {quantity(r['ratio'], 'x', 2)}" for k, r in rows)
+            parts.append(f"{items} memcpy at h = {quantity(h, 'words')}")
         else:
             parts.append(
-                ", ".join(f"{k.split('/')[0]} = {r['ratio']:.1f}x memcpy at h = {r['h']} words" for k, r in rows)
+                ", ".join(
+                    f"{k.split('/')[0]} = {quantity(r['ratio'], 'x', 2)} memcpy at h = {quantity(r['h'], 'words')}"
+                    for k, r in rows
+                )
             )
         patterns = {k.split("/", 1)[1] for k, _r in rows}
         if patterns == {"alltoall"}:
-            parts[-1] += " (all-to-all, the g point with the fewest messages; memcpy by every process at once, hot)"
+            parts[-1] += " (all-to-all; memcpy of h words by every process at once, hot)"
     return "; ".join(parts) if parts else None
 
 
