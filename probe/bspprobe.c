@@ -20,7 +20,7 @@
  *     build/bin/bspcc -O2 -I common/plain -I common/spmd $SRC -lm -o bspprobe
  *   (no BLAS); against another BSPlib, with its compiler wrapper:
  *     OTHERBSP/bin/bspcc -O2 -DBSPPROBE_HAVE_CBLAS -I common/plain -I common/spmd $SRC
- *        -lopenblas -lm -o bspprobe-other
+ *        -lopenblas -lm -pthread -o bspprobe-other
  *   (add -DBSPPROBE_INT_API when that library's bsp.h has no bsp_size_t, as in the 1998 API;
  *   leave out -DBSPPROBE_HAVE_CBLAS and -lopenblas where there is no CBLAS: the BLAS kernels
  *   are then skipped and the header says "blas": "none").
