@@ -1,6 +1,7 @@
 /*
  * bspprobe - measures what a machine and a BSPlib library deliver: f (time per operation of
- * several kernels), a memcpy reference, g surfaces (time per word over message size h* x
+ * several kernels), a memcpy reference, the hardware references (memcpy of h words, a raw
+ * spin barrier, a cache-line round trip), g surfaces (time per word over message size h* x
  * message count c, for put, hpput, get, hpget and send, each with the patterns alltoall,
  * permutation and shift), l (empty sync, sync after a one-word shift, after one-word puts to
  * all), the As suite of Gerbessiotis & Lee (Empty, Comp, Full, Simple, Scatter, total
@@ -19,7 +20,7 @@
  *     build/bin/bspcc -O2 -I common/plain -I common/spmd $SRC -lm -o bspprobe
  *   (no BLAS); against another BSPlib, with its compiler wrapper:
  *     OTHERBSP/bin/bspcc -O2 -DBSPPROBE_HAVE_CBLAS -I common/plain -I common/spmd $SRC
- *        -lopenblas -lm -o bspprobe-other
+ *        -lopenblas -lm -pthread -o bspprobe-other
  *   (add -DBSPPROBE_INT_API when that library's bsp.h has no bsp_size_t, as in the 1998 API;
  *   leave out -DBSPPROBE_HAVE_CBLAS and -lopenblas where there is no CBLAS: the BLAS kernels
  *   are then skipped and the header says "blas": "none").
@@ -105,12 +106,19 @@ static void usage(FILE *f) {
       "  --seed N              seed of the random grid order, permutations and validation\n"
       "                        points (the same on every process). Default: %llu.\n"
       "  --only LIST           run only these sections (comma-separated), in the fixed order\n"
-      "                        f, memcpy, mem, l, g, validation, as, pp, disk:\n"
+      "                        f, memcpy, hw, mem, l, g, validation, as, pp, disk:\n"
       "                          f           time per operation: dot product and matrix\n"
       "                                      product, int and double, plain loops and BLAS\n"
       "                                      (ddot, dgemm), on process 0 alone\n"
       "                          memcpy      time to copy 8 MiB blocks (cold), process 0 alone,\n"
       "                                      then every process at once\n"
+      "                          hw          the hardware references: memcpy of h words (the\n"
+      "                                      h of the g grid) by every process at once on\n"
+      "                                      the h-relations' own (hot) buffers, timed as a g\n"
+      "                                      point; a spin barrier among the processes and a\n"
+      "                                      cache-line round trip between two cores (where\n"
+      "                                      the processes share memory: the threads back\n"
+      "                                      end; the round trip also at p = 1)\n"
       "                          l           bsp_sync alone, after a one-word shift, after\n"
       "                                      one-word puts to all other processes\n"
       "                          g           g surfaces: h* (words per request) x c (requests\n"
@@ -137,8 +145,9 @@ static void usage(FILE *f) {
       "  --max-words N         H_MAX: the most words (8 bytes) one process sends in one\n"
       "                        superstep (g grid h = c*h* <= N, validation, total exchange);\n"
       "                        1 <= N <= %ld. Default: %ld (8 MiB).\n"
-      "  --reps N              exactly N repetitions per g/validation point, N samples per\n"
-      "                        latency test, N per f kernel and memcpy (for tests; default:\n"
+      "  --reps N              exactly N repetitions per g/validation/memcpy_h point, N\n"
+      "                        samples per latency test (l, as, the hw barrier and round\n"
+      "                        trip), N per f kernel and memcpy (for tests; default:\n"
       "                        repeat until the point took long enough, see below).\n"
       "  --mem-max-bytes N     mem: the largest array one process walks (N elements x\n"
       "                        stride S x element size); given, it also caps the STREAM\n"
@@ -181,7 +190,8 @@ static void usage(FILE *f) {
       "first point, after each tenth of the points and after the last.\n"
       "\n"
       "Output: one JSON object per line: a header (machine, library, back end, BLAS, timer,\n"
-      "load), then f, memcpy, l, g, validation, calibration, as and load records, then a\n"
+      "load), then f, memcpy, memcpy_h, hw_barrier, hw_pingpong, l, g, validation,\n"
+      "calibration, as and load records, then a\n"
       "footer (elapsed time, load, warnings such as a load average above the core count).\n"
       "Every record is flushed as it is written, so a run that is killed leaves a usable\n"
       "file.\n"
@@ -650,8 +660,8 @@ static void spmd(void) {
       write_header(c, date);
     }
     bsp_sync(); /* the others wait while process 0 checks the timer */
-    static const int order[] = {SEC_F,          SEC_MEMCPY, SEC_MEM, SEC_L,   SEC_G,
-                                SEC_VALIDATION, SEC_AS,     SEC_PP,  SEC_DISK};
+    static const int order[] = {SEC_F, SEC_MEMCPY,     SEC_HW, SEC_MEM, SEC_L,
+                                SEC_G, SEC_VALIDATION, SEC_AS, SEC_PP,  SEC_DISK};
     double calibration_s = 0;
     if (c->opt->calibrate) {
       bsp_sync();
@@ -669,6 +679,7 @@ static void spmd(void) {
       switch (sec) {
         case SEC_F: bspp_measure_f(c); break;
         case SEC_MEMCPY: bspp_measure_memcpy(c); break;
+        case SEC_HW: bspp_measure_hw(c); break;
         case SEC_L: bspp_measure_l(c); break;
         case SEC_G: bspp_measure_g(c); break;
         case SEC_VALIDATION: bspp_measure_validation(c); break;

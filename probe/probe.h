@@ -20,6 +20,8 @@
  *   -- bspprobe_core ends here; the rest is the bspprobe program only --
  *   measure_comm.c  the sections g, validation, l, As; calibration rounds among the g points
  *                                              (calibrate, timing, output, probe_ctx, rng)
+ *   measure_hw.c   the section hw: memcpy in the h-relations' regime, a raw spin barrier,
+ *                  a cache-line ping-pong              (timing, output, probe_ctx)
  *   measure_mem.c, measure_pp.c, measure_disk.c  the memory-hierarchy suites
  *                                                            (output, probe_ctx, rng)
  *   bspprobe.c    main: command line, header, footer, the order of the sections (all)
@@ -73,11 +75,13 @@ typedef bsp_size_t probe_size_t;
 
 /* ---- sections, primitives, patterns --------------------------------------------------- */
 
-/* f .. validation: the BSP parameters; mem, pp, disk: the memory-hierarchy suites of Kang et al.
+/* f .. validation: the BSP parameters (hw: the hardware references they are compared with);
+ * mem, pp, disk: the memory-hierarchy suites of Kang et al.
  * (`003_...` sec. 4.2), which the IMH model integrates. */
 enum {
   SEC_F,
   SEC_MEMCPY,
+  SEC_HW,
   SEC_G,
   SEC_L,
   SEC_AS,
@@ -328,6 +332,10 @@ void bspp_measure_as(probe_ctx *c);
 /* The planned grid, for the header: fills msg_words[] and counts[] (each at most 64). */
 void bspp_plan_grid_axes(const probe_ctx *c, long *msg_words, int *nm, long *counts, int *nc);
 long bspp_grid_points_per_combo(const probe_ctx *c);
+
+/* ---- measure_hw.c: the hardware references (memcpy_h, hw_barrier, hw_pingpong) ---------- */
+
+void bspp_measure_hw(probe_ctx *c);
 
 /* ---- the memory-hierarchy suites of Kang et al. ----------------------------------------- */
 

@@ -13,8 +13,8 @@
 
 #include "probe.h"
 
-const char *const bspp_section_names[NSECTIONS] = {"f",          "memcpy", "g",  "l",   "as",
-                                                   "validation", "mem",    "pp", "disk"};
+const char *const bspp_section_names[NSECTIONS] = {"f",  "memcpy",     "hw",  "g",  "l",
+                                                   "as", "validation", "mem", "pp", "disk"};
 const char *const bspp_prim_names[NPRIMS] = {"put", "hpput", "get", "hpget", "send"};
 const char *const bspp_pattern_names[NPATTERNS] = {"alltoall", "permutation", "shift"};
 

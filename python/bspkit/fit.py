@@ -38,6 +38,7 @@ from bspkit.estimators import (
     weighted_estimators,
 )
 from bspkit.fileformat import JsonObject
+from bspkit.hardware_refs import hardware_of
 from bspkit.imh import fit_imh
 from bspkit.machine_state import LOST_MARK, summarize
 from bspkit.params import (
@@ -512,5 +513,6 @@ def fit_run(run: RawRun) -> Params:
         imh=fit_imh(run),
         machine_state=machine_state_of(run, left_out, kept_marked),
     )
+    params.hardware = dict(hardware_of(run, params.empty_sync_s()))
     # what a reader of the file gets: plain JSON values, NaN and infinities as null
     return Params.from_json(params.to_json())

@@ -522,6 +522,8 @@ class Params:
     imh: JsonObject = field(default_factory=dict)  # Kang et al.'s IMH model (bspkit.imh); {} without the suites
     # the machine's state during the run and what the fit left out for it (bspkit.machine_state)
     machine_state: JsonObject = field(default_factory=dict)
+    # the hardware references and the library against them (bspkit.hardware_refs); {} without them
+    hardware: JsonObject = field(default_factory=dict)
     extra: JsonObject = field(default_factory=dict)
 
     JSON_NAMES = {"as_suite": "as"}

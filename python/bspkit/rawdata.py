@@ -41,6 +41,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 # Records that describe the run once (the last one wins); no samples.
 SINGLE = ("caches", "disk_info")
+# The hardware references (bspprobe's section hw): kept as read, with "_where" (file:line)
+# added, in RawRun.hardware; bspkit.hardware_refs reads and checks them.
+HARDWARE = ("memcpy_h", "hw_barrier", "hw_pingpong")
 
 
 class RawDataError(Exception):
@@ -141,6 +144,7 @@ class RawRun:
     disk: list[JsonObject] = field(default_factory=list)
     caches: JsonObject | None = None
     disk_info: JsonObject | None = None
+    hardware: list[JsonObject] = field(default_factory=list)  # hook: the HARDWARE records, for bspkit.hardware_refs
     read_warnings: list[str] = field(default_factory=list)
     # every record's machine state, in file order: (record type, the state object as read)
     states: list[tuple[str, Any]] = field(default_factory=list)
@@ -283,7 +287,7 @@ def load_raw(path: str | Path) -> RawRun:
         if rtype == "footer":
             footer = rec
             continue
-        if rtype in SINGLE:
+        if rtype in SINGLE or rtype in HARDWARE:
             pending.append((rtype, rec, where))
             continue
         if rtype in REQUIRED:
@@ -310,6 +314,8 @@ def load_raw(path: str | Path) -> RawRun:
             getattr(run, rtype).append(rec)
         elif rtype in SINGLE:
             setattr(run, rtype, rec)
+        elif rtype in HARDWARE:
+            run.hardware.append({**rec, "_where": where})
         else:
             rec = dict(rec)
             rec["_samples"] = _samples(rec, where)

@@ -105,15 +105,13 @@ def assert_self_contained(html: str) -> None:
 
 
 def expected_plots(params: dict) -> int:
-    """One g surface per primitive/pattern, plus latency, f, As total exchange, validation, memcpy."""
+    """One g surface per primitive/pattern, plus latency, f, As total exchange, validation (the
+    memcpy section has tables only since the hardware references replaced its g_inf plot)."""
     n = len(params["g"])
     n += bool(params["l_detail"] or params["as"]["tests"])
     n += any(d.get("s_per_op") for d in params["f_detail"].values())
     n += bool(params["as"]["total_exchange"])
     n += bool(params["validation"]["used"])
-    n += bool(
-        params["memcpy_detail"] and params["memcpy_s_per_word"] and any(e.get("predict") for e in params["g"].values())
-    )
     imh = params.get("imh") or {}
     if imh.get("mem"):  # Fig. 22/23 for double reads by one process, out of cache and in cache
         n += sum(f"read/double/{cache}/p1" in imh["mem"]["fits"] for cache in ("cold", "warm"))

@@ -59,6 +59,19 @@ class SynthSpec:
     outliers: int = 0  # this many samples per g point are made 20x slower (noise spikes)
     extra_header: dict[str, Any] = field(default_factory=dict)
     imh: ImhTruth | None = None  # the memory-hierarchy suites' records (mem, stream, pp, disk)
+    hardware: HwTruth | None = None  # the section hw's records (memcpy_h, hw_barrier, hw_pingpong)
+
+
+@dataclass
+class HwTruth:
+    """Known hardware references (bspprobe's section hw); a reason in *_skipped writes a
+    record that says the reference was not measured, as bspprobe does."""
+
+    memcpy_s_per_word: float = 0.25e-9  # memcpy_h: hot copies, the same at every h
+    barrier_s: float = 0.25e-6
+    pingpong_s: float = 0.1e-6  # a round trip
+    barrier_skipped: str | None = None
+    pingpong_skipped: str | None = None
 
 
 @dataclass
@@ -224,6 +237,8 @@ def synthetic_records(spec: SynthSpec) -> list[dict[str, Any]]:
         )
     if spec.imh is not None:
         recs += imh_records(spec.imh, spec.p, noisy)
+    if spec.hardware is not None:
+        recs += hardware_records(spec, noisy)
     recs.append(
         {
             "type": "footer",
@@ -232,6 +247,39 @@ def synthetic_records(spec: SynthSpec) -> list[dict[str, Any]]:
             "warnings": [],
         }
     )
+    return recs
+
+
+def hardware_records(spec: SynthSpec, noisy: Callable[[float, int], list[float]]) -> list[dict[str, Any]]:
+    """memcpy_h at every h of the grid, then hw_barrier and hw_pingpong, as bspprobe writes them."""
+    hw = spec.hardware
+    assert hw is not None
+    recs: list[dict[str, Any]] = []
+    for h in sorted({hs * c for hs in spec.msg_words for c in spec.counts}):
+        recs.append(
+            {
+                "type": "memcpy_h",
+                "h": h,
+                "bytes": 8 * h,
+                "procs": spec.p,
+                "samples_s": noisy(h * hw.memcpy_s_per_word, spec.reps),
+                "reps": spec.reps,
+                "warmup": 1,
+                "note": "synthetic",
+            }
+        )
+    for rtype, t, skipped, between in (
+        ("hw_barrier", hw.barrier_s, hw.barrier_skipped, None),
+        ("hw_pingpong", hw.pingpong_s, hw.pingpong_skipped, "processes 0 and 1"),
+    ):
+        if skipped:
+            recs.append({"type": rtype, "procs": spec.p, "skipped": skipped})
+            continue
+        rec: dict[str, Any] = {"type": rtype, "procs": spec.p, "samples_s": noisy(t, 30), "batch": 1000}
+        rec["cpus"] = list(range(spec.p if rtype == "hw_barrier" else 2))
+        if between:
+            rec["between"] = between
+        recs.append(rec)
     return recs
 
 

@@ -10,6 +10,7 @@ run after ctest can leave them out (-m "not probe_run"). Without BSPKIT_BUILD_DI
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -306,6 +307,50 @@ def check_calibration(rec: Record, want_g: list[str]) -> None:
     for k, e in enumerate(rec["l"]):
         check_samples(e, f"l[{k}]")
         assert e["variant"] == ("shift" if k % 2 else "empty") and e["batch"] > 0 and e["pass"] == k // 2, rec
+
+
+# ------------------------------------------------------------------ hw (the hardware references)
+
+
+@pytest.mark.parametrize(("backend", "p"), runs((1, 2)))
+def test_hw(backend: str, p: int, tmp_path: Path) -> None:
+    """--only hw --quick: one memcpy_h record per h of the planned grid (every process copying,
+    --reps samples, each > 0), then hw_barrier and hw_pingpong: measured (samples > 0, a batch,
+    the cores) where the processes share memory (threads) and can each have a core, else a
+    record with the reason; the reader keeps them in RawRun.hardware."""
+    out = tmp_path / "hw.jsonl"
+    args = ["--quick", "--only", "hw", "--max-words", "4096", "--reps", "3", "--output", str(out)]
+    run_probe_ok(bsprun(backend, p, *args), out, 100)
+    records, run = read_run(out)
+    check_header_footer(records, p)
+    assert records[0]["sections"] == ["hw"] and "hw" in records[-1]["section_s"], records[0]
+    grid = records[0]["grid"]
+    want_h = sorted({m * c for m in grid["msg_words"] for c in grid["count"] if m * c <= 4096})
+    memcpy_h = [r for r in records if r["type"] == "memcpy_h"]
+    assert [r["h"] for r in memcpy_h] == want_h and want_h[-1] == 4096, memcpy_h
+    for rec in memcpy_h:
+        assert check_samples(rec, "memcpy_h") == 3 and rec["reps"] == 3 and rec["procs"] == p, rec
+        assert rec["bytes"] == 8 * rec["h"] and rec["warmup"] in (1, 2), rec
+    (barrier,) = [r for r in records if r["type"] == "hw_barrier"]
+    (pingpong,) = [r for r in records if r["type"] == "hw_pingpong"]
+    cores = len(os.sched_getaffinity(0))
+    shared = backend == "threads" and p <= (os.cpu_count() or 1)
+    if p == 1:
+        assert "samples_s" not in barrier and "no other process" in barrier["skipped"], barrier
+    elif shared:
+        assert check_samples(barrier, "hw_barrier") == 3 and barrier["batch"] >= 1, barrier
+        assert len(barrier["cpus"]) == p and all(isinstance(c, int) for c in barrier["cpus"]), barrier
+    else:
+        assert "samples_s" not in barrier and "do not share memory" in barrier["skipped"], barrier
+    if (p == 1 and cores >= 2) or (p > 1 and shared):
+        assert check_samples(pingpong, "hw_pingpong") == 3 and pingpong["batch"] >= 1, pingpong
+        assert len(pingpong["cpus"]) == 2 and pingpong["cpus"][0] != pingpong["cpus"][1], pingpong
+        assert pingpong["between"] == ("processes 0 and 1" if p > 1 else "process 0 and a thread of its own")
+    elif p > 1:
+        assert "do not share memory" in pingpong["skipped"], pingpong
+    assert [r["type"] for r in run.hardware] == [
+        r["type"] for r in records if r["type"] in ("memcpy_h", "hw_barrier", "hw_pingpong")
+    ]
 
 
 @pytest.mark.parametrize(("backend", "p"), runs((2,)))
