@@ -172,8 +172,8 @@ typedef struct probe_ctx {
   double *src, *dst; /* registered communication areas */
   double *gather;    /* registered: p * gather_stride doubles (gathers to process 0) */
   int gather_stride;
-  double *allv;         /* registered: p doubles (all-gather of one value) */
-  double *local;        /* this process's samples of the current point */
+  double *allv;  /* registered: p doubles (all-gather of one value) */
+  double *local; /* this process's samples of the current point */
   /* the machine's state around the current batch (timing.c): this process's start, and on
    * process 0 the machine's counters at the start and the last batch's state object (JSON) */
   bspk_thread_state batch_start;

@@ -74,10 +74,10 @@ typedef struct {
                               processes (0: not measured): f under the run's own load */
   const char *calibration_before; /* --calibrate: the `calibration` records (JSON), or NULL */
   const char *calibration_after;
-  double calibration_s; /* what the calibration took, its setup included (process 0) */
-  const char *state_json; /* the machine's state around each repetition: a JSON array (process 0;
-                             NULL: not recorded) */
-  double f_held_s_per_unit;     /* f and f_all without the time the process waited for a core */
+  double calibration_s;     /* what the calibration took, its setup included (process 0) */
+  const char *state_json;   /* the machine's state around each repetition: a JSON array (process 0;
+                               NULL: not recorded) */
+  double f_held_s_per_unit; /* f and f_all without the time the process waited for a core */
   double f_all_held_s_per_unit; /* (0: not measured) */
 } bspalg_info;
 

@@ -139,10 +139,12 @@ enum { F_TIMINGS = 3 };
 
 /* ---- the machine's state around each repetition (bspk_state.h) ------------------------------ */
 
-enum { STATE_WORDS = 6 }; /* per process and repetition: wall, CPU, waited, involuntary, core, migrated */
+enum {
+  STATE_WORDS = 6
+}; /* per process and repetition: wall, CPU, waited, involuntary, core, migrated */
 
 typedef struct {
-  double *words;                   /* reps * STATE_WORDS: this process's */
+  double *words;                  /* reps * STATE_WORDS: this process's */
   bspk_machine_counters *machine; /* 2 * reps, process 0: before and after each repetition */
   bspk_thread_state start;
 } run_state;
@@ -173,7 +175,8 @@ static char *state_gather(run_state *st, int reps) {
   if (!all) bsp_abort("%s: out of memory\n", driver->program);
   bsp_push_reg(all, (bsp_size_t)((size_t)p * per * sizeof *all));
   bsp_sync();
-  bsp_put(0, st->words, all, (bsp_size_t)((size_t)s * per * sizeof *all), (bsp_size_t)(per * sizeof *all));
+  bsp_put(0, st->words, all, (bsp_size_t)((size_t)s * per * sizeof *all),
+          (bsp_size_t)(per * sizeof *all));
   bsp_sync();
   bsp_pop_reg(all);
   char *json = NULL;
@@ -273,7 +276,8 @@ static void spmd(void) {
   double calibration_s = bsp_time() - calibration_t0;
   bspalg_counters_begin();
   run_state machine = {calloc((size_t)opts.reps * STATE_WORDS, sizeof(double)),
-                       calloc((size_t)opts.reps * 2, sizeof(bspk_machine_counters)), {0, 0, 0, 0, 0, 0}};
+                       calloc((size_t)opts.reps * 2, sizeof(bspk_machine_counters)),
+                       {0, 0, 0, 0, 0, 0}};
   if (!machine.words || !machine.machine) bsp_abort("%s: out of memory\n", prog);
   bsp_sync();
 

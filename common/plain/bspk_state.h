@@ -37,8 +37,8 @@
 
 /* One process (thread) at one moment. */
 typedef struct {
-  double wall_s; /* CLOCK_MONOTONIC */
-  double cpu_s;  /* this thread's CPU clock */
+  double wall_s;   /* CLOCK_MONOTONIC */
+  double cpu_s;    /* this thread's CPU clock */
   double waited_s; /* time runnable but waiting for a core so far (schedstat); -1 unknown */
   long involuntary, voluntary; /* context switches so far (RUSAGE_THREAD) */
   int cpu;                     /* the core it is on now; -1 unknown */
@@ -118,10 +118,10 @@ static inline bspk_machine_counters bspk_machine_counters_now(void) {
       unsigned long long v[8];
       if (strncmp(line, "cpu ", 4) == 0 &&
           sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                 &v[4], &v[5], &v[6], &v[7]) == 8 && tick > 0)
+                 &v[4], &v[5], &v[6], &v[7]) == 8 &&
+          tick > 0)
         m.steal_s = (double)v[7] / (double)tick; /* the 8th field: steal */
-      else if (strncmp(line, "procs_running ", 14) == 0)
-        m.running = atoi(line + 14);
+      else if (strncmp(line, "procs_running ", 14) == 0) m.running = atoi(line + 14);
     }
     fclose(f);
   }
@@ -138,7 +138,9 @@ static inline bspk_machine_counters bspk_machine_counters_now(void) {
 }
 
 /* b - a, or -1 where either is unknown. */
-static inline double bspk_counter_delta(double a, double b) { return a >= 0 && b >= 0 ? b - a : -1.0; }
+static inline double bspk_counter_delta(double a, double b) {
+  return a >= 0 && b >= 0 ? b - a : -1.0;
+}
 
 /* The cores online (the denominator of the steal share), or -1. */
 static inline int bspk_cores_online(void) {

@@ -145,7 +145,9 @@ def evidence_of(state: BatchState) -> str:
         switches = state.involuntary[worst] if worst < len(state.involuntary) else None
         sw = f", {switches:.0f} involuntary switches" if switches is not None else ""
         who = f"process {worst}" if len(waited) > 1 else "the process"
-        parts.append(f"{who} waited {_ms(w_s)} for a core ({_pct(waited[worst] or 0.0)} of the {_ms(state.wall_s)}{sw})")
+        parts.append(
+            f"{who} waited {_ms(w_s)} for a core ({_pct(waited[worst] or 0.0)} of the {_ms(state.wall_s)}{sw})"
+        )
     steal = state.steal_share
     if steal is not None:
         parts.append(f"steal {_pct(steal)}")

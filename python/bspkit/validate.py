@@ -19,10 +19,9 @@ from typing import Any, NotRequired, TypedDict
 
 from bspkit import algorithms as al
 from bspkit import calibration as cm
-from bspkit import costs, validate_report
+from bspkit import costs, validate_report, verdict
 from bspkit import forecast as fc
 from bspkit import machine_state as ms
-from bspkit import verdict
 from bspkit import predict as pd
 from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
@@ -141,9 +140,7 @@ def group_summary(rows: list[Row]) -> Summary:
     predicts them; on a run dominated by work every model is right)."""
     out = summarize(rows)
     out["marked"] = marked_summary(rows)
-    out["reps_left_out"] = sum(
-        (r.get("machine_state") or {}).get("marked_reps", 0) for r in rows if not is_marked(r)
-    )
+    out["reps_left_out"] = sum((r.get("machine_state") or {}).get("marked_reps", 0) for r in rows if not is_marked(r))
     heavy = [r for r in rows if (comm_share(r) or 0.0) >= COMM_MATTERS_SHARE]
     out["comm_matters"] = {**summarize(heavy), "min_share": COMM_MATTERS_SHARE}
     alone = summarize(rows, lambda r: r["rel_error_f_alone"])
@@ -544,7 +541,9 @@ def print_summary(alg: al.Algorithm, result: JsonObject) -> None:
             errs = ", ".join(
                 f"{m} {e:+.1%}" for m in pd.MODELS if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
             )
-            print(f"  the machine's: n = {row['size']} {row['sweep_value'] or ''} ({state['evidence']}); as it was: {errs}")
+            print(
+                f"  the machine's: n = {row['size']} {row['sweep_value'] or ''} ({state['evidence']}); as it was: {errs}"
+            )
     sentence = validate_report.drift_sentence(result)
     if sentence:
         print("  " + sentence)

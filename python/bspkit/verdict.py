@@ -53,8 +53,13 @@ def probe_verdict(params: Params) -> Verdict:
     state: Mapping[str, Any] = (params.machine_state or {}).get("summary") or {}
     batches, marked = int(state.get("batches") or 0), int(state.get("marked") or 0)
     busy = (
-        f"a process lost its core in {marked} of {batches} timed batches" if marked else
-        (f"every process held its core in all {batches} timed batches" if batches else "the machine's state was not recorded")
+        f"a process lost its core in {marked} of {batches} timed batches"
+        if marked
+        else (
+            f"every process held its core in all {batches} timed batches"
+            if batches
+            else "the machine's state was not recorded"
+        )
     )
     used = int(val.get("used") or 0)
     err = val.get("mean_abs_rel_error")
@@ -63,9 +68,8 @@ def probe_verdict(params: Params) -> Verdict:
     apart = ""
     if marked_pts:
         as_it_was = (mk.get("as_it_was") or {}).get("mean_abs_rel_error")
-        apart = (
-            f"; {marked_pts} marked point(s) scored apart as the machine's"
-            + (f" (predicted as the machine was: {_pct(as_it_was)})" if as_it_was is not None else "")
+        apart = f"; {marked_pts} marked point(s) scored apart as the machine's" + (
+            f" (predicted as the machine was: {_pct(as_it_was)})" if as_it_was is not None else ""
         )
     kept: list[str] = list((params.machine_state or {}).get("kept_marked") or [])
     if kept and val.get("pass"):
@@ -100,7 +104,11 @@ def probe_verdict(params: Params) -> Verdict:
             if not marked
             else "Use them with the stated spreads; the marked batches were left out of the fit.",
         )
-    spoiled = f" Also, {len(kept)} measurement(s) the fit had to use were taken while a process lost its core: {kept[0]}." if kept else ""
+    spoiled = (
+        f" Also, {len(kept)} measurement(s) the fit had to use were taken while a process lost its core: {kept[0]}."
+        if kept
+        else ""
+    )
     return Verdict(
         "re-run",
         f"g is not yet to be trusted: the check of eq. (2.6) is {_pct(err)} on {used} points measured while every "

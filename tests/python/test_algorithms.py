@@ -153,6 +153,11 @@ def test_run_inprod_end_to_end(tmp_path: Path) -> None:
     assert d["W"] == sum(s["w"] for s in d["supersteps"])
     # cyclic distribution: each of the 2 processes multiplies and adds its n / 2 pairs
     assert d["supersteps"][0]["w"] == 2 * 100000 // 2
+    # the machine's state around every repetition (docs/algorithm-output.md): 2 processes each
+    assert len(d["state"]) == d["reps"] == len(d["times_s"])
+    for state, t in zip(d["state"], d["times_s"], strict=True):
+        assert len(state["cpu_s"]) == len(state["waited_s"]) == len(state["cpus"]) == 2, state
+        assert state["wall_s"] >= t and all(0 <= w <= state["wall_s"] for w in state["waited_s"]), state
 
 
 @needs_inprod
@@ -163,6 +168,9 @@ def test_run_inprod_with_params_prints_the_predictions(tmp_path: Path) -> None:
     r, d = run_inprod(tmp_path, "--params", str(pfile))
     f = d["f_s_per_unit"]
     assert f and f > 0  # --params makes the run measure f
+    # f without the time a process waited for a core: positive, never above f as timed
+    assert 0 < d["f_held_s_per_unit"] <= f * (1 + 1e-9)
+    assert 0 < d["f_all_held_s_per_unit"] <= d["f_all_s_per_unit"] * (1 + 1e-9)
     m = re.search(r"efficiency .*: ([0-9.]+)%", r.stdout)
     assert m and float(m.group(1)) / 100 == pytest.approx(2 * 100000 * f / (2 * d["time_s"]), abs=6e-4)
     pred = predict(Params.from_json(PARAMS_JSON), d)

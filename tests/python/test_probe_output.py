@@ -309,6 +309,43 @@ def check_calibration(rec: Record, want_g: list[str]) -> None:
         assert e["variant"] == ("shift" if k % 2 else "empty") and e["batch"] > 0 and e["pass"] == k // 2, rec
 
 
+# ------------------------------------------------------------------ the machine's state (issue 29)
+
+
+def check_state(state: Any, procs: int, where: str) -> None:
+    """A `state` object (docs/probe-format.md): per-process lists of `procs` entries, CPU time
+    and run delay within the batch's wall time, the machine's counters non-negative or null."""
+    assert isinstance(state, dict) and state["wall_s"] > 0, f"{where}: {state}"
+    for key in ("cpu_s", "waited_s", "involuntary", "cpus", "migrated"):
+        assert isinstance(state[key], list) and len(state[key]) == procs, f"{where}: {key} of {state}"
+    for cpu, waited in zip(state["cpu_s"], state["waited_s"], strict=True):
+        assert cpu is None or 0 <= cpu <= 1.05 * state["wall_s"] + 1e-4, f"{where}: {state}"
+        assert waited is None or 0 <= waited <= 1.05 * state["wall_s"] + 1e-4, f"{where}: {state}"
+    assert all(c is None or (isinstance(c, int) and c >= 0) for c in state["cpus"]), f"{where}: {state}"
+    for key in ("steal_s", "cpu_pressure_s"):
+        assert state[key] is None or state[key] >= 0, f"{where}: {key} of {state}"
+    assert state["cores_online"] >= 1 and (state["running"] is None or state["running"] >= 1), f"{where}: {state}"
+
+
+@pytest.mark.parametrize(("backend", "p"), runs((1, 2)))
+def test_state(backend: str, p: int, tmp_path: Path) -> None:
+    """Every timed batch carries the machine's state: f (process 0 alone), each l variant and
+    g point (every process), and the fit summarizes them in params' machine_state."""
+    out = tmp_path / "state.jsonl"
+    args = ["--quick", "--only", "f,l,g", "--primitives", "put", "--patterns", "alltoall"]
+    run_probe_ok(bsprun(backend, p, *args, "--max-words", "4096", "--reps", "3", "--output", str(out)), out, 100)
+    records, run = read_run(out)
+    timed = [r for r in records if r["type"] in ("f", "l", "g")]
+    assert {r["type"] for r in timed} == {"f", "l", "g"}, [r["type"] for r in records]
+    for rec in timed:
+        check_state(rec.get("state"), 1 if rec["type"] == "f" else p, f"{rec['type']} record")
+    assert len(run.states) == len(timed)
+    from bspkit.fit import fit_run
+
+    summary = fit_run(run).machine_state["summary"]
+    assert summary["batches"] == len(timed) and 0 <= summary["marked"] <= len(timed)
+
+
 # ------------------------------------------------------------------ hw (the hardware references)
 
 

@@ -584,7 +584,17 @@ def test_a_run_whose_f_moved_is_flagged(
     (tmp_path / "params.json").write_text(json.dumps(d))
     stand_in_calibration([1.0], f_factors=[1.0, 1.0, 1.5], params=Params.from_json(d))
     out = tmp_path / "out"
-    argv = ["validate", "inprod", "-n", "2", "--sizes", "1000,2000", "--params", str(tmp_path / "params.json"), "--calibrate"]
+    argv = [
+        "validate",
+        "inprod",
+        "-n",
+        "2",
+        "--sizes",
+        "1000,2000",
+        "--params",
+        str(tmp_path / "params.json"),
+        "--calibrate",
+    ]
     assert cli.main([*argv, "--output-dir", str(out)]) == 0
     rows = json.loads((out / "validate.json").read_text())["rows"]
     assert [r["calibrated"]["flagged"] for r in rows] == [False, True]

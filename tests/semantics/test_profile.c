@@ -254,6 +254,18 @@ static void check_profile(int p) {
           "process %d: no process record for 4 supersteps", s);
     CHECK(proc && strstr(proc, "test_profile\", \"base\": \"0x"),
           "process %d: the sync sites' object is not this program", s);
+    /* the machine's state over the run (bspk_state.h): this process's CPU time holds the
+     * BUSY_CPU_S it spun, within the run's wall time */
+    const char *state = proc ? strstr(proc, "\"state\": {\"wall_s\": ") : NULL;
+    CHECK(state != NULL, "process %d: no state object in %s", s, proc ? proc : "(none)");
+    if (state) {
+      double wall = number_of(state, "wall_s"), cpu = atof(strstr(state, "\"cpu_s\": [") + 10);
+      CHECK(cpu >= BUSY_CPU_S, "process %d: state cpu_s %.6f < the %.3f s it spun", s, cpu,
+            BUSY_CPU_S);
+      CHECK(cpu <= wall * 1.001 + 1e-4, "process %d: state cpu_s %.6f > wall_s %.6f", s, cpu, wall);
+      CHECK(strstr(state, "\"waited_s\": [") && strstr(state, "\"cores_online\": "),
+            "process %d: state without waited_s or cores_online: %s", s, state);
+    }
     for (int step = 0; step < 2; step++) {
       const char *line = find(lines, n, "superstep", 1, s, step);
       CHECK(line != NULL, "process %d: no section 1 record of superstep %d", s, step);
