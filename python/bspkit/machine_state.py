@@ -10,8 +10,8 @@ A batch is *marked* when a process did not hold its core: it waited for a core f
 `LOST_MARK` of the batch, or the hypervisor stole at least `LOST_MARK` of the cores' time.
 Marked batches are the machine's, not the model's: fits leave them out, checks score the model
 on the unmarked ones and report the marked ones apart, with the evidence, and with a prediction
-of the run on the machine *as it was*: the time stretched by 1 / (the share of its core the
-slowest process held).
+of the run on the machine *as it was*: the time stretched by 1 / (the share of the batch in
+which every process held its core).
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from typing import Any
 # did not hold its core. 10%: a loss that moves a median by less is within the run-to-run
 # spread of this kind of VM (docs/measurements.md); one that moves it by more must be named.
 LOST_MARK = 0.10
+
+# The largest share of a batch taken as lost: a batch that lost more is stretched 20x at most.
+MOST_LOST = 0.95
 
 # /proc/stat counts steal in ticks of 1/USER_HZ (10 ms) per core: a batch shorter than a few
 # ticks sees 0 or whole ticks. One tick per core is taken off as the counter's resolution.
@@ -105,22 +108,27 @@ class BatchState:
 
     @property
     def held_share(self) -> float:
-        """The share of its core the slowest process held: 1 - the largest lost share."""
-        return max(0.0, 1.0 - max(self.lost_shares(), default=0.0))
+        """The share of the batch in which every process held its core: 1 - the processes'
+        waits for a core added up (at most MOST_LOST). A superstep ends only when every process
+        reaches the sync, so each process's wait holds up all of them; waits of different
+        processes are taken not to overlap (with one competing task they take turns)."""
+        steal = self.steal_share or 0.0
+        waited = sum(w or 0.0 for w in self.waited_shares())
+        return max(1.0 - MOST_LOST, 1.0 - min(1.0, waited + steal))
 
 
 @dataclass(frozen=True)
 class Mark:
     """A batch during which a process did not hold its core, with the evidence."""
 
-    held_share: float  # the share of its core the slowest process held
+    held_share: float  # the share of the batch every process held its core (BatchState.held_share)
     worst_process: int | None  # pid of that process (None: the steal alone, all alike)
     evidence: str  # one line a reader can check against the numbers
 
     @property
     def stretch(self) -> float:
         """How much longer the batch ran than on a quiet machine, as far as the evidence says."""
-        return 1.0 / max(self.held_share, 0.05)
+        return 1.0 / max(self.held_share, 1.0 - MOST_LOST)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -178,7 +186,7 @@ def mark_of(state: BatchState | None, threshold: float = LOST_MARK) -> Mark | No
         return None
     known = any(w is not None for w in state.waited_shares())
     worst = lost.index(worst_lost) if known else None
-    return Mark(held_share=max(0.0, 1.0 - worst_lost), worst_process=worst, evidence=evidence_of(state))
+    return Mark(held_share=state.held_share, worst_process=worst, evidence=evidence_of(state))
 
 
 def mark_of_json(obj: Any) -> Mark | None:
@@ -217,7 +225,11 @@ class StateSummary:
         pressure = f", median CPU pressure {_pct(self.median_pressure)}" if self.median_pressure is not None else ""
         if not self.marked:
             return f"every process held its core in all {self.batches} {what}{pressure}"
-        held = f" (the worst held {_pct(self.least_held)} of its core)" if self.least_held is not None else ""
+        held = (
+            f" (the worst batch ran {_pct(self.least_held)} of its time on held cores)"
+            if self.least_held is not None
+            else ""
+        )
         steal = "; the hypervisor stole time" if self.steal_seen else ""
         return (
             f"in {self.marked} of {self.batches} {what} ({_pct(self.marked_share)}) a process did not hold its "

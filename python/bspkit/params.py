@@ -246,6 +246,7 @@ ValidationPoint = TypedDict(
         # the evidence, and the prediction on the machine as it was (predicted_s * stretch)
         "marked": NotRequired[JsonObject],
         "as_it_was_s": NotRequired[float],
+        "measured_mean_s": NotRequired[float],  # the mean sample: what as_it_was_s predicts
         "rel_error_as_it_was": NotRequired[float],
     },
 )

@@ -221,6 +221,15 @@ def _converted(rec: JsonObject, key: str, to: Callable[[Any], T], error: str) ->
         raise RawDataError(error) from None
 
 
+def merged_mark(*visits: tuple[Mark, int]) -> Mark:
+    """The mark of marked visits merged into one point: the stretch of the merged samples' mean
+    (each visit's stretch weighted by its samples), the evidence of the worst visit."""
+    n = sum(k for _m, k in visits)
+    stretch = sum(m.stretch * k for m, k in visits) / n
+    worst = min((m for m, _k in visits), key=lambda m: m.held_share)
+    return Mark(held_share=1.0 / stretch, worst_process=worst.worst_process, evidence=worst.evidence)
+
+
 def _merge_points(points: list[GPoint]) -> list[GPoint]:
     """Points measured more than once (same key, h*, c) are merged into one. Visits during
     which a process did not hold its core (marked) count only where no unmarked one exists:
@@ -237,7 +246,9 @@ def _merge_points(points: list[GPoint]) -> list[GPoint]:
                 merged[k] = replace(keep, seq=old.seq, seqs=seqs, marked_visits=visits)
                 continue
             x = np.concatenate([old.samples, pt.samples])
-            mark = None if old.mark is None or pt.mark is None else min(old.mark, pt.mark, key=lambda m: m.held_share)
+            mark = None
+            if old.mark is not None and pt.mark is not None:
+                mark = merged_mark((old.mark, old.samples.size), (pt.mark, pt.samples.size))
             merged[k] = GPoint(
                 old.primitive, old.pattern, old.msg_words, old.count, old.h, x, stats(x), old.seq, seqs, mark, visits
             )

@@ -50,73 +50,60 @@ def _pct(v: float | None) -> str:
 def probe_verdict(params: Params) -> Verdict:
     """The verdict on one probe's parameters."""
     val = params.validation
-    state: Mapping[str, Any] = (params.machine_state or {}).get("summary") or {}
+    ms_json: Mapping[str, Any] = params.machine_state or {}
+    state: Mapping[str, Any] = ms_json.get("summary") or {}
     batches, marked = int(state.get("batches") or 0), int(state.get("marked") or 0)
-    busy = (
-        f"a process lost its core in {marked} of {batches} timed batches"
-        if marked
-        else (
-            f"every process held its core in all {batches} timed batches"
-            if batches
-            else "the machine's state was not recorded"
-        )
-    )
+    if not batches:
+        busy = "the machine's state was not recorded (a file from before the state records)"
+    elif marked:
+        busy = f"a process lost its core in {marked} of {batches} timed batches, which the fit left out"
+    else:
+        busy = f"every process held its core in all {batches} timed batches"
     used = int(val.get("used") or 0)
     err = val.get("mean_abs_rel_error")
     mk: Mapping[str, Any] = val.get("marked") or {}
-    marked_pts = int(mk.get("points") or 0)
-    apart = ""
-    if marked_pts:
+    if int(mk.get("points") or 0):
         as_it_was = (mk.get("as_it_was") or {}).get("mean_abs_rel_error")
-        apart = f"; {marked_pts} marked point(s) scored apart as the machine's" + (
-            f" (predicted as the machine was: {_pct(as_it_was)})" if as_it_was is not None else ""
+        busy += f"; {mk['points']} marked validation point(s) are scored apart" + (
+            f" ({_pct(as_it_was)} off predicted as the machine was)" if as_it_was is not None else ""
         )
-    kept: list[str] = list((params.machine_state or {}).get("kept_marked") or [])
-    if kept and val.get("pass"):
-        # the fit had to use a marked measurement (f is measured once per kernel)
-        return Verdict(
-            "re-run",
-            f"g and l can be trusted (the check of eq. (2.6) is {_pct(err)} on {used} unmarked points), but "
-            f"{len(kept)} measurement(s) the fit had to use were taken while a process lost its core: {kept[0]}.",
-            "Re-run on a quieter machine before trusting f (or that surface); `uptime` shows the load.",
-        )
+    # measurements the fit had to use although marked (f and l are measured once each)
+    kept = [str(k).split(":", 1)[0] for k in ms_json.get("kept_marked") or []]
+    spoiled = f" {', '.join(kept)} had to be used although a process lost its core then." if kept else ""
+    check = f"eq. (2.6) is {_pct(err)} off on {used} points measured while every process held its core"
     if batches and marked / batches > MOSTLY_BUSY:
         return Verdict(
             "re-run",
-            f"Do not rely on these parameters: the machine was busy ({busy}), so the fit rests on the few quiet "
-            f"moments" + (f" and the check is {_pct(err)} on {used} unmarked points" if err is not None else "") + ".",
+            f"Do not rely on these parameters: the machine was busy ({busy})"
+            + (f"; {check}" if err is not None else "")
+            + f".{spoiled}",
             "Re-run on a quieter machine (stop other jobs; `uptime` below the core count), or with --reps to give "
             "the quiet moments more samples.",
         )
     if err is None:
         return Verdict(
             "band",
-            f"No check of g was possible (no validation point could be scored); {busy}.",
+            f"No check of g was possible (no validation point could be scored); {busy}.{spoiled}",
             "Use them with the stated spreads, or re-run with the validation section (the default) to check g.",
         )
-    if val.get("pass"):
-        level = "trust" if not marked else "band"
+    if val.get("pass") and kept:
         return Verdict(
-            level,
-            f"These f, g and l can be trusted: the check of eq. (2.6) is {_pct(err)} on {used} points measured while "
-            f"every process held its core (threshold {VALIDATION_THRESHOLD:.0%}); {busy}{apart}.",
-            "Use them: `bspkit predict` and `bspkit validate` take this parameter file."
-            if not marked
-            else "Use them with the stated spreads; the marked batches were left out of the fit.",
+            "re-run",
+            f"g can be trusted ({check}); {busy}.{spoiled}",
+            "Re-run on a quieter machine before trusting those; `uptime` shows the load.",
         )
-    spoiled = (
-        f" Also, {len(kept)} measurement(s) the fit had to use were taken while a process lost its core: {kept[0]}."
-        if kept
-        else ""
-    )
+    if val.get("pass"):
+        return Verdict(
+            "band" if marked else "trust",
+            f"These f, g and l can be trusted: {check} (threshold {VALIDATION_THRESHOLD:.0%}); {busy}.",
+            "Use them with the stated spreads: `bspkit predict` and `bspkit validate` take this parameter file.",
+        )
     return Verdict(
         "re-run",
-        f"g is not yet to be trusted: the check of eq. (2.6) is {_pct(err)} on {used} points measured while every "
-        f"process held its core (threshold {VALIDATION_THRESHOLD:.0%}); {busy}{apart}. The machine's state does not "
-        "explain the error: the speed moved without a process losing its core (cache, memory or a core's clock), "
-        f"or eq. (2.6) misses this library's h-relations.{spoiled}",
-        "Re-run with --reps 30 to tell noise from model; if the error stays, read the per-h table of g(h) below "
-        "and the validation plot for the h where the model misses.",
+        f"g is not yet to be trusted: {check} (threshold {VALIDATION_THRESHOLD:.0%}), so the machine's state does "
+        f"not explain the error; {busy}.{spoiled}",
+        "Re-run with --reps 30 to tell noise from model; if the error stays, the per-h table of g(h) and the "
+        "validation plot show the h where eq. (2.6) misses.",
     )
 
 

@@ -73,6 +73,15 @@ def test_a_process_that_waited_for_its_core_is_marked_with_the_evidence() -> Non
     assert "CPU pressure 50%" in mark.evidence and "3 runnable tasks on 2 cores" in mark.evidence
 
 
+def test_the_waits_of_the_processes_add_up() -> None:
+    """Each process's wait holds up the superstep: 30% and 20% leave 50% of the batch on held
+    cores, a stretch of 2; a wait of nearly the whole batch is capped at a stretch of 20."""
+    mark = ms.mark_of_json(state(1.0, [0.3, 0.2]))
+    assert mark is not None and mark.worst_process == 0
+    assert mark.held_share == pytest.approx(0.5) and mark.stretch == pytest.approx(2.0)
+    assert ms.mark_of_json(state(1.0, [0.9, 0.9])).stretch == pytest.approx(20.0)  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(("lost", "marked"), [(0.09, False), (0.10, True), (0.5, True)])
 def test_the_mark_starts_at_a_tenth_of_the_batch(lost: float, marked: bool) -> None:
     assert ms.LOST_MARK == 0.10
@@ -104,7 +113,7 @@ def test_a_trace_of_batches_summarized() -> None:
     assert (s.batches, s.marked) == (5, 2)
     assert s.least_held == pytest.approx(0.5)
     assert s.sentence() == (
-        "in 2 of 5 batches (40%) a process did not hold its core (the worst held 50% of its core), "
+        "in 2 of 5 batches (40%) a process did not hold its core (the worst batch ran 50% of its time on held cores), "
         "median CPU pressure 0%"
     )
 
@@ -198,8 +207,8 @@ def test_the_verdict_trusts_a_clean_check_and_names_the_busy_batches(tmp_path: P
     params = fit_run(load_raw(busy_probe(tmp_path, 3)))
     v = verdict.probe_verdict(params)
     assert v.level == "band"
-    assert v.sentence.startswith("These f, g and l can be trusted: the check of eq. (2.6) is")
-    assert "marked point(s) scored apart as the machine's (predicted as the machine was:" in v.sentence
+    assert v.sentence.startswith("These f, g and l can be trusted: eq. (2.6) is")
+    assert "marked validation point(s) are scored apart (" in v.sentence
     names = [h.name for h in verdict.headline_parameters(params)]
     assert names == ["f", "g get", "g put", "l"]
 
