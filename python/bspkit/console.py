@@ -23,8 +23,10 @@ def progress(msg: str) -> None:
     print(f"bspkit: {msg}", file=sys.stderr, flush=True)
 
 
-def print_error(msg: str) -> None:
-    print(f"bspkit: error: {msg}", file=sys.stderr)
+def print_error(msg: str, prog: str = "bspkit") -> None:
+    """One error line, `PROG: error: MSG`, as argparse writes its own: PROG is the
+    subcommand's (`bspkit probe`), plain `bspkit` for the top level's errors."""
+    print(f"{prog}: error: {msg}", file=sys.stderr)
 
 
 def describe_exit(returncode: int) -> str:

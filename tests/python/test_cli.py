@@ -119,7 +119,7 @@ def test_failures_exit_1(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "g"}\n')
     r = run_bspkit("fit", str(bad))
-    assert r.returncode == 1 and "bspkit: error:" in r.stderr and "bad.jsonl:1" in r.stderr
+    assert r.returncode == 1 and "bspkit fit: error:" in r.stderr and "bad.jsonl:1" in r.stderr
     r = run_bspkit("report", str(tmp_path))
     assert r.returncode == 1 and "no raw.jsonl" in r.stderr
     r = run_bspkit(
