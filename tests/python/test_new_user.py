@@ -3,6 +3,9 @@ cannot write its directory or was interrupted, a cut raw file, numbers without e
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from conftest import bspkit_in_process
@@ -64,3 +67,32 @@ def test_every_error_names_its_subcommand(
     if status == 2:
         assert err.startswith(f"usage: bspkit {args[0]} "), err
     assert "bspkit: error" not in err
+
+
+# ------------------------------------------------------ a probe's output directory
+
+
+def test_a_probe_into_a_directory_it_cannot_write_is_one_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A path under a regular file cannot be made, root or not: one error line, exit status 1,
+    nothing run (the binary given does not exist: it is never looked at)."""
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "sub"
+    rc, _out, err = bspkit_in_process(
+        capsys, "probe", "-n", "2", "--probe-binary", str(tmp_path / "nope"), "--output-dir", str(out)
+    )
+    assert rc == 1, err
+    assert err.splitlines() == [
+        f"bspkit probe: error: cannot write the run in {out}: {tmp_path / 'file'} is not a directory"
+    ]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_a_probe_into_a_read_only_directory_is_one_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    rc, _out, err = bspkit_in_process(capsys, "probe", "-n", "2", "--output-dir", str(ro / "run"))
+    assert rc == 1 and err.splitlines() == [
+        f"bspkit probe: error: cannot write the run in {ro / 'run'}: {ro} is not writable"
+    ]

@@ -14,7 +14,7 @@ from bspkit import probe as pr
 from bspkit import programs
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.commands._fitted import summary_lines, write_report
-from bspkit.console import Failure, UsageError, progress, write_text
+from bspkit.console import Failure, UsageError, check_writable_dir, make_dir, progress, write_text
 
 NAME = "probe"
 PASS_THROUGH = True  # what follows `--` goes to bspprobe
@@ -203,13 +203,14 @@ def run(options: ProbeOptions, extra: Sequence[str]) -> int:
     root = pr.repo_root()
     backend = (options.library_name or Path(options.bspcc).name) if options.bspcc else launch.backend
     outdir = output_dir(options, root, run_label(backend, hostfile), nprocs)
+    check_writable_dir(outdir, "the run in")
     # Every option is checked, and bspkit's own bspprobe built, before the run directory is
     # made: a mistake must not leave an empty run behind.
     raw = outdir / "raw.jsonl"
     try:
         bsprun, binary = find_programs(options, root, nprocs, hostfile)
         made = not outdir.exists()
-        outdir.mkdir(parents=True, exist_ok=True)
+        make_dir(outdir, "the run directory")
         try:
             if options.bspcc:
                 assert root is not None
