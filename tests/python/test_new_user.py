@@ -3,6 +3,7 @@ cannot write its directory or was interrupted, a cut raw file, numbers without e
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -96,3 +97,66 @@ def test_a_probe_into_a_read_only_directory_is_one_error(capsys: pytest.CaptureF
     assert rc == 1 and err.splitlines() == [
         f"bspkit probe: error: cannot write the run in {ro / 'run'}: {ro} is not writable"
     ]
+
+
+# ----------------------------------------------------------- a raw file cut short
+
+
+def cut_raw(path: Path, keep: int, half_line: bool = True) -> Path:
+    """A synthetic run's raw file cut as a killed bspprobe leaves it: its first `keep` lines,
+    then (half_line) half of the next one."""
+    from synth import write_synthetic
+
+    lines = write_synthetic(path).read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:keep]) + (lines[keep][: len(lines[keep]) // 2] if half_line else ""))
+    return path
+
+
+def test_fit_refuses_a_raw_file_cut_short(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    raw = cut_raw(tmp_path / "raw.jsonl", keep=6)  # header, 3 f, 2 memcpy, half a g record
+    rc, out, err = bspkit_in_process(capsys, "fit", str(raw))
+    assert rc == 1 and out == ""
+    assert err.splitlines()[-1] == (
+        f"bspkit fit: error: {raw}: the run did not finish: its last line is cut short (not JSON), no footer record "
+        "(bspprobe writes it last), no g records; it holds 1 header, 3 f, 2 memcpy. Measure it again (bspkit "
+        "probe), or give --partial to fit what was measured before it stopped"
+    )
+    assert "fitting" not in err and not (tmp_path / "params.json").exists()
+
+
+def test_fit_refuses_a_run_stopped_between_records_and_fits_it_with_partial(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    raw = cut_raw(tmp_path / "raw.jsonl", keep=40, half_line=False)  # whole records, no footer
+    rc, _out, err = bspkit_in_process(capsys, "fit", str(tmp_path))
+    assert rc == 1
+    assert (
+        "the run did not finish: no footer record (bspprobe writes it last); it holds 1 header, 3 f, 2 memcpy, 34 g"
+        in err
+    )
+    rc, out, err = bspkit_in_process(capsys, "fit", str(tmp_path), "--partial")
+    assert rc == 0, err
+    assert "no footer record: the run did not finish" in out  # the fit's own warning, in its summary
+    assert json.loads((tmp_path / "params.json").read_text())["g"]
+
+
+def test_fit_takes_a_finished_raw_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from synth import write_synthetic
+
+    write_synthetic(tmp_path / "raw.jsonl")
+    rc, _out, err = bspkit_in_process(capsys, "fit", str(tmp_path))
+    assert rc == 0, err
+    assert (tmp_path / "params.json").is_file()
+
+
+def test_the_end_of_a_raw_file_is_found_past_a_long_last_line(tmp_path: Path) -> None:
+    from bspkit import probe as pr
+
+    raw = tmp_path / "raw.jsonl"
+    long = json.dumps({"type": "g", "samples_s": [1e-6] * 20000})  # longer than the first read of the end
+    raw.write_text('{"type": "header"}\n' + long + "\n")
+    assert pr.raw_end(raw) == pr.RawEnd(whole=True, footer=False)
+    raw.write_text('{"type": "header"}\n' + long[:-1] + "\n\n")
+    assert pr.raw_end(raw) == pr.RawEnd(whole=False, footer=False)
+    raw.write_text('{"type": "header"}\n' + long + '\n{"type": "footer"}\n')
+    assert pr.raw_end(raw).finished
