@@ -127,7 +127,7 @@ def test_fit_refuses_a_raw_file_cut_short(capsys: pytest.CaptureFixture[str], tm
 def test_fit_refuses_a_run_stopped_between_records_and_fits_it_with_partial(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    raw = cut_raw(tmp_path / "raw.jsonl", keep=40, half_line=False)  # whole records, no footer
+    cut_raw(tmp_path / "raw.jsonl", keep=40, half_line=False)  # whole records, no footer
     rc, _out, err = bspkit_in_process(capsys, "fit", str(tmp_path))
     assert rc == 1
     assert (
