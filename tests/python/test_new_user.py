@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import bspkit_in_process
+from conftest import bspkit_in_process, run_bspkit
 
 # every subcommand (and cluster action) with the arguments it needs to get past argparse
 SUBCOMMANDS = [
@@ -160,3 +160,78 @@ def test_the_end_of_a_raw_file_is_found_past_a_long_last_line(tmp_path: Path) ->
     assert pr.raw_end(raw) == pr.RawEnd(whole=False, footer=False)
     raw.write_text('{"type": "header"}\n' + long + '\n{"type": "footer"}\n')
     assert pr.raw_end(raw).finished
+
+
+# ------------------------------------------------ a probe stopped before its end
+
+
+def fake_bspprobe(tmp_path: Path, samples: Path, status: int) -> Path:
+    """A stand-in for bspprobe: copies `samples` to its --output file and exits with `status`."""
+    exe = tmp_path / "fake-bspprobe"
+    exe.write_text(
+        "#!/bin/sh\n"
+        'while [ "$#" -gt 0 ]; do [ "$1" = --output ] && out="$2"; shift; done\n'
+        f'cp "{samples}" "$out"\n'
+        f"exit {status}\n"
+    )
+    exe.chmod(0o755)
+    return exe
+
+
+def probe_args(exe: Path, out: Path) -> list[str]:
+    return ["probe", "-n", "2", "--probe-binary", str(exe), "--launcher", "env", "--output-dir", str(out)]
+
+
+def test_a_probe_stopped_midway_says_where_its_samples_are_and_how_to_go_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cut = cut_raw(tmp_path / "cut.jsonl", keep=20)
+    out = tmp_path / "run"
+    r = run_bspkit(*probe_args(fake_bspprobe(tmp_path, cut, 9), out))  # a process: bspprobe's output goes to stderr
+    rc, err = r.returncode, r.stderr
+    assert rc == 1
+    raw = out / "raw.jsonl"
+    assert (
+        f"bspkit: the samples measured before bspprobe stopped are in {raw} (bspprobe cannot continue them): measure "
+        f"again with `bspkit probe --output-dir {out} --force`, or fit them with `bspkit fit --partial {raw}`"
+    ) in err.splitlines()
+    assert err.splitlines()[-1] == "bspkit probe: error: bspprobe failed (exit status 9; its messages are above)"
+    # the next probe into it is refused with what it holds and the way on
+    rc, _out, err = bspkit_in_process(capsys, *probe_args(tmp_path / "nope", out))
+    assert rc == 2
+    assert err.splitlines()[-1] == (
+        f"bspkit probe: error: --output-dir {out} holds an unfinished run: {raw}: the run did not finish: its last "
+        "line is cut short (not JSON), no footer record (bspprobe writes it last); it holds 1 header, 3 f, 2 memcpy, "
+        f"14 g. bspprobe cannot continue it: measure it again with --force (replaces it), or give another directory "
+        f"(`bspkit fit --partial {raw}` fits what it measured)"
+    )
+
+
+def test_a_run_without_its_fit_is_refused_with_the_command_that_finishes_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from synth import write_synthetic
+
+    out = tmp_path / "run"
+    write_synthetic(out / "raw.jsonl")
+    rc, _out, err = bspkit_in_process(capsys, *probe_args(tmp_path / "nope", out))
+    assert rc == 2
+    assert err.splitlines()[-1] == (
+        f"bspkit probe: error: --output-dir {out} holds a run whose samples are whole but has no params.json and no "
+        f"report.html: finish it with `bspkit report {out} --write-params`, measure it again with --force, or give "
+        "another directory"
+    )
+
+
+@pytest.mark.slow
+def test_force_measures_an_unfinished_run_again(tmp_path: Path) -> None:
+    from synth import write_synthetic
+
+    out = tmp_path / "run"
+    cut_raw(out / "raw.jsonl", keep=20)
+    (out / "params.json").write_text("{}")  # a stale fit of something else: replaced too
+    whole = write_synthetic(tmp_path / "whole.jsonl")
+    r = run_bspkit(*probe_args(fake_bspprobe(tmp_path, whole, 0), out), "--force")
+    assert r.returncode == 0, r.stderr
+    assert (out / "raw.jsonl").read_text() == whole.read_text()
+    assert json.loads((out / "params.json").read_text())["g"] and (out / "report.html").is_file()
