@@ -4,12 +4,13 @@ cannot write its directory or was interrupted, a cut raw file, numbers without e
 from __future__ import annotations
 
 import json
+import re
 import os
 from pathlib import Path
 
 import pytest
 
-from conftest import bspkit_in_process, run_bspkit
+from conftest import bspkit_in_process, needs_programs, run_bspkit
 
 # every subcommand (and cluster action) with the arguments it needs to get past argparse
 SUBCOMMANDS = [
@@ -235,3 +236,40 @@ def test_force_measures_an_unfinished_run_again(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert (out / "raw.jsonl").read_text() == whole.read_text()
     assert json.loads((out / "params.json").read_text())["g"] and (out / "report.html").is_file()
+
+
+# ------------------------------------------------------- run's prediction
+
+
+E_NOTATION = re.compile(r"(?<![0-9A-Za-z_#&.])\d+(?:\.\d+)?[eE][+-]?\d+\b")
+
+
+def synthetic_params(tmp_path: Path) -> Path:
+    from synth import write_synthetic
+
+    from bspkit.inputs import load_fit
+
+    _run, params = load_fit(write_synthetic(tmp_path / "raw.jsonl"))
+    out = tmp_path / "params.json"
+    out.write_text(params.dumps())
+    return out
+
+
+@needs_programs("bsprun", "bspalg-inprod")
+@pytest.mark.slow
+def test_run_says_where_f_came_from_and_writes_the_prediction_to_json(tmp_path: Path) -> None:
+    params = synthetic_params(tmp_path)
+    r = run_bspkit("run", "inprod", "-n", "2", "--size", "100000", "--params", str(params), "--json", "-")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    pred = d["prediction"]
+    assert pred["params"] == str(params) and pred["models"] == ["g const", "g(h)", "g(h,h*)"]
+    for model in pred["models"]:
+        assert pred["predicted_s"][model] > 0
+        assert pred["error"][model] == pytest.approx((pred["predicted_s"][model] - d["time_s"]) / d["time_s"])
+    assert pred["f_s_per_unit"] == d["f_all_s_per_unit"] and "this run" in pred["f_source"]
+    assert "f measured in this run: the error is g and l's only" in r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("  g")]
+    assert len(lines) == 3 and all(re.search(r" (ns|µs|ms|s) \([+-]?\d+\.\d%\)$", ln) for ln in lines), lines
+    assert not E_NOTATION.search(r.stderr), r.stderr
+    assert "-0.0%" not in r.stderr
