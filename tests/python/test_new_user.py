@@ -4,8 +4,8 @@ cannot write its directory or was interrupted, a cut raw file, numbers without e
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -245,9 +245,9 @@ E_NOTATION = re.compile(r"(?<![0-9A-Za-z_#&.])\d+(?:\.\d+)?[eE][+-]?\d+\b")
 
 
 def synthetic_params(tmp_path: Path) -> Path:
-    from synth import write_synthetic
-
     from bspkit.inputs import load_fit
+
+    from synth import write_synthetic
 
     _run, params = load_fit(write_synthetic(tmp_path / "raw.jsonl"))
     out = tmp_path / "params.json"
