@@ -3,10 +3,13 @@ cannot write its directory or was interrupted, a cut raw file, numbers without e
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
+from html import unescape
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -273,3 +276,130 @@ def test_run_says_where_f_came_from_and_writes_the_prediction_to_json(tmp_path: 
     assert len(lines) == 3 and all(re.search(r" (ns|µs|ms|s) \([+-]?\d+\.\d%\)$", ln) for ln in lines), lines
     assert not E_NOTATION.search(r.stderr), r.stderr
     assert "-0.0%" not in r.stderr
+
+
+# ------------------------------------------------------- no e-notation anywhere
+
+
+def visible_text(html: str) -> str:
+    """A page's text and attributes as a reader meets them: without the embedded images and
+    the style sheet (hex colours, base64)."""
+    html = re.sub(r'src="data:[^"]*"', "", html)
+    return re.sub(r"<style.*?</style>", "", html, flags=re.S)
+
+
+def e_notation(text: str, where: str) -> list[str]:
+    return [f"{where}: {text[max(0, m.start() - 80) : m.end() + 20]!r}" for m in E_NOTATION.finditer(text)]
+
+
+def test_the_e_notation_check_sees_e_notation() -> None:
+    for text in ("4.079e-05 s", "2.17e-09", "3.299e+04 MB/s", "1E6"):
+        assert E_NOTATION.search(text), text
+    for text in ("40.79 µs", "#1e3e5f", "0x1e10", "rate_1e", "v1.2e", "3,299 MB/s"):
+        assert not E_NOTATION.search(text), text
+
+
+@pytest.mark.slow
+def test_the_report_and_the_terminal_print_no_e_notation(tmp_path: Path) -> None:
+    """A synthetic run with every suite (the IMH tables too): its report, fit's summary and
+    predict's table and page print every number in fixed notation with its unit."""
+    from synth import ImhTruth, SynthSpec, write_synthetic
+
+    raw = write_synthetic(tmp_path / "run" / "raw.jsonl", SynthSpec(imh=ImhTruth()))
+    r = run_bspkit("fit", str(raw))
+    assert r.returncode == 0, r.stderr
+    found = e_notation(r.stdout, "fit's summary")
+    assert re.search(r"  l: empty \d[\d.,]* (ns|µs)", r.stdout), r.stdout
+    r = run_bspkit("report", str(raw.parent))
+    assert r.returncode == 0, r.stderr
+    report = visible_text((raw.parent / "report.html").read_text())
+    assert "Table 3: eq. (4)" in report and "MB/s" in report
+    found += e_notation(report, "the report")
+    page = tmp_path / "predict.html"
+    r = run_bspkit(
+        "predict", "matmul-blockcyclic", "--params", str(raw.parent / "params.json"), "--size", "100000",
+        "-n", "1,2,64", "-o", str(page),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    found += e_notation(r.stdout, "predict's table") + e_notation(visible_text(page.read_text()), "predict's page")
+    assert not found, "\n".join(found[:10])
+
+
+# ------------------------------------------- the memory hierarchy's tables
+
+
+@pytest.fixture(scope="module")
+def imh_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
+    """A synthetic run with the memory-hierarchy suites, fitted (module-wide: fitting takes seconds)."""
+    from bspkit.inputs import load_fit
+
+    from synth import ImhTruth, SynthSpec, write_synthetic
+
+    return load_fit(write_synthetic(tmp_path_factory.mktemp("imh") / "raw.jsonl", SynthSpec(imh=ImhTruth())))
+
+
+def table_after(html: str, heading: str) -> list[list[str]]:
+    """The cells (as HTML) of the first table after `heading`, one list per row (the header row first)."""
+    start = html.index("<table", html.index(heading))
+    body = html[start : html.index("</table>", start)]
+    return [
+        re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S) for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    ]
+
+
+def text_of(cell: str) -> str:
+    return unescape(re.sub(r"<[^>]+>", "", cell))
+
+
+def drop(fit: dict[str, Any], name: str) -> None:
+    """Makes coefficient `name` of an eq. (4) fit dropped, as bspkit.imh.nonneg_lsq leaves it."""
+    fit["model"][name] = 0.0
+    fit["coef"][name] = None
+    fit["flags"] = [f"{name}: dropped (the fit would make it negative or zero)"] + [
+        fl for fl in fit["flags"] if not fl.startswith(f"{name}: ")
+    ]
+
+
+def test_table_3_keeps_each_cell_to_one_short_line(imh_run: tuple[Any, Any]) -> None:
+    from bspkit import report_imh
+
+    run, params = copy.deepcopy(imh_run)
+    fit = params.imh["mem"]["fits"]["read/double/cold/p1"]["memory"]
+    drop(fit, "T_e")
+    fit["flags"] = [fl for fl in fit["flags"] if not fl.startswith(("T_p: ", "T_c: "))] + [
+        "T_p: 2.43e-09 but its 95% interval reaches zero",
+        "T_c: 1.26e-09 but its 95% interval reaches zero",
+    ]
+    fit["flags"].append("a remark of the whole fit that would take a whole line of its own to say what it means")
+    html = "".join(report_imh.processor_memory_section(run, params, "").parts)
+    rows = table_after(html, "Table 3:")
+    assert rows[0][-1] == "flags"
+    for row in rows[1:]:
+        for cell in row:
+            assert "<br" not in cell and len(text_of(cell)) <= 40, cell
+    cold = next(r for r in rows if text_of(r[0]) == "read/double/cold/p1")
+    assert text_of(cold[-1]) == "dropped: T_e; n.s.: T_p, T_c; note 1"
+    notes = html[html.index("Table 3:") :]
+    assert "<li>a remark of the whole fit that would take a whole line of its own to say what it means</li>" in notes
+    assert "<i>dropped</i> = the fit would make the coefficient negative or zero" in notes
+
+
+def test_a_failed_imh_fit_is_not_shown_as_zero(imh_run: tuple[Any, Any]) -> None:
+    from bspkit import report_imh
+
+    run, params = copy.deepcopy(imh_run)
+    p = params.p
+    drop(params.imh["mem"]["fits"][f"read/double/cold/p{p}"]["memory"], "T_e")
+    params.imh["model"]["T_e"] = 0.0  # what bspkit.imh.fit_imh takes from the fit above
+    params.imh["model"]["tau_d"] = None  # a rate the processor-processor fit could not make
+    params.imh["pp"]["fits"]["permutation"]["flags"] = ["no size above the start-up"]
+    params.imh["pp"]["fits"]["permutation"]["model"]["tau"] = None
+    rows = {text_of(r[0]): text_of(r[2]) for r in table_after(
+        "".join(report_imh.imh_model_section(run, params, "").parts), "The IMH model")[1:]}  # fmt: skip
+    assert rows["T_e"] == "dropped: the fit would make it negative or zero"
+    assert rows["tau_d"] == "failed: no size above the start-up"
+    assert re.fullmatch(r"\d[\d.,]* ns", rows["T_n"]), rows["T_n"]
+    assert not any(re.match(r"0 (ns|µs|ms)$", v) for v in rows.values()), rows
+    mem_rows = table_after("".join(report_imh.processor_memory_section(run, params, "").parts), "Table 3:")
+    cold = next(r for r in mem_rows if text_of(r[0]) == f"read/double/cold/p{p}")
+    assert text_of(cold[5]) == "dropped" and "T_e: dropped" in cold[5]  # the reason in its title
