@@ -256,7 +256,16 @@ def record_counts(raw: Path) -> dict[str, int]:
 
 def unfinished(raw: Path) -> str | None:
     """What the raw file of a run that did not finish lacks and what it holds, for a message;
-    None when it finished."""
+    None when it finished, or when it does not begin with bspprobe's header (not a raw file:
+    its reader, bspkit.rawdata, says what is wrong)."""
+    with raw.open("rb") as f:
+        first = f.readline()
+    try:
+        header = json.loads(first)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(header, dict) or header.get("type") != "header":
+        return None
     end = raw_end(raw)
     if end.finished:
         return None
