@@ -2,7 +2,9 @@
 module per subcommand, each with its subparser, its typed options and its run) and dispatches.
 
 Exit status: 0 on success, 1 when something fails (a raw file that cannot be read, a build or
-a bspprobe run that fails), 2 for a usage error (argparse's convention).
+a bspprobe run that fails), 2 for a usage error (argparse's convention). Every error of a
+subcommand, argparse's and bspkit's alike, is one line `bspkit COMMAND: error: ...` (after the
+subcommand's usage for a usage error); `bspkit: error: ...` is for the top level's alone.
 """
 
 from __future__ import annotations
@@ -38,6 +40,21 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:  # type: ignore[type-arg]
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def selected_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command the arguments chose: `bspkit probe`'s for probe,
+    `bspkit cluster up`'s for cluster up; the top level's when none was chosen."""
+    while (action := _subparsers(parser)) is not None:
+        name = getattr(args, action.dest, None)
+        if name is None or name not in action.choices:
+            break
+        parser = action.choices[name]
+    return parser
+
+
 def split_pass_through(argv: list[str]) -> tuple[list[str], list[str]]:
     """(bspkit's arguments, those after `--` for the program a pass-through command runs)."""
     if argv and argv[0] in PASS_THROUGH and "--" in argv:
@@ -49,22 +66,26 @@ def split_pass_through(argv: list[str]) -> tuple[list[str], list[str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     argv, extra = split_pass_through(list(sys.argv[1:] if argv is None else argv))
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        # argparse would blame the top level: the subcommand's parser tells its own usage
+        selected_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command is None:
         parser.print_usage(sys.stderr)
         *others, last = BY_NAME
         print_error(f"a command is needed: {', '.join(others)} or {last} (bspkit --help)")
         return EXIT_USAGE
     command = BY_NAME[args.command]
+    sub = selected_parser(parser, args)
     try:
         return int(command.run(command.options_from(args), extra))
     except UsageError as e:
-        print(f"usage: bspkit {args.command} ... (bspkit {args.command} --help)", file=sys.stderr)
-        print_error(str(e))
+        sub.print_usage(sys.stderr)
+        print_error(str(e), sub.prog)
         return EXIT_USAGE
     except Failure as e:
-        print_error(str(e))
+        print_error(str(e), sub.prog)
         return EXIT_FAIL
     except KeyboardInterrupt:
-        print_error("interrupted")
+        print_error("interrupted", sub.prog)
         return 130

@@ -23,8 +23,10 @@ def progress(msg: str) -> None:
     print(f"bspkit: {msg}", file=sys.stderr, flush=True)
 
 
-def print_error(msg: str) -> None:
-    print(f"bspkit: error: {msg}", file=sys.stderr)
+def print_error(msg: str, prog: str = "bspkit") -> None:
+    """One error line, `PROG: error: MSG`, as argparse writes its own: PROG is the
+    subcommand's (`bspkit probe`), plain `bspkit` for the top level's errors."""
+    print(f"{prog}: error: {msg}", file=sys.stderr)
 
 
 def describe_exit(returncode: int) -> str:
@@ -80,6 +82,28 @@ def check_writable(path: Path, what: str) -> None:
         target = target.parent
     if not target.is_dir() or not os.access(target, os.W_OK | os.X_OK):
         raise Failure(f"cannot write {what} {path}: {target} is not a writable directory")
+
+
+def check_writable_dir(path: Path, what: str) -> None:
+    """Fails now, before a long run, when the directory `path` (made later if missing) could
+    not be written: the nearest part of it that exists must be a directory this process may
+    write into (root may write anywhere but on a read-only mount: that error comes at
+    make_dir)."""
+    target = path
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    if not target.is_dir():
+        raise Failure(f"cannot write {what} {path}: {target} is not a directory")
+    if not os.access(target, os.W_OK | os.X_OK):
+        raise Failure(f"cannot write {what} {path}: {target} is not writable")
+
+
+def make_dir(path: Path, what: str) -> None:
+    """mkdir -p, its error told as a failure."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise Failure(f"cannot make {what} {path}: {e.strerror or e}") from None
 
 
 def _umask() -> int:

@@ -11,7 +11,7 @@ from typing import Any
 from bspkit import htmlkit as hk
 from bspkit.forecast import Point, Sweep, problem_key
 from bspkit.predict import MODELS
-from bspkit.units import plain
+from bspkit.units import count, plain, quantity
 
 WARNING_CHARS = 300
 
@@ -25,7 +25,7 @@ def _s(v: float | None) -> str:
 
 
 def _big(v: float) -> str:
-    return f"{v:.4g}"
+    return count(v)
 
 
 def problem_label(pt: Point) -> str:
@@ -67,7 +67,7 @@ def point_row(pt: Point) -> list[str]:
         str(pt.p),
         *(_s(pt.models[m]) for m in MODELS),
         f"{plain(low, 3)}-{plain(high, 3)} s" if high > low else "no spread",
-        "-" if pt.speedup is None else f"{pt.speedup:.3g}",
+        "-" if pt.speedup is None else plain(pt.speedup, 3),
         "-" if pt.efficiency is None else f"{pt.efficiency:.1%}",
         _big(pt.cost.W),
         _big(pt.cost.H),
@@ -90,7 +90,7 @@ def grid(sweep: Sweep, what: str) -> tuple[list[str], list[list[str]]]:
         cells = []
         for p in procs:
             v = getattr(at[p], what) if p in at else None
-            cells.append("-" if v is None else (f"{v:.0%}" if what == "efficiency" else f"{v:.3g}"))
+            cells.append("-" if v is None else (f"{v:.0%}" if what == "efficiency" else plain(v, 3)))
         rows.append([problem_label(group[0]), *cells])
     return ["problem \\ p", *map(str, procs)], rows
 
@@ -99,7 +99,7 @@ def text(sweep: Sweep) -> list[str]:
     first = sweep.points[0]
     out = [
         f"{sweep.algorithm}: predicted from its closed-form cost (nothing run); "
-        f"f = {first.f.s_per_unit:.3g} s/{first.cost.work_unit} ({first.f.source})",
+        f"f = {quantity(first.f.s_per_unit, 's')}/{first.cost.work_unit} ({first.f.source})",
         *("  machine " + line for line in _machine_lines(sweep)),
         *(f"  warning: {_short(w)}" for w in sweep.target().machine.warnings),
     ]
@@ -172,7 +172,7 @@ def html(sweep: Sweep) -> str:
     body = [
         f"<h1>{hk.esc(sweep.algorithm)}: predicted over p</h1>",
         "<p>From the algorithm's closed-form cost and the machine's parameters; nothing was run. "
-        f"f = {hk.esc(f'{target.f.s_per_unit:.3g}')} s/{hk.esc(target.cost.work_unit)} ({hk.esc(target.f.source)}).</p>",
+        f"f = {hk.esc(quantity(target.f.s_per_unit, 's'))}/{hk.esc(target.cost.work_unit)} ({hk.esc(target.f.source)}).</p>",
         "<ul>" + "".join(f"<li>{hk.esc(line)}</li>" for line in _machine_lines(sweep)) + "</ul>",
     ]
     body += [f"<p class='warn'>warning: {hk.esc(w)}</p>" for w in sweep.warnings]

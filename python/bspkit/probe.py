@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import json
 import os
 import platform
 import shlex
@@ -14,6 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bspkit.console import describe_exit, progress
+
+# how much of a raw file's end is read at first to find its last line (doubled while that line is longer)
+_TAIL_BYTES = 1 << 16
 
 SOURCE_DIRS = ("probe", "src", "include", "tools", "cmake", "algorithms")
 BUILD_INPUT_SUFFIXES = (".c", ".h", ".txt", ".cmake", ".in", ".sh")
@@ -198,3 +202,77 @@ def default_output_dir(root: Path | None, backend: str, nprocs: int) -> Path:
     host = platform.node().split(".")[0] or "host"
     base = (root if root is not None else Path.cwd()) / "results" / "probe"
     return base / f"{host}-{backend}-p{nprocs}-{stamp}"
+
+
+@dataclass(frozen=True)
+class RawEnd:
+    """How a raw-sample file ends: bspprobe writes its footer last, so a file without one is
+    a run that was stopped (killed, interrupted, out of disk) before its end."""
+
+    whole: bool  # the last line is a whole JSON record (not cut in the middle of a write)
+    footer: bool  # ... and it is the footer: bspprobe finished
+
+    @property
+    def finished(self) -> bool:
+        return self.whole and self.footer
+
+
+def raw_end(raw: Path) -> RawEnd:
+    """Reads the last line of a raw file (only the file's end: the samples are not parsed)."""
+    with raw.open("rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        chunk = _TAIL_BYTES
+        while True:
+            start = max(0, size - chunk)
+            f.seek(start)
+            lines = f.read().rstrip().split(b"\n")
+            if len(lines) > 1 or start == 0:  # the last line begins inside what was read
+                break
+            chunk *= 2
+    last = lines[-1].strip()
+    if not last:
+        return RawEnd(whole=False, footer=False)
+    try:
+        rec = json.loads(last)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return RawEnd(whole=False, footer=False)
+    return RawEnd(whole=True, footer=isinstance(rec, dict) and rec.get("type") == "footer")
+
+
+def record_counts(raw: Path) -> dict[str, int]:
+    """The whole records of a raw file by type, in the order first seen (lines that are not
+    JSON records are left out)."""
+    counts: dict[str, int] = {}
+    with raw.open("rb") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                continue
+            if isinstance(rec, dict) and isinstance(rec.get("type"), str):
+                counts[rec["type"]] = counts.get(rec["type"], 0) + 1
+    return counts
+
+
+def unfinished(raw: Path) -> str | None:
+    """What the raw file of a run that did not finish lacks and what it holds, for a message;
+    None when it finished, or when it does not begin with bspprobe's header (not a raw file:
+    its reader, bspkit.rawdata, says what is wrong)."""
+    with raw.open("rb") as f:
+        first = f.readline()
+    try:
+        header = json.loads(first)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(header, dict) or header.get("type") != "header":
+        return None
+    end = raw_end(raw)
+    if end.finished:
+        return None
+    missing = [] if end.whole else ["its last line is cut short (not JSON)"]
+    missing.append("no footer record (bspprobe writes it last)")
+    counts = record_counts(raw)
+    if not counts.get("g"):
+        missing.append("no g records")
+    held = ", ".join(f"{n} {t}" for t, n in counts.items()) or "no whole record"
+    return f"the run did not finish: {', '.join(missing)}; it holds {held}"

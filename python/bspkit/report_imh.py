@@ -12,22 +12,105 @@ from bspkit import imh, plots
 from bspkit.htmlkit import NOT_MEASURED_HTML, Section, esc, pct, seconds, signed_pct, table
 from bspkit.params import Params
 from bspkit.rawdata import RawRun
-from bspkit.units import quantity
+from bspkit.units import MISSING, plain, quantity
+
+# the flags bspkit.imh.nonneg_lsq writes: "NAME: dropped (...)", "NAME: V but its 95% interval reaches zero"
+DROPPED = "dropped"
+NOT_SIGNIFICANT = "not significant"
+SHORT = {NOT_SIGNIFICANT: "n.s."}  # in the flags column, explained below the table
 
 
 def _ns(v: Any) -> str:
-    return "–" if v is None else f"{float(v) * 1e9:.3g}"
+    return MISSING if v is None else esc(plain(float(v) * 1e9, 3))
+
+
+def _flag(fit: Mapping[str, Any], name: str) -> str | None:
+    """What the fit's flags say of coefficient `name` (after "NAME: "), None when nothing."""
+    for fl in fit.get("flags") or []:
+        if fl.startswith(f"{name}: "):
+            return fl[len(name) + 2 :]
+    return None
+
+
+def _kind(why: str) -> str:
+    """A coefficient's flag in two words: dropped (the fit left it out: it predicts with 0),
+    not significant (its interval reaches zero: the value is used but uncertain), or failed."""
+    if why.startswith("dropped"):
+        return DROPPED
+    if "interval reaches zero" in why:
+        return NOT_SIGNIFICANT
+    return "failed"
+
+
+def _interval(why: str) -> str:
+    """ "2.6e-10 but its 95% interval reaches zero" -> "its 95% interval reaches zero" (the
+    value stands in its cell, in its unit)."""
+    return why.split(" but ", 1)[-1]
+
+
+def _reason(why: str) -> str:
+    """ "dropped (the fit would make it negative or zero)" -> "the fit would make it negative or zero"."""
+    if why.startswith(f"{DROPPED} (") and why.endswith(")"):
+        return why[len(DROPPED) + 2 : -1]
+    return why
 
 
 def _coef(fit: Mapping[str, Any], name: str) -> str:
-    """value [lo, hi] in ns; the model's value in grey when the triplet is null (flagged)."""
+    """value [lo, hi] in ns; the value in grey when it is not significant, "dropped" or
+    "failed" (never a 0 that reads as a measured 0 ns) when the fit has none; the reason in the
+    cell's title and in the table's flags column."""
     t = (fit.get("coef") or {}).get(name)
     if t is None:
         v = (fit.get("model") or {}).get(name)
-        return f'<span class="fail" title="dropped or not significant">{_ns(v)}</span>'
+        why = _flag(fit, name) or "no fit"
+        kind = _kind(why)
+        if kind == NOT_SIGNIFICANT and v:
+            return f'<span class="fail" title="not significant: {esc(_interval(why))}">{_ns(v)}</span>'
+        return f'<span class="fail" title="{esc(name + ": " + why)}">{DROPPED if kind == DROPPED else "failed"}</span>'
     if t[1] is None:
         return _ns(t[0])
     return f"{_ns(t[0])} <span class='note'>[{_ns(t[1])}, {_ns(t[2])}]</span>"
+
+
+class Notes:
+    """A table's long remarks, numbered below it, so that each cell stays one short line."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def ref(self, text: str) -> str:
+        if text not in self.texts:
+            self.texts.append(text)
+        return f"note {self.texts.index(text) + 1}"
+
+    def html(self) -> str:
+        if not self.texts:
+            return ""
+        items = "".join(f"<li>{esc(t)}</li>" for t in self.texts)
+        return f'<ol class="note">{items}</ol>'
+
+
+FLAGS_NOTE = (
+    '<p class="note">Flags: <i>dropped</i> = the fit would make the coefficient negative or zero, so it is left out '
+    "(and predicts with 0); <i>n.s.</i> = not significant: its 95 % interval reaches zero (its value, in grey, is used); "
+    "a cell's title holds the details.</p>"
+)
+
+
+def _flags_cell(fit: Mapping[str, Any], notes: Notes) -> str:
+    """The fit's flags in one short line: "dropped: T_e, T_p; not significant: T_n"; any
+    other remark as a numbered note below the table."""
+    kinds: dict[str, list[str]] = {}
+    others = []
+    for fl in fit.get("flags") or []:
+        name, sep, why = fl.partition(": ")
+        kind = _kind(why) if sep and " " not in name else "other"
+        if kind in (DROPPED, NOT_SIGNIFICANT):
+            kinds.setdefault(kind, []).append(name)
+        else:
+            others.append(notes.ref(fl))
+    parts = [f"{SHORT.get(kind, kind)}: {', '.join(names)}" for kind, names in kinds.items()]
+    return esc("; ".join(parts + others))
 
 
 def _line(t0: float | None, tau: float) -> Callable[[float], float]:
@@ -43,7 +126,7 @@ def _size(v: Any) -> str:
     v = float(v)
     for div, unit in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
         if v >= div:
-            return f"{v / div:.4g} {unit}"
+            return f"{plain(v / div, 4)} {unit}"
     return f"{v:.0f} B"
 
 
@@ -71,7 +154,12 @@ def _verdict(ok: bool | None) -> str:
 
 
 def _mbps(v: Any) -> str:
-    return "–" if v is None else f"{float(v) / 1e6:.4g}"
+    """Bytes per second in MB/s (10^6 B/s, as STREAM counts): 32,990, not 3.299e+04."""
+    return MISSING if v is None else esc(plain(float(v) / 1e6, 4))
+
+
+def _ms(v: Any) -> str:
+    return MISSING if v is None else esc(plain(float(v) * 1e3, 3))
 
 
 def _mem_marks(mem: Mapping[str, Any], elem_bytes: int) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
@@ -131,13 +219,14 @@ def processor_memory_section(run: RawRun, params: Params, anchor: str) -> Sectio
         "per element).</p>"
     )
     rows = []
+    notes = Notes()
     for group, levels in mem["fits"].items():
         paper_levels = (mem.get("fits_paper") or {}).get(group, {})
         for level, f in levels.items():
             if "model" not in f:
-                rows.append(
-                    [esc(group), level, str(f.get("points")), "–", "–", "–", "–", "–", "–", "–", esc(f.get("error"))]
-                )
+                failed = '<span class="fail">failed</span>'
+                why = esc(notes.ref(f"{group}, {level}: {f.get('error') or 'no fit'}"))
+                rows.append([esc(group), level, str(f.get("points")), failed, "–", "–", "–", "–", "–", "–", why])
                 continue
             rows.append(
                 [
@@ -151,12 +240,13 @@ def processor_memory_section(run: RawRun, params: Params, anchor: str) -> Sectio
                     pct(f.get("residual_rel_rms")),
                     pct(f.get("heldout_mean_rel_error")),
                     pct((paper_levels.get(level) or {}).get("heldout_mean_rel_error")),
-                    esc("; ".join(f.get("flags", []))),
+                    _flags_cell(f, notes),
                 ]
             )
     s.add("<h3>Table 3: eq. (4) per operation/element/cache/processes and level (ns, 95 % intervals)</h3>")
     head = ["op/elem/cache/procs", "level", "fit + held out", "T_n", "T_c", "T_e", "T_p", "residual rms"]
     s.add(table([*head, "held-out error", "paper's form", "flags"], rows, left=2))
+    s.add(FLAGS_NOTE + notes.html())
     stream = mem.get("stream") or []
     if stream:
         s.add(
@@ -224,6 +314,7 @@ def processor_processor_section(run: RawRun, params: Params, anchor: str) -> Sec
         f"slope over the sizes within 2^{imh.UPPER_OCTAVES} of the largest. The model takes T_s and tau_d from the "
         "permutation, as the paper does.</p>"
     )
+    notes = Notes()
     s.add(
         table(
             ["pattern", "sizes", "T_s [µs]", "tau [ns/B]", "bandwidth [MB/s]", "residual rms", "flags"],
@@ -231,16 +322,17 @@ def processor_processor_section(run: RawRun, params: Params, anchor: str) -> Sec
                 [
                     pattern,
                     _size_range(f),
-                    "–" if f["model"].get("T_0") is None else f"{f['model']['T_0'] * 1e6:.3g}",
+                    quantity(f["model"].get("T_0"), "µs", 3, show_unit=False),
                     _coef(f, "tau"),
                     _mbps(f.get("bandwidth_Bps")),
                     pct(f.get("residual_rel_rms")),
-                    esc("; ".join(f.get("flags", []))),
+                    _flags_cell(f, notes),
                 ]
                 for pattern, f in pp["fits"].items()
             ],
         )
     )
+    s.add(notes.html())
     rows = []
     for r in pp.get("table5", []):
         rows.append(
@@ -291,19 +383,19 @@ def memory_disk_section(run: RawRun, params: Params, anchor: str) -> Section:
         f"clock, as in the paper. {esc(info.get('note') or '')}</p>"
     )
     rows = []
+    notes = Notes()
     for key, f in disk["fits"].items():
         op, access, cache = key.split("/")
-        t0 = (f.get("model") or {}).get("T_0")
         rows.append(
             [
                 op,
                 access,
                 cache,
                 _size_range(f),
-                "–" if t0 is None else f"{t0 * 1e3:.3g}",
+                _ms((f.get("model") or {}).get("T_0")),
                 _mbps(f.get("bandwidth_Bps")),
                 pct(f.get("residual_rel_rms")),
-                esc("; ".join(f.get("flags", []))),
+                _flags_cell(f, notes),
             ]
         )
     s.add(
@@ -313,6 +405,7 @@ def memory_disk_section(run: RawRun, params: Params, anchor: str) -> Section:
             left=3,
         )
     )
+    s.add(notes.html())
     series = _rate_series(disk["fits"], lambda key: key.replace("/sequential", "") if "/sequential/" in key else None)
     if series:
         s.image(plots.linear_cost_curves(series, "m (bytes)", f"memory-disk, sequential, {run.label()}"), "disk")
@@ -344,13 +437,50 @@ def imh_model_section(run: RawRun, params: Params, anchor: str) -> Section:
         ("T_w", "disk write start-up", 1e3, "ms"),
         ("tau_w", "per byte written to disk", 1e9, "ns"),
     ]
-    rows = [
-        [name, what, "–" if model.get(name) is None else f"{model[name] * scale:.4g} {unit}"]
-        for name, what, scale, unit in names
-        if name in model
-    ]
+    rows = []
+    for name, what, scale, unit in names:
+        if name not in model:
+            continue
+        why = _model_flag(params, name)
+        v = model.get(name)
+        if why is not None and _kind(why) != NOT_SIGNIFICANT:
+            # a coefficient the fit dropped predicts with 0: not a measured 0 ns
+            value = f'<span class="fail">{_kind(why)}:</span> <span class="note">{esc(_reason(why))}</span>'
+        elif v is None:
+            value = f'<span class="fail">failed:</span> <span class="note">{esc(why or "no fit")}</span>'
+        else:
+            value = f"{plain(v * scale, 4)} {unit}"
+            if why is not None:
+                value += f' <span class="note">(not significant: {esc(_interval(why))})</span>'
+        rows.append([name, what, value])
     s.add(table(["parameter", "meaning", "value"], rows, left=2))
     return s
+
+
+def _model_flag(params: Params, name: str) -> str | None:
+    """The flag of the fit the IMH model took parameter `name` from (bspkit.imh.fit_imh: the
+    out-of-cache double reads by every process, the permutation, the sequential disk fits)."""
+    imh_ = params.imh or {}
+    fit: Mapping[str, Any] | None = None
+    coef = name
+    if name in ("T_n", "T_c", "T_e", "T_p") and imh_.get("mem"):
+        fit = imh_["mem"]["fits"].get(f"read/double/cold/p{params.p or 1}", {}).get("memory")
+    elif name in ("T_s", "tau_d") and imh_.get("pp"):
+        fit = imh_["pp"]["fits"].get("permutation")
+        coef = "T_0" if name == "T_s" else "tau"
+    elif name[-1] in "rw" and imh_.get("disk"):
+        op = "read" if name.endswith("r") else "write"
+        fits = imh_["disk"]["fits"]
+        fit = fits.get(f"{op}/sequential/direct") or fits.get(f"{op}/sequential/page")
+        coef = "T_0" if name.startswith("T_") else "tau"
+    if not fit:
+        return None
+    if "model" not in fit:
+        return str(fit.get("error") or "no fit")
+    own = _flag(fit, coef)
+    if own is None and fit["model"].get(coef) is None:  # a remark of the whole fit: "no size above the start-up"
+        return "; ".join(fit.get("flags") or []) or "no fit"
+    return own
 
 
 IMH_SECTIONS = (processor_memory_section, processor_processor_section, memory_disk_section, imh_model_section)

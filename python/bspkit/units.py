@@ -60,3 +60,18 @@ def quantity(v: Any, unit: str = "", digits: int = 4, show_unit: bool = True) ->
     else:
         text = plain(v * factor, digits)
     return f"{text} {shown}".rstrip()
+
+
+# SI prefixes for counts (flops, words): 2.147 G, not 2.147e+09
+_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"))
+
+
+def count(v: Any, digits: int = 4) -> str:
+    """A count (flops, words, operations) in fixed notation: up to a million with thousands
+    separated (12,345), above it with an SI prefix (2.147 G); never e-notation."""
+    if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return MISSING
+    for factor, prefix in _PREFIXES:
+        if abs(v) >= factor:
+            return f"{plain(v / factor, digits)} {prefix}"
+    return f"{round(v):,}" if abs(v) >= 10 ** (digits - 1) else plain(v, digits)

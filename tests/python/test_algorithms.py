@@ -175,9 +175,11 @@ def test_run_inprod_with_params_prints_the_predictions(tmp_path: Path) -> None:
     assert m and float(m.group(1)) / 100 == pytest.approx(2 * 100000 * f / (2 * d["time_s"]), abs=6e-4)
     pred = predict(Params.from_json(PARAMS_JSON), d)
     for model in MODELS:
-        m = re.search(rf"^  {re.escape(model)}\s+([0-9.eE+-]+) s \(", r.stdout, re.MULTILINE)
+        # in the unit people read, 4 significant digits: "37.46 µs"
+        m = re.search(rf"^  {re.escape(model)}\s+([0-9.,]+) (ns|µs|ms|s) \(", r.stdout, re.MULTILINE)
         assert m, f"no prediction line for {model}:\n{r.stdout}"
-        assert float(m.group(1)) == pytest.approx(pred[model], rel=1e-3)
+        scale = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}[m.group(2)]
+        assert float(m.group(1).replace(",", "")) * scale == pytest.approx(pred[model], rel=1e-3)
 
 
 @pytest.mark.slow

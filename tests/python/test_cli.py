@@ -119,7 +119,7 @@ def test_failures_exit_1(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "g"}\n')
     r = run_bspkit("fit", str(bad))
-    assert r.returncode == 1 and "bspkit: error:" in r.stderr and "bad.jsonl:1" in r.stderr
+    assert r.returncode == 1 and "bspkit fit: error:" in r.stderr and "bad.jsonl:1" in r.stderr
     r = run_bspkit("report", str(tmp_path))
     assert r.returncode == 1 and "no raw.jsonl" in r.stderr
     r = run_bspkit(
@@ -308,11 +308,17 @@ def test_probe_put_and_send_on_a_shift(tmp_path: Path) -> None:
 def test_probe_refuses_a_directory_that_holds_a_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
     out.mkdir()
-    (out / "raw.jsonl").write_text("the first run's samples\n")
+    first = '{"type": "header"}\n{"type": "footer"}\n'  # the first run's samples, whole
+    (out / "raw.jsonl").write_text(first)
+    for name in ("params.json", "report.html"):
+        (out / name).write_text("the first run's\n")
     r = run_bspkit("probe", "-n", "2", "--output-dir", str(out), *TINY_PROBE)
     assert r.returncode == 2, r.stderr
-    assert f"--output-dir {out} holds a run (raw.jsonl): give another directory, or --force to overwrite it" in r.stderr
-    assert (out / "raw.jsonl").read_text() == "the first run's samples\n"
+    assert (
+        f"--output-dir {out} holds a run (raw.jsonl, params.json, report.html): give another directory, or --force "
+        "to overwrite it"
+    ) in r.stderr
+    assert (out / "raw.jsonl").read_text() == first
 
 
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)

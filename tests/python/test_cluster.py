@@ -222,7 +222,7 @@ def test_without_root_one_clear_message(tmp_path: Path) -> None:
         )
         assert r.returncode == 1, r.stderr
         assert r.stderr.strip().splitlines() == [
-            "bspkit: error: needs root: the emulated cluster is made of network namespaces, veth pairs and tc "
+            f"bspkit cluster {action[0]}: error: needs root: the emulated cluster is made of network namespaces, veth pairs and tc "
             "qdiscs (run it as root, e.g. sudo bspkit cluster ...)"
         ]
 

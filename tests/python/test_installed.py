@@ -135,6 +135,6 @@ def test_without_the_prefix_on_path_it_says_where_it_looked(installed: Installed
     res = installed.bspkit("run", "inprod", "-n", "2", "--size", "1000", with_prefix_on_path=False)
     assert res.returncode == 1
     assert res.stderr == (
-        "bspkit: error: cannot find bspalg-inprod: no bspkit source tree, not next to bsprun (no bsprun on PATH) "
+        "bspkit run: error: cannot find bspalg-inprod: no bspkit source tree, not next to bsprun (no bsprun on PATH) "
         "nor on PATH; build bspkit, give --build-dir, or put the bin/ of an installed bspkit on PATH\n"
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bspkit.console import write_text
+from bspkit.units import plain, quantity
 
 # the domain modules load numpy (the report: matplotlib): imported when a command runs, so --help stays light
 if TYPE_CHECKING:
@@ -15,10 +16,11 @@ if TYPE_CHECKING:
     from bspkit.rawdata import RawRun
 
 
-def _lsq_cell(surface: Surface, name: str, scale: float, fmt: str) -> str:
-    """A parameter of the eq. (2.6) least-squares fit, or '-' where the fit failed."""
+def _lsq_cell(surface: Surface, name: str, scale: float, width: int, digits: int) -> str:
+    """A parameter of the eq. (2.6) least-squares fit in fixed notation (`digits` significant
+    digits), or '-' where the fit failed."""
     value = surface.lsq_value(name)
-    return format(value * scale, fmt) if value is not None else "-".rjust(int(fmt.split(".")[0]))
+    return (plain(value * scale, digits) if value is not None else "-").rjust(width)
 
 
 def verdict_lines(params: Params) -> list[str]:
@@ -50,13 +52,13 @@ def summary_lines(params: Params) -> list[str]:
         "(LSQ eq. 2.6; '-' = failed fit, see flags)"
     )
     for key, e in params.g.items():
-        cells = (_lsq_cell(e, "g_inf", 1e9, "11.4g"), _lsq_cell(e, "h_half", 1, "9.0f"), _lsq_cell(e, "o", 1, "8.1f"))
+        cells = (_lsq_cell(e, "g_inf", 1e9, 11, 4), _lsq_cell(e, "h_half", 1, 9, 4), _lsq_cell(e, "o", 1, 8, 4))
         pm = e.predict.model if e.predict else "none"
         out.append(f"  {key:<22} {' '.join(cells)}   {pm}")
     if params.l:
-        out.append("  l: " + ", ".join(f"{k} {v * 1e6:.3g} us" if v else f"{k} -" for k, v in params.l.items()))
+        out.append("  l: " + ", ".join(f"{k} {quantity(v, 's', 3)}" if v else f"{k} -" for k, v in params.l.items()))
     if params.f:
-        out.append("  f: " + ", ".join(f"{k} {v * 1e9:.3g} ns" if v else f"{k} -" for k, v in params.f.items()))
+        out.append("  f: " + ", ".join(f"{k} {quantity(v, 's', 3)}" if v else f"{k} -" for k, v in params.f.items()))
     out += _validation_lines(params)
     for chk in params.checks.get("memcpy", []):
         if chk.get("ratio") is not None:

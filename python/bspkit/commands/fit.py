@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bspkit import probe as pr
 from bspkit.commands._args import Subparsers
 from bspkit.commands._fitted import summary_lines
 from bspkit.console import Failure, write_text
@@ -33,16 +34,23 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="FILE",
         help="parameter file to write; '-' for stdout (default: params.json beside RAW for raw.jsonl, else RAW's name with .params.json)",
     )
+    f.add_argument(
+        "--partial",
+        action="store_true",
+        help="fit a run that did not finish (no footer, a last line cut short: bspprobe was stopped), from what "
+        "it measured before; without it such a file is refused",
+    )
 
 
 @dataclass(frozen=True)
 class FitOptions:
     raw: str  # a raw .jsonl file or a run directory
     output: str | None  # '-': stdout; None: beside the raw file
+    partial: bool  # fit a run that did not finish
 
 
 def options_from(args: argparse.Namespace) -> FitOptions:
-    return FitOptions(raw=args.raw, output=args.output)
+    return FitOptions(raw=args.raw, output=args.output, partial=args.partial)
 
 
 def run(options: FitOptions, extra: Sequence[str] = ()) -> int:
@@ -52,6 +60,14 @@ def run(options: FitOptions, extra: Sequence[str] = ()) -> int:
     kind, raw = resolve_input(options.raw)
     if kind != "raw":
         raise Failure(f"{options.raw}: fit needs a raw .jsonl file (or a run directory with raw.jsonl)")
+    try:
+        cut = pr.unfinished(raw)
+    except OSError as e:
+        raise Failure(f"cannot read {raw}: {e.strerror or e}") from None
+    if cut and not options.partial:
+        raise Failure(
+            f"{raw}: {cut}. Measure it again (bspkit probe), or give --partial to fit what was measured before it stopped"
+        )
     _run, params = load_fit(raw)
     text = params.dumps()
     if options.output == "-":

@@ -24,6 +24,7 @@ from bspkit.commands._args import (
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
+from bspkit.units import quantity
 from bspkit.version import __version__
 
 # the domain modules load numpy (imh_predict: scipy): imported when the command runs, so --help stays light
@@ -159,7 +160,7 @@ def run(options: ImhOptions, extra: Sequence[str]) -> int:
         row.update({"size": n, "params": res.data.get("params"), "command": res.command})
         rows.append(row)
         progress(
-            f"    measured {row['measured_s']:.4g} s; BSP {ip.pct(row['bsp_error'])}, IMH {ip.pct(row['imh_error'])}"
+            f"    measured {quantity(row['measured_s'], 's')}; BSP {ip.pct(row['bsp_error'])}, IMH {ip.pct(row['imh_error'])}"
         )
     errors = ip.mean_abs_errors(rows)
     result = {

@@ -14,7 +14,7 @@ from bspkit import probe as pr
 from bspkit import programs
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.commands._fitted import summary_lines, write_report
-from bspkit.console import Failure, UsageError, progress, write_text
+from bspkit.console import Failure, UsageError, check_writable_dir, make_dir, progress, write_text
 
 NAME = "probe"
 PASS_THROUGH = True  # what follows `--` goes to bspprobe
@@ -76,9 +76,12 @@ def add_parser(subparsers: Subparsers) -> None:
     p.add_argument(
         "--output-dir",
         metavar="DIR",
-        help="where raw.jsonl, params.json and report.html go; a directory that holds a run is refused without --force",
+        help="where raw.jsonl, params.json and report.html go; a directory that holds a run (finished or not) is "
+        "refused without --force, with what it holds and how to go on",
     )
-    p.add_argument("--force", action="store_true", help="overwrite the run in --output-dir")
+    p.add_argument(
+        "--force", action="store_true", help="replace the run in --output-dir (an unfinished one too: measure it again)"
+    )
     p.add_argument(
         "--library-name", metavar="NAME", help="the BSPlib library's name for the header (bspprobe --library-name)"
     )
@@ -150,19 +153,46 @@ def bspprobe_args(options: ProbeOptions, extra: Sequence[str]) -> list[str]:
     return args
 
 
+def held_run(outdir: Path) -> str | None:
+    """What stops a probe from writing into outdir, with the way on: a run that finished, one
+    whose bspprobe was stopped (raw.jsonl without its footer), or one whose samples are whole
+    but whose fit or report was not written; None when it holds none of RUN_FILES."""
+    held = [name for name in RUN_FILES if (outdir / name).exists()]
+    if not held:
+        return None
+    raw = outdir / "raw.jsonl"
+    if raw.is_file():
+        try:
+            cut = pr.unfinished(raw)
+        except OSError:
+            cut = None
+        if cut:
+            return (
+                f"--output-dir {outdir} holds an unfinished run: {raw}: {cut}. bspprobe cannot continue it: "
+                f"measure it again with --force (replaces it), or give another directory (`bspkit fit --partial {raw}` "
+                "fits what it measured)"
+            )
+        missing = [name for name in RUN_FILES if not (outdir / name).exists()]
+        if missing:
+            return (
+                f"--output-dir {outdir} holds a run whose samples are whole but has no {' and no '.join(missing)}: "
+                f"finish it with `bspkit report {outdir} --write-params`, measure it again with --force, or give "
+                "another directory"
+            )
+    return f"--output-dir {outdir} holds a run ({', '.join(held)}): give another directory, or --force to overwrite it"
+
+
 def output_dir(options: ProbeOptions, root: Path | None, label: str, nprocs: int) -> Path:
-    """--output-dir, refused when it holds a run and --force is not given; else a new
-    timestamped directory. Nothing is created here."""
+    """--output-dir, refused when it holds a run (held_run) and --force is not given; else a
+    new timestamped directory. Nothing is created here."""
     if not options.output_dir:
         return pr.default_output_dir(root, label.replace("/", "_"), nprocs)
     outdir = Path(options.output_dir)
     if outdir.exists() and not outdir.is_dir():
         raise UsageError(f"--output-dir {outdir} is a file, not a directory")
-    held = [name for name in RUN_FILES if (outdir / name).exists()]
-    if held and not options.force:
-        raise UsageError(
-            f"--output-dir {outdir} holds a run ({', '.join(held)}): give another directory, or --force to overwrite it"
-        )
+    refusal = held_run(outdir)
+    if refusal and not options.force:
+        raise UsageError(refusal)
     return outdir
 
 
@@ -203,13 +233,17 @@ def run(options: ProbeOptions, extra: Sequence[str]) -> int:
     root = pr.repo_root()
     backend = (options.library_name or Path(options.bspcc).name) if options.bspcc else launch.backend
     outdir = output_dir(options, root, run_label(backend, hostfile), nprocs)
+    check_writable_dir(outdir, "the run in")
     # Every option is checked, and bspkit's own bspprobe built, before the run directory is
     # made: a mistake must not leave an empty run behind.
     raw = outdir / "raw.jsonl"
     try:
         bsprun, binary = find_programs(options, root, nprocs, hostfile)
         made = not outdir.exists()
-        outdir.mkdir(parents=True, exist_ok=True)
+        make_dir(outdir, "the run directory")
+        if options.force:  # what the run replaced fitted and reported would sit beside the new samples
+            for name in RUN_FILES:
+                (outdir / name).unlink(missing_ok=True)
         try:
             if options.bspcc:
                 assert root is not None
@@ -228,18 +262,28 @@ def run(options: ProbeOptions, extra: Sequence[str]) -> int:
                 hostfile,
             )
             probe_run.run()
-        except BaseException:
+        except BaseException as e:
             if made and not raw.exists():  # nothing measured: leave no empty run behind
                 shutil.rmtree(outdir, ignore_errors=True)
+            elif isinstance(e, (KeyboardInterrupt, pr.ProbeError)) and raw.is_file():
+                progress(
+                    f"the samples measured before bspprobe stopped are in {raw} (bspprobe cannot continue them): "
+                    f"measure again with `bspkit probe --output-dir {outdir} --force`, or fit them with "
+                    f"`bspkit fit --partial {raw}`"
+                )
             raise
     except pr.ProbeError as e:
         raise Failure(str(e)) from None
     if not raw.is_file():
         raise Failure(f"bspprobe finished but wrote no {raw}")
-    run_data, params = load_fit(raw)
-    write_text(outdir / "params.json", params.dumps())
-    progress("writing the report")
-    write_report([(run_data, params)], outdir / "report.html")
+    try:
+        run_data, params = load_fit(raw)
+        write_text(outdir / "params.json", params.dumps())
+        progress("writing the report")
+        write_report([(run_data, params)], outdir / "report.html")
+    except KeyboardInterrupt:
+        progress(f"the samples in {raw} are whole: finish the run with `bspkit report {outdir} --write-params`")
+        raise
     print("\n".join(summary_lines(params)))
     print(f"raw samples: {raw}\nparameters:  {outdir / 'params.json'}\nreport:      {outdir / 'report.html'}")
     return 0

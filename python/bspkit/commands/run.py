@@ -24,6 +24,7 @@ from bspkit.commands._args import (
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, write_text
+from bspkit.units import quantity
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
 if TYPE_CHECKING:
@@ -88,23 +89,53 @@ def options_from(args: argparse.Namespace) -> RunOptions:
     )
 
 
-def print_prediction(params: Params, params_path: Path | None, d: Mapping[str, Any], say: TextIO) -> None:
-    """The run's predicted time under each g model, and its error."""
+def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's predicted time under each g model and its error, as `--json` holds it under
+    "prediction": the parameter file, the models, predicted_s and error per model (None where
+    a model cannot predict), the work, and where f came from (the run itself: the driver
+    timed its kernel with --measure-f, so the error is that of g and l alone)."""
     from bspkit import predict as pd
 
     try:
         pred = pd.predict(params, d)
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
+    f_all = d.get("f_all_s_per_unit")
+    return {
+        "params": str(params_path) if params_path is not None else None,
+        "models": list(pd.MODELS),
+        "predicted_s": {m: pred[m] for m in pd.MODELS},
+        "error": {m: pd.relative_error(pred[m], d["time_s"]) for m in pd.MODELS},
+        "work_s": pred["work_s"],
+        "f_s_per_unit": pred["f_s_per_unit"],
+        "f_source": "this run, every process at once (f_all_s_per_unit)"
+        if f_all
+        else "this run, process 0 alone (f_s_per_unit)",
+    }
+
+
+def print_prediction(pred: Mapping[str, Any], d: Mapping[str, Any], say: TextIO) -> None:
+    """The run's predicted time under each g model, and its error."""
     print(
-        f"predicted from {params_path} (work {pred['work_s']:.4g} s at f = {pred['f_s_per_unit']:.3g} "
-        f"s/{d.get('work_unit')}):",
+        f"predicted from {pred['params']} (work {quantity(pred['work_s'], 's')} at f = "
+        f"{quantity(pred['f_s_per_unit'], 's')}/{d.get('work_unit')}, f measured in this run: the error is g and "
+        "l's only):",
         file=say,
     )
-    for m in pd.MODELS:
-        v = pred[m]
-        err = pd.relative_error(v, d["time_s"])
-        print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
+    for m in pred["models"]:
+        v, err = pred["predicted_s"][m], pred["error"][m]
+        print(
+            f"  {m:<8} {quantity(v, 's')} ({signed_percent(err)})"
+            if v is not None and err is not None
+            else f"  {m:<8} -",
+            file=say,
+        )
+
+
+def signed_percent(v: float) -> str:
+    """+3.1 %, -0.4 %; an error that rounds to zero is 0.0 %, never -0.0 %."""
+    text = f"{v:+.1%}"
+    return "0.0%" if text in ("+0.0%", "-0.0%") else text
 
 
 def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
@@ -133,7 +164,12 @@ def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
     print(f"calibrated (the run's own calibrations, before and after its repetitions: drift {moved}):", file=say)
     for m in pd.MODELS:
         v, err = cal["predicted_s"][m], cal["rel_error"][m]
-        print(f"  {m:<8} {v:.4g} s ({err:+.1%})" if v is not None and err is not None else f"  {m:<8} -", file=say)
+        print(
+            f"  {m:<8} {quantity(v, 's')} ({signed_percent(err)})"
+            if v is not None and err is not None
+            else f"  {m:<8} -",
+            file=say,
+        )
     if cal["flagged"]:
         print(
             f"  the machine moved during the run: its prediction with the calibration after it is "
@@ -193,7 +229,9 @@ def run(options: RunOptions, extra: Sequence[str]) -> int:
     if eff is not None:
         print(f"efficiency (one-process kernel time of the whole problem / p T): {eff:.1%}", file=say)
     if params is not None:
-        print_prediction(params, params_path, d, say)
+        pred = prediction(params, params_path, d)
+        print_prediction(pred, d, say)
+        d = {**d, "prediction": pred}
         if options.calibrate:
             print_calibrated(params, d, say)
     if alg.explain:
