@@ -3,7 +3,7 @@
 # with `bspkit probe` on the default threads back end with one BSP process per core, fits
 # the BSP parameters and writes the report:
 #   results/probe/<host>-threads-p<P>-<time>/{raw.jsonl,params.json,report.html}
-# Options: --quick  a short run (seconds);  --microbench  also run the library
+# Options: --quick  a short run (about half a minute);  --microbench  also run the library
 # microbenchmarks (bench/run_microbench.sh);  -h, --help  this text.
 # Anything after `--` goes to `bspkit probe` (see `.venv/bin/bspkit probe --help`).
 set -euo pipefail

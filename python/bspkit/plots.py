@@ -274,33 +274,6 @@ def drift(
     return png_bytes(fig)
 
 
-def memcpy_compare(rows: list[tuple[str, float]], memcpy_s_per_word: float, factor: float, title: str) -> bytes:
-    """g_inf per primitive/pattern against memcpy's time per word (band: within the factor)."""
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.8))
-    y = np.arange(len(rows))
-    vals = [v * 1e9 for _k, v in rows]
-    m = memcpy_s_per_word * 1e9
-    colors = [
-        ("tab:green" if v <= m * factor else "tab:red") if k.startswith(("put/", "hpput/")) else "tab:gray"
-        for (k, _x), v in zip(rows, vals, strict=True)
-    ]
-    ax.barh(y, vals, color=colors)
-    ax.set_yticks(y, [k for k, _v in rows])
-    ax.invert_yaxis()
-    ax.axvline(m, color="k", lw=1.2, label=f"memcpy {quantity(memcpy_s_per_word, 's/word', 3)}")
-    ax.axvspan(m / factor, m * factor, color="gray", alpha=0.2, label=f"within {factor}x of memcpy")
-    for yi, v in zip(y, vals, strict=True):
-        ax.text(v, yi, f" {plain(v, 3)}", va="center", fontsize=8)
-    ax.set_xlim(0, max(vals + [m * factor]) * 1.15)
-    ax.set_xlabel(
-        "g_inf [ns/word] (prediction model's value; checked for put/hpput: green within, red outside; gray: not checked)"
-    )
-    ax.legend(fontsize=8, loc="lower right")
-    ax.grid(True, axis="x", which="both", alpha=0.3)
-    ax.set_title(title)
-    return png_bytes(fig)
-
-
 def grouped_bars(
     categories: list[str], series: list[tuple[str, list[float | None]]], ylabel: str, title: str, log: bool = True
 ) -> bytes:

@@ -113,15 +113,21 @@ def empty_sync_s(params: Params) -> float:
 def check_usable(params: Params) -> list[str]:
     """Raises PredictionError when the parameters cannot predict any run (no l, no g surface
     with a fit); returns the models they cannot serve (their predictions will be '-')."""
+    sections = params.machine.get("sections")
+    # --only is to blame only where the probe's header says it left the section out
+    left_out = {sec for sec in ("l", "g") if isinstance(sections, list) and sec not in sections}
     missing = []
     if params.empty_sync_s() is None:
-        missing.append("l (the empty sync)")
+        missing.append("l (the empty sync)" + (" (the probe ran without its l section)" if "l" in left_out else ""))
     if not params.g:
-        missing.append("a g surface (the probe was run with --only and without g)")
+        missing.append("g surface" + (" (the probe ran without its g section)" if "g" in left_out else ""))
     if missing:
-        raise PredictionError(
-            f"the parameter file has no {' and no '.join(missing)}: run `bspkit probe` without --only"
+        fix = (
+            "run `bspkit probe` without --only"
+            if left_out
+            else "the probe measured none: was it cut short? (`bspkit fit` says what the raw file holds)"
         )
+        raise PredictionError(f"the parameter file has no {' and no '.join(missing)}: {fix}")
     return [m for m in MODELS if _surface_for(params, None, None, m) is None]
 
 

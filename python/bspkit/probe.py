@@ -29,7 +29,7 @@ class ProbeError(Exception):
 
 # `bspkit probe --suites`: each suite is a set of bspprobe sections (bspprobe --only).
 SUITES: dict[str, tuple[str, ...]] = {
-    "bsp": ("f", "memcpy", "l", "g", "validation", "as"),
+    "bsp": ("f", "memcpy", "hw", "l", "g", "validation", "as"),
     "mem": ("mem",),
     "pp": ("pp",),
     "disk": ("disk",),
@@ -140,7 +140,7 @@ def build_other(root: Path, bspcc: str, outdir: Path, extra_cflags: list[str] | 
     cmd += list(extra_cflags or []) + sources + ["-o", str(exe)]
     if blas:
         cmd.append("-lopenblas")
-    cmd.append("-lm")
+    cmd += ["-lm", "-pthread"]  # -pthread: the hw section's threads (glibc before 2.34)
     _run_checked(cmd, "building bspprobe against the other library")
     return exe
 

@@ -26,6 +26,7 @@ from bspkit import predict as pd
 from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
 from bspkit.params import JsonObject, Params
+from bspkit.units import quantity
 from bspkit.version import __version__
 
 # Runs shorter than this are left out of the mean error (issue 5: "over runs longer than 0.1 s").
@@ -410,7 +411,7 @@ class Sweep:
         self.save()
         errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
         eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
-        progress(f"    measured {row['measured_s']:.4g} s{eff}; predicted: {errs}")
+        progress(f"    measured {quantity(row['measured_s'], 's')}{eff}; predicted: {errs}")
         state = row.get("machine_state")
         if state and state["all_marked"]:
             as_it_was = ", ".join(

@@ -245,7 +245,11 @@ def test_run_json_to_stdout_holds_the_json_alone(tmp_path: Path) -> None:
     [
         ({**PARAMS_JSON, "format": 7, "bspkit_version": "7.1.0"}, "parameter file format 7 (written by bspkit 7.1.0)"),
         ({**PARAMS_JSON, "l": {}}, "has no l (the empty sync)"),
-        ({**PARAMS_JSON, "g": {}}, "has no a g surface (the probe was run with --only and without g)"),
+        ({**PARAMS_JSON, "g": {}}, "has no g surface: the probe measured none: was it cut short?"),
+        (
+            {**PARAMS_JSON, "g": {}, "machine": {"sections": ["f", "l"]}},
+            "has no g surface (the probe ran without its g section): run `bspkit probe` without --only",
+        ),
     ],
 )
 @pytest.mark.slow

@@ -27,6 +27,7 @@ def verdict_lines(params: Params) -> list[str]:
     """The first screen (bspkit.verdict): the verdict, what to do next, how busy the machine
     was, and f, one g per primitive and l with their spreads."""
     from bspkit import verdict
+    from bspkit.hardware_refs import hardware_sentence
 
     v = verdict.probe_verdict(params)
     out = textwrap.wrap(f"VERDICT: {v.sentence}", 100, subsequent_indent="  ")
@@ -34,6 +35,9 @@ def verdict_lines(params: Params) -> list[str]:
     state = (params.machine_state or {}).get("summary") or {}
     if state.get("sentence"):
         out += textwrap.wrap(f"The machine: {state['sentence']}.", 100, subsequent_indent="  ")
+    hardware = hardware_sentence(params)
+    if hardware:
+        out += textwrap.wrap(f"Against the hardware, in this run: {hardware}.", 100, subsequent_indent="  ")
     for h in verdict.headline_parameters(params):
         out.append(f"  {h.name:<9} {h.value:<20} {h.spread_text:>6}  {h.note}")
     out += textwrap.wrap(verdict.G_EXPLAINED, 100, initial_indent="  ", subsequent_indent="  ")
@@ -42,7 +46,8 @@ def verdict_lines(params: Params) -> list[str]:
 
 def summary_lines(params: Params) -> list[str]:
     """A short text summary of a parameter file for the terminal: the first screen
-    (verdict_lines), then every surface, l, f, the validation, the memcpy check, warnings."""
+    (verdict_lines, the hardware sentence included), then every surface, l, f, the validation,
+    warnings."""
     out = []
     m = params.machine
     out.append(f"{m.get('library')}/{m.get('backend')} on {m.get('host')}, p = {params.p}")
@@ -60,12 +65,6 @@ def summary_lines(params: Params) -> list[str]:
     if params.f:
         out.append("  f: " + ", ".join(f"{k} {quantity(v, 's', 3)}" if v else f"{k} -" for k, v in params.f.items()))
     out += _validation_lines(params)
-    for chk in params.checks.get("memcpy", []):
-        if chk.get("ratio") is not None:
-            out.append(
-                f"  {chk['key']} time per word at h = {chk.get('h')} / memcpy's = {chk['ratio']:.2f} "
-                f"({'at most' if chk['pass'] else 'MORE than'} 1.5x)"
-            )
     for w in params.noise.get("warnings", []):
         out.append(f"  warning: {w}")
     return out

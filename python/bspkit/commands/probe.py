@@ -88,7 +88,7 @@ def add_parser(subparsers: Subparsers) -> None:
     p.add_argument(
         "--suites",
         metavar="LIST",
-        help="what to measure, comma-separated: bsp (f, memcpy, l, g, validation, the As suite), mem "
+        help="what to measure, comma-separated: bsp (f, memcpy, hw, l, g, validation, the As suite), mem "
         "(processor-memory), pp (processor-processor), disk (memory-disk), or all (default)",
     )
     p.add_argument(
