@@ -20,6 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bspkit.units import quantity
+
 # A process that lost this share of a batch (waiting for a core, or stolen by the hypervisor)
 # did not hold its core. 10%: a loss that moves a median by less is within the run-to-run
 # spread of this kind of VM (docs/measurements.md); one that moves it by more must be named.
@@ -150,12 +152,13 @@ def evidence_of(state: BatchState) -> str:
     worst = max(range(len(waited)), key=lambda i: waited[i] or 0.0, default=None)
     if worst is not None and waited[worst] is not None:
         w_s = state.waited_s[worst] or 0.0
+        cpu = state.cpu_shares()
+        ran = f", on a CPU {_pct(c)} of it" if worst < len(cpu) and (c := cpu[worst]) is not None else ""
         switches = state.involuntary[worst] if worst < len(state.involuntary) else None
         sw = f", {switches:.0f} involuntary switches" if switches is not None else ""
         who = f"process {worst}" if len(waited) > 1 else "the process"
-        parts.append(
-            f"{who} waited {_ms(w_s)} for a core ({_pct(waited[worst] or 0.0)} of the {_ms(state.wall_s)}{sw})"
-        )
+        took = f"{_pct(waited[worst] or 0.0)} of the {quantity(state.wall_s, 's', 3)}"
+        parts.append(f"{who} waited {quantity(w_s, 's', 3)} for a core ({took}{ran}{sw})")
     steal = state.steal_share
     if steal is not None:
         parts.append(f"steal {_pct(steal)}")
@@ -166,14 +169,6 @@ def evidence_of(state: BatchState) -> str:
         cores = f" on {state.cores_online:.0f} cores" if state.cores_online else ""
         parts.append(f"{state.running:.0f} runnable tasks{cores}")
     return "; ".join(parts) if parts else "no evidence recorded"
-
-
-def _ms(seconds: float) -> str:
-    if seconds >= 1.0:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{1e3 * seconds:.1f} ms"
-    return f"{1e6 * seconds:.0f} µs"
 
 
 def mark_of(state: BatchState | None, threshold: float = LOST_MARK) -> Mark | None:
@@ -191,13 +186,6 @@ def mark_of(state: BatchState | None, threshold: float = LOST_MARK) -> Mark | No
 
 def mark_of_json(obj: Any) -> Mark | None:
     return mark_of(BatchState.from_json(obj))
-
-
-def run_mark(states: Sequence[Any]) -> Mark | None:
-    """The mark of one run made of several batches (a probe point measured in several visits,
-    a repetition): marked when any batch is; the least held share and its evidence."""
-    marks = [m for m in (mark_of_json(s) for s in states) if m is not None]
-    return min(marks, key=lambda m: m.held_share) if marks else None
 
 
 @dataclass(frozen=True)

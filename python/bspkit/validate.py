@@ -121,7 +121,7 @@ def marked_summary(rows: Sequence[Row]) -> Summary:
     for key, errors in (("raw", "rel_error"), ("as_it_was", "rel_error_as_it_was")):
         per_model: dict[str, float | None] = {}
         for m in pd.MODELS:
-            errs = [abs(e) for r in marked if (e := (r.get(errors) or {}).get(m)) is not None]  # type: ignore[attr-defined]
+            errs = [abs(e) for r in marked if (e := (r.get(errors) or {}).get(m)) is not None]
             per_model[m] = sum(errs) / len(errs) if errs else None
         out[key] = per_model
     out["evidence"] = [(r["size"], r["sweep_value"], (r.get("machine_state") or {}).get("evidence")) for r in every]
@@ -189,8 +189,8 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
     # the repetitions during which every process held its core (machine_state.run_verdict)
-    verdict = ms.run_verdict(d.get("times_s") or [d["time_s"]], ms.repetition_marks(d))
-    measured = statistics.median(verdict.times_s) if verdict.marked_reps and not verdict.all_marked else d["time_s"]
+    held = ms.run_verdict(d.get("times_s") or [d["time_s"]], ms.repetition_marks(d))
+    measured = statistics.median(held.times_s) if held.marked_reps and not held.all_marked else d["time_s"]
     row: Row = {
         "size": size,
         "params": d.get("params", {}),
@@ -212,11 +212,11 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         "rel_error_f_alone": {m: pd.relative_error(pred_alone[m], measured) for m in pd.MODELS},
         "command": res.command,
     }
-    if verdict.marked_reps:
-        row["machine_state"] = verdict.as_dict()
+    if held.marked_reps:
+        row["machine_state"] = held.as_dict()
         row["measured_all_s"] = d["time_s"]
-    if verdict.all_marked and verdict.stretch is not None:
-        stretched = {m: (v * verdict.stretch if (v := pred[m]) is not None else None) for m in pd.MODELS}
+    if held.all_marked and held.stretch is not None:
+        stretched = {m: (v * held.stretch if (v := pred[m]) is not None else None) for m in pd.MODELS}
         row["as_it_was_s"] = stretched
         row["rel_error_as_it_was"] = {m: pd.relative_error(stretched[m], measured) for m in pd.MODELS}
     banded = fc.run_band(params, pred, int(d.get("S") or 0), fc.spread_of(params), kernel_of(alg, d))
