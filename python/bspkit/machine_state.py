@@ -10,8 +10,8 @@ A batch is *marked* when a process did not hold its core: it waited for a core f
 `LOST_MARK` of the batch, or the hypervisor stole at least `LOST_MARK` of the cores' time.
 Marked batches are the machine's, not the model's: fits leave them out, checks score the model
 on the unmarked ones and report the marked ones apart, with the evidence, and with a prediction
-of the run on the machine *as it was*: the time stretched by 1 / (the share of the batch in
-which every process held its core).
+of the run on the machine *as it was*: the time stretched by 1 / (the share of its core the
+slowest process held).
 """
 
 from __future__ import annotations
@@ -110,20 +110,19 @@ class BatchState:
 
     @property
     def held_share(self) -> float:
-        """The share of the batch in which every process held its core: 1 - the processes'
-        waits for a core added up (at most MOST_LOST). A superstep ends only when every process
-        reaches the sync, so each process's wait holds up all of them; waits of different
-        processes are taken not to overlap (with one competing task they take turns)."""
-        steal = self.steal_share or 0.0
-        waited = sum(w or 0.0 for w in self.waited_shares())
-        return max(1.0 - MOST_LOST, 1.0 - min(1.0, waited + steal))
+        """The share of its core the slowest process held: 1 - the largest lost share (at
+        least 1 - MOST_LOST). Each process computes at the pace of the share it holds and a
+        superstep waits for the slowest, so the batch takes 1 / held_share as long. (Adding the
+        processes' waits instead, as if each wait held up all of them, overshot by 2-10x with a
+        second BSP job on both cores, whose waits overlap: docs/measurements.md.)"""
+        return max(1.0 - MOST_LOST, 1.0 - max(self.lost_shares(), default=0.0))
 
 
 @dataclass(frozen=True)
 class Mark:
     """A batch during which a process did not hold its core, with the evidence."""
 
-    held_share: float  # the share of the batch every process held its core (BatchState.held_share)
+    held_share: float  # the share of its core the slowest process held (BatchState.held_share)
     worst_process: int | None  # pid of that process (None: the steal alone, all alike)
     evidence: str  # one line a reader can check against the numbers
 
@@ -214,7 +213,7 @@ class StateSummary:
         if not self.marked:
             return f"every process held its core in all {self.batches} {what}{pressure}"
         held = (
-            f" (the worst batch ran {_pct(self.least_held)} of its time on held cores)"
+            f" (in the worst one a process held {_pct(self.least_held)} of its core)"
             if self.least_held is not None
             else ""
         )

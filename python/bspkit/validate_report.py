@@ -252,12 +252,12 @@ def marked_runs(rows: Sequence[JsonObject], sweep: str | None) -> str:
             "measured time (the median of the others).</p>"
         )
     if marked:
-        head = ["n", sweep or "", "measured", "stretch"] + [f"err {mm} (%)" for mm in MODELS]
+        head = ["n", *([sweep] if sweep else []), "measured", "stretch"] + [f"err {mm} (%)" for mm in MODELS]
         head += [f"as it was {mm} (%)" for mm in MODELS] + ["evidence (the worst repetition)"]
         body = [
             [
                 str(r["params"].get("n")),
-                str(r["params"].get(sweep, "")) if sweep else "",
+                *([str(r["params"].get(sweep, ""))] if sweep else []),
                 _time(r["measured_s"]),
                 f"x{r['machine_state']['stretch']:.2f}",
             ]

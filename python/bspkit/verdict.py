@@ -175,12 +175,12 @@ def validate_verdict(summary: Mapping[str, Any], model: str | None = None) -> Ve
     if err <= VALIDATION_THRESHOLD:
         return Verdict(
             "trust" if not busy_parts else "band",
-            f"The predictions can be trusted: {best} is {_pct(err)} off on average over {used} runs; {busy}.",
+            f"The predictions can be trusted: {best} is {_pct(err)} off on average over {used} run(s); {busy}.",
             "Use the model for sizes and p you have not run (`bspkit predict`).",
         )
     return Verdict(
         "re-run",
-        f"The predictions are {_pct(err)} off on average ({best}, {used} runs) although the machine's state does "
+        f"The predictions are {_pct(err)} off on average ({best}, {used} run(s)) although the machine's state does "
         f"not explain it ({busy}).",
         "Check the probe's own verdict first (its report); then compare predicted and measured per superstep "
         "(`bspkit profile`) to find the superstep the model misses.",

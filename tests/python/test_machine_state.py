@@ -75,13 +75,13 @@ def test_a_process_that_waited_for_its_core_is_marked_with_the_evidence() -> Non
     assert "CPU pressure 50%" in mark.evidence and "3 runnable tasks on 2 cores" in mark.evidence
 
 
-def test_the_waits_of_the_processes_add_up() -> None:
-    """Each process's wait holds up the superstep: 30% and 20% leave 50% of the batch on held
-    cores, a stretch of 2; a wait of nearly the whole batch is capped at a stretch of 20."""
+def test_the_slowest_process_sets_the_pace() -> None:
+    """Waits of 30% and 20%: the slowest process held 70% of its core, a stretch of 1/0.7; a wait
+    of nearly the whole batch is capped at a stretch of 20."""
     mark = ms.mark_of_json(state(1.0, [0.3, 0.2]))
     assert mark is not None and mark.worst_process == 0
-    assert mark.held_share == pytest.approx(0.5) and mark.stretch == pytest.approx(2.0)
-    assert ms.mark_of_json(state(1.0, [0.9, 0.9])).stretch == pytest.approx(20.0)  # type: ignore[union-attr]
+    assert mark.held_share == pytest.approx(0.7) and mark.stretch == pytest.approx(1 / 0.7)
+    assert ms.mark_of_json(state(1.0, [0.99, 0.0])).stretch == pytest.approx(20.0)  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(("lost", "marked"), [(0.09, False), (0.10, True), (0.5, True)])
@@ -115,7 +115,7 @@ def test_a_trace_of_batches_summarized() -> None:
     assert (s.batches, s.marked) == (5, 2)
     assert s.least_held == pytest.approx(0.5)
     assert s.sentence() == (
-        "in 2 of 5 batches (40%) a process did not hold its core (the worst batch ran 50% of its time on held cores), "
+        "in 2 of 5 batches (40%) a process did not hold its core (in the worst one a process held 50% of its core), "
         "median CPU pressure 0%"
     )
 
