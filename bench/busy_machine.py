@@ -40,13 +40,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 BSPKIT = [sys.executable, "-m", "bspkit"]
 
-# algorithm: (sizes, values of its second parameter) giving runs of 0.1-1 s at p = 2 on 2 cores
+# algorithm: (sizes, values of its second parameter) giving runs of 0.1-1.5 s at p = 2 on 2
+# cores (runs under 0.1 s are not scored)
 CASES: dict[str, tuple[str, str | None]] = {
-    "cannon-put": ("1500,2000", None),
-    "matmul-blockcyclic": ("1500,2000", "8"),
+    "cannon-put": ("2000,2400", None),
+    "matmul-blockcyclic": ("2000,2400", "8"),
     "llcs-dp": ("20000,40000", "4"),
-    "rdxsort": ("4194304,8388608", "8"),
-    "lu": ("1500,2000", "64"),
+    "rdxsort": ("16777216,33554432", "8"),
+    "lu": ("2500,3000", "64"),
 }
 
 
