@@ -139,9 +139,8 @@ enum { F_TIMINGS = 3 };
 
 /* ---- the machine's state around each repetition (bspk_state.h) ------------------------------ */
 
-enum {
-  STATE_WORDS = 6
-}; /* per process and repetition: wall, CPU, waited, involuntary, core, migrated */
+/* per process and repetition: wall, CPU, waited, involuntary, core, migrated */
+enum { STATE_WORDS = 6 };
 
 typedef struct {
   double *words;                  /* reps * STATE_WORDS: this process's */
@@ -193,9 +192,11 @@ static char *state_gather(run_state *st, int reps) {
       }
       char *one = bspk_state_json(d, p, st->machine[2 * r], st->machine[2 * r + 1]);
       size_t len = one ? strlen(one) : 4;
-      while (n + len + 4 > cap) cap *= 2;
-      json = realloc(json, cap);
-      if (!json) bsp_abort("%s: out of memory\n", driver->program);
+      if (n + len + 4 > cap) {
+        while (n + len + 4 > cap) cap *= 2;
+        json = realloc(json, cap);
+        if (!json) bsp_abort("%s: out of memory\n", driver->program);
+      }
       if (r) json[n++] = ',';
       memcpy(json + n, one ? one : "null", len);
       n += len;
