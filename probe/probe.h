@@ -249,7 +249,7 @@ void bspp_ctx_teardown(probe_ctx *c); /* collective: deregisters and frees */
 /* timing.c: the machine's state around each timed batch (bspk_state.h). The words each process
  * appends to its samples for the gather; after it, process 0 holds the batch's state object in
  * c->batch_state_json, which the record writers put under "state". */
-#define BSPP_STATE_WORDS 6
+#define BSPP_STATE_WORDS BSPK_STATE_WORDS
 void bspp_state_begin(probe_ctx *c);
 int bspp_state_end(probe_ctx *c, int n);
 void bspp_state_collect(probe_ctx *c, int n);

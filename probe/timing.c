@@ -32,17 +32,11 @@ void bspp_state_begin(probe_ctx *c) {
   c->batch_start = bspk_thread_state_now();
 }
 
-/* Appends this process's part of the state to local[n..): wall, CPU, waited, involuntary switches,
- * the core at the end, migrated (-1: unknown); returns the new count. */
+/* Appends this process's part of the state to local[n..) (bspk_thread_delta_pack); returns the
+ * new count. */
 int bspp_state_end(probe_ctx *c, int n) {
-  bspk_thread_delta d = bspk_thread_delta_of(c->batch_start, bspk_thread_state_now());
-  double *v = c->local + n;
-  v[0] = d.wall_s;
-  v[1] = d.cpu_s;
-  v[2] = d.waited_s;
-  v[3] = (double)d.involuntary;
-  v[4] = (double)d.cpu_end;
-  v[5] = (double)d.migrated;
+  bspk_thread_delta_pack(bspk_thread_delta_of(c->batch_start, bspk_thread_state_now()),
+                         c->local + n);
   return n + BSPP_STATE_WORDS;
 }
 
@@ -51,10 +45,8 @@ void bspp_state_collect(probe_ctx *c, int n) {
   if (c->s != 0) return;
   bspk_machine_counters now = bspk_machine_counters_now();
   bspk_thread_delta *d = xmalloc((size_t)c->p * sizeof *d);
-  for (int t = 0; t < c->p; t++) {
-    const double *v = c->gather + (size_t)t * c->gather_stride + n;
-    d[t] = (bspk_thread_delta){v[0], v[1], v[2], (long)v[3], (int)v[4], (int)v[5]};
-  }
+  for (int t = 0; t < c->p; t++)
+    d[t] = bspk_thread_delta_unpack(c->gather + (size_t)t * c->gather_stride + n);
   free(c->batch_state_json);
   c->batch_state_json = bspk_state_json(d, c->p, c->batch_machine, now);
   free(d);

@@ -139,11 +139,8 @@ enum { F_TIMINGS = 3 };
 
 /* ---- the machine's state around each repetition (bspk_state.h) ------------------------------ */
 
-/* per process and repetition: wall, CPU, waited, involuntary, core, migrated */
-enum { STATE_WORDS = 6 };
-
 typedef struct {
-  double *words;                  /* reps * STATE_WORDS: this process's */
+  double *words;                  /* reps * BSPK_STATE_WORDS: this process's deltas, packed */
   bspk_machine_counters *machine; /* 2 * reps, process 0: before and after each repetition */
   bspk_thread_state start;
 } run_state;
@@ -156,20 +153,14 @@ static void state_begin(run_state *st, int rep) {
 static void state_end(run_state *st, int rep) {
   bspk_thread_delta d = bspk_thread_delta_of(st->start, bspk_thread_state_now());
   if (bsp_pid() == 0) st->machine[2 * rep + 1] = bspk_machine_counters_now();
-  double *v = st->words + (size_t)rep * STATE_WORDS;
-  v[0] = d.wall_s;
-  v[1] = d.cpu_s;
-  v[2] = d.waited_s;
-  v[3] = (double)d.involuntary;
-  v[4] = (double)d.cpu_end;
-  v[5] = (double)d.migrated;
+  bspk_thread_delta_pack(d, st->words + (size_t)rep * BSPK_STATE_WORDS);
 }
 
 /* Gathers every process's words to process 0 (three supersteps) and returns there the JSON
  * array of one state object per repetition (malloc'd), elsewhere NULL. */
 static char *state_gather(run_state *st, int reps) {
   int p = bsp_nprocs(), s = bsp_pid();
-  size_t per = (size_t)reps * STATE_WORDS;
+  size_t per = (size_t)reps * BSPK_STATE_WORDS;
   double *all = calloc((size_t)p * per, sizeof *all);
   if (!all) bsp_abort("%s: out of memory\n", driver->program);
   bsp_push_reg(all, (bsp_size_t)((size_t)p * per * sizeof *all));
@@ -186,10 +177,8 @@ static char *state_gather(run_state *st, int reps) {
     if (!d || !json) bsp_abort("%s: out of memory\n", driver->program);
     json[n++] = '[';
     for (int r = 0; r < reps; r++) {
-      for (int t = 0; t < p; t++) {
-        const double *v = all + (size_t)t * per + (size_t)r * STATE_WORDS;
-        d[t] = (bspk_thread_delta){v[0], v[1], v[2], (long)v[3], (int)v[4], (int)v[5]};
-      }
+      for (int t = 0; t < p; t++)
+        d[t] = bspk_thread_delta_unpack(all + (size_t)t * per + (size_t)r * BSPK_STATE_WORDS);
       char *one = bspk_state_json(d, p, st->machine[2 * r], st->machine[2 * r + 1]);
       size_t len = one ? strlen(one) : 4;
       if (n + len + 4 > cap) {
@@ -276,7 +265,7 @@ static void spmd(void) {
       calibration ? copy_record(bspp_calibration_round(calibration, 0)) : NULL;
   double calibration_s = bsp_time() - calibration_t0;
   bspalg_counters_begin();
-  run_state machine = {calloc((size_t)opts.reps * STATE_WORDS, sizeof(double)),
+  run_state machine = {calloc((size_t)opts.reps * BSPK_STATE_WORDS, sizeof(double)),
                        calloc((size_t)opts.reps * 2, sizeof(bspk_machine_counters)),
                        {0, 0, 0, 0, 0, 0}};
   if (!machine.words || !machine.machine) bsp_abort("%s: out of memory\n", prog);

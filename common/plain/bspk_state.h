@@ -108,6 +108,22 @@ static inline bspk_thread_delta bspk_thread_delta_of(bspk_thread_state a, bspk_t
   return d;
 }
 
+/* A delta as BSPK_STATE_WORDS doubles, for the gather of every process's delta to process 0
+ * (bsp_put of a double array), and back. */
+#define BSPK_STATE_WORDS 6
+static inline void bspk_thread_delta_pack(bspk_thread_delta d, double *v) {
+  v[0] = d.wall_s;
+  v[1] = d.cpu_s;
+  v[2] = d.waited_s;
+  v[3] = (double)d.involuntary;
+  v[4] = (double)d.cpu_end;
+  v[5] = (double)d.migrated;
+}
+static inline bspk_thread_delta bspk_thread_delta_unpack(const double *v) {
+  bspk_thread_delta d = {v[0], v[1], v[2], (long)v[3], (int)v[4], (int)v[5]};
+  return d;
+}
+
 static inline bspk_machine_counters bspk_machine_counters_now(void) {
   bspk_machine_counters m = {-1.0, -1.0, -1};
   FILE *f = fopen("/proc/stat", "r");
@@ -160,29 +176,25 @@ static inline char *bspk_state_json(const bspk_thread_delta *d, int p, bspk_mach
   double wall = 0;
   for (int i = 0; i < p; i++)
     if (d[i].wall_s > wall) wall = d[i].wall_s;
-  BSPK_STATE_ADD("{\"wall_s\": %.6g, \"cpu_s\": [", wall);
-  for (int i = 0; i < p; i++)
-    d[i].cpu_s >= 0 ? BSPK_STATE_ADD("%s%.6g", i ? ", " : "", d[i].cpu_s)
-                    : BSPK_STATE_ADD("%snull", i ? ", " : "");
-  BSPK_STATE_ADD("], \"waited_s\": [");
-  for (int i = 0; i < p; i++)
-    d[i].waited_s >= 0 ? BSPK_STATE_ADD("%s%.6g", i ? ", " : "", d[i].waited_s)
-                       : BSPK_STATE_ADD("%snull", i ? ", " : "");
-  BSPK_STATE_ADD("], \"involuntary\": [");
-  for (int i = 0; i < p; i++)
-    d[i].involuntary >= 0 ? BSPK_STATE_ADD("%s%ld", i ? ", " : "", d[i].involuntary)
-                          : BSPK_STATE_ADD("%snull", i ? ", " : "");
-  BSPK_STATE_ADD("], \"cpus\": [");
-  for (int i = 0; i < p; i++)
-    d[i].cpu_end >= 0 ? BSPK_STATE_ADD("%s%d", i ? ", " : "", d[i].cpu_end)
-                      : BSPK_STATE_ADD("%snull", i ? ", " : "");
-  BSPK_STATE_ADD("], \"migrated\": [");
-  for (int i = 0; i < p; i++)
-    d[i].migrated >= 0 ? BSPK_STATE_ADD("%s%s", i ? ", " : "", d[i].migrated ? "true" : "false")
-                       : BSPK_STATE_ADD("%snull", i ? ", " : "");
+  BSPK_STATE_ADD("{\"wall_s\": %.6g", wall);
+  /* one list per quantity, p entries in pid order, null where unknown */
+#define BSPK_STATE_LIST(key, known, fmt, value)                \
+  do {                                                         \
+    BSPK_STATE_ADD(", \"" key "\": [");                        \
+    for (int i = 0; i < p; i++)                                \
+      (known) ? BSPK_STATE_ADD("%s" fmt, i ? ", " : "", value) \
+              : BSPK_STATE_ADD("%snull", i ? ", " : "");       \
+    BSPK_STATE_ADD("]");                                       \
+  } while (0)
+  BSPK_STATE_LIST("cpu_s", d[i].cpu_s >= 0, "%.6g", d[i].cpu_s);
+  BSPK_STATE_LIST("waited_s", d[i].waited_s >= 0, "%.6g", d[i].waited_s);
+  BSPK_STATE_LIST("involuntary", d[i].involuntary >= 0, "%ld", d[i].involuntary);
+  BSPK_STATE_LIST("cpus", d[i].cpu_end >= 0, "%d", d[i].cpu_end);
+  BSPK_STATE_LIST("migrated", d[i].migrated >= 0, "%s", d[i].migrated ? "true" : "false");
+#undef BSPK_STATE_LIST
   double steal = bspk_counter_delta(a.steal_s, b.steal_s);
   double pressure = bspk_counter_delta(a.cpu_pressure_s, b.cpu_pressure_s);
-  BSPK_STATE_ADD("], \"steal_s\": ");
+  BSPK_STATE_ADD(", \"steal_s\": ");
   steal >= 0 ? BSPK_STATE_ADD("%.6g", steal) : BSPK_STATE_ADD("null");
   BSPK_STATE_ADD(", \"cpu_pressure_s\": ");
   pressure >= 0 ? BSPK_STATE_ADD("%.6g", pressure) : BSPK_STATE_ADD("null");
