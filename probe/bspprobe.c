@@ -202,9 +202,12 @@ static void usage(FILE *f) {
 }
 
 static void die_usage(const char *fmt, const char *arg) {
-  fprintf(stderr, "bspprobe: error: ");
-  fprintf(stderr, fmt, arg);
-  fprintf(stderr, "\nRun 'bspprobe --help' for the usage.\n");
+  /* one write: every MPI process parses its command line and may say this at once, and a
+   * message written in pieces interleaves with theirs (and with the launcher's banner) */
+  char what[512], msg[768];
+  snprintf(what, sizeof what, fmt, arg);
+  snprintf(msg, sizeof msg, "bspprobe: error: %s\nRun 'bspprobe --help' for the usage.\n", what);
+  fputs(msg, stderr);
   exit(2);
 }
 

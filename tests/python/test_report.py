@@ -244,6 +244,9 @@ def test_summary_comes_first_with_bspbench_numbers(tmp_path: Path) -> None:
     assert 'validation <span class="pass">PASS</span>' in summary
     assert "load average 5.00 &gt; 2 cores at the start: noisy run" in summary  # the warnings
     rows = {c[0]: c for c in (_cells(row) for row in re.findall(r"<tr>(.*?)</tr>", summary)) if c}
+    # the first screen's table (bspkit.verdict): f, one g per primitive, l
+    assert [k for k in rows if "/" not in k] == ["f", *(f"g {k.split('/')[0]}" for k in sorted(spec.g)), "l"]
+    rows = {k: c for k, c in rows.items() if "/" in k}  # the folded table: every surface
     assert set(rows) == set(spec.g)
     for key, truth in spec.g.items():
         e = params["g"][key]
