@@ -233,7 +233,7 @@ def merged_mark(*visits: tuple[Mark, int]) -> Mark:
 def _merge_points(points: list[GPoint]) -> list[GPoint]:
     """Points measured more than once (same key, h*, c) are merged into one. Visits during
     which a process did not hold its core (marked) count only where no unmarked one exists:
-    then the point is marked with the least held share among them."""
+    then the point is marked (merged_mark: the stretch of its samples' mean)."""
     merged: dict[tuple[str, int, int], GPoint] = {}
     for pt in points:
         k = (pt.key, pt.msg_words, pt.count)
