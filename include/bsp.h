@@ -12,6 +12,10 @@
 #ifndef BSPKIT_BSP_H
 #define BSPKIT_BSP_H
 
+/* The Oxford toolset's bsp.h includes <stdio.h>, and programs written for it use printf and
+ * stdout with nothing but #include "bsp.h": so does this one. */
+#include <stdio.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -401,8 +405,9 @@ void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload, bsp_size_t 
  * Counts the messages not yet taken from the queue (bsp_move, bsp_hpmove).
  *
  * \param nmessages     out: the number of messages in the queue
- * \param accum_nbytes  out: the sum of their payload sizes in bytes
- * \error nmessages or accum_nbytes is NULL
+ * \param accum_nbytes  out: the sum of their payload sizes in bytes; NULL: not wanted (as
+ *                     MulticoreBSP documents it)
+ * \error nmessages is NULL
  * \error called outside the SPMD section
  * \see bsp_get_tag(3), bsp_move(3)
  */

@@ -75,11 +75,11 @@ void bspk_queue_reset(bspk_proc *self, size_t nmessages) {
 
 void bspk_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes, const char *call) {
   bspk_proc *self = bspk_enter(call);
-  if (BSPK_CHECK(nmessages == NULL || accum_nbytes == NULL))
-    bspk_fatal(call, "the %s argument is NULL (%s writes both)",
-               nmessages == NULL ? "first" : "second", call);
+  if (BSPK_CHECK(nmessages == NULL))
+    bspk_fatal(call, "the first argument is NULL (%s writes the number of messages there)", call);
   *nmessages = self->queue_len - self->queue_head;
-  *accum_nbytes = (bsp_size_t)self->queue_bytes;
+  /* the byte count is optional, as MulticoreBSP documents it: NULL skips it */
+  if (accum_nbytes) *accum_nbytes = (bsp_size_t)self->queue_bytes;
 }
 
 BSPK_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {

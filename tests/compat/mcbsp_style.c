@@ -70,6 +70,10 @@ static void check_hpsend(void) {
   if (nmessages != p || total != p * (MCBSP_BYTESIZE_TYPE)sizeof payload)
     fail("bsp_qsize after bsp_hpsend: %d messages of %d bytes, not %d of %d", nmessages, total, p,
          p * (int)sizeof payload);
+  /* MulticoreBSP documents the byte count as optional: NULL asks for the messages alone */
+  MCBSP_NUMMSG_TYPE counted = -1;
+  bsp_qsize(&counted, NULL);
+  if (counted != p) fail("bsp_qsize(&n, NULL) after bsp_hpsend: %d messages, not %d", counted, p);
   for (mcbsp_pid_t i = 0; i < p; i++) {
     MCBSP_BYTESIZE_TYPE status = -1;
     int from = -1;

@@ -8,8 +8,10 @@
  *   oxford_style [P]
  * P: how many processes bsp_begin(bsp_nprocs()) must start, that is, what bsprun was told
  * (the test of bsprun -npes passes the same P to bsprun and to the program).
+ *
+ * Like the toolset's own contributed examples it uses printf and stderr without including
+ * <stdio.h>: the toolset's bsp.h includes it, and so must ours.
  */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "bsp.h"
