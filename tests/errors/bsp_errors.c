@@ -250,8 +250,9 @@ ERROR_CASE(set_tag_size_negative, ERROR_PROCS, "",
 }
 
 ERROR_CASE(bsmp_info_null, ERROR_PROCS, "",
-           E "bsp_bsmp_info on process 1: the first argument is NULL \\(bsp_bsmp_info writes the "
-             "number of messages") {
+           E
+           "bsp_bsmp_info on process 1: the first argument is NULL \\(bsp_bsmp_info writes the "
+           "number of messages") {
   int nbytes;
   if (culprit()) bsp_bsmp_info(NULL, &nbytes);
   bsp_sync();
