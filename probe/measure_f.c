@@ -257,9 +257,7 @@ void bspp_measure_f(probe_ctx *c) {
     bspk_machine_counters machine_before = bspk_machine_counters_now();
     bspk_thread_state before = bspk_thread_state_now();
     bspp_f_time_kernel(&st, k, n, samples, reps);
-    /* process 0 ran alone: the state of one process */
-    bspk_thread_delta ran = bspk_thread_delta_of(before, bspk_thread_state_now());
-    char *state = bspk_state_json(&ran, 1, machine_before, bspk_machine_counters_now());
+    char *state = bspk_state_json_since(before, machine_before); /* process 0 ran alone */
     jbuf *j = &c->j;
     bspp_json_begin(j, "f");
     bspp_json_str(j, "kernel", bspp_f_kernel_names[k]);

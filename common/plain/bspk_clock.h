@@ -18,4 +18,12 @@ static inline double bspk_monotonic_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The CPU time of the calling thread (a process of the threads back end is one), in seconds;
+ * -1 where the clock cannot be read. */
+static inline double bspk_thread_cpu_seconds(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1.0;
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 #endif /* BSPK_CLOCK_H */

@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bspk_clock.h"
+
 /* One process (thread) at one moment. */
 typedef struct {
   double wall_s;   /* CLOCK_MONOTONIC */
@@ -58,12 +60,6 @@ typedef struct {
   int cpu_end, migrated; /* migrated: the core at the end differs from the one at the start */
 } bspk_thread_delta;
 
-static inline double bspk_state_clock(clockid_t id) {
-  struct timespec ts;
-  if (clock_gettime(id, &ts) != 0) return -1.0;
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The run delay of the calling thread: the 2nd field of /proc/thread-self/schedstat (ns); -1
  * where the kernel has no schedstat (CONFIG_SCHED_INFO off) or no /proc. */
 static inline double bspk_thread_waited_s(void) {
@@ -79,8 +75,8 @@ static inline double bspk_thread_waited_s(void) {
 static inline bspk_thread_state bspk_thread_state_now(void) {
   bspk_thread_state s;
   s.waited_s = bspk_thread_waited_s();
-  s.wall_s = bspk_state_clock(CLOCK_MONOTONIC);
-  s.cpu_s = bspk_state_clock(CLOCK_THREAD_CPUTIME_ID);
+  s.wall_s = bspk_monotonic_seconds();
+  s.cpu_s = bspk_thread_cpu_seconds();
   s.involuntary = s.voluntary = -1;
 #ifdef RUSAGE_THREAD
   struct rusage ru;
@@ -207,6 +203,14 @@ static inline char *bspk_state_json(const bspk_thread_delta *d, int p, bspk_mach
     return NULL;
   }
   return s;
+}
+
+/* The state object of one process from `start` (its thread state) and `machine_start` (the
+ * machine's counters then) until now: what a single process timed alone records. */
+static inline char *bspk_state_json_since(bspk_thread_state start,
+                                          bspk_machine_counters machine_start) {
+  bspk_thread_delta ran = bspk_thread_delta_of(start, bspk_thread_state_now());
+  return bspk_state_json(&ran, 1, machine_start, bspk_machine_counters_now());
 }
 
 #endif /* BSPK_STATE_H */

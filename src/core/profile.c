@@ -78,13 +78,6 @@ struct bspk_profile {
   uintptr_t last_offset;
 };
 
-/* The CPU time of the calling thread (a process of the threads back end is one), seconds. */
-static double thread_cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* This program's file, absolute (the path it was started by may be relative), or "". */
 static const char *program_path(char buf[PATH_MAX]) {
   ssize_t n = readlink("/proc/self/exe", buf, PATH_MAX - 1);
@@ -182,7 +175,8 @@ void bspk_profile_begin(bspk_proc *self) {
   if (self->pid == 0) write_header(self, prof);
   prof->machine_start = bspk_machine_counters_now();
   prof->run_start = bspk_thread_state_now();
-  prof->cpu_start = thread_cpu_now(); /* after the header: writing it is not the program's work */
+  prof->cpu_start =
+      bspk_thread_cpu_seconds(); /* after the header: writing it is not the program's work */
 }
 
 void bspk_profile_count(bspk_proc *self, enum bspk_profile_op op, int peer, long nbytes) {
@@ -249,7 +243,7 @@ BSPK_API void bspk_profile_phase(const char *name) {
 
 void bspk_profile_sync_enter(bspk_proc *self, const void *site) {
   bspk_profile *prof = self->profile;
-  prof->cpu_enter = thread_cpu_now();
+  prof->cpu_enter = bspk_thread_cpu_seconds();
   prof->t_enter = bspk_now();
   prof->wait = 0;
   for (int i = 0; i < self->nregops; i++) {
@@ -295,7 +289,8 @@ void bspk_profile_sync_exit(bspk_proc *self, int at_end) {
   prof->records[prof->nrecords++] = *rec;
   memset(rec, 0, sizeof *rec);
   prof->t_start = now;
-  prof->cpu_start = thread_cpu_now(); /* after the bookkeeping above: the library's, not work */
+  prof->cpu_start =
+      bspk_thread_cpu_seconds(); /* after the bookkeeping above: the library's, not work */
 }
 
 static void write_peers(FILE *f, const bspk_profile *prof, const superstep_record *rec,
@@ -342,8 +337,7 @@ static void write_record(FILE *f, const bspk_proc *self, const bspk_profile *pro
 
 void bspk_profile_end(bspk_proc *self) {
   bspk_profile *prof = self->profile;
-  bspk_thread_delta ran = bspk_thread_delta_of(prof->run_start, bspk_thread_state_now());
-  char *state = bspk_state_json(&ran, 1, prof->machine_start, bspk_machine_counters_now());
+  char *state = bspk_state_json_since(prof->run_start, prof->machine_start);
   self->profile = NULL;
   char *text = NULL;
   size_t len = 0;
