@@ -132,17 +132,9 @@ def run_warnings(params: Params) -> list[str]:
 def verdict_block(params: Params) -> str:
     """The first screen's answer (bspkit.verdict): one sentence, the advice, and f, one g per
     primitive and l with their spreads."""
-    v = verdict.probe_verdict(params)
-    css = {"trust": "ok", "band": "ok", "re-run": "warn"}[v.level]
     rows = [[esc(h.name), esc(h.value), esc(h.spread_text), esc(h.note)] for h in verdict.headline_parameters(params)]
-    state = (params.machine_state or {}).get("summary") or {}
-    hardware = hardware_sentence(params)
-    return (
-        f'<div class="{css} verdict"><p><b>{esc(v.sentence)}</b></p><p>Next: {esc(v.advice)}</p>'
-        + (f'<p class="note">The machine: {esc(state["sentence"])}.</p>' if state.get("sentence") else "")
-        + (f'<p class="note">Against the hardware, in this run: {esc(hardware)}.</p>' if hardware else "")
-        + "</div>"
-        + (table(["parameter", "value", "spread (1 sd)", "what"], rows) if rows else "")
+    return verdict.probe_verdict(params).html(verdict.probe_notes(params, hardware_sentence(params))) + (
+        table(["parameter", "value", "spread (1 sd)", "what"], rows) if rows else ""
     )
 
 

@@ -10,7 +10,6 @@ import datetime as dt
 import json
 import os
 import statistics
-import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -533,8 +532,7 @@ def print_summary(alg: al.Algorithm, result: JsonObject) -> None:
     """A finished sweep on the terminal: the verdict (bspkit.verdict), the table, the runs the
     machine spoiled, the machine's drift and the calibration's cost."""
     v = verdict.validate_verdict(result["summary"]["all"])
-    print("\n".join(textwrap.wrap(f"VERDICT: {v.sentence}", 100, subsequent_indent="  ")))
-    print("\n".join(textwrap.wrap(f"Next: {v.advice}", 100, subsequent_indent="  ")))
+    print("\n".join(v.lines()))
     _print_table(alg, result["backend"], result["p"], result["summary"]["by_sweep"], result["summary"]["all"])
     for row in result["rows"]:
         state = row.get("machine_state") or {}

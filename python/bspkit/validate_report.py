@@ -233,9 +233,7 @@ def comm_matters_sentence(s: JsonObject) -> str:
 
 def verdict_block(summary: JsonObject) -> str:
     """The answer first (bspkit.verdict): can the predictions be trusted, and what next."""
-    v = verdict.validate_verdict(summary)
-    css = "warn" if v.level == "re-run" else "ok"
-    return f'<div class="{css} verdict"><p><b>{esc(v.sentence)}</b></p><p>Next: {esc(v.advice)}</p></div>'
+    return verdict.validate_verdict(summary).html()
 
 
 def marked_runs(rows: Sequence[JsonObject], sweep: str | None) -> str:

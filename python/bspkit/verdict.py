@@ -10,11 +10,13 @@ probe's report, `bspkit probe`/`fit` on the terminal and `bspkit validate` show 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from bspkit import machine_scaling as mscale
+from bspkit.htmlkit import esc
 from bspkit.params import Params, computing_rate
 from bspkit.probe_validation import VALIDATION_THRESHOLD
 from bspkit.units import quantity
@@ -41,6 +43,20 @@ class Verdict:
 
     def as_dict(self) -> dict[str, str]:
         return {"level": self.level, "sentence": self.sentence, "advice": self.advice}
+
+    def lines(self, notes: Sequence[str] = (), width: int = 100) -> list[str]:
+        """For the terminal: the verdict, what next, then each note, wrapped."""
+        texts = [f"VERDICT: {self.sentence}", f"Next: {self.advice}", *notes]
+        return [ln for t in texts for ln in textwrap.wrap(t, width, subsequent_indent="  ")]
+
+    def html(self, notes: Sequence[str] = ()) -> str:
+        """For a page: a box (green unless a re-run is advised) with the verdict, what next and
+        each note."""
+        css = "warn" if self.level == "re-run" else "ok"
+        extra = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
+        return (
+            f'<div class="{css} verdict"><p><b>{esc(self.sentence)}</b></p><p>Next: {esc(self.advice)}</p>{extra}</div>'
+        )
 
 
 def _pct(v: float | None) -> str:
@@ -105,6 +121,14 @@ def probe_verdict(params: Params) -> Verdict:
         "Re-run with --reps 30 to tell noise from model; if the error stays, the per-h table of g(h) and the "
         "validation plot show the h where eq. (2.6) misses.",
     )
+
+
+def probe_notes(params: Params, hardware: str | None) -> list[str]:
+    """The notes under a probe's verdict: how busy the machine was, and the library against the
+    hardware (bspkit.hardware_refs.hardware_sentence) where the run measured it."""
+    state: Mapping[str, Any] = (params.machine_state or {}).get("summary") or {}
+    notes = [f"The machine: {state['sentence']}."] if state.get("sentence") else []
+    return notes + ([f"Against the hardware, in this run: {hardware}."] if hardware else [])
 
 
 @dataclass(frozen=True)

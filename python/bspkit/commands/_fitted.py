@@ -29,15 +29,7 @@ def verdict_lines(params: Params) -> list[str]:
     from bspkit import verdict
     from bspkit.hardware_refs import hardware_sentence
 
-    v = verdict.probe_verdict(params)
-    out = textwrap.wrap(f"VERDICT: {v.sentence}", 100, subsequent_indent="  ")
-    out += textwrap.wrap(f"Next: {v.advice}", 100, subsequent_indent="  ")
-    state = (params.machine_state or {}).get("summary") or {}
-    if state.get("sentence"):
-        out += textwrap.wrap(f"The machine: {state['sentence']}.", 100, subsequent_indent="  ")
-    hardware = hardware_sentence(params)
-    if hardware:
-        out += textwrap.wrap(f"Against the hardware, in this run: {hardware}.", 100, subsequent_indent="  ")
+    out = verdict.probe_verdict(params).lines(verdict.probe_notes(params, hardware_sentence(params)))
     for h in verdict.headline_parameters(params):
         out.append(f"  {h.name:<9} {h.value:<20} {h.spread_text:>6}  {h.note}")
     out += textwrap.wrap(verdict.G_EXPLAINED, 100, initial_indent="  ", subsequent_indent="  ")
