@@ -478,8 +478,9 @@ def fit_run(run: RawRun) -> Params:
     kept_marked = [f"f {rec['kernel']}: {rec['_mark'].evidence}" for rec in run.f if rec.get("_mark")]
     kept_marked += [f"l {rec['variant']}: {rec['_mark'].evidence}" for rec in run.l if rec.get("_mark")]
     for key in run.g_keys():
-        points, why_all = unmarked_points(key, run.g_points(key))
-        left_out[key] = len(run.g_points(key)) - len(points)
+        every = run.g_points(key)
+        points, why_all = unmarked_points(key, every)
+        left_out[key] = len(every) - len(points)
         if why_all:
             kept_marked.append(why_all)
         g[key] = fit_surface(points, l0, run.p)

@@ -86,9 +86,7 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
     long_rows = [r for r in rows if r["measured_s"] >= MIN_VALIDATED_TIME_S and not is_marked(r)]
     out["runs"] = len(rows)
     out["runs_used"] = len(long_rows)
-    for m in pd.MODELS:
-        errs = [abs(e) for r in long_rows if (e := rel_error(r).get(m)) is not None]
-        out[m] = sum(errs) / len(errs) if errs else None
+    out.update(mean_abs_errors(long_rows, rel_error))
     # the best model is chosen on the runs every model could predict (a model that cannot
     # predict the hard runs must not look better for it)
     common = [rel_error(r) for r in long_rows if all(rel_error(r).get(m) is not None for m in pd.MODELS)]
@@ -106,6 +104,15 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
     return out
 
 
+def mean_abs_errors(rows: Sequence[Row], rel_error: Callable[[Row], ByModel]) -> dict[str, float | None]:
+    """Per model the mean |relative error| of the rows (None where no row has one)."""
+    out: dict[str, float | None] = {}
+    for m in pd.MODELS:
+        errs = [abs(e) for r in rows if (e := rel_error(r).get(m)) is not None]
+        out[m] = sum(errs) / len(errs) if errs else None
+    return out
+
+
 def is_marked(row: Row) -> bool:
     """Every repetition of the run was measured while a process did not hold its core."""
     return bool((row.get("machine_state") or {}).get("all_marked"))
@@ -117,12 +124,8 @@ def marked_summary(rows: Sequence[Row]) -> Summary:
     every = [r for r in rows if is_marked(r)]
     marked = [r for r in every if r["measured_s"] >= MIN_VALIDATED_TIME_S]
     out: Summary = {"runs": len(every), "runs_used": len(marked)}
-    for key, errors in (("raw", "rel_error"), ("as_it_was", "rel_error_as_it_was")):
-        per_model: dict[str, float | None] = {}
-        for m in pd.MODELS:
-            errs = [abs(e) for r in marked if (e := (r.get(errors) or {}).get(m)) is not None]
-            per_model[m] = sum(errs) / len(errs) if errs else None
-        out[key] = per_model
+    out["raw"] = mean_abs_errors(marked, lambda r: r["rel_error"])
+    out["as_it_was"] = mean_abs_errors(marked, lambda r: r.get("rel_error_as_it_was") or {})
     out["evidence"] = [(r["size"], r["sweep_value"], (r.get("machine_state") or {}).get("evidence")) for r in every]
     return out
 

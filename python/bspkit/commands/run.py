@@ -122,8 +122,13 @@ def print_prediction(pred: Mapping[str, Any], d: Mapping[str, Any], say: TextIO)
         "l's only):",
         file=say,
     )
-    for m in pred["models"]:
-        v, err = pred["predicted_s"][m], pred["error"][m]
+    print_models(pred["models"], pred["predicted_s"], pred["error"], say)
+
+
+def print_models(models: Sequence[str], seconds: Mapping[str, Any], errors: Mapping[str, Any], say: TextIO) -> None:
+    """One line per model: its predicted time and error, or '-' where it has none."""
+    for m in models:
+        v, err = seconds[m], errors[m]
         print(
             f"  {m:<8} {quantity(v, 's')} ({signed_percent(err)})"
             if v is not None and err is not None
@@ -162,14 +167,7 @@ def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
     head = cal["drift"]
     moved = ", ".join(f"{k} x{head[k]:.2f}" for k in cm.HEADLINE if head.get(k) is not None)
     print(f"calibrated (the run's own calibrations, before and after its repetitions: drift {moved}):", file=say)
-    for m in pd.MODELS:
-        v, err = cal["predicted_s"][m], cal["rel_error"][m]
-        print(
-            f"  {m:<8} {quantity(v, 's')} ({signed_percent(err)})"
-            if v is not None and err is not None
-            else f"  {m:<8} -",
-            file=say,
-        )
+    print_models(pd.MODELS, cal["predicted_s"], cal["rel_error"], say)
     if cal["flagged"]:
         print(
             f"  the machine moved during the run: its prediction with the calibration after it is "
