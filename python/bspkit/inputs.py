@@ -9,10 +9,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bspkit import cluster, programs
+from bspkit import cluster, libraries, programs
 from bspkit import predict as pd
 from bspkit import probe as pr
+from bspkit.algorithms import DriverLaunch
 from bspkit.console import Failure, UsageError, describe_exit, progress
+from bspkit.libraries import Library
 from bspkit.params import Params, ParamsError
 from bspkit.rawdata import RawDataError, RawRun, load_raw
 
@@ -116,6 +118,30 @@ def params_for(
     for model in unserved:
         progress(f"warning: {path} has no fit the {model} model can use: its predictions will be '-'")
     return path, params
+
+
+def driver_launch(
+    build_dir_arg: str | None,
+    driver: str,
+    backend: str,
+    nprocs: int,
+    hostfile: Path | None = None,
+    library: Library | None = None,
+) -> DriverLaunch:
+    """How `driver` is started: bspkit's (built where needed; bsprun asked whether it can
+    launch), or another library's portable build (built into its cache)."""
+    if library is None:
+        bsprun, bindir = driver_tools(build_dir_arg, driver)
+        check_launch(bsprun, backend, nprocs, hostfile)
+        return DriverLaunch(bindir, bsprun, backend, hostfile)
+    root = pr.repo_root()
+    if root is None:
+        raise Failure("building the drivers against another BSPlib needs bspkit's sources: set BSPKIT_SOURCE_DIR")
+    try:
+        out = libraries.build(library, root, [driver])
+    except libraries.LibraryError as e:
+        raise Failure(str(e)) from None
+    return DriverLaunch(out / "bin", None, library.label, None, library)
 
 
 def driver_tools(build_dir_arg: str | None, driver: str) -> tuple[Path, Path]:
