@@ -91,11 +91,19 @@ def newest_params(label: str, nprocs: int) -> Path | None:
 
 
 def params_for(
-    params_arg: str | None, backend: str, nprocs: int, required: bool, hostfile: Path | None = None
+    params_arg: str | None,
+    backend: str,
+    nprocs: int,
+    required: bool,
+    hostfile: Path | None = None,
+    library: Library | None = None,
 ) -> tuple[Path | None, Params | None]:
     """The parameter file given (--params), else the newest probe's (of this back end and p, on
-    the same hosts); (None, None) if there is none and none is required. Checked before
-    anything runs: its format, and that it can predict (l and a g surface)."""
+    the same hosts; of another library: filed under its name); (None, None) if there is none
+    and none is required. Checked before anything runs: its format, and that it can predict
+    (l and a g surface)."""
+    if library is not None:
+        backend = library.name
     label = run_label(backend, hostfile)
     if params_arg:
         path: Path | None = Path(params_arg)
@@ -104,8 +112,9 @@ def params_for(
         if path is None:
             if required:
                 on = f" --hostfile {hostfile}" if hostfile else ""
+                how = f"-b {backend}" if library is None else library.probe_options()
                 raise Failure(
-                    f"no parameter file: give --params FILE, or run `bspkit probe -b {backend} -n {nprocs}{on}` first "
+                    f"no parameter file: give --params FILE, or run `bspkit probe {how} -n {nprocs}{on}` first "
                     "(its params.json under results/probe/ is found by itself)"
                 )
             return None, None

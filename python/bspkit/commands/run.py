@@ -208,10 +208,8 @@ def run(options: RunOptions, extra: Sequence[str]) -> int:
         check_writable(Path(options.json), "--json")
     # with --json -, stdout holds the JSON object alone and the summary goes to stderr
     say = sys.stderr if json_to_stdout else sys.stdout
-    # another library's runs are filed under its name, as `bspkit probe --library-name` files its probes
-    label = options.library.name if options.library else launch.backend
     params_path, params = (
-        params_for(options.params, label, nprocs, required=True, hostfile=hostfile)
+        params_for(options.params, launch.backend, nprocs, required=True, hostfile=hostfile, library=options.library)
         if options.predict or options.params
         else (None, None)
     )

@@ -188,9 +188,9 @@ def hosts_and_params(options: ValidateOptions, resumed: JsonObject | None) -> tu
     nprocs = launch.nprocs or (int(resumed["p"]) if resumed else pr.cores())
     hostfile = hostfile_arg(launch.backend, launch.hostfile or (resumed.get("hostfile") if resumed else None))
     params_arg = options.params or (resumed.get("params_file") if resumed else None)
-    # another library's probes are filed under its name (`bspkit probe --library-name`)
-    label = options.library.name if options.library else launch.backend
-    params_path, params = params_for(params_arg, label, nprocs, required=True, hostfile=hostfile)
+    params_path, params = params_for(
+        params_arg, launch.backend, nprocs, required=True, hostfile=hostfile, library=options.library
+    )
     assert params is not None and params_path is not None
     if params.p not in (None, nprocs):
         progress(f"warning: the parameters were measured at p = {params.p}, the runs use p = {nprocs}")
