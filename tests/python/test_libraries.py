@@ -277,6 +277,27 @@ def test_run_on_another_library(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert "llcs-bitpar on 2 processes" in r.stdout and "(portable build, library peer@1)" in r.stdout
+    # the probe takes the same peer file: built with its compiler, run with -n P, filed under its name
+    r = run_bspkit(
+        "probe",
+        "-n",
+        "2",
+        "--peer",
+        str(prefix),
+        "--output-dir",
+        str(tmp_path / "pp"),
+        "--",
+        "--quick",
+        "--only",
+        "l,g",
+        "--max-words",
+        "256",
+        env=env,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    header = json.loads((tmp_path / "pp" / "raw.jsonl").read_text().splitlines()[0])
+    assert (header["library"], header["p"]) == ("peer", 2)
     # a driver that fails to build says so, with the log's end
     r = run_bspkit(
         "run",
