@@ -120,8 +120,9 @@ static void child_uses_parent_registration(void) {
   bsp_end();
 }
 ERROR_CASE(child_parent_registration, ERROR_PROCS, "",
-           E "bsp_put on process 1 of the section nested in process 1: address 0x[0-9a-f]+ is "
-             "not registered") {
+           E
+           "bsp_put on process 1 of the section nested in process 1: address 0x[0-9a-f]+ is "
+           "not registered") {
   bsp_push_reg(parent_area, (int)sizeof parent_area);
   bsp_sync();
   return nest_on_culprit(child_uses_parent_registration);
@@ -147,8 +148,9 @@ static void child_with_grandchild(void) {
   bsp_end();
 }
 ERROR_CASE(grandchild_pid, ERROR_PROCS, "",
-           E "bsp_put on process 1 of the section nested in process 2 of the section nested in "
-             "process 1: pid 5 is out of range: there are 2 processes") {
+           E
+           "bsp_put on process 1 of the section nested in process 2 of the section nested in "
+           "process 1: pid 5 is out of range: there are 2 processes") {
   return nest_on_culprit(child_with_grandchild);
 }
 
