@@ -121,8 +121,8 @@ static bspk_engine *threads_start(int nprocs, void (*entry)(void), void *parent)
     CPU_SET(0, &run->original_mask);
   run->program_mask = run->outer ? run->outer->run->program_mask : run->original_mask;
   run->cpus = run->outer ? NULL : choose_cpus(&run->original_mask, nprocs);
-  int live = atomic_fetch_add(&live_processes, run->outer ? nprocs - 1 : nprocs) +
-             (run->outer ? nprocs - 1 : nprocs);
+  int added = run->outer ? nprocs - 1 : nprocs; /* a nested run's process 0 is counted */
+  int live = atomic_fetch_add(&live_processes, added) + added;
   int oversubscribed = live > CPU_COUNT(&run->program_mask);
   bspk_barrier_init(&run->barrier, nprocs, wait_limit("BSPKIT_SPIN", oversubscribed ? 100 : 200000),
                     wait_limit("BSPKIT_YIELD", oversubscribed ? 200 : 0));

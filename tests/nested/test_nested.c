@@ -19,14 +19,22 @@
  * Per-process values are kept in locals and in _Thread_local variables: the thread of a
  * process that starts a child section is process 0 of the child. Exits 0 exactly when
  * every check passed.
+ *
+ * With --profile FILE the program sets BSPKIT_PROFILE itself and checks, after the last
+ * bsp_end, that the profile holds the top-level section only (docs/semantics.md): one
+ * header of p processes, OUTER_SUPERSTEPS superstep records and one process record per
+ * top-level process, nothing of the nested sections.
+ * Usage: test_nested [--nprocs P] [--profile FILE]
  */
+#define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 
 #include "testutil.h"
 
-#define TAG_PARENT 4   /* the parent section's tag size */
-#define TAG_CHILD 12   /* each child section's */
-#define GRANDCHILD_P 2 /* the third level's size */
+#define TAG_PARENT 4       /* the parent section's tag size */
+#define TAG_CHILD 12       /* each child section's */
+#define GRANDCHILD_P 2     /* the third level's size */
+#define OUTER_SUPERSTEPS 6 /* outer's: five bsp_sync and bsp_end */
 
 static int expected_p = -1;
 static atomic_int child_processes;      /* processes that ran a child section's body */
@@ -264,8 +272,47 @@ static void outer(void) {
   bsp_end();
 }
 
+/* The profile written by the run: the top-level section's records only. */
+#define PID_KEY "\"pid\": "
+#define NPROCS_KEY "\"nprocs\": "
+static void check_profile(const char *path, int p) {
+  FILE *f = fopen(path, "r");
+  TU_CHECK_OUTSIDE(f != NULL, "cannot read the profile %s", path);
+  static char line[1 << 16];
+  int headers = 0, steps[64] = {0}, processes[64] = {0};
+  while (fgets(line, sizeof line, f)) {
+    const char *at = strstr(line, PID_KEY);
+    int pid = at ? atoi(at + strlen(PID_KEY)) : -1;
+    if (strstr(line, "\"type\": \"header\"")) {
+      headers++;
+      const char *n = strstr(line, NPROCS_KEY);
+      TU_CHECK_OUTSIDE(n && atoi(n + strlen(NPROCS_KEY)) == p,
+                       "profile header: nprocs is not %d: %s", p, line);
+    } else if (strstr(line, "\"type\": \"superstep\"") || strstr(line, "\"type\": \"process\"")) {
+      TU_CHECK_OUTSIDE(pid >= 0 && pid < p && pid < 64, "profile: a record of pid %d: %s", pid,
+                       line);
+      TU_CHECK_OUTSIDE(strstr(line, "\"section\": 0,") != NULL, "profile: not section 0: %s", line);
+      if (strstr(line, "\"type\": \"superstep\"")) steps[pid]++;
+      else processes[pid]++;
+    }
+  }
+  fclose(f);
+  TU_CHECK_OUTSIDE(headers == 1, "profile: %d headers, expected 1", headers);
+  for (int pid = 0; pid < p && pid < 64; pid++) {
+    TU_CHECK_OUTSIDE(steps[pid] == OUTER_SUPERSTEPS,
+                     "profile: %d superstep records of process %d, expected %d", steps[pid], pid,
+                     OUTER_SUPERSTEPS);
+    TU_CHECK_OUTSIDE(processes[pid] == 1, "profile: %d process records of process %d",
+                     processes[pid], pid);
+  }
+}
+
 int main(int argc, char **argv) {
   expected_p = tu_expected_nprocs(argc, argv);
+  const char *profile = NULL;
+  for (int i = 1; i + 1 < argc; i++)
+    if (strcmp(argv[i], "--profile") == 0) profile = argv[i + 1];
+  if (profile) setenv("BSPKIT_PROFILE", profile, 1);
   bsp_init(outer, argc, argv);
   outer();
   TU_CHECK_OUTSIDE(top_p_on_0 >= 1, "the top-level section did not run");
@@ -287,5 +334,6 @@ int main(int argc, char **argv) {
                    "inline child sections ran %d process bodies, expected %d",
                    atomic_load(&inline_processes), inline_total);
   TU_CHECK_OUTSIDE(bsp_nprocs() >= 1, "bsp_nprocs() after bsp_end = %d", bsp_nprocs());
+  if (profile) check_profile(profile, p);
   return 0;
 }
