@@ -23,6 +23,21 @@ separate_arguments(_bspkit_portable_libs UNIX_COMMAND "${BSPKIT_PORTABLE_LIBS}")
 target_compile_options(bsp INTERFACE ${_bspkit_portable_cflags})
 target_link_libraries(bsp INTERFACE ${_bspkit_portable_libs} Threads::Threads)
 
+# A bsp.h with the 1998 int API only (no bsp_size_t: LPF, the Oxford toolset) gets the type
+# names from cmake/portable/bsp_int_types.h, included before every source.
+include(CheckCSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS "${BSPKIT_PORTABLE_CFLAGS}")
+set(CMAKE_REQUIRED_LIBRARIES ${_bspkit_portable_libs})
+check_c_source_compiles("#include <bsp.h>\nint main(void) { bsp_size_t n = 0; return (int)n; }"
+                        BSPKIT_PORTABLE_HAVE_BSP_SIZE_T)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LIBRARIES)
+if(NOT BSPKIT_PORTABLE_HAVE_BSP_SIZE_T)
+  target_compile_options(bsp INTERFACE -include ${CMAKE_CURRENT_LIST_DIR}/portable/bsp_int_types.h)
+  target_compile_definitions(bsp INTERFACE BSPPROBE_INT_API)
+  message(STATUS "portable build: ${BSPKIT_PORTABLE_LIBRARY}'s bsp.h has the int API only (no bsp_size_t)")
+endif()
+
 # Say what is built against what: the one line a user looks for in a cache's log.
 message(STATUS "portable build for ${BSPKIT_PORTABLE_LIBRARY}: ${CMAKE_C_COMPILER} "
                "${BSPKIT_PORTABLE_CFLAGS} ... ${BSPKIT_PORTABLE_LIBS}")
