@@ -59,8 +59,12 @@ After the build, a BSPlib program of this script (hello, one bsp_put, one bsp_se
 results checked on every process) is built with each compiler command and run with
 each launcher at every P of --procs.
 
-PREFIX/bspkit-peer.tsv lists what was built, one line per variant:
-  library  variant  version  source  bspcc  launcher
+For bspkit's --peer, each variant is described in PREFIX/variants/VARIANT/bspkit-peer.json
+(name, e.g. bsponmpi-msg; version, with the commit when SRC_DIR is a git checkout:
+1.1.1+2dc757c; compiler; launcher), and the library's default variant (BSPonMPI: rma, as
+its bsprun; LPF: pthread, as its lpfrun) also in PREFIX/bspkit-peer.json:
+  bspkit run inprod -n 2 --peer PREFIX                  (the default variant)
+  bspkit run inprod -n 2 --peer PREFIX/variants/msg     (another one)
 
 Options:
   --jobs N       parallel build jobs (default: $jobs).
@@ -323,14 +327,40 @@ EOF
         ;;
 esac
 
-tsv="$prefix/bspkit-peer.tsv"
-{
-    printf '# library\tvariant\tversion\tsource\tbspcc\tlauncher\n'
-    for i in "${!variants[@]}"; do
-        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "${variants[$i]}" "$version" "$source_id" \
-            "${ccs[$i]}" "${launchers[$i]}"
-    done
-} > "$tsv" || die "cannot write $tsv"
+# ---- For bspkit's --peer: one bspkit-peer.json per variant, the default one in PREFIX -----
+case "$name" in bsponmpi) default_variant=rma ;; *) default_variant=pthread ;; esac
+label_version="$version"
+case "$source_id" in
+    no-git) ;;
+    *+modified) label_version="$version+${source_id:0:7}.modified" ;;
+    *) label_version="$version+${source_id:0:7}" ;;
+esac
+json() { local s="${1//\\/\\\\}"; s="${s//\"/\\\"}"; printf '"%s"' "$s"; }
+peer_json() { # peer_json INDEX: the description of variant INDEX
+    local v="${variants[$1]}" peer_name="$name-${variants[$1]}"
+    [ "$name" = multicorebsp ] && peer_name="$name"
+    printf '{\n'
+    printf '  "name": %s,\n' "$(json "$peer_name")"
+    printf '  "version": %s,\n' "$(json "$label_version")"
+    printf '  "compiler": %s,\n' "$(json "${ccs[$1]}")"
+    printf '  "cflags": "",\n  "libs": "",\n'
+    printf '  "launcher": %s,\n' "$(json "${launchers[$1]}")"
+    printf '  "wrapper": true,\n'
+    printf '  "library": %s,\n' "$(json "$library")"
+    printf '  "variant": %s,\n' "$(json "$v")"
+    printf '  "source": %s,\n' "$(json "$src")"
+    printf '  "commit": %s\n' "$(json "$source_id")"
+    printf '}\n'
+}
+rm -rf "$prefix/variants" "$prefix/bspkit-peer.json"
+for i in "${!variants[@]}"; do
+    mkdir -p "$prefix/variants/${variants[$i]}" || die "cannot make $prefix/variants/${variants[$i]}"
+    peer_json "$i" > "$prefix/variants/${variants[$i]}/bspkit-peer.json" \
+        || die "cannot write $prefix/variants/${variants[$i]}/bspkit-peer.json"
+    if [ "${variants[$i]}" = "$default_variant" ]; then
+        peer_json "$i" > "$prefix/bspkit-peer.json" || die "cannot write $prefix/bspkit-peer.json"
+    fi
+done
 
 # ---- Check ------------------------------------------------------------------------------
 failed=()
@@ -421,9 +451,15 @@ EOF
 fi
 
 echo
-echo "$library $version installed in $prefix; for bspkit (also in $tsv):"
+echo "$library $label_version installed in $prefix; for bspkit:"
 for i in "${!variants[@]}"; do
-    printf "  %-8s --bspcc %s --launcher '%s'\n" "${variants[$i]}" "${ccs[$i]}" "${launchers[$i]}"
+    v="${variants[$i]}"
+    if [ "$v" = "$default_variant" ]; then
+        echo "  $v: --peer $prefix (or $prefix/variants/$v)"
+    else
+        echo "  $v: --peer $prefix/variants/$v"
+    fi
+    printf "    that is --bspcc %s --launcher '%s'\n" "${ccs[$i]}" "${launchers[$i]}"
 done
 if [ ${#failed[@]} -gt 0 ]; then
     die "the check failed: $(printf '%s; ' "${failed[@]}" | sed 's/; $//')"

@@ -4,6 +4,7 @@ must build and run the script's BSPlib check at p = 1, 2, 4 (docs/peers.md)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -164,7 +165,8 @@ def peer_source(name: str) -> Path | None:
 @pytest.mark.parametrize("name", NAMES)
 def test_full_build_runs_the_check(name: str, tmp_path: Path) -> None:
     """Builds the peer from $BSPKIT_PEER_SRC_<NAME> (minutes); the script's check must pass for
-    every variant at p = 1, 2, 4, and bspkit-peer.tsv must list the variants' pairs."""
+    every variant at p = 1, 2, 4, and each variant's bspkit-peer.json must describe it as
+    bspkit's --peer reads it (the default variant's also in PREFIX)."""
     src = peer_source(name)
     if src is None:
         pytest.skip(f"no {name} checkout: set BSPKIT_PEER_SRC_{name.upper()} to one (docs/peers.md) to build it")
@@ -173,14 +175,20 @@ def test_full_build_runs_the_check(name: str, tmp_path: Path) -> None:
     args = (["--cmake", cmake] if cmake else []) + [name, str(src), str(prefix)]
     proc = run(*args, timeout=3600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    rows = [line.split("\t") for line in (prefix / "bspkit-peer.tsv").read_text().splitlines()[1:]]
-    variants = {row[1] for row in rows}
+    variants = {d.name for d in (prefix / "variants").iterdir()}
     assert VARIANTS[name] <= variants, variants
-    for _, variant, _, _, bspcc, launcher in rows:
-        assert Path(bspcc).is_file() and os.access(bspcc, os.X_OK), bspcc
-        assert launcher == ("" if name == "multicorebsp" else f"{prefix}/bin/launch-{variant} -n {{p}}")
+    for variant in variants:
+        peer = json.loads((prefix / "variants" / variant / "bspkit-peer.json").read_text())
+        assert peer["name"] == (name if name == "multicorebsp" else f"{name}-{variant}")
+        assert re.fullmatch(r"\d+\.\d+\.\d+(\+[0-9a-f]{7}(\.modified)?)?", peer["version"]), peer
+        assert Path(peer["compiler"]).is_file() and os.access(peer["compiler"], os.X_OK), peer
+        launcher = f"{prefix}/bin/launch-{variant} -n {{p}}"
+        assert peer["launcher"] == ("" if name == "multicorebsp" else launcher), peer
+        assert peer["wrapper"] is True and peer["variant"] == variant, peer
         for p in (1, 2, 4):
             assert f"  {variant} p={p}: ok" in proc.stdout, proc.stdout
+    default = json.loads((prefix / "bspkit-peer.json").read_text())
+    assert default["variant"] == ("rma" if name == "bsponmpi" else "pthread"), default
     # what the check's processes printed: every process got its neighbour's put and message
-    log = (prefix / "logs" / f"check-{rows[0][1]}.p4.log").read_text()
+    log = (prefix / "logs" / f"check-{default['variant']}.p4.log").read_text()
     assert len(re.findall(r"^check: process [0-3] of 4: ok ", log, re.MULTILINE)) == 4, log
