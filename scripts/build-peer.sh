@@ -23,10 +23,10 @@ its variants, a compiler command that builds a plain BSPlib program (bsp.h, the
 BSPlib of Hill et al. 1998) and a launcher, for bspkit's --bspcc and --launcher:
 
   NAME          variants   compiler command            launcher ({p}: processes)
-  bsponmpi      msg, rma   PREFIX/bin/bspcc            PREFIX/bin/launch-msg -n {p}
-                           (BSPonMPI's own)            PREFIX/bin/launch-rma -n {p}
+  bsponmpi      msg, rma   PREFIX/bin/bspkit-bspcc     PREFIX/bin/launch-msg -n {p}
+                                                       PREFIX/bin/launch-rma -n {p}
   multicorebsp  pthread    PREFIX/bin/bspcc            '' (none: the program starts its
-                                                       own threads; p is its argument)
+                                                       own threads; P is its argument)
   lpf           pthread,   PREFIX/bin/bspcc-ENGINE     PREFIX/bin/launch-ENGINE -n {p}
                 mpimsg,
                 mpirma
@@ -39,6 +39,9 @@ engine that the machine allows (mpirma only where MPI has unified windows).
                 -B PREFIX/build -DCMAKE_BUILD_TYPE=Release; the libraries, bompiprobe,
                 bspcc and bsprun are installed (its tests are not built). Needs cmake,
                 make, gcc, g++, Open MPI or MPICH (mpicc, mpicxx, mpirun).
+                PREFIX/bin/bspkit-bspcc is mpicc with its bsp.h and library: its own
+                bspcc takes the file after -MT or -MF (as CMake passes them) for an
+                input and fails.
   multicorebsp  its Makefile, run in a copy of SRC_DIR in PREFIX/build (MulticoreBSP
                 builds in place: its tools/bspcc refers to that directory). Needs make,
                 gcc, g++. PREFIX/bin/bspcc runs tools/bspcc --compat (Hill et al.'s
@@ -56,8 +59,8 @@ runs MPI test programs); at P = 1, where Open MPI 4.1's MPI_Win_create fails, th
 variants that use MPI windows (BSPonMPI, LPF mpirma) get --mca osc pt2pt.
 
 After the build, a BSPlib program of this script (hello, one bsp_put, one bsp_send,
-results checked on every process) is built with each compiler command and run with
-each launcher at every P of --procs.
+results checked on every process) is built with each compiler command as CMake
+builds (-MD -MT -MF, -c, then a link) and run with each launcher at every P of --procs.
 
 For bspkit's --peer, each variant is described in PREFIX/variants/VARIANT/bspkit-peer.json
 (name, e.g. bsponmpi-msg; version, with the commit when SRC_DIR is a git checkout:
@@ -269,9 +272,21 @@ case "$name" in
         # bspcc as CMAKE_C_COMPILER, which fails on current CMake ("input file is the same as
         # output file"); an empty DESTDIR (the same paths) is the way it offers to skip it.
         step install.log "installing" env DESTDIR= "$cmake_bin" --install "$build"
+        # BSPonMPI's own bspcc takes the argument after -MT or -MF (which CMake passes) for an
+        # input file and then fails ("input file ... is the same as output file"); this one
+        # passes every argument to mpicc unchanged and adds BSPonMPI's header and library (C++
+        # inside: libstdc++), as its bspcc does.
+        mpicc_path="$(command -v mpicc)"
+        {
+            echo '#!/usr/bin/env bash'
+            echo "# Compiler command for plain BSPlib programs on $library $version, written by bspkit's"
+            echo "# scripts/build-peer.sh: mpicc with BSPonMPI's bsp.h and libbsponmpi (C++: libstdc++)."
+            printf 'exec %q -I%q "$@" -L%q -lbsponmpi -lstdc++ -lm\n' "$mpicc_path" "$prefix/include" "$prefix/lib"
+        } > "$prefix/bin/bspkit-bspcc" && chmod +x "$prefix/bin/bspkit-bspcc" \
+            || die "cannot write $prefix/bin/bspkit-bspcc"
         for v in msg rma; do
             write_launcher "$prefix/bin/launch-$v" bsponmpi "$v" "$prefix/bin/bsprun"
-            add_variant "$v" "$prefix/bin/bspcc" "$prefix/bin/launch-$v -n {p}"
+            add_variant "$v" "$prefix/bin/bspkit-bspcc" "$prefix/bin/launch-$v -n {p}"
         done
         ;;
     multicorebsp)
@@ -311,14 +326,9 @@ EOF
             {
                 echo '#!/usr/bin/env bash'
                 echo "# bspcc for plain BSPlib programs on $library $version, engine $e, written by"
-                echo "# bspkit's scripts/build-peer.sh: lpfcc -engine $e with LPF's BSPlib layer."
-                printf 'lpfcc=%q\n' "$prefix/bin/lpfcc"
-                echo "engine=$e"
-                cat <<'EOF'
-link=(-lbsplib)
-for a in "$@"; do case $a in -c | -E | -S) link=() ;; esac; done
-exec "$lpfcc" -engine "$engine" "$@" "${link[@]}"
-EOF
+                echo "# bspkit's scripts/build-peer.sh: lpfcc -engine $e with LPF's BSPlib layer"
+                echo "# (-lbsplib: also when only compiling, where it puts LPF's bsp.h on the path)."
+                printf 'exec %q -engine %q "$@" -lbsplib\n' "$prefix/bin/lpfcc" "$e"
             } > "$prefix/bin/bspcc-$e" && chmod +x "$prefix/bin/bspcc-$e" || die "cannot write $prefix/bin/bspcc-$e"
             write_launcher "$prefix/bin/launch-$e" lpf "$e" "$prefix/bin/lpfrun"
             add_variant "$e" "$prefix/bin/bspcc-$e" "$prefix/bin/launch-$e -n {p}"
@@ -426,7 +436,10 @@ EOF
     for i in "${!variants[@]}"; do
         v="${variants[$i]}" cc="${ccs[$i]}" launcher="${launchers[$i]}"
         exe="$work/check-$v"
-        if ! "$cc" -O2 "$work/check.c" -o "$exe" > "$logs/check-$v.build.log" 2>&1; then
+        # Compiled and linked as CMake does (bspkit's portable build: -MD -MT -MF, -c, -o).
+        if ! { (cd "$work" && "$cc" -O2 -std=c11 -MD -MT "check-$v.o" -MF "check-$v.o.d" \
+                    -o "check-$v.o" -c "$work/check.c" && "$cc" -O2 "check-$v.o" -o "$exe"); } \
+                > "$logs/check-$v.build.log" 2>&1; then
             failed+=("$v: does not compile with $cc ($(grep -m1 -i error "$logs/check-$v.build.log" | cut -c1-160))")
             echo "  $v: FAIL does not compile (log: $logs/check-$v.build.log)"
             continue
