@@ -20,6 +20,11 @@
  * BSP processes share them; on a process-based one every process parsed its own copy. */
 static const bspalg_driver *driver;
 static bspalg_common_opts opts;
+/* main's command line (argc 0: main did not run in this process; see share_command_line). */
+static struct command_line {
+  int argc;
+  char **argv;
+} command_line;
 
 /* What bspalg_alloc and bspalg_register hand out, newest first: per process (on the threads
  * back end the processes are threads). A list node per item keeps the memory itself exactly
@@ -342,12 +347,60 @@ static int section(void) {
   return verified < 0 ? 1 : 0;
 }
 
-/* One bsp_end in one place: LPF's bsp_end is a macro with a label, once per function. */
-static void spmd(void) {
+#ifdef BSPKIT_PORTABLE
+/* The BSPlib standard lets processes other than 0 start in the SPMD function without running
+ * main (LPF's MPI engines do): they have neither the command line nor what main set. Process
+ * 0 sends them its command line in the section's first superstep, and a process that did not
+ * parse one parses it. (bspkit's back ends run main everywhere, or share it: not needed.) */
+static void share_command_line(void) {
+  static char none; /* a tag of size 0 */
+  if (bsp_pid() == 0) {
+    size_t bytes = 0;
+    for (int i = 0; i < command_line.argc; i++) bytes += strlen(command_line.argv[i]) + 1;
+    char *packed = malloc(bytes + 1), *at = packed;
+    if (!packed) bsp_abort("%s: out of memory\n", driver->program);
+    for (int i = 0; i < command_line.argc; i++) at = stpcpy(at, command_line.argv[i]) + 1;
+    for (int t = 1; t < bsp_nprocs(); t++) bsp_send(t, &none, packed, (bsp_size_t)bytes);
+    bsp_sync();
+    free(packed);
+    return;
+  }
+  bsp_sync();
+  bsp_size_t bytes = -1;
+  bsp_get_tag(&bytes, &none);
+  if (command_line.argc > 0 || bytes < 0) return; /* parsed before bsp_init (shared or its own) */
+  char *packed = malloc((size_t)bytes + 1);
+  char **argv = calloc((size_t)bytes + 2, sizeof *argv);
+  if (!packed || !argv) bsp_abort("%s: out of memory\n", driver->program);
+  bsp_move(packed, bytes);
+  int argc = 0;
+  for (char *at = packed; at < packed + bytes; at += strlen(at) + 1) argv[argc++] = at;
+  parse_command_line(argc, argv); /* process 0 found it good: no usage error here */
+  memory_at_start = bspk_available_memory_bytes();
+  if (driver->before_init) driver->before_init();
+  command_line =
+      (struct command_line){argc, argv}; /* kept for the run: the options point into it */
+}
+#endif
+
+/* Process 0's exit status, set in the section and read after bsp_end: a static, not a local,
+ * because LPF's bsp_begin runs the section in a nested call of this function and then jumps
+ * to the label its bsp_end macro defines, past the local's initialisation. */
+static int process0_status;
+
+/* The function bsp_init names: global, because LPF's MPI engines find it by its symbol. One
+ * bsp_end in one place: LPF's bsp_end is a macro with a label, once per function. */
+void bspalg_spmd(void);
+void bspalg_spmd(void) {
+  if (!driver) driver = bspalg_program_driver(); /* a process that did not run main */
   bsp_begin(opts.procs ? opts.procs : bsp_nprocs());
+#ifdef BSPKIT_PORTABLE
+  share_command_line();
+#endif
   int status = section();
+  if (bsp_pid() == 0) process0_status = status;
   bsp_end();
-  if (status) exit(status);
+  if (process0_status) exit(process0_status);
 }
 
 /* Before bsp_init the processes of an MPI launch do not know their pid yet, but every one of
@@ -388,7 +441,8 @@ int bspalg_main(const bspalg_driver *d, int argc, char **argv) {
   check_command_line(argc, argv);
   memory_at_start = bspk_available_memory_bytes();
   if (driver->before_init) driver->before_init();
-  bsp_init(spmd, argc, argv);
-  spmd();
+  command_line = (struct command_line){argc, argv};
+  bsp_init(bspalg_spmd, argc, argv);
+  bspalg_spmd();
   return 0;
 }

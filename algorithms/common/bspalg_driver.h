@@ -1,7 +1,7 @@
 /*
  * bspalg_driver.h - the skeleton every algorithm driver runs on. A driver describes itself in
- * one bspalg_driver (its name, help, options and a handful of callbacks) and calls
- * bspalg_main from main(); the skeleton owns the rest of the program, the same for every
+ * one bspalg_driver (its name, help, options and a handful of callbacks) and ends its file
+ * with BSPALG_MAIN(driver); the skeleton owns the rest of the program, the same for every
  * algorithm:
  *
  *   parse the common options (bspalg.h) and the driver's own, -h/--help, usage errors (exit 2)
@@ -117,9 +117,18 @@ void *
 bspalg_alloc(size_t bytes, const char *why, ...);
 void bspalg_register(void *ptr, size_t bytes);
 
-/* The whole program: call it from main as `return bspalg_main(&driver, argc, argv);`. Returns
- * 0 on process 0 when the run passed its check or was not checked; exits with status 1 when
- * the check failed and 2 on a usage error or a problem setup refused. */
+/* The whole program: BSPALG_MAIN(driver) at the end of the driver's file defines main (which
+ * calls bspalg_main) and bspalg_program_driver. bspalg_main returns 0 on process 0 when the
+ * run passed its check or was not checked; it exits with status 1 when the check failed and 2
+ * on a usage error or a problem setup refused. */
 int bspalg_main(const bspalg_driver *driver, int argc, char **argv);
+
+/* The program's driver, for processes that start in the SPMD section without running main:
+ * the BSPlib standard allows it (LPF's MPI engines do so), so the skeleton must not count on
+ * what main set. */
+const bspalg_driver *bspalg_program_driver(void);
+#define BSPALG_MAIN(d)                                              \
+  const bspalg_driver *bspalg_program_driver(void) { return &(d); } \
+  int main(int argc, char **argv) { return bspalg_main(&(d), argc, argv); }
 
 #endif

@@ -715,4 +715,4 @@ static const bspalg_driver driver = {
     .teardown = teardown};
 // clang-format on
 
-int main(int argc, char **argv) { return bspalg_main(&driver, argc, argv); }
+BSPALG_MAIN(driver)

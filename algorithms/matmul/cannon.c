@@ -324,4 +324,4 @@ static const bspalg_driver driver = {
     .measure_f = measure_f, .params = params};
 // clang-format on
 
-int main(int argc, char **argv) { return bspalg_main(&driver, argc, argv); }
+BSPALG_MAIN(driver)

@@ -619,4 +619,4 @@ static const bspalg_driver driver = {
     .check = check, .measure_f = measure_f, .params = params};
 // clang-format on
 
-int main(int argc, char **argv) { return bspalg_main(&driver, argc, argv); }
+BSPALG_MAIN(driver)

@@ -146,4 +146,4 @@ static const bspalg_driver driver = {
     .params = params};
 // clang-format on
 
-int main(int argc, char **argv) { return bspalg_main(&driver, argc, argv); }
+BSPALG_MAIN(driver)
