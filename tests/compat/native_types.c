@@ -137,6 +137,8 @@ static unsigned *next_unsigned(struct counted *c) {
   return &c->count;
 }
 
+static void qsize_after_undef(int *nmessages, int *nbytes); /* at the end of this file */
+
 static void errors_mode(int argc, char **argv) {
   unsigned last = (unsigned)bsp_nprocs() - 1u;
   if ((unsigned)bsp_pid() == last) {
@@ -245,6 +247,9 @@ int main(int argc, char **argv) {
   check(n == 1 && b == 0, "(bsp_qsize)(...)");
   get_tag_function(&st, &tag_got);
   check(st == 0, "bsp_get_tag through a function pointer");
+  n = b = -1;
+  qsize_after_undef(&n, &b);
+  check(n == 1 && b == 0, "bsp_qsize after #undef bsp_qsize");
   bsp_move(NULL, 0);
   bsp_sync();
 
@@ -254,3 +259,7 @@ int main(int argc, char **argv) {
   free(received);
   return 0;
 }
+
+/* #undef gives the int function back for the rest of the file. */
+#undef bsp_qsize
+static void qsize_after_undef(int *nmessages, int *nbytes) { bsp_qsize(nmessages, nbytes); }
