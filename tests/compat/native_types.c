@@ -254,9 +254,9 @@ int main(int argc, char **argv) {
   bsp_sync();
 
   bsp_pop_reg(area);
-  bsp_end();
-  free(payload);
+  free(payload); /* before bsp_end: only process 0 returns from it */
   free(received);
+  bsp_end();
   return 0;
 }
 
