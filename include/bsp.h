@@ -69,10 +69,18 @@ typedef int bsp_size_t;   /* a size in bytes (or a status of -1)    */
  * program may run several SPMD sections one after another (the same function again or
  * another one given to a later bsp_init); without it only one.
  *
+ * Inside a running SPMD section, on the threads back end, bsp_init names the function of
+ * a nested section instead (Multi-BSP, as in MulticoreBSP for C): the process then calls
+ * spmd_part itself, whose bsp_begin(k) makes it process 0 of a section of k processes, the
+ * other k - 1 starting in spmd_part (see bsp_begin). It holds for this process' nested
+ * sections until its own bsp_end; argc and argv are not used there.
+ *
  * \param spmd_part  the function that calls bsp_begin and bsp_end
  * \param argc       main's argc
  * \param argv       main's argv
- * \error called inside a running SPMD section
+ * \error called inside a running SPMD section on the mpi or mpi-rma back end (nested
+ *        sections run on threads only)
+ * \error inside a running SPMD section: spmd_part is NULL
  * \error unknown back end in BSPKIT_BACKEND, or the MPI plugin cannot be loaded (as for bsp_begin)
  * \see bsp_begin(3), bsp_end(3)
  */
@@ -89,9 +97,21 @@ void bsp_init(void (*spmd_part)(void), int argc, char *argv[]);
  * from the start with the same arguments. On the threads back end the processes are
  * threads of one program and share its global variables.
  *
+ * Called inside a running SPMD section on the threads back end, after bsp_init(child, ...)
+ * on this process, bsp_begin starts a nested section (Multi-BSP, as MulticoreBSP for C's
+ * hierarchical runs): the calling process becomes its process 0 and maxprocs - 1 new
+ * threads start in child. Until the nested section's bsp_end, bsp_pid, bsp_nprocs, the
+ * registrations, the message queue, the tag size, bsp_time and the superstep count are
+ * the nested section's (it starts with none of the parent's); after it the process
+ * continues in the parent section with all of these as they were, its pending puts, gets
+ * and messages included. Sections may nest to any depth (docs/semantics.md, "Nested SPMD
+ * sections"). Errors in a nested section name it: "on process 1 of the section nested in
+ * process 2". The superstep profile (BSPKIT_PROFILE) records top-level sections only.
+ *
  * \param maxprocs  the number of processes, at least 1 (usually bsp_nprocs())
  * \error maxprocs is less than 1
- * \error called inside a running SPMD section (bsp_begin called twice)
+ * \error called inside a running SPMD section without bsp_init on this process (threads),
+ *        or at all on the mpi and mpi-rma back ends (nested sections run on threads only)
  * \error a second SPMD section without bsp_init
  * \error on the threads back end: the processes' buffers cannot fit in the memory available
  * \error unknown back end in BSPKIT_BACKEND, or the MPI plugin cannot be loaded for mpi or mpi-rma

@@ -169,6 +169,9 @@ static void usage(FILE *f) {
       "                        DAMON, ballooning - do not turn into page faults in g).\n"
       "  --library-name NAME   the BSPlib implementation named in the header. Default:\n"
       "                        \"bspkit\" when built against bspkit, else \"unknown\".\n"
+      "  -n, --procs P         start P processes (bsp_begin(P)); default bsp_nprocs(), which\n"
+      "                        bsprun -n sets. For a library whose programs start their\n"
+      "                        own threads and need no launcher (MulticoreBSP for C).\n"
       "  -h, --help            print this help and exit.\n"
       "  -V, --version         print the version and exit.\n"
       "\n"
@@ -336,6 +339,8 @@ static void parse_args(int argc, char **argv) {
       o->mlock = 0;
     } else if (!strcmp(a, "--reps")) {
       o->reps = (int)parse_int("--reps", VALUE(), 1, 1000);
+    } else if (!strcmp(a, "-n") || !strcmp(a, "--procs")) {
+      o->procs = (int)parse_int(a, VALUE(), 1, 1 << 20);
     } else if (!strcmp(a, "--library-name")) {
       o->library_name = VALUE();
       if (!*o->library_name) die_usage("%s needs a name", a);
@@ -634,7 +639,7 @@ static void write_footer(probe_ctx *c, double calibration_s) {
 /* ---- the SPMD part --------------------------------------------------------------------------- */
 
 static void spmd(void) {
-  bsp_begin(bsp_nprocs());
+  bsp_begin(g_opts.procs ? g_opts.procs : bsp_nprocs());
   probe_ctx *c = bspp_ctx_setup(&g_opts, g_opts.max_words);
 
   /* process 0 opens the output; everyone learns whether that worked */

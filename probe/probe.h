@@ -106,6 +106,7 @@ typedef struct {
   long max_words;           /* H_MAX: most words one process sends in one superstep */
   const char *library_name; /* header.library */
   int reps;                 /* > 0: exactly this many repetitions per point (no time rule) */
+  int procs;                /* -n P: bsp_begin(P); 0: bsp_nprocs() */
   int calibrate;            /* --calibrate: one calibration round instead of the sections */
   int calibration;          /* rounds among the validation points (--no-calibration: 0) */
   int mlock;                /* 1: lock the memory into RAM (mlockall); --no-mlock: 0 */

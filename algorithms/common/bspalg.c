@@ -5,12 +5,6 @@
 #include "bspalg.h"
 
 #include <bsp.h>
-#if defined(__has_include)
-#if __has_include(<bspkit.h>)
-#include <bspkit.h>
-#define BSPALG_HAVE_BSPKIT 1
-#endif
-#endif
 
 #include <errno.h>
 #include <math.h>
@@ -24,6 +18,7 @@
 #include "bspk_json.h"
 #include "bspk_spmd.h"
 #include "bspk_stats.h"
+#include "bspalg_library.h"
 
 /* One superstep's counts on this process. The words this process moved are kept per peer
  * (out_to: its puts and sends; in_from: its gets), so that process 0 can rebuild the whole
@@ -156,12 +151,11 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
   gethostname(host, sizeof host - 1);
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-  const char *backend = "unknown";
-#ifdef BSPALG_HAVE_BSPKIT
-  backend = bspk_backend();
-#endif
+  const char *backend = bspalg_backend();
   fputs("{\"format\": 1, \"tool\": \"bspalg\", \"bspkit_version\": ", f);
   bspk_json_write_string(f, BSPKIT_VERSION_STRING);
+  fputs(", \"build\": \"" BSPALG_BUILD "\", \"library\": ", f);
+  bspk_json_write_string(f, BSPALG_LIBRARY);
   fputs(", \"algorithm\": ", f);
   bspk_json_write_string(f, info->algorithm);
   fputs(", \"backend\": ", f);
@@ -328,12 +322,15 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
     }
     printf(
         "%s on %d process%s: %.6f s (median of %d), W = %.6g %s, H = %.6g words, S = %d, check: "
-        "%s\n",
+        "%s%s\n",
         info->algorithm, p, p == 1 ? "" : "es", median_time, reps, W,
         info->work_unit ? info->work_unit : "units", H, synced,
         info->verified > 0   ? "passed"
         : info->verified < 0 ? "FAILED"
-                             : "not done");
+                             : "not done",
+        /* a portable build says what it ran on: its numbers are another library's */
+        strcmp(BSPALG_BUILD, "portable") == 0 ? " (portable build, library " BSPALG_LIBRARY ")"
+                                              : "");
     fflush(stdout);
     if (info->json)
       write_json(info, max_times, reps, median_time, sync_times, cost, synced, total, W, H);

@@ -5,7 +5,6 @@
 #include "calibration.h"
 
 #include <bsp.h>
-#include <bspkit.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include "bspk_machine.h"
 #include "bspk_state.h"
+#include "bspalg_library.h"
 
 /* Set in bspalg_main before bsp_init and only read afterwards: on the threads back end the
  * BSP processes share them; on a process-based one every process parsed its own copy. */
@@ -243,18 +243,18 @@ static char *copy_record(const char *record) {
   return copy;
 }
 
-static void spmd(void) {
-  bsp_begin(opts.procs ? opts.procs : bsp_nprocs());
+/* The SPMD section between bsp_begin and bsp_end; returns the program's exit status (0, 1: a
+ * wrong result, 2: setup refused the problem). */
+static int section(void) {
   const char *prog = driver->program;
   void *state = driver->setup(&opts);
   if (!state) { /* setup said why on process 0 */
     release_held();
-    bsp_end();
-    exit(2);
+    return 2;
   }
   double *times = calloc((size_t)opts.reps, sizeof *times);
   if (!times) bsp_abort("%s: out of memory\n", prog);
-  bspk_profile_phase("setup");
+  bspalg_phase("setup");
   /* --calibrate: the short calibration in this process, before the repetitions and after
    * them (and f), so that it sees the machine in the state the run saw (calibration.h) */
   if (opts.calibrate) bsp_sync(); /* its cost must not hold the other processes' setup */
@@ -272,13 +272,13 @@ static void spmd(void) {
   bsp_sync();
 
   for (int rep = 0; rep < opts.reps; rep++) {
-    bspk_profile_phase("prepare");
+    bspalg_phase("prepare");
     bspalg_counters_reset(); /* the report keeps the last repetition's counts */
     if (driver->prepare) driver->prepare(state);
     bsp_sync();
     char phase[32];
     snprintf(phase, sizeof phase, "rep %d", rep + 1);
-    bspk_profile_phase(phase);
+    bspalg_phase(phase);
     state_begin(&machine, rep); /* outside the timing: process 0 reads two /proc files */
     double t0 = bsp_time();
     driver->repetition(state);
@@ -288,7 +288,7 @@ static void spmd(void) {
      * profile's phase "rep N" holds all of the repetition (docs/profile-format.md). */
     bsp_sync();
   }
-  bspk_profile_phase("check");
+  bspalg_phase("check");
 
   int verified = 0;
   bspalg_check_report check = {"not checked (--no-check)", ""};
@@ -298,7 +298,7 @@ static void spmd(void) {
     if (verified < 0 && bsp_pid() == 0) fprintf(stderr, "%s: WRONG RESULT%s\n", prog, check.wrong);
   }
 
-  bspk_profile_phase("report");
+  bspalg_phase("report");
   char *state_json = state_gather(&machine, opts.reps);
   free(machine.words);
   free(machine.machine);
@@ -339,8 +339,15 @@ static void spmd(void) {
   if (driver->teardown) driver->teardown(state);
   release_held();
   free(times);
+  return verified < 0 ? 1 : 0;
+}
+
+/* One bsp_end in one place: LPF's bsp_end is a macro with a label, once per function. */
+static void spmd(void) {
+  bsp_begin(opts.procs ? opts.procs : bsp_nprocs());
+  int status = section();
   bsp_end();
-  if (verified < 0) exit(1);
+  if (status) exit(status);
 }
 
 /* Before bsp_init the processes of an MPI launch do not know their pid yet, but every one of

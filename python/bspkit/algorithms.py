@@ -11,6 +11,7 @@ prediction (bspkit.predict) is the same for every algorithm.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import tempfile
@@ -21,6 +22,7 @@ from typing import Any
 
 from bspkit.console import describe_exit
 from bspkit.fileformat import format_problem
+from bspkit.libraries import Library
 from bspkit.lu_cost import lu_flops, stage_table
 
 # The format of a driver's JSON object that this bspkit reads (docs/algorithm-output.md).
@@ -396,30 +398,54 @@ class RunResult:
         return float(self.data["time_s"])
 
 
+@dataclass(frozen=True)
+class DriverLaunch:
+    """Where the drivers are and how one starts on P processes: through bspkit's bsprun (a
+    back end, and the hosts of a hostfile), or through another BSPlib's launcher
+    (libraries.Library) for drivers built against it."""
+
+    bindir: Path  # the drivers' directory
+    bsprun: Path | None  # None: another library's drivers, started by `library`
+    backend: str  # bspkit's back end, or the other library's label
+    hostfile: Path | None = None
+    library: Library | None = None
+
+    def command(self, exe: Path, nprocs: int, args: Sequence[str]) -> list[str]:
+        if self.library is not None:
+            return self.library.command(exe, nprocs, list(args))
+        assert self.bsprun is not None
+        hosts = ["--hostfile", str(self.hostfile)] if self.hostfile else []
+        return [str(self.bsprun), "-b", self.backend, "-n", str(nprocs), *hosts, str(exe), *args]
+
+    def environment(self, nprocs: int) -> dict[str, str] | None:
+        """The environment of a run (None: this one's): another library's gets P too."""
+        if self.library is None:
+            return None
+        return {**os.environ, **self.library.environment(nprocs)}
+
+
 def run_driver(
     alg: Algorithm,
-    bsprun: Path,
-    bindir: Path,
-    backend: str,
+    launch: DriverLaunch,
     nprocs: int,
     args: Sequence[str],
     timeout_s: float | None = None,
-    hostfile: Path | None = None,
 ) -> RunResult:
-    """Runs one driver through bsprun with --json (on the hosts of hostfile, if given) and
-    returns its JSON object."""
-    exe = bindir / alg.driver
+    """Runs one driver on nprocs processes with --json and returns its JSON object."""
+    exe = launch.bindir / alg.driver
     if not exe.is_file():
         raise AlgorithmError(f"{exe} does not exist: build bspkit (the driver of {alg.name} may need CBLAS)")
     with tempfile.TemporaryDirectory(prefix="bspkit-run-") as tmp:
         out = Path(tmp) / "run.json"
-        hosts = ["--hostfile", str(hostfile)] if hostfile else []
-        cmd = [str(bsprun), "-b", backend, "-n", str(nprocs), *hosts, str(exe), *alg.fixed_args, *args]
-        cmd += ["--json", str(out)]
+        cmd = launch.command(exe, nprocs, [*alg.fixed_args, *args, "--json", str(out)])
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+            proc = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=timeout_s, env=launch.environment(nprocs)
+            )
         except subprocess.TimeoutExpired:
             raise AlgorithmError(f"{alg.name} did not finish within {timeout_s:.0f} s: {shlex.join(cmd)}") from None
+        except OSError as e:
+            raise AlgorithmError(f"{alg.name}: cannot start {cmd[0]!r} ({e.strerror}): {shlex.join(cmd)}") from None
         if proc.returncode != 0:
             detail = (proc.stderr.strip() or proc.stdout.strip()).splitlines()[-5:]
             raise AlgorithmError(
@@ -432,4 +458,6 @@ def run_driver(
         problem = format_problem(data, "run", RUN_FORMAT) if isinstance(data, dict) else "not a JSON object"
         if problem:
             raise AlgorithmError(f"{exe}: its output: {problem}")
+        if launch.library is not None:  # the label the results are filed under, and what it is
+            data["library_info"] = launch.library.describe()
     return RunResult(alg.name, cmd, data, proc.stdout)

@@ -121,11 +121,14 @@ RANKING_UNITS = {
 }
 
 
-def compare_report(entries: Sequence[tuple[str, Params]]) -> tuple[str, int]:
-    """The comparison page of several runs (label, params); returns (html, number of images)."""
+def compare_report(entries: Sequence[tuple[str, Params]], lead: tuple[str, int] = ("", 0)) -> tuple[str, int]:
+    """The comparison page of several runs (label, params), after `lead` (html, its number of
+    images: the libraries' table); returns (html, number of images)."""
     params = [pr for _, pr in entries]
-    nimg = 0
-    parts: list[str] = []
+    nimg = lead[1]
+    parts: list[str] = [lead[0]] if lead[0] else []
+    if not entries:
+        return page("bspkit comparison of libraries", "\n".join(parts)), nimg
     parts.append("<h2>Runs</h2>")
     rows = []
     for i, (lab, pr) in enumerate(entries):

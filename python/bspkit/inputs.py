@@ -9,10 +9,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from bspkit import cluster, programs
+from bspkit import cluster, libraries, programs
 from bspkit import predict as pd
 from bspkit import probe as pr
+from bspkit.algorithms import DriverLaunch
 from bspkit.console import Failure, UsageError, describe_exit, progress
+from bspkit.libraries import Library
 from bspkit.params import Params, ParamsError
 from bspkit.rawdata import RawDataError, RawRun, load_raw
 
@@ -89,11 +91,19 @@ def newest_params(label: str, nprocs: int) -> Path | None:
 
 
 def params_for(
-    params_arg: str | None, backend: str, nprocs: int, required: bool, hostfile: Path | None = None
+    params_arg: str | None,
+    backend: str,
+    nprocs: int,
+    required: bool,
+    hostfile: Path | None = None,
+    library: Library | None = None,
 ) -> tuple[Path | None, Params | None]:
     """The parameter file given (--params), else the newest probe's (of this back end and p, on
-    the same hosts); (None, None) if there is none and none is required. Checked before
-    anything runs: its format, and that it can predict (l and a g surface)."""
+    the same hosts; of another library: filed under its name); (None, None) if there is none
+    and none is required. Checked before anything runs: its format, and that it can predict
+    (l and a g surface)."""
+    if library is not None:
+        backend = library.name
     label = run_label(backend, hostfile)
     if params_arg:
         path: Path | None = Path(params_arg)
@@ -102,8 +112,9 @@ def params_for(
         if path is None:
             if required:
                 on = f" --hostfile {hostfile}" if hostfile else ""
+                how = f"-b {backend}" if library is None else library.probe_options()
                 raise Failure(
-                    f"no parameter file: give --params FILE, or run `bspkit probe -b {backend} -n {nprocs}{on}` first "
+                    f"no parameter file: give --params FILE, or run `bspkit probe {how} -n {nprocs}{on}` first "
                     "(its params.json under results/probe/ is found by itself)"
                 )
             return None, None
@@ -116,6 +127,30 @@ def params_for(
     for model in unserved:
         progress(f"warning: {path} has no fit the {model} model can use: its predictions will be '-'")
     return path, params
+
+
+def driver_launch(
+    build_dir_arg: str | None,
+    driver: str,
+    backend: str,
+    nprocs: int,
+    hostfile: Path | None = None,
+    library: Library | None = None,
+) -> DriverLaunch:
+    """How `driver` is started: bspkit's (built where needed; bsprun asked whether it can
+    launch), or another library's portable build (built into its cache)."""
+    if library is None:
+        bsprun, bindir = driver_tools(build_dir_arg, driver)
+        check_launch(bsprun, backend, nprocs, hostfile)
+        return DriverLaunch(bindir, bsprun, backend, hostfile)
+    root = pr.repo_root()
+    if root is None:
+        raise Failure("building the drivers against another BSPlib needs bspkit's sources: set BSPKIT_SOURCE_DIR")
+    try:
+        out = libraries.build(library, root, [driver])
+    except libraries.LibraryError as e:
+        raise Failure(str(e)) from None
+    return DriverLaunch(out / "bin", None, library.label, None, library)
 
 
 def driver_tools(build_dir_arg: str | None, driver: str) -> tuple[Path, Path]:

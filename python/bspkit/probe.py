@@ -188,9 +188,11 @@ def probe_command(
         args += ["--library-name", library_name]
     args += extra
     env = {"BSPKIT_NPROCS": str(nprocs), "BSP_NPROCS": str(nprocs)}
-    if launcher is not None:
+    if launcher is not None and launcher.strip():
         pre = [a.replace("{p}", str(nprocs)) for a in shlex.split(launcher)]
         return ProbeRun(pre + args, env)
+    if launcher is not None:  # '': the program starts its own processes, P on its command line
+        return ProbeRun(args[:1] + ["-n", str(nprocs)] + args[1:], env)
     if bsprun is not None:
         hosts = ["--hostfile", str(hostfile)] if hostfile else []
         return ProbeRun([str(bsprun), "-n", str(nprocs), "-b", backend, *hosts] + args, {})

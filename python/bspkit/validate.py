@@ -24,6 +24,7 @@ from bspkit import machine_state as ms
 from bspkit import predict as pd
 from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
+from bspkit.libraries import Library, bspkit_library
 from bspkit.params import JsonObject, Params
 from bspkit.units import quantity
 from bspkit.version import __version__
@@ -299,7 +300,7 @@ class SweepSetup:
     predicted from one parameter file."""
 
     alg: al.Algorithm
-    backend: str
+    backend: str  # bspkit's back end, or another library's label (name@version)
     nprocs: int
     hostfile: Path | None
     params_path: Path
@@ -314,6 +315,7 @@ class SweepSetup:
     driver_args: tuple[str, ...]  # given to every driver run, after the sweep's own
     outdir: Path
     command: str  # the command line, for validate.json
+    library: Library | None = None  # another BSPlib; None: bspkit's own
 
 
 class Sweep:
@@ -332,6 +334,7 @@ class Sweep:
             "algorithm": setup.alg.name,
             "description": setup.alg.description,
             "backend": setup.backend,
+            "library": setup.library.describe() if setup.library else bspkit_library(),
             "p": setup.nprocs,
             "hostfile": str(setup.hostfile) if setup.hostfile else None,
             "sweep": setup.alg.sweep_param,
@@ -356,7 +359,7 @@ class Sweep:
         out = self.setup.outdir
         return f"the runs done are in {out / 'validate.json'}; continue with --resume {out}"
 
-    def run(self, todo: Sequence[tuple[int, str | None]], bsprun: Path, bindir: Path) -> None:
+    def run(self, todo: Sequence[tuple[int, str | None]], launch: al.DriverLaunch) -> None:
         """Runs and predicts each (size, value) of `todo`, saving validate.json after each;
         Failure when a run fails (unless keep_going) or none finishes."""
         try:
@@ -365,7 +368,7 @@ class Sweep:
                     f"[{i + 1}/{len(todo)}] {self.setup.alg.name} n = {n}"
                     + (f", {self.setup.alg.sweep_option} {v}" if v is not None else "")
                 )
-                self._run_one(n, v, bsprun, bindir)
+                self._run_one(n, v, launch)
         except KeyboardInterrupt:
             if self.rows:
                 self.save()
@@ -383,20 +386,11 @@ class Sweep:
             dargs += ["--calibrate", s.calibrate_mode]
         return dargs
 
-    def _run_one(self, n: int, v: str | None, bsprun: Path, bindir: Path) -> None:
+    def _run_one(self, n: int, v: str | None, launch: al.DriverLaunch) -> None:
         s = self.setup
         started = time.time()
         try:
-            res = al.run_driver(
-                s.alg,
-                bsprun,
-                bindir,
-                s.backend,
-                s.nprocs,
-                self._driver_args(n, v),
-                timeout_s=s.timeout_s,
-                hostfile=s.hostfile,
-            )
+            res = al.run_driver(s.alg, launch, s.nprocs, self._driver_args(n, v), timeout_s=s.timeout_s)
         except al.AlgorithmError as e:
             if not s.keep_going:
                 if self.rows:

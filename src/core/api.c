@@ -59,8 +59,29 @@ static void check_exit_inside_spmd(void) {
                 "without calling bsp_end");
 }
 
+/* bsp_init or bsp_begin inside a running section: a nested section, where the back end has
+ * them (threads); elsewhere the one error naming the call. */
+static void check_nesting(const bspk_proc *self, const char *call) {
+  if (!self->ops->parent_of)
+    bspk_fatal(call,
+               "called inside the SPMD section: nested SPMD sections (bsp_init and bsp_begin "
+               "inside a running section) are supported on the threads back end only, not on %s",
+               self->ops->name);
+}
+
 BSPK_API void bsp_init(void (*spmd_part)(void), int argc, char *argv[]) {
-  if (bspk_self) bspk_fatal("bsp_init", "called inside the SPMD section");
+  bspk_proc *self = bspk_self;
+  if (self) {
+    /* Names the function of this process' nested sections: their other processes start
+     * there (MulticoreBSP's hierarchical runs). argc and argv are not needed by threads. */
+    check_nesting(self, "bsp_init");
+    if (!spmd_part)
+      bspk_fatal("bsp_init",
+                 "the function given for a nested SPMD section is NULL: pass the function "
+                 "that calls bsp_begin and bsp_end");
+    self->child_spmd = spmd_part;
+    return;
+  }
   spmd_function = spmd_part;
   if (!active_ops) active_ops = bspk_engine_select();
   if (active_ops->init) active_ops->init(spmd_part, argc, argv);
@@ -103,11 +124,33 @@ static void check_room_for(int nprocs) {
                (double)available / (1u << 30));
 }
 
+/* bsp_begin inside a running section (threads): the calling thread becomes process 0 of a
+ * new section of maxprocs processes, the others start in the function this process gave
+ * bsp_init. Its state is the parent's until the nested section's bsp_end. */
+static void begin_nested(bspk_proc *parent, int maxprocs) {
+  check_nesting(parent, "bsp_begin");
+  if (!parent->child_spmd)
+    bspk_fatal("bsp_begin",
+               "called inside the SPMD section without bsp_init: a nested SPMD section needs "
+               "bsp_init(child, argc, argv) on this process first, with bsp_begin ... bsp_end "
+               "in child, which this process then calls (the nested section's other processes "
+               "start in child)");
+  if (maxprocs < 1)
+    bspk_fatal("bsp_begin", "asked for %d processes; the number must be at least 1", maxprocs);
+  check_room_for(maxprocs);
+  bspk_engine *engine = parent->ops->start(maxprocs, parent->child_spmd, parent);
+  bspk_proc *self = bspk_proc_create(parent->ops, engine, 0, maxprocs);
+  self->parent = parent;
+  self->begun = 1;
+  bspk_self = self; /* no profile: it records the top-level sections only */
+}
+
 BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
   bspk_proc *self = bspk_self;
-  if (self && self->begun)
-    bspk_fatal("bsp_begin",
-               "bsp_begin called twice: an SPMD section is already running on this process");
+  if (self && self->begun) {
+    begin_nested(self, maxprocs);
+    return;
+  }
   if (!active_ops) active_ops = bspk_engine_select();
   /* The other processes of a later section start in the function given to bsp_init; without
    * one they could only start main again, from the top. */
@@ -126,12 +169,14 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
     nprocs = maxprocs;
     check_room_for(nprocs);
     if (!spmd_function) read_program_arguments();
-    engine = active_ops->start(nprocs, spmd_function ? spmd_function : run_main_again);
+    engine = active_ops->start(nprocs, spmd_function ? spmd_function : run_main_again, NULL);
   }
   self = bspk_proc_create(active_ops, engine, pid, nprocs);
+  /* A process of a nested section that its starter's engine started here. */
+  if (active_ops->parent_of) self->parent = active_ops->parent_of(engine);
   self->begun = 1;
   bspk_self = self;
-  bspk_profile_begin(self);
+  if (!self->parent) bspk_profile_begin(self);
 }
 
 BSPK_API void bsp_end(void) {
@@ -141,9 +186,12 @@ BSPK_API void bsp_end(void) {
   const bspk_engine_ops *ops = self->ops;
   bspk_engine *engine = self->engine;
   int pid = self->pid;
-  bspk_self = NULL;
+  bspk_proc *parent = self->parent;
+  /* Process 0 of a nested section is its starter's thread, which goes on in the parent
+   * section; the other processes of a nested section end in finish, as at top level. */
+  bspk_self = pid == 0 ? parent : NULL;
   bspk_proc_free(self);
-  if (pid == 0) atomic_fetch_add(&sections_ended, 1);
+  if (pid == 0 && !parent) atomic_fetch_add(&sections_ended, 1);
   ops->finish(engine, pid);
 }
 

@@ -99,8 +99,11 @@ typedef struct bspk_engine_ops {
   int (*available_procs)(void);
   /* On the process that calls bsp_begin first (pid 0): start nprocs processes. The others
    * run `entry` (the SPMD function, or main) and come back through bsp_begin, where the
-   * core calls attach(). Returns this process' engine state. NULL: every process attaches. */
-  bspk_engine *(*start)(int nprocs, void (*entry)(void));
+   * core calls attach(). Returns this process' engine state. NULL: every process attaches.
+   * `parent` is NULL for a top-level section; for a nested one (only where parent_of is
+   * set) the core's opaque record of the process that starts it, which is the calling
+   * thread: it becomes pid 0 of the new section and finish(e, 0) returns it to its own. */
+  bspk_engine *(*start)(int nprocs, void (*entry)(void), void *parent);
   /* From bsp_begin: this process' engine state, pid and nprocs, or NULL when the process
    * was not started by the engine (then start() is called). maxprocs is bsp_begin's. */
   bspk_engine *(*attach)(int maxprocs, int *pid, int *nprocs);
@@ -136,6 +139,9 @@ typedef struct bspk_engine_ops {
   /* May be NULL: a directory every process of this run can see, where they agree which of
    * them reports a fatal error (used when bsprun gave none in BSPKIT_JOB_DIR). */
   const char *(*job_dir)(void);
+  /* Nested SPMD sections (may be NULL: bsp_init and bsp_begin inside a section are then an
+   * error): what start() was given as `parent` for e's section (NULL: top level). */
+  void *(*parent_of)(bspk_engine *e);
 } bspk_engine_ops;
 
 extern const bspk_engine_ops bspk_threads_engine;

@@ -62,11 +62,23 @@ void bspk_terminate(int status) {
   _exit(status);
 }
 
+void bspk_describe_process(char *buf, size_t size, int pid) {
+  int len = snprintf(buf, size, "process %d", pid);
+  const bspk_proc *self = bspk_self;
+  for (const bspk_proc *p = self ? self->parent : NULL; p && len >= 0 && (size_t)len < size;
+       p = p->parent)
+    len += snprintf(buf + len, size - (size_t)len, " of the section nested in process %d", p->pid);
+}
+
 static void vreport(const char *call, int pid, const char *format, va_list ap) {
-  char text[1024];
+  char text[1024], where[256];
   vsnprintf(text, sizeof text, format, ap);
-  if (pid >= 0) fprintf(stderr, "bspkit: error in %s on process %d: %s\n", call, pid, text);
-  else fprintf(stderr, "bspkit: error in %s: %s\n", call, text);
+  if (pid >= 0) {
+    bspk_describe_process(where, sizeof where, pid);
+    fprintf(stderr, "bspkit: error in %s on %s: %s\n", call, where, text);
+  } else {
+    fprintf(stderr, "bspkit: error in %s: %s\n", call, text);
+  }
 }
 
 static void vfatal(const char *call, int pid, const char *format, va_list ap)
@@ -107,8 +119,13 @@ BSPK_API void bsp_vabort(const char *format, va_list ap) {
   size_t n = strlen(text);
   while (n > 0 && text[n - 1] == '\n') text[--n] = '\0';
   bspk_proc *self = bspk_self;
-  if (self) fprintf(stderr, "bspkit: bsp_abort on process %d: %s\n", self->pid, text);
-  else fprintf(stderr, "bspkit: bsp_abort: %s\n", text);
+  if (self) {
+    char where[256];
+    bspk_describe_process(where, sizeof where, self->pid);
+    fprintf(stderr, "bspkit: bsp_abort on %s: %s\n", where, text);
+  } else {
+    fprintf(stderr, "bspkit: bsp_abort: %s\n", text);
+  }
   bspk_terminate(1);
 }
 

@@ -87,6 +87,12 @@ typedef struct bspk_message {
 typedef struct bspk_proc {
   int pid, nprocs;
   int begun; /* bsp_begin seen on this process */
+  /* Nested sections (threads): the process that started this section (read only here:
+   * its pid and its own parent name where an error happened), or NULL at top level; and
+   * the function this process gave bsp_init inside its section, for the sections it
+   * starts (NULL: none yet). */
+  struct bspk_proc *parent;
+  void (*child_spmd)(void);
   long superstep;
   double start_time;
   const bspk_engine_ops *ops;
@@ -183,6 +189,9 @@ typedef struct bspk_proc {
 extern _Thread_local bspk_proc *bspk_self __attribute__((tls_model("initial-exec")));
 
 /* ---- errors (errors.c) ---- */
+/* "process PID" of the calling thread's section, followed in a nested section by
+ * " of the section nested in process Q" for each section it is nested in. */
+void bspk_describe_process(char *buf, size_t size, int pid);
 void bspk_fatal(const char *call, const char *format, ...)
     __attribute__((noreturn, format(printf, 2, 3), cold));
 /* The same with the process named explicitly (pid < 0: the calling process, or none). */

@@ -47,8 +47,11 @@ static void report_end_mismatch(bspk_proc *self, const char *call) {
   }
   bspk_fatal(call,
              "process(es) %s called bsp_end while process(es) %s called bsp_sync (superstep "
-             "%ld); every process must make the same number of bsp_sync calls before bsp_end",
-             at_end, at_sync, self->superstep);
+             "%ld); every process must make the same number of bsp_sync calls before bsp_end%s",
+             at_end, at_sync, self->superstep,
+             self->parent ? " (in this nested section, also its process 0, which returns to "
+                            "the parent section only through the nested section's bsp_end)"
+                          : "");
 }
 
 /* Hands this superstep's post to the engine; returns when every process has arrived. */

@@ -17,6 +17,7 @@ from bspkit.algorithms import (
     REGISTRY,
     Algorithm,
     AlgorithmError,
+    DriverLaunch,
     efficiency,
     find_algorithm,
     run_driver,
@@ -338,7 +339,7 @@ def test_a_driver_killed_by_a_signal_is_named(tmp_path: Path) -> None:
     with pytest.raises(
         AlgorithmError, match=r"inprod failed \(killed by SIGKILL \(killed, most likely out of memory\)\)"
     ):
-        run_driver(ALGORITHMS["inprod"], BUILD / "bin" / "bsprun", tmp_path / "bin", "threads", 2, [])
+        run_driver(ALGORITHMS["inprod"], DriverLaunch(tmp_path / "bin", BUILD / "bin" / "bsprun", "threads"), 2, [])
 
 
 @needs_inprod
@@ -349,4 +350,4 @@ def test_a_driver_output_of_another_format_names_both_versions(tmp_path: Path) -
         tmp_path / "bin", 'for a; do out=$a; done\necho \'{"format": 2, "bspkit_version": "2.3.0"}\' > "$out"\n'
     )
     with pytest.raises(AlgorithmError, match=r"run format 2 \(written by bspkit 2.3.0\) is not supported: this bspkit"):
-        run_driver(ALGORITHMS["inprod"], BUILD / "bin" / "bsprun", tmp_path / "bin", "threads", 2, [])
+        run_driver(ALGORITHMS["inprod"], DriverLaunch(tmp_path / "bin", BUILD / "bin" / "bsprun", "threads"), 2, [])

@@ -230,7 +230,7 @@ def test_validate_scores_unmarked_runs_and_stretches_marked_ones(
 ) -> None:
     """Three sizes: one quiet, one with a repetition that lost its core (left out), one that lost
     half its core in every repetition (scored apart, predicted x2 as the machine was)."""
-    from test_validate import fake_driver, validate_in_process
+    from test_validate import fake_driver, stand_in_launch, validate_in_process
 
     from bspkit import algorithms as al
     from bspkit import inputs
@@ -253,8 +253,7 @@ def test_validate_scores_unmarked_runs_and_stretches_marked_ones(
         return res
 
     monkeypatch.setattr(al, "run_driver", run)
-    monkeypatch.setattr(inputs, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
-    monkeypatch.setattr(inputs, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
+    monkeypatch.setattr(inputs, "driver_launch", stand_in_launch)
     rc, res = validate_in_process(tmp_path, "inprod", "--sizes", "1000,2000,3000")
     assert rc == 0
     quiet, partly, busy = sorted(res["rows"], key=lambda r: r["size"])

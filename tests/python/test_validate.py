@@ -84,15 +84,23 @@ def test_comm_matters_scores_only_communication_heavy_runs() -> None:
 # ------------------------------------------------------- the command, drivers stood in
 
 
+# where the stand-in drivers "are": nothing is started through it
+STAND_IN_LAUNCH = al.DriverLaunch(Path("bin"), Path("bsprun"), "threads")
+
+
+def stand_in_launch(
+    build_dir: str | None, driver: str, backend: str, nprocs: int, hostfile: Path | None = None, library: Any = None
+) -> al.DriverLaunch:
+    """inputs.driver_launch without a build: the launch the command asked for."""
+    return al.DriverLaunch(Path("bin"), Path("bsprun"), backend, hostfile, library)
+
+
 def fake_driver(
     alg: al.Algorithm,
-    bsprun: Path,
-    bindir: Path,
-    backend: str,
+    launch: al.DriverLaunch,
     nprocs: int,
     args: list[str],
     timeout_s: float | None = None,
-    hostfile: Path | None = None,
 ) -> al.RunResult:
     """A driver run whose cost and time follow from --size and the swept value."""
     n = int(args[args.index("--size") + 1])
@@ -142,9 +150,9 @@ def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     calls: list[list[str]] = []
 
     def run(alg: al.Algorithm, *rest: Any, **kw: Any) -> al.RunResult:
-        calls.append(list(rest[4]))
+        calls.append(list(rest[2]))
         res = fake_driver(alg, *rest, **kw)
-        if "--calibrate" in rest[4]:
+        if "--calibrate" in rest[2]:
             k = sum("--calibrate" in c for c in calls) - 1
             res.data["calibration"] = {
                 "before": CALIBRATION.record(k),
@@ -155,8 +163,7 @@ def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
     monkeypatch.setattr(al, "run_driver", run)
     # the command imports these from bspkit.inputs when it runs
-    monkeypatch.setattr(inputs, "driver_tools", lambda build_dir, driver: (Path("bsprun"), Path("bin")))
-    monkeypatch.setattr(inputs, "check_launch", lambda bsprun, backend, nprocs, hostfile=None: None)
+    monkeypatch.setattr(inputs, "driver_launch", stand_in_launch)
     stand_in_calibration([1.0])
     return calls
 
@@ -225,9 +232,7 @@ def test_validate_sweeps_the_records_defaults(
     for row in result["rows"]:
         run = fake_driver(
             alg,
-            Path(),
-            Path(),
-            "threads",
+            STAND_IN_LAUNCH,
             2,
             ["--size", str(row["params"]["n"]), "--q", row["sweep_value"]],
         )
@@ -432,7 +437,7 @@ def test_a_sweep_on_hosts_keeps_its_hostfile(
     seen: list[Path | None] = []
 
     def run(alg: al.Algorithm, *rest: Any, **kw: Any) -> al.RunResult:
-        seen.append(kw.get("hostfile"))
+        seen.append(rest[0].hostfile)
         if len(seen) == 2:
             raise al.AlgorithmError("inprod failed (exit status 1)")
         return fake_driver(alg, *rest, **kw)
@@ -508,7 +513,7 @@ def test_every_run_is_predicted_raw_and_calibrated(
         cal = row["calibrated"]
         assert cal["drift"]["g"] == pytest.approx(drift)  # the geometric mean of before and after
         assert cal["after"] is True
-        run = fake_driver(al.find_algorithm("inprod"), Path(), Path(), "threads", 2, ["--size", str(row["size"])]).data
+        run = fake_driver(al.find_algorithm("inprod"), STAND_IN_LAUNCH, 2, ["--size", str(row["size"])]).data
         raw = predict(params, run)
         empty = PARAMS_JSON["l"]["empty"]
         # every superstep's communication and l scale by the drift; the work stays the run's own

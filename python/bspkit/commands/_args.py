@@ -11,6 +11,7 @@ from typing import TypeAlias
 
 from bspkit import algorithms as al
 from bspkit.console import UsageError
+from bspkit.libraries import Library
 
 # what each command's `add_parser` receives: the top-level parser's subparsers
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -71,6 +72,56 @@ def add_launch_args(p: argparse.ArgumentParser) -> None:
         help="the hosts to run on, for the mpi back ends (bsprun --hostfile FILE): an Open MPI hostfile, or an "
         "emulated cluster's (bspkit cluster up)",
     )
+
+
+def add_library_args(p: argparse.ArgumentParser) -> None:
+    """--bspcc, --cc/--cflags/--libs, --launcher, --library-name/-version and --peer: run the
+    drivers on another BSPlib (bspkit.libraries) instead of bspkit's back ends."""
+    g = p.add_argument_group(
+        "another BSPlib",
+        "build the drivers against another library's bsp.h (the portable build, cached per library) and start them "
+        "with its launcher instead of bsprun; -b is then not used (docs/comparing-libraries.md)",
+    )
+    g.add_argument("--bspcc", metavar="CMD", help="the library's compiler wrapper, e.g. /opt/bsponmpi/bin/bspcc")
+    g.add_argument("--cc", metavar="CMD", help="a plain C compiler, with --cflags and --libs for the library")
+    g.add_argument("--cflags", metavar="FLAGS", help="compiler flags for the library, e.g. '-I/opt/lib/include'")
+    g.add_argument("--libs", metavar="FLAGS", help="link flags and libraries, e.g. '-L/opt/lib/lib -lbsp'")
+    g.add_argument(
+        "--launcher",
+        metavar="TEMPLATE",
+        help="the command that starts P processes, {p} standing for P, e.g. 'mpirun -n {p}'; '' for a library "
+        "whose programs start their own (the driver then gets -n P)",
+    )
+    g.add_argument("--library-name", metavar="NAME", help="the library's name in the results (default: the compiler's)")
+    g.add_argument("--library-version", metavar="VERSION", help="its version in the results (default: unknown)")
+    g.add_argument(
+        "--peer",
+        metavar="PREFIX",
+        help="a library built by scripts/build-peer.sh: its compiler, flags, launcher, name and version from "
+        "PREFIX/bspkit-peer.json (options given beside override them)",
+    )
+
+
+def library_arg(args: argparse.Namespace, launch: LaunchOptions) -> Library | None:
+    """The other BSPlib the options describe, or None for bspkit's own; mistakes are usage errors."""
+    from bspkit.libraries import LibraryError, library_from
+
+    try:
+        lib = library_from(
+            bspcc=args.bspcc,
+            cc=args.cc,
+            cflags=args.cflags,
+            libs=args.libs,
+            launcher=args.launcher,
+            name=args.library_name,
+            version=args.library_version,
+            peer=args.peer,
+        )
+    except LibraryError as e:
+        raise UsageError(str(e)) from None
+    if lib is not None and launch.hostfile:
+        raise UsageError("--hostfile is bsprun's: on another library, give the hosts in its --launcher")
+    return lib
 
 
 def launch_from(args: argparse.Namespace) -> LaunchOptions:

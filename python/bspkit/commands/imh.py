@@ -125,7 +125,7 @@ def run_description(
 def run(options: ImhOptions, extra: Sequence[str]) -> int:
     from bspkit import imh_predict as ip
     from bspkit import predict as pd
-    from bspkit.inputs import check_launch, driver_tools, params_for
+    from bspkit.inputs import driver_launch, params_for
 
     if options.algorithm not in SUPPORTED:
         raise UsageError(f"bspkit imh predicts {' and '.join(SUPPORTED)}, not {options.algorithm!r}")
@@ -142,16 +142,13 @@ def run(options: ImhOptions, extra: Sequence[str]) -> int:
         Path(options.output_dir) if options.output_dir else Path("results") / "imh" / f"{options.algorithm}-p{nprocs}"
     )
     check_writable(outdir / "imh.json", "the predictions")
-    bsprun, bindir = driver_tools(launch.build_dir, alg.driver)
-    check_launch(bsprun, launch.backend, nprocs, hostfile)
+    drivers = driver_launch(launch.build_dir, alg.driver, launch.backend, nprocs, hostfile)
     rows: list[dict[str, Any]] = []
     for i, n in enumerate(sizes):
         progress(f"[{i + 1}/{len(sizes)}] {options.algorithm} n = {n}")
         dargs = ["--size", str(n), "--reps", str(options.reps), "--measure-f", *extra]
         try:
-            res = al.run_driver(
-                alg, bsprun, bindir, launch.backend, nprocs, dargs, timeout_s=options.timeout_s, hostfile=hostfile
-            )
+            res = al.run_driver(alg, drivers, nprocs, dargs, timeout_s=options.timeout_s)
             row = ip.predict_run(options.algorithm, params, res.data, nprocs, options.disk_sharers or nprocs)
         except al.AlgorithmError as e:
             raise Failure(str(e)) from None

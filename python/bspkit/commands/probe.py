@@ -71,7 +71,18 @@ def add_parser(subparsers: Subparsers) -> None:
     add_launch_args(p)
     p.add_argument("--bspcc", metavar="PATH", help="build bspprobe against another BSPlib with this compiler wrapper")
     p.add_argument("--bspcc-flags", metavar="FLAGS", help="extra compiler flags for --bspcc, e.g. '-DBSPPROBE_INT_API'")
-    p.add_argument("--launcher", metavar="CMD", help="run bspprobe through this command ({p} is replaced by P)")
+    p.add_argument(
+        "--launcher",
+        metavar="CMD",
+        help="run bspprobe through this command ({p} is replaced by P); '' runs it directly with P in "
+        "BSPKIT_NPROCS and BSP_NPROCS (a library whose programs start their own processes)",
+    )
+    p.add_argument(
+        "--peer",
+        metavar="PREFIX",
+        help="a library built by scripts/build-peer.sh: --bspcc, --bspcc-flags, --launcher and --library-name from "
+        "PREFIX/bspkit-peer.json (those given beside override it)",
+    )
     p.add_argument("--probe-binary", metavar="PATH", help="run this bspprobe binary instead of building one")
     p.add_argument(
         "--output-dir",
@@ -114,6 +125,17 @@ class ProbeOptions:
 
 
 def options_from(args: argparse.Namespace) -> ProbeOptions:
+    if args.peer:  # the peer's description, under the options given beside it
+        from bspkit.libraries import LibraryError, library_from
+
+        try:
+            lib = library_from(peer=args.peer, launcher=args.launcher, name=args.library_name)
+        except LibraryError as e:
+            raise UsageError(str(e)) from None
+        assert lib is not None
+        args.bspcc = args.bspcc or lib.compiler
+        args.bspcc_flags = args.bspcc_flags or (" ".join(f for f in (lib.cflags, lib.libs) if f) or None)
+        args.launcher, args.library_name = lib.launcher, lib.name
     return ProbeOptions(
         launch=launch_from(args),
         quick=args.quick,
@@ -135,8 +157,6 @@ def bspprobe_args(options: ProbeOptions, extra: Sequence[str]) -> list[str]:
     args = list(extra)
     if options.bspcc and options.probe_binary:
         raise UsageError("--bspcc and --probe-binary exclude each other")
-    if options.launcher is not None and not options.launcher.strip():
-        raise UsageError("--launcher needs a command")
     if options.suites is not None:
         if any(a == "--only" or a.startswith("--only=") for a in args):
             raise UsageError("--suites and bspprobe's --only (after --) exclude each other")

@@ -18,12 +18,15 @@ from bspkit.commands._args import (
     LaunchOptions,
     Subparsers,
     add_launch_args,
+    add_library_args,
     algorithm_arg,
     hostfile_arg,
     launch_from,
+    library_arg,
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, write_text
+from bspkit.libraries import Library
 from bspkit.units import quantity
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
@@ -64,6 +67,7 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="FILE",
         help="also write the driver's JSON object here; '-': to stdout, the summary then goes to stderr",
     )
+    add_library_args(ru)
 
 
 @dataclass(frozen=True)
@@ -75,12 +79,15 @@ class RunOptions:
     predict: bool  # predict from the newest probe of this back end and p
     calibrate: bool
     json: str | None  # '-': stdout
+    library: Library | None = None  # another BSPlib; None: bspkit's back ends
 
 
 def options_from(args: argparse.Namespace) -> RunOptions:
+    launch = launch_from(args)
     return RunOptions(
+        library=library_arg(args, launch),
         algorithm=args.algorithm,
-        launch=launch_from(args),
+        launch=launch,
         size=args.size,
         params=args.params,
         predict=args.predict,
@@ -190,7 +197,7 @@ def driver_args(options: RunOptions, params: Params | None, extra: Sequence[str]
 
 
 def run(options: RunOptions, extra: Sequence[str]) -> int:
-    from bspkit.inputs import check_launch, driver_tools, params_for
+    from bspkit.inputs import driver_launch, params_for
 
     launch = options.launch
     alg = algorithm_arg(options.algorithm)
@@ -202,7 +209,7 @@ def run(options: RunOptions, extra: Sequence[str]) -> int:
     # with --json -, stdout holds the JSON object alone and the summary goes to stderr
     say = sys.stderr if json_to_stdout else sys.stdout
     params_path, params = (
-        params_for(options.params, launch.backend, nprocs, required=True, hostfile=hostfile)
+        params_for(options.params, launch.backend, nprocs, required=True, hostfile=hostfile, library=options.library)
         if options.predict or options.params
         else (None, None)
     )
@@ -213,12 +220,9 @@ def run(options: RunOptions, extra: Sequence[str]) -> int:
             raise Failure(str(e)) from None
     if options.calibrate and params is None:
         raise UsageError("--calibrate scales a probe's parameters by the drift since: give --params or --predict")
-    bsprun, bindir = driver_tools(launch.build_dir, alg.driver)
-    check_launch(bsprun, launch.backend, nprocs, hostfile)
+    drivers = driver_launch(launch.build_dir, alg.driver, launch.backend, nprocs, hostfile, options.library)
     try:
-        res = al.run_driver(
-            alg, bsprun, bindir, launch.backend, nprocs, driver_args(options, params, extra), hostfile=hostfile
-        )
+        res = al.run_driver(alg, drivers, nprocs, driver_args(options, params, extra))
     except al.AlgorithmError as e:
         raise Failure(str(e)) from None
     say.write(res.stdout)

@@ -18,14 +18,17 @@ from bspkit.commands._args import (
     LaunchOptions,
     Subparsers,
     add_launch_args,
+    add_library_args,
     algorithm_arg,
     comma_list,
     hostfile_arg,
     launch_from,
+    library_arg,
     positive_float,
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, progress
+from bspkit.libraries import Library
 
 # the domain modules load numpy (validate's report: matplotlib): imported when the command runs, so --help stays light
 if TYPE_CHECKING:
@@ -99,6 +102,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "marks the runs a busy machine spoiled instead)",
     )
     va.add_argument("--no-calibrate", action="store_true", help=argparse.SUPPRESS)  # the default; older scripts
+    add_library_args(va)
 
 
 @dataclass(frozen=True)
@@ -115,12 +119,21 @@ class ValidateOptions:
     output_dir: str | None
     resume: str | None  # a sweep's directory to continue
     calibrate: bool
+    library: Library | None = None  # another BSPlib; None: bspkit's back ends
+
+    @property
+    def backend(self) -> str:
+        """What the sweep is filed under: bspkit's back end, or the library's name@version
+        (a sweep of one never resumes into another's)."""
+        return self.library.label if self.library else self.launch.backend
 
 
 def options_from(args: argparse.Namespace) -> ValidateOptions:
+    launch = launch_from(args)
     return ValidateOptions(
+        library=library_arg(args, launch),
         algorithm=args.algorithm,
-        launch=launch_from(args),
+        launch=launch,
         params=args.params,
         sizes=args.sizes,
         values=args.values,
@@ -175,7 +188,9 @@ def hosts_and_params(options: ValidateOptions, resumed: JsonObject | None) -> tu
     nprocs = launch.nprocs or (int(resumed["p"]) if resumed else pr.cores())
     hostfile = hostfile_arg(launch.backend, launch.hostfile or (resumed.get("hostfile") if resumed else None))
     params_arg = options.params or (resumed.get("params_file") if resumed else None)
-    params_path, params = params_for(params_arg, launch.backend, nprocs, required=True, hostfile=hostfile)
+    params_path, params = params_for(
+        params_arg, launch.backend, nprocs, required=True, hostfile=hostfile, library=options.library
+    )
     assert params is not None and params_path is not None
     if params.p not in (None, nprocs):
         progress(f"warning: the parameters were measured at p = {params.p}, the runs use p = {nprocs}")
@@ -193,30 +208,30 @@ def check_memory(alg: al.Algorithm, todo: Sequence[tuple[int, str | None]], npro
 
 def run(options: ValidateOptions, extra: Sequence[str]) -> int:
     from bspkit import validate as va
-    from bspkit.inputs import check_launch, driver_tools, run_label
+    from bspkit.inputs import driver_launch, run_label
 
     launch = options.launch
     alg = algorithm_arg(options.algorithm)
     if options.resume and options.output_dir:
         raise UsageError("--resume DIR continues the sweep in DIR: --output-dir is not needed")
-    resumed = va.load_resumed(Path(options.resume), alg, launch.backend, launch.nprocs) if options.resume else None
+    resumed = va.load_resumed(Path(options.resume), alg, options.backend, launch.nprocs) if options.resume else None
     sizes, sweep_vals = sweep_of(alg, options.sizes, options.values, options.quick)
     nprocs, hostfile, params_path, params = hosts_and_params(options, resumed)
-    outdir = output_dir(options, alg, nprocs, run_label(launch.backend, hostfile))
+    outdir = output_dir(options, alg, nprocs, run_label(options.backend.replace("@", "-"), hostfile))
     check_writable(outdir / "validate.json", "the sweep's results")
     todo = va.remaining(sizes, sweep_vals, resumed.get("rows", []) if resumed else [])
     if resumed:
         progress(f"resuming {outdir}: {len(resumed.get('rows', []))} runs kept, {len(todo)} of this sweep to run")
     check_memory(alg, todo, nprocs)
-    bsprun, bindir = driver_tools(launch.build_dir, alg.driver)
-    check_launch(bsprun, launch.backend, nprocs, hostfile)
+    drivers = driver_launch(launch.build_dir, alg.driver, launch.backend, nprocs, hostfile, options.library)
     # the short calibration runs inside every driver run, before its repetitions and after them
     # (and its f): in the process the run is in (on a shared VM the state that decides g and l
     # is set per process), with the f size of the probe it is compared with
     calibrate_mode = ("quick" if params.machine.get("mode") == "quick" else "full") if options.calibrate else None
     setup = va.SweepSetup(
         alg=alg,
-        backend=launch.backend,
+        backend=options.backend,
+        library=options.library,
         nprocs=nprocs,
         hostfile=hostfile,
         params_path=params_path,
@@ -231,7 +246,7 @@ def run(options: ValidateOptions, extra: Sequence[str]) -> int:
         command="bspkit " + " ".join(sys.argv[1:]),
     )
     sweep = va.Sweep(setup, resumed)
-    sweep.run(todo, bsprun, bindir)
+    sweep.run(todo, drivers)
     js, page_path, nimg = sweep.finish()
     va.print_summary(alg, sweep.result)
     print(f"results: {js}\nreport:  {page_path} ({nimg} plots)")
