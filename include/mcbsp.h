@@ -18,8 +18,9 @@
  *     BSPKIT_PIN in docs/backends.md), and bsp_begin(P) starts P processes whatever
  *     mcbsp_set_maximum_threads said. See docs/compatibility.md, "Programs written for
  *     MulticoreBSP or the Oxford toolset".
- * Not provided: MulticoreBSP's C++ wrapper, its hierarchical (nested bsp_begin) runs, its
- * resiliency (checkpoint) and accelerator interfaces.
+ * Its hierarchical runs (bsp_init/bsp_begin inside an SPMD section) work on the threads back
+ * end (docs/semantics.md, "Nested SPMD sections"). Not provided: MulticoreBSP's C++ wrapper,
+ * its resiliency (checkpoint) and accelerator interfaces.
  */
 #ifndef BSPKIT_MCBSP_H
 #define BSPKIT_MCBSP_H
