@@ -2,12 +2,21 @@
  * bsp.h - the BSPlib standard interface (Hill et al., 1998), as implemented by bspkit's libbsp.
  *
  * Programs written for the Oxford BSP toolset, BSPonMPI, MulticoreBSP for C or BSPedupack
- * compile against this header unchanged:
- *   - the 1998 API uses `int` for process ids, counts and sizes;
- *   - MulticoreBSP / BSPedupack 2.0 name them bsp_pid_t, bsp_nprocs_t and bsp_size_t.
- * Here all three are `int`, so both spellings declare the same functions and `int *` and
- * `bsp_size_t *` arguments are interchangeable. Sizes are therefore limited to INT_MAX bytes
- * per call, and a negative size is reported as an error (docs/semantics.md, "Types").
+ * compile against this header unchanged. Two families of types meet here:
+ *   - the 1998 API (Oxford, BSPonMPI) uses `int` for process ids, counts and sizes;
+ *   - MulticoreBSP names them bsp_pid_t, bsp_nprocs_t and bsp_size_t, natively `unsigned`
+ *     for ids and counts and `size_t` for sizes.
+ * The typedefs here are all `int` (as MulticoreBSP's compatibility mode has them, and as
+ * BSPedupack 2.0 expects), so the functions take `int`; a value of another integer type
+ * (a size_t nbytes, an unsigned pid) converts implicitly, without a warning under -Wall
+ * -Wextra. Sizes are limited to INT_MAX bytes per call, and a negative size is an error
+ * (docs/semantics.md, "Types").
+ * Out-arguments are where the families differ: a `size_t *` given to a function that writes
+ * an `int` gets 4 of its 8 bytes written. So in C (C11, or GCC and Clang in any mode)
+ * bsp_qsize, bsp_get_tag and bsp_set_tagsize are also macros that look at each pointer's
+ * type and write an int, an unsigned or a size_t accordingly (the end of this file: "One
+ * header, both type families"); in C++ they are the int functions alone, where a wrong
+ * pointer type is a compile error, never a wrong value. docs/compatibility.md, "Types".
  */
 #ifndef BSPKIT_BSP_H
 #define BSPKIT_BSP_H
@@ -15,6 +24,8 @@
 /* The Oxford toolset's bsp.h includes <stdio.h>, and programs written for it use printf and
  * stdout with nothing but #include "bsp.h": so does this one. */
 #include <stdio.h>
+/* size_t, for the out-arguments of both type families (the end of this file) */
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -371,9 +382,12 @@ void bsp_direct_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst
  * holds for the messages sent after the next bsp_sync; messages sent in the superstep that
  * changes it keep the old size (as the Oxford toolset does). The size at the start is 0.
  *
+ * In C, tag_nbytes may point to an int, an unsigned or a size_t (MulticoreBSP's type): the
+ * macro bsp_set_tagsize reads and writes the type it points to (bspk_qsize_as(3)).
+ *
  * \param tag_nbytes  in: the new tag size in bytes, at least 0; out: the size it replaces
  * \error tag_nbytes is NULL
- * \error the size is negative
+ * \error the size is negative, or (an unsigned or size_t) larger than INT_MAX
  * \error at the next bsp_sync: the processes asked for different sizes
  * \error called outside the SPMD section
  * \see bsp_send(3), bsp_get_tag(3)
@@ -424,6 +438,10 @@ void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload, bsp_size_t 
  *
  * Counts the messages not yet taken from the queue (bsp_move, bsp_hpmove).
  *
+ * In C, each argument may point to an int, an unsigned (MulticoreBSP's count) or a size_t
+ * (MulticoreBSP's size), each on its own: the macro bsp_qsize writes the type each points
+ * to, all of its bytes (bspk_qsize_as(3)). The function itself writes ints.
+ *
  * \param nmessages     out: the number of messages in the queue
  * \param accum_nbytes  out: the sum of their payload sizes in bytes; NULL: not wanted (as
  *                     MulticoreBSP documents it)
@@ -437,6 +455,10 @@ void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes);
  * bsp_get_tag - the first message's payload size and tag
  *
  * Looks at the first message of the queue without removing it.
+ *
+ * In C, status may point to an int, an unsigned or a size_t (MulticoreBSP's type): the macro
+ * bsp_get_tag writes the type it points to (bspk_qsize_as(3)); an empty queue's -1 is then
+ * UINT_MAX or SIZE_MAX, what MulticoreBSP writes.
  *
  * \param status  out: the payload size of the first message in bytes, or -1 when the queue
  *                is empty
@@ -474,7 +496,9 @@ void bsp_move(void *payload, bsp_size_t reception_nbytes);
  *
  * \param tag_ptr      out: the message's tag
  * \param payload_ptr  out: the message's payload
- * \return the payload size in bytes, or -1 when the queue is empty (nothing is written then)
+ * \return the payload size in bytes, or -1 when the queue is empty (nothing is written then);
+ *         an int, which a MulticoreBSP program stores in a size_t: -1 becomes SIZE_MAX there,
+ *         what MulticoreBSP returns
  * \error tag_ptr or payload_ptr is NULL
  * \error called outside the SPMD section
  * \see bsp_move(3), bsp_get_tag(3)
@@ -488,7 +512,9 @@ bsp_size_t bsp_hpmove(void **tag_ptr, void **payload_ptr);
  * are functions of libbsp, not macros, so that a program carrying its own shim for them
  * (`#define bsp_pushregister bsp_push_reg`, or a function of that name, which then takes
  * precedence at link time) still compiles and links; errors name the old call. A program
- * that defines one of these names as a static function defines BSPKIT_NO_OXFORD_NAMES. */
+ * that defines one of these names as a static function defines BSPKIT_NO_OXFORD_NAMES.
+ * For that reason, and because the Oxford toolset's own types are int, bsp_set_tag_size and
+ * bsp_bsmp_info take int pointers only: they have no type-generic macros (below). */
 #ifndef BSPKIT_NO_OXFORD_NAMES
 /**
  * bsp_pushregister, bsp_popregister, bsp_set_tag_size, bsp_bsmp_info - the Oxford toolset's names
@@ -506,6 +532,114 @@ void bsp_pushregister(const void *ident, bsp_size_t size);             /* = bsp_
 void bsp_popregister(const void *ident);                               /* = bsp_pop_reg     */
 void bsp_set_tag_size(bsp_size_t *tag_nbytes);                         /* = bsp_set_tagsize */
 void bsp_bsmp_info(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes); /* = bsp_qsize       */
+#endif
+
+/* ---- One header, both type families ---------------------------------------------------- *
+ * bsp_qsize, bsp_get_tag and bsp_set_tagsize write through pointers, and MulticoreBSP's
+ * programs point them at its native types: an unsigned count and size_t sizes, where an
+ * int-writing function would fill 4 of a size_t's 8 bytes. So in C each of the three is
+ * also a macro that looks at the type each pointer points to and calls the function below
+ * with the pointer and that type: int (the 1998 API; bsp_size_t and bsp_nprocs_t are int
+ * here), unsigned or size_t, each argument on its own, each written with all of its bytes.
+ *   - Any other pointer type goes to an int * prototype and gets the compiler's usual
+ *     incompatible-pointer diagnostic, as without the macros (an error from GCC 14 on).
+ *     unsigned long * is size_t * on 64-bit Linux, the same type; long * (signed) is neither
+ *     family's type, so it is not accepted.
+ *   - A null pointer (NULL, 0) is taken as an int *: bsp_qsize(&n, NULL) skips the byte
+ *     count; a NULL where one is needed is the usual run-time error.
+ *   - Each argument is evaluated exactly once (a _Generic's controlling expression is not
+ *     evaluated at all).
+ *   - A function-like macro is expanded only where its name is followed by `(`: so
+ *     `&bsp_qsize`, a function pointer and `(bsp_qsize)(&n, &nbytes)` reach the int function
+ *     itself, and so does libbsp's own definition, `void (bsp_qsize)(...)`; #undef bsp_qsize
+ *     gives the function back for the rest of a file.
+ *   - -DBSPKIT_NO_TYPE_GENERIC leaves the macros out (the int functions alone): for a program
+ *     that declares or defines one of these names itself.
+ *   - C: C11, and GCC (4.9 on) or Clang in older modes too (-std=c99, -std=c89), without a
+ *     -pedantic warning. C++ has no
+ *     _Generic and gets the int functions alone, no overloads: there an unsigned * or
+ *     size_t * argument is a compile error (C++ converts no pointer types implicitly), never
+ *     a wrong value; C++ code with MulticoreBSP's types calls bspk_qsize_as & co. itself.
+ * bsp_hpmove returns an int whatever its caller's type: stored in a size_t, -1 (an empty
+ * queue) becomes SIZE_MAX, what MulticoreBSP returns. */
+
+/* The type an out-argument points to (bspk_qsize_as & co.). */
+enum bspk_out_type {
+  BSPK_OUT_INT = 0,      /* int: the 1998 API, bsp_size_t and bsp_nprocs_t here */
+  BSPK_OUT_UNSIGNED = 1, /* unsigned int: MulticoreBSP's bsp_pid_t and bsp_nprocs_t */
+  BSPK_OUT_SIZE_T = 2    /* size_t: MulticoreBSP's bsp_size_t */
+};
+
+/**
+ * bspk_qsize_as, bspk_get_tag_as, bspk_set_tagsize_as - bsp_qsize, bsp_get_tag and bsp_set_tagsize
+ * with out-arguments of a given type
+ *
+ * What the macros bsp_qsize, bsp_get_tag and bsp_set_tagsize of bsp.h call in C: the same
+ * calls, with each out-argument given as a pointer and the type it points to, BSPK_OUT_INT
+ * (int), BSPK_OUT_UNSIGNED (unsigned int) or BSPK_OUT_SIZE_T (size_t), so that a program
+ * written with MulticoreBSP's types (an unsigned count, size_t sizes) gets all the bytes of
+ * its variables written. A program need not call them: bsp_qsize(&n, &nbytes) picks the
+ * types of n and nbytes itself. C++ programs, which get the int functions alone, may call
+ * them directly.
+ *
+ * Values are converted as C converts them: an empty queue's status -1 is written as -1,
+ * UINT_MAX or SIZE_MAX. A tag size given as an unsigned or size_t must be at most INT_MAX.
+ * Their errors are those of the call they stand for, and name it (bspkit: error in
+ * bsp_qsize on process P: ...).
+ *
+ * \param nmessages          out: the number of messages in the queue (bsp_qsize)
+ * \param nmessages_type     the type nmessages points to
+ * \param accum_nbytes       out: their payload sizes' sum in bytes; NULL: not wanted
+ * \param accum_nbytes_type  the type accum_nbytes points to
+ * \param status             out: the first message's payload size, or -1 (bsp_get_tag)
+ * \param status_type        the type status points to
+ * \param tag                out: the first message's tag (bsp_get_tag)
+ * \param tag_nbytes         in: the new tag size; out: the size it replaces (bsp_set_tagsize)
+ * \param tag_nbytes_type    the type tag_nbytes points to
+ * \error a type is not one of BSPK_OUT_INT, BSPK_OUT_UNSIGNED and BSPK_OUT_SIZE_T
+ * \error a tag size of type unsigned or size_t is larger than INT_MAX
+ * \error the errors of bsp_qsize, bsp_get_tag and bsp_set_tagsize, under those names
+ * \error called outside the SPMD section
+ * \see bsp_qsize(3), bsp_get_tag(3), bsp_set_tagsize(3)
+ */
+void bspk_qsize_as(void *nmessages, enum bspk_out_type nmessages_type, void *accum_nbytes,
+                   enum bspk_out_type accum_nbytes_type);
+void bspk_get_tag_as(void *status, enum bspk_out_type status_type, void *tag);
+void bspk_set_tagsize_as(void *tag_nbytes, enum bspk_out_type tag_nbytes_type);
+
+#if !defined(__cplusplus) && !defined(BSPKIT_NO_TYPE_GENERIC) &&                         \
+    ((defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L) || defined(__clang__) || \
+     (defined(__GNUC__) && (__GNUC__ > 4 || (__GNUC__ == 4 && __GNUC_MINOR__ >= 9))))
+#if defined(__GNUC__)
+#define BSPKIT_EXTENSION_ __extension__ /* _Generic before C11, without -pedantic warnings */
+#define BSPKIT_INLINE_ __inline__       /* inline, also in -std=c89 */
+#else
+#define BSPKIT_EXTENSION_
+#define BSPKIT_INLINE_ inline
+#endif
+/* The pointer, checked against its type's prototype: the default is int *, so any other
+ * type gets the compiler's usual diagnostic. size_t * is tried first, alone: where size_t
+ * is unsigned int (32-bit systems) unsigned * is size_t *, and one _Generic may not name a
+ * type twice. The functions are selected, then called, so that only the one selected
+ * checks its argument. */
+static BSPKIT_INLINE_ void *bspk_out_int(int *out) { return out; } /* or unsigned *, size_t * */
+static BSPKIT_INLINE_ void *bspk_out_unsigned(unsigned *out) { return out; }
+static BSPKIT_INLINE_ void *bspk_out_size_t(size_t *out) { return out; }
+/* clang-format off */
+#define BSPKIT_OUT_(p)                                                              \
+  (BSPKIT_EXTENSION_ _Generic((p), size_t *: bspk_out_size_t,                       \
+     default: _Generic((p), unsigned *: bspk_out_unsigned, default: bspk_out_int))(p))
+#define BSPKIT_OUT_TYPE_(p)                                                         \
+  (BSPKIT_EXTENSION_ _Generic((p), size_t *: BSPK_OUT_SIZE_T,                       \
+     default: _Generic((p), unsigned *: BSPK_OUT_UNSIGNED, default: BSPK_OUT_INT)))
+/* clang-format on */
+#define bsp_qsize(nmessages, accum_nbytes)                                                      \
+  bspk_qsize_as(BSPKIT_OUT_(nmessages), BSPKIT_OUT_TYPE_(nmessages), BSPKIT_OUT_(accum_nbytes), \
+                BSPKIT_OUT_TYPE_(accum_nbytes))
+#define bsp_get_tag(status, tag) \
+  bspk_get_tag_as(BSPKIT_OUT_(status), BSPKIT_OUT_TYPE_(status), (tag))
+#define bsp_set_tagsize(tag_nbytes) \
+  bspk_set_tagsize_as(BSPKIT_OUT_(tag_nbytes), BSPKIT_OUT_TYPE_(tag_nbytes))
 #endif
 
 #ifdef __cplusplus

@@ -7,7 +7,10 @@
  *   - the types: MCBSP_PROCESSOR_INDEX_DATATYPE, MCBSP_NUMMSG_TYPE, MCBSP_BYTESIZE_TYPE
  *     (MulticoreBSP 1.x) and mcbsp_pid_t, mcbsp_nprocs_t, mcbsp_size_t (2.x). All are `int`,
  *     as in MulticoreBSP's MCBSP_COMPATIBILITY_MODE, because bspkit's BSPlib functions take
- *     `int` (bsp.h); code that passes size_t or unsigned values converts them implicitly;
+ *     `int` (bsp.h); code that passes size_t or unsigned values converts them implicitly,
+ *     and in C the out-arguments of bsp_qsize, bsp_get_tag and bsp_set_tagsize may point to
+ *     MulticoreBSP's native unsigned and size_t too (bsp.h, "One header, both type
+ *     families");
  *   - bsp_vabort, and mcbsp_nprocs / mcbsp_pid;
  *   - the affinity and machine interface (mcbsp_set_* / mcbsp_get_*, the defaults and the
  *     1.x globals MCBSP_AFFINITY and MCBSP_MANUAL_AFFINITY). These are hints: bspkit
@@ -15,8 +18,9 @@
  *     BSPKIT_PIN in docs/backends.md), and bsp_begin(P) starts P processes whatever
  *     mcbsp_set_maximum_threads said. See docs/compatibility.md, "Programs written for
  *     MulticoreBSP or the Oxford toolset".
- * Not provided: MulticoreBSP's C++ wrapper, its hierarchical (nested bsp_begin) runs, its
- * resiliency (checkpoint) and accelerator interfaces.
+ * Its hierarchical runs (bsp_init/bsp_begin inside an SPMD section) work on the threads back
+ * end (docs/semantics.md, "Nested SPMD sections"). Not provided: MulticoreBSP's C++ wrapper,
+ * its resiliency (checkpoint) and accelerator interfaces.
  */
 #ifndef BSPKIT_MCBSP_H
 #define BSPKIT_MCBSP_H

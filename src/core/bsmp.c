@@ -1,5 +1,30 @@
-/* bsmp.c - bulk synchronous message passing: send, the message queue, tag size. */
+/* bsmp.c - bulk synchronous message passing: send, the message queue, tag size.
+ *
+ * bsp_set_tagsize, bsp_qsize and bsp_get_tag are defined as `void (name)(...)`: in C bsp.h
+ * also makes them macros (which pick the type of the out-arguments and call bspk_*_as), and
+ * a function-like macro is not expanded where its name is not followed by `(`. */
+#include <limits.h>
+
 #include "core/internal.h"
+
+/* The out-arguments of both type families (bsp.h, "One header, both type families"). */
+static void check_out_type(const char *call, enum bspk_out_type type) {
+  if (BSPK_CHECK(type != BSPK_OUT_INT && type != BSPK_OUT_UNSIGNED && type != BSPK_OUT_SIZE_T))
+    bspk_fatal(call,
+               "unknown type %d of an out-argument (BSPK_OUT_INT, BSPK_OUT_UNSIGNED or "
+               "BSPK_OUT_SIZE_T)",
+               (int)type);
+}
+
+/* Writes value through out as the type out points to, with all of that type's bytes; a
+ * negative value converts as C converts it (-1: UINT_MAX, SIZE_MAX). */
+static void store_out(void *out, enum bspk_out_type type, long long value) {
+  switch (type) {
+    case BSPK_OUT_UNSIGNED: *(unsigned *)out = (unsigned)value; break;
+    case BSPK_OUT_SIZE_T: *(size_t *)out = (size_t)value; break;
+    default: *(int *)out = (int)value; break;
+  }
+}
 
 static inline void queue_message(bspk_proc *self, const char *call, int pid, const void *tag,
                                  const void *payload, int nbytes) {
@@ -39,19 +64,42 @@ BSPK_API void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload,
   queue_message(self, "bsp_hpsend", pid, tag, payload, payload_nbytes);
 }
 
-void bspk_set_tagsize(bsp_size_t *tag_nbytes, const char *call) {
+static void set_tagsize(void *tag_nbytes, enum bspk_out_type type, const char *call) {
   bspk_proc *self = bspk_enter(call);
+  check_out_type(call, type);
   if (BSPK_CHECK(tag_nbytes == NULL)) bspk_fatal(call, "NULL argument");
-  if (BSPK_CHECK(*tag_nbytes < 0)) bspk_fatal(call, "negative tag size %d", *tag_nbytes);
+  int size;
+  if (type == BSPK_OUT_SIZE_T) {
+    size_t asked = *(const size_t *)tag_nbytes;
+    if (BSPK_CHECK(asked > INT_MAX))
+      bspk_fatal(call, "tag size %zu is too large (at most %d bytes)", asked, INT_MAX);
+    size = (int)asked;
+  } else if (type == BSPK_OUT_UNSIGNED) {
+    unsigned asked = *(const unsigned *)tag_nbytes;
+    if (BSPK_CHECK(asked > INT_MAX))
+      bspk_fatal(call, "tag size %u is too large (at most %d bytes)", asked, INT_MAX);
+    size = (int)asked;
+  } else {
+    size = *(const int *)tag_nbytes;
+    if (BSPK_CHECK(size < 0)) bspk_fatal(call, "negative tag size %d", size);
+  }
   int previous = self->pending_tagsize >= 0 ? self->pending_tagsize : self->tagsize;
-  self->pending_tagsize = *tag_nbytes;
+  self->pending_tagsize = size;
   self->flags |= BSPK_HAS_TAGSIZE;
   if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_tagsize(self);
-  *tag_nbytes = previous;
+  store_out(tag_nbytes, type, previous);
 }
 
-BSPK_API void bsp_set_tagsize(bsp_size_t *tag_nbytes) {
-  bspk_set_tagsize(tag_nbytes, "bsp_set_tagsize");
+void bspk_set_tagsize(bsp_size_t *tag_nbytes, const char *call) {
+  set_tagsize(tag_nbytes, BSPK_OUT_INT, call);
+}
+
+BSPK_API void(bsp_set_tagsize)(bsp_size_t *tag_nbytes) {
+  set_tagsize(tag_nbytes, BSPK_OUT_INT, "bsp_set_tagsize");
+}
+
+BSPK_API void bspk_set_tagsize_as(void *tag_nbytes, enum bspk_out_type tag_nbytes_type) {
+  set_tagsize(tag_nbytes, tag_nbytes_type, "bsp_set_tagsize");
 }
 
 /* Every process must request the same tag size in the same superstep. */
@@ -73,30 +121,47 @@ void bspk_queue_reset(bspk_proc *self, size_t nmessages) {
   BSPK_GROW(self, self->queue, self->queue_cap, nmessages, 64, "bsp_sync", "the message queue");
 }
 
-void bspk_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes, const char *call) {
+static void qsize(void *nmessages, enum bspk_out_type nmessages_type, void *accum_nbytes,
+                  enum bspk_out_type accum_nbytes_type, const char *call) {
   bspk_proc *self = bspk_enter(call);
+  check_out_type(call, nmessages_type);
+  check_out_type(call, accum_nbytes_type);
   if (BSPK_CHECK(nmessages == NULL))
     bspk_fatal(call, "the first argument is NULL (%s writes the number of messages there)", call);
-  *nmessages = self->queue_len - self->queue_head;
+  store_out(nmessages, nmessages_type, self->queue_len - self->queue_head);
   /* the byte count is optional, as MulticoreBSP documents it: NULL skips it */
-  if (accum_nbytes) *accum_nbytes = (bsp_size_t)self->queue_bytes;
+  if (accum_nbytes) store_out(accum_nbytes, accum_nbytes_type, (long long)self->queue_bytes);
 }
 
-BSPK_API void bsp_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {
-  bspk_qsize(nmessages, accum_nbytes, "bsp_qsize");
+void bspk_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes, const char *call) {
+  qsize(nmessages, BSPK_OUT_INT, accum_nbytes, BSPK_OUT_INT, call);
 }
 
-BSPK_API void bsp_get_tag(bsp_size_t *status, void *tag) {
+BSPK_API void(bsp_qsize)(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes) {
+  qsize(nmessages, BSPK_OUT_INT, accum_nbytes, BSPK_OUT_INT, "bsp_qsize");
+}
+
+BSPK_API void bspk_qsize_as(void *nmessages, enum bspk_out_type nmessages_type, void *accum_nbytes,
+                            enum bspk_out_type accum_nbytes_type) {
+  qsize(nmessages, nmessages_type, accum_nbytes, accum_nbytes_type, "bsp_qsize");
+}
+
+BSPK_API void bspk_get_tag_as(void *status, enum bspk_out_type status_type, void *tag) {
   bspk_proc *self = bspk_enter("bsp_get_tag");
+  check_out_type("bsp_get_tag", status_type);
   if (BSPK_CHECK(status == NULL)) bspk_fatal("bsp_get_tag", "the status argument is NULL");
   bspk_check_buffer("bsp_get_tag", tag, "the tag buffer", self->queue_tagsize);
   if (self->queue_head == self->queue_len) {
-    *status = -1;
+    store_out(status, status_type, -1);
     return;
   }
   const bspk_message *m = &self->queue[self->queue_head];
-  *status = m->nbytes;
+  store_out(status, status_type, m->nbytes);
   if (self->queue_tagsize) memcpy(tag, m->tag, (size_t)self->queue_tagsize);
+}
+
+BSPK_API void(bsp_get_tag)(bsp_size_t *status, void *tag) {
+  bspk_get_tag_as(status, BSPK_OUT_INT, tag);
 }
 
 BSPK_API void bsp_move(void *payload, bsp_size_t reception_nbytes) {

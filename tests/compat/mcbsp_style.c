@@ -12,8 +12,14 @@
  * bsp_direct_get reads the owner's memory while the owner runs: every read here is of data
  * the owner wrote in an earlier superstep and does not touch in the superstep of the read
  * (the rule in docs/compatibility.md), so the ThreadSanitizer build must find no race.
+ *
+ * The affinity hints read back as set, and unset as docs/compatibility.md says (the defaults,
+ * and the cores of this program's affinity mask); bsp_begin(P) starts P processes although
+ * mcbsp_set_maximum_threads said 1.
  */
+#define _GNU_SOURCE /* sched_getaffinity and CPU_COUNT: the cores this program may use */
 #include <mcbsp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +27,8 @@
 enum { NVALUES = 8 };
 
 static int with_direct_get = 1;
+/* bsp_nprocs() before bsp_init (bsprun -n), set before any process starts. */
+static int asked_nprocs;
 
 static void fail(const char *format, ...) {
   va_list args;
@@ -88,6 +96,11 @@ static void check_hpsend(void) {
 
 static void spmd(void) {
   bsp_begin(bsp_nprocs());
+  if (bsp_nprocs() != asked_nprocs)
+    fail(
+        "bsp_begin started %d processes, not the %d asked for (mcbsp_set_maximum_threads "
+        "said 1: a hint only)",
+        bsp_nprocs(), asked_nprocs);
   if (mcbsp_nprocs() != bsp_nprocs() || mcbsp_pid() != bsp_pid())
     fail("mcbsp_nprocs/mcbsp_pid (%d, %d) differ from bsp_nprocs/bsp_pid (%d, %d)", mcbsp_nprocs(),
          mcbsp_pid(), bsp_nprocs(), bsp_pid());
@@ -113,15 +126,36 @@ static void spmd(void) {
   bsp_end();
 }
 
+/* Unset, the hints read back as MulticoreBSP's defaults, and as the MCBSP_DEFAULT_* globals
+ * say once a program assigns them. */
+static int check_defaults(void) {
+  cpu_set_t mask;
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) return 0;
+  size_t cores = (size_t)CPU_COUNT(&mask);
+  size_t *pins = mcbsp_get_pinning(), *res = mcbsp_get_reserved_cores();
+  int ok = mcbsp_get_affinity_mode() == SCATTER && mcbsp_get_threads_per_core() == 1 &&
+           mcbsp_get_thread_numbering() == CONSECUTIVE && mcbsp_get_available_cores() == cores &&
+           mcbsp_get_maximum_threads() == cores && pins == NULL && res == NULL &&
+           mcbsp_get_reserved_cores_number() == 0;
+  MCBSP_DEFAULT_AFFINITY = COMPACT;
+  MCBSP_DEFAULT_THREADS_PER_CORE = 4;
+  MCBSP_DEFAULT_THREAD_NUMBERING = WRAPPED;
+  ok = ok && mcbsp_get_affinity_mode() == COMPACT && mcbsp_get_threads_per_core() == 4 &&
+       mcbsp_get_thread_numbering() == WRAPPED;
+  return ok;
+}
+
 /* MulticoreBSP's affinity calls are hints here: accepted, recorded, read back. */
 static int check_hints(void) {
-  MCBSP_AFFINITY = COMPACT; /* MulticoreBSP 1.x's global */
+  static int manual[2] = {1, 0};
+  MCBSP_MANUAL_AFFINITY = manual; /* MulticoreBSP 1.x's globals */
+  MCBSP_AFFINITY = COMPACT;
   mcbsp_set_affinity_mode(COMPACT);
   if (mcbsp_get_affinity_mode() != COMPACT) return 0;
   mcbsp_set_threads_per_core(2);
   mcbsp_set_thread_numbering(WRAPPED);
   mcbsp_set_available_cores(6);
-  mcbsp_set_maximum_threads(12);
+  mcbsp_set_maximum_threads(1);
   size_t reserved[1] = {5};
   mcbsp_set_reserved_cores(reserved, 1);
   size_t pinning[3] = {0, 2, 1};
@@ -129,7 +163,7 @@ static int check_hints(void) {
   pinning[0] = 99; /* the library keeps its own copy */
   size_t *pins = mcbsp_get_pinning(), *res = mcbsp_get_reserved_cores();
   int ok = mcbsp_get_threads_per_core() == 2 && mcbsp_get_thread_numbering() == WRAPPED &&
-           mcbsp_get_available_cores() == 6 && mcbsp_get_maximum_threads() == 12 &&
+           mcbsp_get_available_cores() == 6 && mcbsp_get_maximum_threads() == 1 &&
            mcbsp_get_affinity_mode() == MANUAL && pins && pins[0] == 0 && pins[1] == 2 &&
            pins[2] == 1 && mcbsp_get_reserved_cores_number() == 1 && res && res[0] == 5;
   free(pins);
@@ -146,6 +180,11 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (!check_defaults()) {
+    fprintf(stderr, "mcbsp_style: the unset mcbsp_get_* hints are not the defaults\n");
+    return 1;
+  }
+  asked_nprocs = bsp_nprocs();
   if (!check_hints()) {
     fprintf(stderr, "mcbsp_style: the mcbsp_set_* hints do not read back as set\n");
     return 1;
