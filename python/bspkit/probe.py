@@ -8,7 +8,6 @@ import json
 import os
 import platform
 import shlex
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -112,37 +111,6 @@ def build(root: Path, build_dir: Path) -> None:
     _run_checked(["cmake", "--build", str(build_dir)], "building")
     if not (build_dir / "probe" / "bspprobe").is_file():
         raise ProbeError(f"the build did not produce {build_dir / 'probe' / 'bspprobe'}")
-
-
-def have_cblas() -> bool:
-    arch = platform.machine()
-    return any(
-        Path(p).is_file()
-        for p in ("/usr/include/cblas.h", f"/usr/include/{arch}-linux-gnu/cblas.h", "/usr/local/include/cblas.h")
-    )
-
-
-def build_other(root: Path, bspcc: str, outdir: Path, extra_cflags: list[str] | None = None) -> Path:
-    """Compiles bspprobe against another BSPlib with that library's compiler wrapper."""
-    sources = sorted(str(p) for p in (root / "probe").glob("*.c"))
-    if not sources:
-        raise ProbeError(f"no bspprobe sources in {root / 'probe'}")
-    if shutil.which(bspcc) is None and not Path(bspcc).is_file():
-        raise ProbeError(f"the compiler wrapper {bspcc!r} is not there")
-    exe = outdir / "bspprobe-other"
-    cmd = [bspcc, "-O2", "-DBSPPROBE_NO_EXTENSIONS", f"-I{root / 'probe'}"]
-    for helpers in ("plain", "spmd"):  # the header-only helpers the probe shares (common/README.md)
-        if (root / "common" / helpers).is_dir():
-            cmd.append(f"-I{root / 'common' / helpers}")
-    blas = have_cblas()
-    if blas:
-        cmd.append("-DBSPPROBE_HAVE_CBLAS")
-    cmd += list(extra_cflags or []) + sources + ["-o", str(exe)]
-    if blas:
-        cmd.append("-lopenblas")
-    cmd += ["-lm", "-pthread"]  # -pthread: the hw section's threads (glibc before 2.34)
-    _run_checked(cmd, "building bspprobe against the other library")
-    return exe
 
 
 @dataclass

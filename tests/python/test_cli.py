@@ -239,8 +239,9 @@ def test_probe_through_a_launcher(tmp_path: Path) -> None:
 )
 @pytest.mark.slow
 def test_probe_against_another_library_with_bspcc(tmp_path: Path) -> None:
-    """--bspcc: compiles probe/*.c with a library's compiler wrapper (bspkit's own bspcc
-    stands in for another BSPlib) and runs the binary directly with BSPKIT_NPROCS/BSP_NPROCS."""
+    """--bspcc: builds bspprobe with a library's compiler wrapper (bspkit's own bspcc stands in
+    for another BSPlib) in the portable build's cache and runs the binary directly with
+    BSPKIT_NPROCS/BSP_NPROCS."""
     out = tmp_path / "other"
     r = run_bspkit(
         "probe",
@@ -254,9 +255,10 @@ def test_probe_against_another_library_with_bspcc(tmp_path: Path) -> None:
         str(out),
         *TINY_PROBE,
         timeout=180,
+        env={"BSPKIT_CACHE_DIR": str(tmp_path / "cache")},
     )
     assert r.returncode == 0, r.stdout + r.stderr
-    assert (out / "bspprobe-other").is_file()
+    assert len(list((tmp_path / "cache" / "portable").glob("stand-in-*/probe/bspprobe"))) == 1
     params = json.loads((out / "params.json").read_text())
     assert params["p"] == 2 and params["machine"]["library"] == "stand-in"
     assert params["machine"]["backend"] == "unknown"  # built without bspkit's extensions

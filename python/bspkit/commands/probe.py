@@ -4,7 +4,7 @@ and writes the report (report.html) in one run directory."""
 from __future__ import annotations
 
 import argparse
-import shlex
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,10 +41,11 @@ directory is --build-dir, else $BSPKIT_BUILD_DIR, else <repo>/build. Without a s
 to the bsprun found on PATH, else bspprobe on PATH. `bspkit run` and `validate` find bsprun
 and the drivers (bspalg-*) the same way.
 
-Another BSPlib: --bspcc PATH compiles <repo>/probe/*.c with that library's compiler wrapper
-  PATH -O2 -DBSPPROBE_NO_EXTENSIONS [-DBSPPROBE_HAVE_CBLAS] [--bspcc-flags] probe/*.c
-       -o OUTDIR/bspprobe-other [-lopenblas] -lm
-(CBLAS when cblas.h is installed) and runs the binary directly with BSPKIT_NPROCS=P and
+Another BSPlib: --bspcc PATH builds bspprobe with that library's compiler wrapper in the
+portable build (cmake -DBSPKIT_PORTABLE=ON -DCMAKE_C_COMPILER=PATH, --bspcc-flags as
+BSPKIT_PORTABLE_CFLAGS; CBLAS when found; a bsp.h without bsp_size_t gets the int API), into
+the cache of `bspkit run --bspcc` (docs/comparing-libraries.md), and runs the binary directly
+with BSPKIT_NPROCS=P and
 BSP_NPROCS=P in the environment, or through --launcher CMD, a command line in which {p} is
 replaced by P, e.g. --launcher 'mpirun -n {p}' (BSPonMPI) or --launcher 'bsprun -npes {p}'
 (Oxford toolset). The library's name goes to the header with --library-name (default: the
@@ -243,6 +244,24 @@ def find_programs(
     return bsprun, binary
 
 
+def build_other(root: Path, options: ProbeOptions) -> Path:
+    """bspprobe built against another BSPlib: the portable build (the drivers' too, in the
+    same cache directory; bspkit.libraries), with --bspcc as the compiler and --bspcc-flags as
+    its extra flags."""
+    from bspkit import libraries
+
+    assert options.bspcc is not None
+    compiler = os.path.abspath(options.bspcc) if "/" in options.bspcc else options.bspcc
+    name = options.library_name or libraries.default_name(compiler)
+    lib = libraries.Library(
+        name, libraries.UNKNOWN_VERSION, compiler, options.bspcc_flags or "", "", options.launcher or "", True
+    )
+    try:
+        return libraries.build(lib, root, ["bspprobe"]) / "probe" / "bspprobe"
+    except libraries.LibraryError as e:
+        raise pr.ProbeError(str(e)) from None
+
+
 def run(options: ProbeOptions, extra: Sequence[str]) -> int:
     from bspkit.inputs import load_fit, run_label
 
@@ -267,7 +286,7 @@ def run(options: ProbeOptions, extra: Sequence[str]) -> int:
         try:
             if options.bspcc:
                 assert root is not None
-                binary = pr.build_other(root, options.bspcc, outdir, shlex.split(options.bspcc_flags or ""))
+                binary = build_other(root, options)
             assert binary is not None
             probe_run = pr.probe_command(
                 binary,
