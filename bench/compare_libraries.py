@@ -64,6 +64,11 @@ class Column:
         self.results: dict[str, list[al.RunResult]] = {}
 
 
+# H_MAX of every column's probe: 256 Ki words (2 MiB per process and superstep), the same for
+# every library, so that eight quick probes take minutes
+PROBE_ARGS = ["--max-words", "262144"]
+
+
 def probe(col: Column, out: Path, p: int) -> None:
     """A quick probe of the column, filed as OUT/<column>/probe."""
     pdir = out / col.key / "probe"
@@ -79,8 +84,9 @@ def probe(col: Column, out: Path, p: int) -> None:
         flags = " ".join(f for f in (lib.cflags, lib.libs) if f)
         if flags:
             cmd.append(f"--bspcc-flags={flags}")
+    cmd += ["--", *PROBE_ARGS]
     print(f"probing {col.key}: {' '.join(cmd)}", flush=True)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=900)
     col.params_path = pdir / "params.json"
 
 

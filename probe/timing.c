@@ -173,8 +173,12 @@ void bspp_comm_run(probe_ctx *c, const void *arg) {
     probe_size_t status;
     size_t off = 0, cap = (size_t)c->area_words * WORD_BYTES;
     for (;;) {
+      /* Zeroed first, and -1 taken in either width: a library whose bsp_get_tag writes an int
+       * where its bsp.h names a wider bsp_size_t (MulticoreBSP's --compat mode: size_t) fills
+       * only the low 4 bytes of status. */
+      status = 0;
       bsp_get_tag(&status, tagbuf);
-      if (status == (probe_size_t)-1) break;
+      if (status == (probe_size_t)-1 || status == (probe_size_t)(unsigned)-1) break;
       if (off + (size_t)status > cap)
         bsp_abort("bspprobe: process %d received more than %zu bytes\n", s, cap);
       bsp_move((char *)dst + off, status);
