@@ -42,7 +42,8 @@ def add_parser(subparsers: Subparsers) -> None:
     ru = subparsers.add_parser(
         "run",
         help="run one BSP algorithm (its driver) on a back end and p, optionally with predictions",
-        description=f"Runs the driver of ALG ({algs}) through bsprun, prints its time, W, H, S and check; with "
+        description=f"Runs the driver of ALG ({algs}) through bsprun (or on another BSPlib: --bspcc, --peer), prints "
+        "its time, W, H, S and check; with "
         "--params (or --predict) also the predicted time under each g model. Options after `--` go to the driver "
         "(see `<build>/bin/bspalg-NAME --help`), e.g. bspkit run matmul-blockcyclic -n 2 --size 2000 -- --q 8",
     )
