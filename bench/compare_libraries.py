@@ -79,11 +79,7 @@ def probe(col: Column, out: Path, p: int) -> None:
     if col.library is None:
         cmd += ["-b", col.backend]
     else:
-        lib = col.library
-        cmd += ["--bspcc", lib.compiler, "--launcher", lib.launcher, "--library-name", lib.name]
-        flags = " ".join(f for f in (lib.cflags, lib.libs) if f)
-        if flags:
-            cmd.append(f"--bspcc-flags={flags}")
+        cmd += col.library.probe_args()
     cmd += ["--", *PROBE_ARGS]
     print(f"probing {col.key}: {' '.join(cmd)}", flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=900)

@@ -4,6 +4,7 @@ parameter files (given, or the newest probe's), and the build with bsprun and th
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
@@ -112,7 +113,7 @@ def params_for(
         if path is None:
             if required:
                 on = f" --hostfile {hostfile}" if hostfile else ""
-                how = f"-b {backend}" if library is None else library.probe_options()
+                how = f"-b {backend}" if library is None else shlex.join(library.probe_args())
                 raise Failure(
                     f"no parameter file: give --params FILE, or run `bspkit probe {how} -n {nprocs}{on}` first "
                     "(its params.json under results/probe/ is found by itself)"

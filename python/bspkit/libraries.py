@@ -59,13 +59,13 @@ class Library:
         """The library as the results record it."""
         return {**asdict(self), "label": self.label}
 
-    def probe_options(self) -> str:
+    def probe_args(self) -> list[str]:
         """`bspkit probe`'s options that measure this library (filed under its name)."""
-        build = f"--bspcc {shlex.quote(self.compiler)}"  # the probe takes a plain compiler there too
+        args = ["--bspcc", self.compiler]  # the probe takes a plain compiler there too
         flags = " ".join(f for f in (self.cflags, self.libs) if f)
         if flags:
-            build += f" --bspcc-flags={shlex.quote(flags)}"
-        return f"{build} --launcher {shlex.quote(self.launcher)} --library-name {shlex.quote(self.name)}"
+            args.append(f"--bspcc-flags={flags}")
+        return [*args, "--launcher", self.launcher, "--library-name", self.name]
 
     def command(self, exe: Path, nprocs: int, args: list[str]) -> list[str]:
         """The command that runs exe on nprocs processes of this library."""

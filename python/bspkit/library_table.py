@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bspkit.compare import bullets
+from bspkit.compare import _g_value, _predict_g_inf, bullets
 from bspkit.params import JsonObject, Params
 from bspkit.report import split_key
 
@@ -69,10 +69,7 @@ def _g_of(params: Params | None, prim: str) -> float | None:
     e = surfaces.get("alltoall") or next(iter(surfaces.values()), None)
     if e is None:
         return None
-    if e.predict and e.predict.g_inf:
-        return e.predict.g_inf
-    fitted = e.lsq.get("g_inf")
-    return fitted[0] if fitted else e.g_inf
+    return _predict_g_inf(e) or _g_value(e, "g_inf")  # the prediction model's, else the fit's
 
 
 def _l_of(params: Params | None) -> float | None:
