@@ -53,6 +53,91 @@ int bspk_cores(void);
  */
 long bspk_superstep(void);
 
+/* ---- Checkpoint and restart (bsprun --checkpoint-dir, --restart; docs/checkpoint.md) ---- */
+
+/**
+ * bspk_checkpoint_protect - name memory that a checkpoint saves and a restart restores
+ *
+ * Local: adds the nbytes at addr to this process' protected memory, the state that
+ * bspk_checkpoint(3) saves. Areas are told apart by the order of the calls: a restarted run
+ * must protect the same number of areas, of the same sizes, in the same order, before it
+ * calls bspk_checkpoint_resume(3) (the addresses may differ). Every registered area
+ * (bsp_push_reg) must lie in protected memory when a checkpoint is taken, so that a restart
+ * can register it again. The area must stay allocated while it is protected: free(3) of
+ * protected memory is an error (checked where the program's free is the C library's;
+ * realloc is not checked). Protecting costs nothing until a checkpoint is written.
+ *
+ * \param addr    the start of the area (not NULL when nbytes > 0)
+ * \param nbytes  its size in bytes, at least 0
+ * \error addr is NULL with nbytes > 0, or nbytes is negative
+ * \error the area overlaps one that is protected already
+ * \error called outside the SPMD section
+ * \see bspk_checkpoint_unprotect(3), bspk_checkpoint(3), bspk_checkpoint_resume(3)
+ */
+void bspk_checkpoint_protect(void *addr, bsp_size_t nbytes);
+
+/**
+ * bspk_checkpoint_unprotect - stop saving an area in checkpoints
+ *
+ * Local: removes the area that bspk_checkpoint_protect(3) was given addr for; the areas
+ * protected after it keep their order. Call it before freeing protected memory.
+ *
+ * \param addr  the start of a protected area
+ * \error addr is not the start of a protected area
+ * \error called outside the SPMD section
+ * \see bspk_checkpoint_protect(3)
+ */
+void bspk_checkpoint_unprotect(void *addr);
+
+/**
+ * bspk_checkpoint - end the superstep, and save the program's state when one is due
+ *
+ * Collective: every process calls it in the same superstep, in place of bsp_sync. It ends
+ * the superstep as bsp_sync does; then, when the run was started with
+ * bsprun --checkpoint-dir DIR and the interval of --checkpoint-every has passed since the
+ * last checkpoint (process 0's clock; without the option, at every call), every process
+ * writes its protected memory, its registrations, its tag size, the messages this sync
+ * delivered and the superstep count to DIR, one file per process, and process 0 completes
+ * the checkpoint with a manifest. At the end of a superstep no message is in flight, so the
+ * files form a consistent state. Without --checkpoint-dir it is bsp_sync and saves nothing.
+ * A checkpoint that cannot be written (the disk full, say) is reported on stderr and the run
+ * goes on; a restart then uses the checkpoint before it.
+ *
+ * \return 1 when a checkpoint was saved at this call (on every process alike), else 0
+ * \error some processes called bspk_checkpoint and others bsp_sync (or a collective)
+ * \error a registered area does not lie in protected memory
+ * \error the checkpoint directory holds the checkpoints of an earlier run, and this run
+ *        was not started with bsprun --restart
+ * \error as bsp_sync
+ * \error called outside the SPMD section
+ * \see bspk_checkpoint_resume(3), bspk_checkpoint_protect(3), bsprun(1)
+ */
+int bspk_checkpoint(void);
+
+/**
+ * bspk_checkpoint_resume - restore the newest checkpoint when the run is a restart
+ *
+ * Collective. In a run started with bsprun --restart DIR it takes the newest complete
+ * checkpoint in DIR whose files are all intact (a torn or corrupt one is reported and the
+ * one before it taken), and restores: every protected area's contents, the registrations
+ * (made again at the protected memory's new addresses, or checked against those the program
+ * made already), the tag size, the messages delivered at the checkpoint's sync (in the queue
+ * again) and the superstep count (bspk_superstep). The program then goes on after its
+ * bspk_checkpoint call of that superstep. Call it once, after protecting the same areas as
+ * the run that wrote the checkpoint, before its first bspk_checkpoint; in a run that is not
+ * a restart it does nothing.
+ *
+ * \return 1 when the state was restored (skip the initialisation), 0 when the run is not
+ *         a restart
+ * \error the checkpoint was taken with another number of processes
+ * \error the protected areas differ in number or size from the checkpoint's
+ * \error the program registered areas other than the checkpoint's before the call
+ * \error no complete, intact checkpoint in DIR
+ * \error called outside the SPMD section
+ * \see bspk_checkpoint(3), bsprun(1)
+ */
+int bspk_checkpoint_resume(void);
+
 /* ---- The superstep profile (BSPKIT_PROFILE=FILE; docs/profile-format.md) --------------- */
 
 /**

@@ -22,6 +22,7 @@ have pkg-config || need_packages+=(pkg-config)
 have timeout || need_packages+=(coreutils)
 have clang-format || need_packages+=(clang-format)   # the C style check (scripts/lint.sh)
 have_header cblas.h || need_packages+=(libopenblas-dev)
+have_header zlib.h || need_packages+=(zlib1g-dev)   # CRC-32 of checkpoint files
 have mpicc && have mpirun || need_packages+=(openmpi-bin libopenmpi-dev)
 # The sort peers of bench/run_rdxsort_bench.sh (bench/sort_peers.cpp): a C++ compiler, TBB's
 # parallel_sort and Boost's spreadsort (headers); each peer is left out of the build without it.

@@ -45,6 +45,9 @@ enum bspk_superstep_flags {
   BSPK_HAS_GET_INTO_REG = 1u << 8, /* a get writes into a registered area of its process,
                                     * which other processes may access: its data lands
                                     * after every read, and nobody goes on before it has */
+  BSPK_HAS_CHECKPOINT = 1u << 9,   /* the superstep ends with bspk_checkpoint (all or none) */
+  BSPK_CHECKPOINT_DUE = 1u << 10,  /* process 0: the checkpoint's interval has passed     */
+  BSPK_CHECKPOINT_BAD = 1u << 11,  /* a restart's vote: this process' file is damaged     */
 };
 
 /* One message of a transfer(): nbytes at data, to or from process pid. */

@@ -180,6 +180,10 @@ typedef struct bspk_proc {
   struct bspk_profile *profile;
   const void *coll_site; /* where the program called the collective now running */
 
+  /* Checkpoints (checkpoint.c): the protected areas and the restart's state; NULL until
+   * the program uses them. */
+  struct bspk_checkpoint *checkpoint;
+
   /* Double-buffered like the outboxes: a slow process may still read superstep s's post
    * while a fast one fills the post of s + 1. */
   bspk_post post[2];
@@ -303,7 +307,8 @@ void bspk_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes, const char *c
 /* ---- superstep (superstep.c) ---- */
 /* site: the return address of the program's call (bsp_sync, bsp_end, a collective), for
  * the profile. */
-void bspk_end_superstep(bspk_proc *self, int kind, const char *call, const void *site);
+/* Returns the flags ORed over all processes at the arrival (enum bspk_superstep_flags). */
+unsigned bspk_end_superstep(bspk_proc *self, int kind, const char *call, const void *site);
 bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int pid, int nprocs);
 /* What one process of nprocs holds once it has written to every other process: its per-peer
  * records and the first capacity of its outboxes. */
@@ -336,6 +341,9 @@ static inline void bspk_profile_op(bspk_proc *self, enum bspk_profile_op op, int
                                    long nbytes) {
   if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_count(self, op, peer, nbytes);
 }
+
+/* ---- checkpoints (checkpoint.c) ---- */
+void bspk_checkpoint_free(bspk_proc *self);
 
 /* ---- misc ---- */
 /* The back end of this program once chosen (bsp_init, bsp_begin, bsp_nprocs), else NULL. */

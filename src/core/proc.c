@@ -69,6 +69,7 @@ void bspk_proc_free(bspk_proc *self) {
     if (self->rma_puts) free(self->rma_puts[q].data);
   }
   bspk_registrations_free(self);
+  bspk_checkpoint_free(self);
   BSPK_FREE_ALL(self->replies, self->rma_puts, self->landings, self->large_sends,
                 self->large_copies, self->large_recvs, self->gets, self->get_stage, self->queue,
                 self->kept_messages, self);

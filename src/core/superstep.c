@@ -136,7 +136,7 @@ static int writes_may_meet_next_superstep(const bspk_proc *self, unsigned flags)
 /* The end of a superstep, in the order BSPlib defines: agree (same registrations, same
  * tag size, same kind of arrival), then every get reads and writes, then puts and
  * messages land, then registrations take effect. */
-void bspk_end_superstep(bspk_proc *self, int kind, const char *call, const void *site) {
+unsigned bspk_end_superstep(bspk_proc *self, int kind, const char *call, const void *site) {
   bspk_arrival all;
   if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_sync_enter(self, site);
   arrive(self, kind, &all);
@@ -144,8 +144,13 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call, const void 
     report_end_mismatch(self, call);
   if (kind == BSPK_AT_END) {
     if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_sync_exit(self, 1);
-    return;
+    return all.flags;
   }
+  if (BSPK_UNLIKELY((all.flags ^ self->flags) & BSPK_HAS_CHECKPOINT))
+    bspk_fatal(call,
+               "this process called %s while other processes called bspk_checkpoint in the same "
+               "superstep (%ld): a checkpoint is collective, every process must call it",
+               call, self->superstep);
   recycle_old_outboxes(self);
 
   if (BSPK_UNLIKELY(all.flags & BSPK_HAS_REG)) bspk_registrations_check(self, call);
@@ -163,6 +168,7 @@ void bspk_end_superstep(bspk_proc *self, int kind, const char *call, const void 
   self->flags = 0;
   if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_sync_exit(self, 0);
   self->superstep++;
+  return all.flags;
 }
 
 BSPK_API void bsp_sync(void) {

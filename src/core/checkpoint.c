@@ -1,0 +1,879 @@
+/*
+ * checkpoint.c - checkpoints at superstep boundaries and the restart from them
+ * (docs/checkpoint.md).
+ *
+ * At the end of a superstep no message is in flight, so the processes' states after a sync
+ * form a consistent cut: each process writes its protected memory, registrations, tag size
+ * and delivered messages to a file of its own; process 0 completes the generation with a
+ * manifest once every file is on disk, and only then deletes generations older than the two
+ * newest complete ones. A restart takes the newest generation whose manifest exists and
+ * whose files all match it (size and CRC-32), agreed by a vote over the processes.
+ *
+ * DIR/superstep-000000000012/process-0.ckpt ... process-<p-1>.ckpt, MANIFEST
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "core/internal.h"
+
+/* ---- configuration (set by bsprun: --checkpoint-dir, --checkpoint-every, --restart) ---- */
+
+static struct {
+  const char *dir;    /* NULL: checkpoints off */
+  double every;       /* seconds between checkpoints; 0: at every bspk_checkpoint call */
+  int restart;        /* the run is a restart: bspk_checkpoint_resume restores */
+  const char *every_text; /* BSPKIT_CHECKPOINT_EVERY as given, when it is not a number */
+} config;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+static void read_config(void) {
+  const char *dir = getenv("BSPKIT_CHECKPOINT_DIR");
+  config.dir = dir && *dir ? dir : NULL;
+  const char *every = getenv("BSPKIT_CHECKPOINT_EVERY");
+  if (every && *every) {
+    char *end;
+    config.every = strtod(every, &end);
+    if (*end != '\0' || config.every < 0) config.every_text = every;
+  }
+  const char *restart = getenv("BSPKIT_RESTART");
+  config.restart = restart && strcmp(restart, "1") == 0;
+}
+
+static void need_config(const char *call) {
+  pthread_once(&config_once, read_config);
+  if (config.every_text)
+    bspk_fatal(call, "BSPKIT_CHECKPOINT_EVERY='%s' is not a number of seconds >= 0",
+               config.every_text);
+  if (config.restart && !config.dir)
+    bspk_fatal(call, "BSPKIT_RESTART=1 but BSPKIT_CHECKPOINT_DIR is not set: restart with "
+                     "bsprun --restart DIR");
+}
+
+/* snprintf for paths (and the messages holding them): a path too long for the buffer is an
+ * error, never a file of another name. */
+static void path_printf(char *buf, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static void path_printf(char *buf, size_t size, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  int n = vsnprintf(buf, size, format, args);
+  va_end(args);
+  if (n < 0 || (size_t)n >= size)
+    bspk_fatal_on("bspk_checkpoint", -1, "a path in the checkpoint directory is too long: %.200s...",
+                  buf);
+}
+
+/* ---- per-process state --------------------------------------------------------------- */
+
+typedef struct protected_area {
+  char *addr;
+  size_t nbytes;
+} protected_area;
+
+struct bspk_checkpoint {
+  protected_area *areas;
+  int nareas;
+  size_t areas_cap;
+  double last_save;     /* process 0: when the last checkpoint ended (or the section began) */
+  int resumed;          /* bspk_checkpoint_resume restored a checkpoint */
+  int dir_checked;      /* process 0: the directory was checked for an earlier run's files */
+  char *messages;       /* the restored messages' tags and payloads */
+};
+
+static struct bspk_checkpoint *state_of(bspk_proc *self) {
+  if (!self->checkpoint) {
+    self->checkpoint = bspk_xmalloc(self, sizeof *self->checkpoint, "bspk_checkpoint",
+                                    "the checkpoint state");
+    memset(self->checkpoint, 0, sizeof *self->checkpoint);
+    self->checkpoint->last_save = bspk_now();
+  }
+  return self->checkpoint;
+}
+
+void bspk_checkpoint_free(bspk_proc *self) {
+  if (!self->checkpoint) return;
+  BSPK_FREE_ALL(self->checkpoint->areas, self->checkpoint->messages, self->checkpoint);
+  self->checkpoint = NULL;
+}
+
+/* ---- protecting memory --------------------------------------------------------------- */
+
+BSPK_API void bspk_checkpoint_protect(void *addr, bsp_size_t nbytes) {
+  const char *call = "bspk_checkpoint_protect";
+  bspk_proc *self = bspk_enter(call);
+  if (BSPK_CHECK(nbytes < 0)) bspk_fatal(call, "negative size %ld", (long)nbytes);
+  if (BSPK_CHECK(addr == NULL && nbytes > 0))
+    bspk_fatal(call, "the address is NULL, but %ld byte(s) are to be protected", (long)nbytes);
+  struct bspk_checkpoint *ck = state_of(self);
+  uintptr_t lo = (uintptr_t)addr, hi = lo + (uintptr_t)nbytes;
+  for (int i = 0; i < ck->nareas; i++) {
+    uintptr_t a = (uintptr_t)ck->areas[i].addr, b = a + ck->areas[i].nbytes;
+    if ((lo < b && a < hi) || (a == lo && addr != NULL))
+      bspk_fatal(call,
+                 "the area at %p (%ld bytes) overlaps protected area %d at %p (%zu bytes): "
+                 "protect each byte once",
+                 addr, (long)nbytes, i, (void *)ck->areas[i].addr, ck->areas[i].nbytes);
+  }
+  BSPK_GROW(self, ck->areas, ck->areas_cap, ck->nareas + 1, 8, call, "the protected areas");
+  ck->areas[ck->nareas++] = (protected_area){addr, (size_t)nbytes};
+}
+
+BSPK_API void bspk_checkpoint_unprotect(void *addr) {
+  const char *call = "bspk_checkpoint_unprotect";
+  bspk_proc *self = bspk_enter(call);
+  struct bspk_checkpoint *ck = state_of(self);
+  for (int i = 0; i < ck->nareas; i++)
+    if (ck->areas[i].addr == addr) {
+      memmove(&ck->areas[i], &ck->areas[i + 1], (size_t)(ck->nareas - i - 1) * sizeof *ck->areas);
+      ck->nareas--;
+      return;
+    }
+  bspk_fatal(call, "%p is not the start of a protected area (bspk_checkpoint_protect)", addr);
+}
+
+/* The protected area holding addr (a size-0 registration may sit at an area's end), or -1. */
+static int area_of(const struct bspk_checkpoint *ck, const char *addr) {
+  for (int i = 0; i < ck->nareas; i++)
+    if (addr >= ck->areas[i].addr && addr <= ck->areas[i].addr + ck->areas[i].nbytes) return i;
+  return -1;
+}
+
+/* Freed memory of a size that malloc maps by itself (128 KiB and more) is unmapped at once:
+ * reading it would crash, so each area's pages are checked first (smaller areas stay in the
+ * heap, where a free cannot be told). */
+static void check_areas_mapped(bspk_proc *self, const char *call) {
+  const struct bspk_checkpoint *ck = self->checkpoint;
+  long page = sysconf(_SC_PAGESIZE);
+  static _Thread_local unsigned char vec[4096];
+  for (int i = 0; ck && i < ck->nareas; i++) {
+    uintptr_t lo = (uintptr_t)ck->areas[i].addr & ~(uintptr_t)(page - 1);
+    uintptr_t hi = (uintptr_t)ck->areas[i].addr + ck->areas[i].nbytes;
+    for (uintptr_t at = lo; at < hi; at += sizeof vec * (uintptr_t)page) {
+      size_t len = hi - at < sizeof vec * (uintptr_t)page ? hi - at : sizeof vec * (uintptr_t)page;
+      if (mincore((void *)at, len, vec) != 0 && errno == ENOMEM)
+        bspk_fatal(call,
+                   "protected area %d at %p (%zu bytes) is no longer mapped: it was freed while "
+                   "protected (call bspk_checkpoint_unprotect before freeing it)",
+                   i, (void *)ck->areas[i].addr, ck->areas[i].nbytes);
+    }
+  }
+}
+
+/* ---- the file of one process --------------------------------------------------------- */
+
+#define CHECKPOINT_MAGIC "BSPKCKP1"
+typedef struct file_header {
+  char magic[8];
+  uint32_t pid, nprocs;
+  int64_t superstep;
+  uint64_t meta_bytes, data_bytes; /* the payload after the header: metadata, then the areas */
+  uint32_t meta_crc, data_crc;
+  uint32_t reserved[3];
+  uint32_t header_crc; /* of the bytes before it */
+} file_header;
+_Static_assert(sizeof(file_header) == 64, "the header is 64 bytes on every build");
+
+/* Metadata: nareas; per area its size; tag sizes; registrations; messages. */
+typedef struct saved_registration {
+  int32_t area; /* -1: the NULL address */
+  int32_t size;
+  uint64_t offset;
+} saved_registration;
+
+typedef struct meta_writer {
+  char *data;
+  size_t len, cap;
+} meta_writer;
+
+static void meta_put(bspk_proc *self, meta_writer *w, const void *p, size_t n) {
+  BSPK_GROW(self, w->data, w->cap, w->len + n, 4096, "bspk_checkpoint", "the checkpoint");
+  memcpy(w->data + w->len, p, n);
+  w->len += n;
+}
+
+static uint32_t crc_of(uint32_t crc, const void *p, size_t n) {
+  return (uint32_t)crc32_z(crc, (const Bytef *)p, n);
+}
+
+/* The active registrations in the order they were made (newest generation last). */
+static int compare_generation(const void *a, const void *b, void *slots) {
+  const bspk_slot *s = slots;
+  uint64_t x = s[*(const int *)a].generation, y = s[*(const int *)b].generation;
+  return (x > y) - (x < y);
+}
+static int active_slots_in_order(bspk_proc *self, int **order) {
+  int n = 0;
+  *order = bspk_xmalloc(self, (size_t)(self->nslots + 1) * sizeof **order, "bspk_checkpoint",
+                        "the registrations");
+  for (int s = 0; s < self->nslots; s++)
+    if (self->slots[s].active) (*order)[n++] = s;
+  qsort_r(*order, (size_t)n, sizeof **order, compare_generation, self->slots);
+  return n;
+}
+
+static void build_meta(bspk_proc *self, meta_writer *w) {
+  const struct bspk_checkpoint *ck = self->checkpoint;
+  uint32_t nareas = (uint32_t)(ck ? ck->nareas : 0);
+  meta_put(self, w, &nareas, sizeof nareas);
+  for (uint32_t i = 0; i < nareas; i++) {
+    uint64_t n = ck->areas[i].nbytes;
+    meta_put(self, w, &n, sizeof n);
+  }
+  int32_t tags[2] = {self->tagsize, self->queue_tagsize};
+  meta_put(self, w, tags, sizeof tags);
+
+  int *order;
+  uint32_t nregs = (uint32_t)active_slots_in_order(self, &order);
+  meta_put(self, w, &nregs, sizeof nregs);
+  for (uint32_t r = 0; r < nregs; r++) {
+    const bspk_slot *slot = &self->slots[order[r]];
+    saved_registration reg = {-1, slot->size, 0};
+    if (slot->addr != NULL) {
+      reg.area = ck ? area_of(ck, slot->addr) : -1;
+      if (reg.area < 0) {
+        free(order);
+        bspk_fatal("bspk_checkpoint",
+                   "the registered area at %p (%d bytes) is not in protected memory: protect "
+                   "it with bspk_checkpoint_protect, so that a restart can register it again",
+                   (void *)slot->addr, slot->size);
+      }
+      reg.offset = (uint64_t)(slot->addr - ck->areas[reg.area].addr);
+    }
+    meta_put(self, w, &reg, sizeof reg);
+  }
+  free(order);
+
+  uint32_t nmessages = (uint32_t)(self->queue_len - self->queue_head);
+  meta_put(self, w, &nmessages, sizeof nmessages);
+  for (int m = self->queue_head; m < self->queue_len; m++) {
+    const bspk_message *msg = &self->queue[m];
+    int32_t nbytes = msg->nbytes;
+    meta_put(self, w, &nbytes, sizeof nbytes);
+    meta_put(self, w, msg->tag, (size_t)self->queue_tagsize);
+    meta_put(self, w, msg->payload, (size_t)msg->nbytes);
+  }
+}
+
+/* write(2) until done; 0 or an errno. */
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n < (1u << 30) ? n : (1u << 30));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static int read_all(int fd, char *p, size_t n) {
+  while (n > 0) {
+    ssize_t r = read(fd, p, n < (1u << 30) ? n : (1u << 30));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (r == 0) return -1; /* the file ends early */
+    p += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+static int fsync_path(const char *path) {
+  int fd = open(path, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return errno;
+  int err = fsync(fd) == 0 ? 0 : errno;
+  close(fd);
+  return err;
+}
+
+static void generation_path(char *buf, size_t size, long superstep) {
+  path_printf(buf, size, "%s/superstep-%012ld", config.dir, superstep);
+}
+
+/* Writes this process' file of the generation at gen: a temporary name, fsync, rename.
+ * Returns 0, or an errno with what failed in `what`. */
+static int write_process_file(bspk_proc *self, const char *gen, char *what, size_t what_size) {
+  const struct bspk_checkpoint *ck = self->checkpoint;
+  meta_writer meta = {0};
+  build_meta(self, &meta);
+  file_header h = {.pid = (uint32_t)self->pid,
+                   .nprocs = (uint32_t)self->nprocs,
+                   .superstep = self->superstep,
+                   .meta_bytes = meta.len};
+  memcpy(h.magic, CHECKPOINT_MAGIC, 8);
+  h.meta_crc = crc_of(0, meta.data, meta.len);
+  uint32_t crc = 0;
+  for (int i = 0; ck && i < ck->nareas; i++) {
+    crc = crc_of(crc, ck->areas[i].addr, ck->areas[i].nbytes);
+    h.data_bytes += ck->areas[i].nbytes;
+  }
+  h.data_crc = crc;
+  h.header_crc = crc_of(0, &h, offsetof(file_header, header_crc));
+
+  char tmp[PATH_MAX], final[PATH_MAX];
+  path_printf(tmp, sizeof tmp, "%s/.process-%d.ckpt.tmp", gen, self->pid);
+  path_printf(final, sizeof final, "%s/process-%d.ckpt", gen, self->pid);
+  int err = 0;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    err = errno;
+    path_printf(what, what_size, "cannot create %s", tmp);
+  } else {
+    err = write_all(fd, (const char *)&h, sizeof h);
+    if (!err) err = write_all(fd, meta.data, meta.len);
+    for (int i = 0; !err && ck && i < ck->nareas; i++)
+      err = write_all(fd, ck->areas[i].addr, ck->areas[i].nbytes);
+    if (err) path_printf(what, what_size, "cannot write %s", tmp);
+    else if (fsync(fd) != 0) {
+      err = errno;
+      path_printf(what, what_size, "cannot fsync %s", tmp);
+    }
+    if (close(fd) != 0 && !err) {
+      err = errno;
+      path_printf(what, what_size, "cannot close %s", tmp);
+    }
+    if (!err && rename(tmp, final) != 0) {
+      err = errno;
+      path_printf(what, what_size, "cannot rename %s", tmp);
+    }
+    if (err) unlink(tmp); /* a full disk keeps no half-written file */
+  }
+  free(meta.data);
+  return err;
+}
+
+/* ---- generations --------------------------------------------------------------------- */
+
+typedef struct generation {
+  long superstep;
+  int complete; /* has a MANIFEST */
+} generation;
+
+static int compare_newest_first(const void *a, const void *b) {
+  long x = ((const generation *)a)->superstep, y = ((const generation *)b)->superstep;
+  return (x < y) - (x > y);
+}
+
+/* The generations in the checkpoint directory, newest first (malloc'd; *n of them). */
+static generation *list_generations(bspk_proc *self, const char *call, int *n) {
+  *n = 0;
+  DIR *d = opendir(config.dir);
+  if (!d) {
+    if (errno == ENOENT) return NULL;
+    bspk_fatal(call, "cannot read the checkpoint directory %s: %s", config.dir, strerror(errno));
+  }
+  generation *list = NULL;
+  size_t cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    long s;
+    char extra;
+    if (strlen(e->d_name) != 22 || sscanf(e->d_name, "superstep-%ld%c", &s, &extra) != 1)
+      continue;
+    BSPK_GROW(self, list, cap, *n + 1, 16, call, "the checkpoint list");
+    char manifest[PATH_MAX];
+    path_printf(manifest, sizeof manifest, "%s/%s/MANIFEST", config.dir, e->d_name);
+    list[(*n)++] = (generation){s, access(manifest, F_OK) == 0};
+  }
+  closedir(d);
+  if (*n > 1) qsort(list, (size_t)*n, sizeof *list, compare_newest_first);
+  return list;
+}
+
+static void remove_generation(long superstep) {
+  char gen[PATH_MAX];
+  generation_path(gen, sizeof gen, superstep);
+  DIR *d = opendir(gen);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char path[PATH_MAX];
+      path_printf(path, sizeof path, "%s/%s", gen, e->d_name);
+      unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(gen);
+}
+
+static void warn(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *format, ...) {
+  char line[1024];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(line, sizeof line, format, args);
+  va_end(args);
+  fprintf(stderr, "bspkit: warning: %s\n", line);
+  fflush(stderr);
+}
+
+/* Reads and checks process q's header in gen; 0 when it is a whole file of this generation. */
+static int read_header(const char *gen, int q, file_header *h, off_t *file_size) {
+  char path[PATH_MAX];
+  path_printf(path, sizeof path, "%s/process-%d.ckpt", gen, q);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  int bad = fstat(fd, &st) != 0 || read_all(fd, (char *)h, sizeof *h) != 0;
+  close(fd);
+  if (bad || memcmp(h->magic, CHECKPOINT_MAGIC, 8) != 0 ||
+      h->header_crc != crc_of(0, h, offsetof(file_header, header_crc)) || h->pid != (uint32_t)q ||
+      (off_t)(sizeof *h + h->meta_bytes + h->data_bytes) != st.st_size)
+    return -1;
+  *file_size = st.st_size;
+  return 0;
+}
+
+/* Writes text to path through a temporary file, fsync and rename. */
+static int write_text_file(const char *path, const char *text) {
+  char tmp[PATH_MAX];
+  path_printf(tmp, sizeof tmp, "%s.tmp", path);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int err = write_all(fd, text, strlen(text));
+  if (!err && fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && !err) err = errno;
+  if (!err && rename(tmp, path) != 0) err = errno;
+  if (err) unlink(tmp);
+  return err;
+}
+
+/* Process 0, after every process wrote its file (or failed to): the manifest, then the
+ * deletion of what the two newest complete generations make unneeded. */
+static void complete_generation(bspk_proc *self, const char *gen) {
+  size_t cap = 128 + (size_t)self->nprocs * 80, len = 0;
+  char *text = bspk_xmalloc(self, cap, "bspk_checkpoint", "the checkpoint manifest");
+  len += (size_t)snprintf(text + len, cap - len,
+                          "bspkit-checkpoint 1\nsuperstep %ld\nnprocs %d\n", self->superstep,
+                          self->nprocs);
+  fsync_path(gen); /* the processes' renames */
+  for (int q = 0; q < self->nprocs; q++) {
+    file_header h;
+    off_t size;
+    if (read_header(gen, q, &h, &size) != 0 || h.superstep != self->superstep) {
+      warn("the checkpoint at superstep %ld in %s is incomplete (process %d's file is missing "
+           "or damaged): a restart uses the one before it",
+           self->superstep, config.dir, q);
+      free(text);
+      return;
+    }
+    len += (size_t)snprintf(text + len, cap - len,
+                            "process %d bytes %lld meta_crc32 %08x data_crc32 %08x\n", q,
+                            (long long)size, h.meta_crc, h.data_crc);
+  }
+  char manifest[PATH_MAX];
+  path_printf(manifest, sizeof manifest, "%s/MANIFEST", gen);
+  int err = write_text_file(manifest, text);
+  free(text);
+  if (!err) err = fsync_path(gen);
+  if (!err) err = fsync_path(config.dir);
+  if (err) {
+    unlink(manifest);
+    warn("the checkpoint at superstep %ld in %s is not complete: cannot write its manifest: %s; "
+         "a restart uses the one before it",
+         self->superstep, config.dir, strerror(err));
+    return;
+  }
+  /* Keep the two newest complete generations and anything newer than the older of them. */
+  int n;
+  generation *list = list_generations(self, "bspk_checkpoint", &n);
+  int complete = 0;
+  long keep_from = LONG_MIN;
+  for (int i = 0; i < n; i++)
+    if (list[i].complete && ++complete == 2) keep_from = list[i].superstep;
+  for (int i = 0; i < n && keep_from != LONG_MIN; i++)
+    if (list[i].superstep < keep_from) remove_generation(list[i].superstep);
+  free(list);
+}
+
+/* Process 0 before the first checkpoint of a run that is not a restart: an earlier run's
+ * checkpoints would be mixed with this one's (and the older ones deleted). */
+static void check_fresh_directory(bspk_proc *self) {
+  int n;
+  generation *list = list_generations(self, "bspk_checkpoint", &n);
+  long newest = n > 0 ? list[0].superstep : 0;
+  free(list);
+  if (n > 0)
+    bspk_fatal("bspk_checkpoint",
+               "the checkpoint directory %s holds the checkpoints of an earlier run (the newest "
+               "at superstep %ld): restart from them with bsprun --restart %s, or give an "
+               "empty directory",
+               config.dir, newest, config.dir);
+}
+
+static void save(bspk_proc *self) {
+  struct bspk_checkpoint *ck = state_of(self);
+  check_areas_mapped(self, "bspk_checkpoint");
+  if (self->pid == 0 && !ck->dir_checked) {
+    if (!ck->resumed) {
+      if (mkdir(config.dir, 0755) != 0 && errno != EEXIST)
+        bspk_fatal("bspk_checkpoint", "cannot create the checkpoint directory %s: %s", config.dir,
+                   strerror(errno));
+      check_fresh_directory(self);
+    }
+    ck->dir_checked = 1;
+  }
+  /* Every process waits for the directory's check: nothing is written into an earlier run's. */
+  self->ops->barrier(self->engine);
+  char gen[PATH_MAX], what[PATH_MAX + 64] = "";
+  generation_path(gen, sizeof gen, self->superstep);
+  int err = 0;
+  if (mkdir(gen, 0755) != 0 && errno != EEXIST) {
+    err = errno;
+    path_printf(what, sizeof what, "cannot create %s", gen);
+  }
+  if (!err) err = write_process_file(self, gen, what, sizeof what);
+  if (err)
+    warn("process %d could not save its part of the checkpoint at superstep %ld: %s: %s; the "
+         "run goes on",
+         self->pid, self->superstep, what, strerror(err));
+  /* Nobody may write into another process' memory (hpput) before it is saved. */
+  self->ops->barrier(self->engine);
+  if (self->pid == 0) {
+    complete_generation(self, gen);
+    ck->last_save = bspk_now();
+  }
+}
+
+/* ---- bspk_checkpoint ----------------------------------------------------------------- */
+
+BSPK_API int bspk_checkpoint(void) {
+  const char *call = "bspk_checkpoint";
+  bspk_proc *self = bspk_enter(call);
+  need_config(call);
+  struct bspk_checkpoint *ck = state_of(self);
+  if (config.restart && !ck->resumed)
+    bspk_fatal(call,
+               "the run was started with bsprun --restart, but the program called "
+               "bspk_checkpoint before bspk_checkpoint_resume: it would start over and replace "
+               "the checkpoints in %s",
+               config.dir);
+  self->flags |= BSPK_HAS_CHECKPOINT;
+  if (self->pid == 0 && config.dir && bspk_now() - ck->last_save >= config.every)
+    self->flags |= BSPK_CHECKPOINT_DUE;
+  unsigned all = bspk_end_superstep(self, BSPK_AT_SYNC, call, __builtin_return_address(0));
+  if (!(all & BSPK_CHECKPOINT_DUE)) return 0;
+  save(self);
+  return 1;
+}
+
+/* ---- the restart --------------------------------------------------------------------- */
+
+typedef struct manifest_entry {
+  long long bytes;
+  uint32_t meta_crc, data_crc;
+} manifest_entry;
+
+/* Parses gen's MANIFEST; returns 0, or -1 with why. *nprocs is set when the line was read. */
+static int read_manifest(bspk_proc *self, const char *gen, long superstep, int *nprocs,
+                         manifest_entry *mine, char *why, size_t why_size) {
+  char path[PATH_MAX];
+  path_printf(path, sizeof path, "%s/MANIFEST", gen);
+  FILE *f = fopen(path, "r");
+  *nprocs = -1;
+  if (!f) {
+    path_printf(why, why_size, "its manifest cannot be read: %s", strerror(errno));
+    return -1;
+  }
+  int version = 0, found = 0;
+  long s = -1;
+  if (fscanf(f, "bspkit-checkpoint %d superstep %ld nprocs %d", &version, &s, nprocs) != 3 ||
+      version != 1 || s != superstep) {
+    *nprocs = -1;
+    path_printf(why, why_size, "its manifest is damaged");
+    fclose(f);
+    return -1;
+  }
+  int q;
+  manifest_entry e;
+  while (fscanf(f, " process %d bytes %lld meta_crc32 %x data_crc32 %x", &q, &e.bytes,
+                &e.meta_crc, &e.data_crc) == 4)
+    if (q == self->pid) {
+      *mine = e;
+      found = 1;
+    }
+  fclose(f);
+  if (!found) {
+    path_printf(why, why_size, "its manifest lists no file of process %d", self->pid);
+    return -1;
+  }
+  return 0;
+}
+
+typedef struct restored {
+  char *meta; /* the whole metadata block */
+  size_t meta_bytes;
+  int32_t tagsize, queue_tagsize;
+  uint32_t nregs, nmessages;
+  const saved_registration *regs;
+  const char *messages;
+} restored;
+
+/* Takes the metadata apart; -1 when it does not hold together. Area count and sizes are the
+ * program's business: a mismatch is an error of the program (not of the file). */
+static int parse_meta(bspk_proc *self, restored *r) {
+  const char *p = r->meta, *end = r->meta + r->meta_bytes;
+#define TAKE(dst, n)                        \
+  do {                                      \
+    if ((size_t)(end - p) < (n)) return -1; \
+    memcpy((dst), p, (n));                  \
+    p += (n);                               \
+  } while (0)
+  uint32_t nareas;
+  TAKE(&nareas, sizeof nareas);
+  const struct bspk_checkpoint *ck = self->checkpoint;
+  int have = ck ? ck->nareas : 0;
+  if ((size_t)(end - p) < nareas * sizeof(uint64_t)) return -1;
+  for (uint32_t i = 0; i < nareas; i++) {
+    uint64_t n;
+    TAKE(&n, sizeof n);
+    if ((int)nareas != have || n != ck->areas[i].nbytes)
+      bspk_fatal("bspk_checkpoint_resume",
+                 "the checkpoint holds %u protected area(s) of this process, area %u of %llu "
+                 "bytes; the program protected %d%s%s: protect the same areas, in the same "
+                 "order, before bspk_checkpoint_resume",
+                 nareas, i, (unsigned long long)n, have, (int)i < have ? ", area of " : "",
+                 (int)i < have ? "a different size" : "");
+  }
+  if (nareas == 0 && have != 0)
+    bspk_fatal("bspk_checkpoint_resume",
+               "the checkpoint holds no protected area of this process; the program protected "
+               "%d",
+               have);
+  int32_t tags[2];
+  TAKE(tags, sizeof tags);
+  r->tagsize = tags[0];
+  r->queue_tagsize = tags[1];
+  TAKE(&r->nregs, sizeof r->nregs);
+  if ((size_t)(end - p) / sizeof(saved_registration) < r->nregs) return -1;
+  r->regs = (const saved_registration *)p;
+  for (uint32_t i = 0; i < r->nregs; i++)
+    if (r->regs[i].area >= (int32_t)nareas ||
+        (r->regs[i].area >= 0 && r->regs[i].offset > ck->areas[r->regs[i].area].nbytes))
+      return -1;
+  p += r->nregs * sizeof(saved_registration);
+  TAKE(&r->nmessages, sizeof r->nmessages);
+  r->messages = p;
+  for (uint32_t m = 0; m < r->nmessages; m++) {
+    int32_t nbytes;
+    TAKE(&nbytes, sizeof nbytes);
+    if (nbytes < 0 || r->queue_tagsize < 0 ||
+        (size_t)(end - p) < (size_t)r->queue_tagsize + (size_t)nbytes)
+      return -1;
+    p += (size_t)r->queue_tagsize + (size_t)nbytes;
+  }
+#undef TAKE
+  return p == end ? 0 : -1;
+}
+
+/* Reads this process' file of generation gen into the protected memory; 0, or -1 with why. */
+static int read_process_file(bspk_proc *self, const char *gen, long superstep,
+                             const manifest_entry *expect, restored *r, char *why,
+                             size_t why_size) {
+  char path[PATH_MAX];
+  path_printf(path, sizeof path, "%s/process-%d.ckpt", gen, self->pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    path_printf(why, why_size, "process %d's file %s cannot be read: %s", self->pid, path,
+             strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  file_header h;
+  int bad = fstat(fd, &st) != 0;
+  if (!bad && st.st_size != expect->bytes) {
+    path_printf(why, why_size, "process %d's file %s has %lld bytes, its manifest says %lld",
+             self->pid, path, (long long)st.st_size, expect->bytes);
+    bad = 1;
+  } else if (!bad && (read_all(fd, (char *)&h, sizeof h) != 0 ||
+                      memcmp(h.magic, CHECKPOINT_MAGIC, 8) != 0 ||
+                      h.header_crc != crc_of(0, &h, offsetof(file_header, header_crc)) ||
+                      h.pid != (uint32_t)self->pid || h.superstep != superstep ||
+                      h.meta_crc != expect->meta_crc || h.data_crc != expect->data_crc ||
+                      (long long)(sizeof h + h.meta_bytes + h.data_bytes) != expect->bytes)) {
+    path_printf(why, why_size, "process %d's file %s has a damaged header", self->pid, path);
+    bad = 1;
+  }
+  if (!bad) {
+    r->meta_bytes = h.meta_bytes;
+    r->meta = bspk_xmalloc(self, h.meta_bytes + 1, "bspk_checkpoint_resume", "the checkpoint");
+    if (read_all(fd, r->meta, h.meta_bytes) != 0 || crc_of(0, r->meta, h.meta_bytes) != h.meta_crc ||
+        parse_meta(self, r) != 0) {
+      path_printf(why, why_size, "process %d's file %s has damaged metadata (CRC-32 mismatch)",
+               self->pid, path);
+      bad = 1;
+    }
+  }
+  if (!bad) {
+    const struct bspk_checkpoint *ck = self->checkpoint;
+    uint32_t crc = 0;
+    for (int i = 0; !bad && ck && i < ck->nareas; i++) {
+      if (read_all(fd, ck->areas[i].addr, ck->areas[i].nbytes) != 0) bad = 1;
+      else crc = crc_of(crc, ck->areas[i].addr, ck->areas[i].nbytes);
+    }
+    if (bad || crc != h.data_crc) {
+      path_printf(why, why_size, "process %d's file %s has damaged data (CRC-32 mismatch)", self->pid,
+               path);
+      bad = 1;
+    }
+  }
+  close(fd);
+  return bad ? -1 : 0;
+}
+
+/* One empty superstep whose arrival ORs the flags given: the processes' vote. */
+static unsigned vote(bspk_proc *self, unsigned flags, const void *site) {
+  self->flags |= flags;
+  return bspk_end_superstep(self, BSPK_AT_SYNC, "bspk_checkpoint_resume", site);
+}
+
+/* The registrations of the checkpoint. Those the program made before the call (the areas
+ * it registers at its start, say) must be the first of the checkpoint's, in order; the rest
+ * are made again (pushed now, in effect at the next sync) at the protected memory's new
+ * addresses. */
+static void restore_registrations(bspk_proc *self, const restored *r) {
+  const struct bspk_checkpoint *ck = self->checkpoint;
+  if (self->nregops != 0)
+    bspk_fatal("bspk_checkpoint_resume",
+               "called with bsp_push_reg or bsp_pop_reg calls of this superstep pending: call it "
+               "right after a bsp_sync, or before registering anything");
+  int *order;
+  int n = active_slots_in_order(self, &order);
+  for (int i = 0; i < n; i++) {
+    const bspk_slot *slot = &self->slots[order[i]];
+    const saved_registration *reg = (uint32_t)i < r->nregs ? &r->regs[i] : NULL;
+    char *addr = !reg || reg->area < 0 ? NULL : ck->areas[reg->area].addr + reg->offset;
+    if (!reg || addr != slot->addr || reg->size != slot->size) {
+      free(order);
+      if (!reg)
+        bspk_fatal("bspk_checkpoint_resume",
+                   "the program made %d registrations before bspk_checkpoint_resume, the "
+                   "checkpoint holds %u: register nothing before it, or the checkpoint's first "
+                   "registrations in the same order",
+                   n, r->nregs);
+      bspk_fatal("bspk_checkpoint_resume",
+                 "the program's registration %d (%p, %d bytes) is not the checkpoint's (%p, %d "
+                 "bytes): register nothing before bspk_checkpoint_resume, or the checkpoint's "
+                 "first registrations in the same order",
+                 i, (void *)slot->addr, slot->size, (void *)addr, reg->size);
+    }
+  }
+  free(order);
+  for (uint32_t i = (uint32_t)n; i < r->nregs; i++) {
+    const saved_registration *reg = &r->regs[i];
+    char *addr = reg->area < 0 ? NULL : ck->areas[reg->area].addr + reg->offset;
+    bspk_push_reg(addr, reg->size, "bspk_checkpoint_resume");
+  }
+}
+
+/* The messages delivered at the checkpoint's sync, in the queue again (copies owned here). */
+static void restore_messages(bspk_proc *self, const restored *r) {
+  struct bspk_checkpoint *ck = self->checkpoint;
+  size_t tag = bspk_pad8((size_t)r->queue_tagsize), total = 0;
+  const char *p = r->messages;
+  for (uint32_t m = 0; m < r->nmessages; m++) {
+    int32_t nbytes;
+    memcpy(&nbytes, p, sizeof nbytes);
+    p += sizeof nbytes + (size_t)r->queue_tagsize + (size_t)nbytes;
+    total += tag + bspk_pad8((size_t)nbytes);
+  }
+  free(ck->messages);
+  ck->messages = bspk_xmalloc(self, total + 8, "bspk_checkpoint_resume", "the messages");
+  bspk_queue_reset(self, r->nmessages);
+  self->queue_tagsize = r->queue_tagsize;
+  char *at = ck->messages;
+  p = r->messages;
+  for (uint32_t m = 0; m < r->nmessages; m++) {
+    int32_t nbytes;
+    memcpy(&nbytes, p, sizeof nbytes);
+    p += sizeof nbytes;
+    memcpy(at, p, (size_t)r->queue_tagsize);
+    memcpy(at + tag, p + r->queue_tagsize, (size_t)nbytes);
+    self->queue[self->queue_len++] = (bspk_message){at, at + tag, nbytes};
+    self->queue_bytes += (size_t)nbytes;
+    p += (size_t)r->queue_tagsize + (size_t)nbytes;
+    at += tag + bspk_pad8((size_t)nbytes);
+  }
+}
+
+BSPK_API int bspk_checkpoint_resume(void) {
+  const char *call = "bspk_checkpoint_resume";
+  const void *site = __builtin_return_address(0);
+  bspk_proc *self = bspk_enter(call);
+  need_config(call);
+  if (!config.restart) return 0;
+  struct bspk_checkpoint *ck = state_of(self);
+  if (ck->resumed) bspk_fatal(call, "called a second time: the checkpoint is restored already");
+  check_areas_mapped(self, call);
+  int n;
+  generation *list = list_generations(self, call, &n);
+  int tried = 0;
+  for (int i = 0; i < n; i++) {
+    if (!list[i].complete) continue;
+    char gen[PATH_MAX], why[PATH_MAX + 160] = "";
+    generation_path(gen, sizeof gen, list[i].superstep);
+    manifest_entry mine = {0};
+    int nprocs;
+    restored r = {0};
+    if (read_manifest(self, gen, list[i].superstep, &nprocs, &mine, why, sizeof why) == 0 ||
+        nprocs > 0) {
+      if (nprocs != self->nprocs)
+        bspk_fatal(call,
+                   "the checkpoint in %s (superstep %ld) was taken by %d processes; this run has "
+                   "%d: restart with bsprun -n %d",
+                   config.dir, list[i].superstep, nprocs, self->nprocs, nprocs);
+      if (!why[0])
+        read_process_file(self, gen, list[i].superstep, &mine, &r, why, sizeof why);
+    }
+    tried++;
+    if (vote(self, why[0] ? BSPK_CHECKPOINT_BAD : 0, site) & BSPK_CHECKPOINT_BAD) {
+      if (why[0])
+        warn("the checkpoint at superstep %ld in %s is damaged: %s; trying the one before it",
+             list[i].superstep, config.dir, why);
+      free(r.meta);
+      continue;
+    }
+    /* Every process read an intact file of this generation: restore the rest. */
+    self->tagsize = r.tagsize;
+    restore_registrations(self, &r);
+    vote(self, 0, site); /* the registrations take effect */
+    self->ops->barrier(self->engine); /* nobody reads the last superstep's blocks any more */
+    for (int b = 0; b < 2; b++)
+      for (int q = 0; q < self->nprocs; q++) {
+        self->outbox[b][q].len = 0;
+        self->outbox[b][q].n_put = self->outbox[b][q].n_send = 0;
+        self->outbox[b][q].n_coll = self->outbox[b][q].n_get = 0;
+        self->outbox[b][q].send_bytes = 0;
+      }
+    self->superstep = list[i].superstep;
+    restore_messages(self, &r);
+    free(r.meta);
+    ck->resumed = 1;
+    if (self->pid == 0) {
+      if (i > 0)
+        warn("restarted from the checkpoint at superstep %ld in %s (the newer ones are damaged "
+             "or incomplete, and are removed)",
+             list[i].superstep, config.dir);
+      for (int j = 0; j < i; j++) remove_generation(list[j].superstep);
+      ck->last_save = bspk_now();
+    }
+    free(list);
+    return 1;
+  }
+  free(list);
+  bspk_fatal(call, "no %scomplete checkpoint in %s to restart from%s", tried ? "intact " : "",
+             config.dir, tried ? " (every one is damaged; see the warnings above)" : "");
+}
