@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -27,10 +28,15 @@
 /* ---- configuration (set by bsprun: --checkpoint-dir, --checkpoint-every, --restart) ---- */
 
 static struct {
-  const char *dir;    /* NULL: checkpoints off */
-  double every;       /* seconds between checkpoints; 0: at every bspk_checkpoint call */
-  int restart;        /* the run is a restart: bspk_checkpoint_resume restores */
+  const char *dir;        /* NULL: checkpoints off */
+  double every;           /* seconds between checkpoints; 0: at every bspk_checkpoint call */
+  int restart;            /* the run is a restart: bspk_checkpoint_resume restores */
   const char *every_text; /* BSPKIT_CHECKPOINT_EVERY as given, when it is not a number */
+  /* Fault injection for tests of a program's restart (BSPKIT_KILL_AT=PID:SUPERSTEP): process
+   * PID ends itself with SIGKILL in the first bspk_checkpoint at or after SUPERSTEP. */
+  int kill_pid;
+  long kill_superstep;
+  const char *kill_text; /* BSPKIT_KILL_AT as given, when it does not read PID:SUPERSTEP */
 } config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
@@ -43,6 +49,14 @@ static void read_config(void) {
     config.every = strtod(every, &end);
     if (*end != '\0' || config.every < 0) config.every_text = every;
   }
+  config.kill_pid = -1;
+  const char *kill_at = getenv("BSPKIT_KILL_AT");
+  if (kill_at && *kill_at) {
+    char extra;
+    if (sscanf(kill_at, "%d:%ld%c", &config.kill_pid, &config.kill_superstep, &extra) != 2 ||
+        config.kill_pid < 0 || config.kill_superstep < 0)
+      config.kill_text = kill_at;
+  }
   const char *restart = getenv("BSPKIT_RESTART");
   config.restart = restart && strcmp(restart, "1") == 0;
 }
@@ -52,9 +66,13 @@ static void need_config(const char *call) {
   if (config.every_text)
     bspk_fatal(call, "BSPKIT_CHECKPOINT_EVERY='%s' is not a number of seconds >= 0",
                config.every_text);
+  if (config.kill_text)
+    bspk_fatal(call, "BSPKIT_KILL_AT='%s' is not PID:SUPERSTEP (two numbers >= 0)",
+               config.kill_text);
   if (config.restart && !config.dir)
-    bspk_fatal(call, "BSPKIT_RESTART=1 but BSPKIT_CHECKPOINT_DIR is not set: restart with "
-                     "bsprun --restart DIR");
+    bspk_fatal(call,
+               "BSPKIT_RESTART=1 but BSPKIT_CHECKPOINT_DIR is not set: restart with "
+               "bsprun --restart DIR");
 }
 
 /* snprintf for paths (and the messages holding them): a path too long for the buffer is an
@@ -67,8 +85,8 @@ static void path_printf(char *buf, size_t size, const char *format, ...) {
   int n = vsnprintf(buf, size, format, args);
   va_end(args);
   if (n < 0 || (size_t)n >= size)
-    bspk_fatal_on("bspk_checkpoint", -1, "a path in the checkpoint directory is too long: %.200s...",
-                  buf);
+    bspk_fatal_on("bspk_checkpoint", -1,
+                  "a path in the checkpoint directory is too long: %.200s...", buf);
 }
 
 /* ---- per-process state --------------------------------------------------------------- */
@@ -82,16 +100,16 @@ struct bspk_checkpoint {
   protected_area *areas;
   int nareas;
   size_t areas_cap;
-  double last_save;     /* process 0: when the last checkpoint ended (or the section began) */
-  int resumed;          /* bspk_checkpoint_resume restored a checkpoint */
-  int dir_checked;      /* process 0: the directory was checked for an earlier run's files */
-  char *messages;       /* the restored messages' tags and payloads */
+  double last_save; /* process 0: when the last checkpoint ended (or the section began) */
+  int resumed;      /* bspk_checkpoint_resume restored a checkpoint */
+  int dir_checked;  /* process 0: the directory was checked for an earlier run's files */
+  char *messages;   /* the restored messages' tags and payloads */
 };
 
 static struct bspk_checkpoint *state_of(bspk_proc *self) {
   if (!self->checkpoint) {
-    self->checkpoint = bspk_xmalloc(self, sizeof *self->checkpoint, "bspk_checkpoint",
-                                    "the checkpoint state");
+    self->checkpoint =
+        bspk_xmalloc(self, sizeof *self->checkpoint, "bspk_checkpoint", "the checkpoint state");
     memset(self->checkpoint, 0, sizeof *self->checkpoint);
     self->checkpoint->last_save = bspk_now();
   }
@@ -380,8 +398,7 @@ static generation *list_generations(bspk_proc *self, const char *call, int *n) {
   while ((e = readdir(d)) != NULL) {
     long s;
     char extra;
-    if (strlen(e->d_name) != 22 || sscanf(e->d_name, "superstep-%ld%c", &s, &extra) != 1)
-      continue;
+    if (strlen(e->d_name) != 22 || sscanf(e->d_name, "superstep-%ld%c", &s, &extra) != 1) continue;
     BSPK_GROW(self, list, cap, *n + 1, 16, call, "the checkpoint list");
     char manifest[PATH_MAX];
     path_printf(manifest, sizeof manifest, "%s/%s/MANIFEST", config.dir, e->d_name);
@@ -456,17 +473,17 @@ static int write_text_file(const char *path, const char *text) {
 static void complete_generation(bspk_proc *self, const char *gen) {
   size_t cap = 128 + (size_t)self->nprocs * 80, len = 0;
   char *text = bspk_xmalloc(self, cap, "bspk_checkpoint", "the checkpoint manifest");
-  len += (size_t)snprintf(text + len, cap - len,
-                          "bspkit-checkpoint 1\nsuperstep %ld\nnprocs %d\n", self->superstep,
-                          self->nprocs);
+  len += (size_t)snprintf(text + len, cap - len, "bspkit-checkpoint 1\nsuperstep %ld\nnprocs %d\n",
+                          self->superstep, self->nprocs);
   fsync_path(gen); /* the processes' renames */
   for (int q = 0; q < self->nprocs; q++) {
     file_header h;
     off_t size;
     if (read_header(gen, q, &h, &size) != 0 || h.superstep != self->superstep) {
-      warn("the checkpoint at superstep %ld in %s is incomplete (process %d's file is missing "
-           "or damaged): a restart uses the one before it",
-           self->superstep, config.dir, q);
+      warn(
+          "the checkpoint at superstep %ld in %s is incomplete (process %d's file is missing "
+          "or damaged): a restart uses the one before it",
+          self->superstep, config.dir, q);
       free(text);
       return;
     }
@@ -482,9 +499,10 @@ static void complete_generation(bspk_proc *self, const char *gen) {
   if (!err) err = fsync_path(config.dir);
   if (err) {
     unlink(manifest);
-    warn("the checkpoint at superstep %ld in %s is not complete: cannot write its manifest: %s; "
-         "a restart uses the one before it",
-         self->superstep, config.dir, strerror(err));
+    warn(
+        "the checkpoint at superstep %ld in %s is not complete: cannot write its manifest: %s; "
+        "a restart uses the one before it",
+        self->superstep, config.dir, strerror(err));
     return;
   }
   /* Keep the two newest complete generations and anything newer than the older of them. */
@@ -537,9 +555,10 @@ static void save(bspk_proc *self) {
   }
   if (!err) err = write_process_file(self, gen, what, sizeof what);
   if (err)
-    warn("process %d could not save its part of the checkpoint at superstep %ld: %s: %s; the "
-         "run goes on",
-         self->pid, self->superstep, what, strerror(err));
+    warn(
+        "process %d could not save its part of the checkpoint at superstep %ld: %s: %s; the "
+        "run goes on",
+        self->pid, self->superstep, what, strerror(err));
   /* Nobody may write into another process' memory (hpput) before it is saved. */
   self->ops->barrier(self->engine);
   if (self->pid == 0) {
@@ -561,6 +580,10 @@ BSPK_API int bspk_checkpoint(void) {
                "bspk_checkpoint before bspk_checkpoint_resume: it would start over and replace "
                "the checkpoints in %s",
                config.dir);
+  if (BSPK_UNLIKELY(self->pid == config.kill_pid && self->superstep >= config.kill_superstep)) {
+    fflush(stdout);
+    raise(SIGKILL);
+  }
   self->flags |= BSPK_HAS_CHECKPOINT;
   if (self->pid == 0 && config.dir && bspk_now() - ck->last_save >= config.every)
     self->flags |= BSPK_CHECKPOINT_DUE;
@@ -599,8 +622,8 @@ static int read_manifest(bspk_proc *self, const char *gen, long superstep, int *
   }
   int q;
   manifest_entry e;
-  while (fscanf(f, " process %d bytes %lld meta_crc32 %x data_crc32 %x", &q, &e.bytes,
-                &e.meta_crc, &e.data_crc) == 4)
+  while (fscanf(f, " process %d bytes %lld meta_crc32 %x data_crc32 %x", &q, &e.bytes, &e.meta_crc,
+                &e.data_crc) == 4)
     if (q == self->pid) {
       *mine = e;
       found = 1;
@@ -688,7 +711,7 @@ static int read_process_file(bspk_proc *self, const char *gen, long superstep,
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     path_printf(why, why_size, "process %d's file %s cannot be read: %s", self->pid, path,
-             strerror(errno));
+                strerror(errno));
     return -1;
   }
   struct stat st;
@@ -696,7 +719,7 @@ static int read_process_file(bspk_proc *self, const char *gen, long superstep,
   int bad = fstat(fd, &st) != 0;
   if (!bad && st.st_size != expect->bytes) {
     path_printf(why, why_size, "process %d's file %s has %lld bytes, its manifest says %lld",
-             self->pid, path, (long long)st.st_size, expect->bytes);
+                self->pid, path, (long long)st.st_size, expect->bytes);
     bad = 1;
   } else if (!bad && (read_all(fd, (char *)&h, sizeof h) != 0 ||
                       memcmp(h.magic, CHECKPOINT_MAGIC, 8) != 0 ||
@@ -710,10 +733,10 @@ static int read_process_file(bspk_proc *self, const char *gen, long superstep,
   if (!bad) {
     r->meta_bytes = h.meta_bytes;
     r->meta = bspk_xmalloc(self, h.meta_bytes + 1, "bspk_checkpoint_resume", "the checkpoint");
-    if (read_all(fd, r->meta, h.meta_bytes) != 0 || crc_of(0, r->meta, h.meta_bytes) != h.meta_crc ||
-        parse_meta(self, r) != 0) {
+    if (read_all(fd, r->meta, h.meta_bytes) != 0 ||
+        crc_of(0, r->meta, h.meta_bytes) != h.meta_crc || parse_meta(self, r) != 0) {
       path_printf(why, why_size, "process %d's file %s has damaged metadata (CRC-32 mismatch)",
-               self->pid, path);
+                  self->pid, path);
       bad = 1;
     }
   }
@@ -725,8 +748,8 @@ static int read_process_file(bspk_proc *self, const char *gen, long superstep,
       else crc = crc_of(crc, ck->areas[i].addr, ck->areas[i].nbytes);
     }
     if (bad || crc != h.data_crc) {
-      path_printf(why, why_size, "process %d's file %s has damaged data (CRC-32 mismatch)", self->pid,
-               path);
+      path_printf(why, why_size, "process %d's file %s has damaged data (CRC-32 mismatch)",
+                  self->pid, path);
       bad = 1;
     }
   }
@@ -835,8 +858,7 @@ BSPK_API int bspk_checkpoint_resume(void) {
                    "the checkpoint in %s (superstep %ld) was taken by %d processes; this run has "
                    "%d: restart with bsprun -n %d",
                    config.dir, list[i].superstep, nprocs, self->nprocs, nprocs);
-      if (!why[0])
-        read_process_file(self, gen, list[i].superstep, &mine, &r, why, sizeof why);
+      if (!why[0]) read_process_file(self, gen, list[i].superstep, &mine, &r, why, sizeof why);
     }
     tried++;
     if (vote(self, why[0] ? BSPK_CHECKPOINT_BAD : 0, site) & BSPK_CHECKPOINT_BAD) {
@@ -849,7 +871,7 @@ BSPK_API int bspk_checkpoint_resume(void) {
     /* Every process read an intact file of this generation: restore the rest. */
     self->tagsize = r.tagsize;
     restore_registrations(self, &r);
-    vote(self, 0, site); /* the registrations take effect */
+    vote(self, 0, site);              /* the registrations take effect */
     self->ops->barrier(self->engine); /* nobody reads the last superstep's blocks any more */
     for (int b = 0; b < 2; b++)
       for (int q = 0; q < self->nprocs; q++) {
@@ -864,9 +886,10 @@ BSPK_API int bspk_checkpoint_resume(void) {
     ck->resumed = 1;
     if (self->pid == 0) {
       if (i > 0)
-        warn("restarted from the checkpoint at superstep %ld in %s (the newer ones are damaged "
-             "or incomplete, and are removed)",
-             list[i].superstep, config.dir);
+        warn(
+            "restarted from the checkpoint at superstep %ld in %s (the newer ones are damaged "
+            "or incomplete, and are removed)",
+            list[i].superstep, config.dir);
       for (int j = 0; j < i; j++) remove_generation(list[j].superstep);
       ck->last_save = bspk_now();
     }

@@ -14,12 +14,10 @@
  *
  * --register-after: register nothing before bspk_checkpoint_resume on a restart (the
  * library makes the registrations again); by default the program registers first (the
- * library checks them). CKPT_KILL_ITERATION=I and CKPT_KILL_PID=S (environment): process S
- * ends itself with SIGKILL in iteration I, before its checkpoint (fault injection).
+ * library checks them). Faults come from the library: BSPKIT_KILL_AT=PID:SUPERSTEP.
  */
 #include <bsp.h>
 #include <bspkit.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,9 +70,6 @@ static void spmd(void) {
     bsp_abort("ckpt_state: the superstep count was not restored\n");
   }
   if (s == 0) printf("%s at iteration %ld\n", restarted ? "restarted" : "started", st->iteration);
-  const char *kill_at = getenv("CKPT_KILL_ITERATION"), *kill_pid = getenv("CKPT_KILL_PID");
-  long kill_iteration = kill_at ? atol(kill_at) : -1;
-  int kill_process = kill_pid ? atoi(kill_pid) : 0;
 
   while (st->iteration < iterations) {
     bsp_nprocs_t nmessages;
@@ -101,7 +96,8 @@ static void spmd(void) {
 
     if (st->iteration == 3) bsp_push_reg(late, (bsp_size_t)(2 * p * sizeof *late));
     for (int q = 0; q < p; q++) {
-      uint64_t tag = (uint64_t)st->iteration * 1000 + (uint64_t)s, payload = st->digest + (uint64_t)q;
+      uint64_t tag = (uint64_t)st->iteration * 1000 + (uint64_t)s,
+               payload = st->digest + (uint64_t)q;
       bsp_send(q, &tag, &payload, sizeof payload);
     }
     bsp_put((s + 1) % p, &st->digest, inbox, (bsp_size_t)(s * sizeof *inbox), sizeof *inbox);
@@ -109,10 +105,6 @@ static void spmd(void) {
       bsp_hpput((s + p - 1) % p, &st->digest, late,
                 (bsp_size_t)(((st->iteration % 2) * p + s) * (long)sizeof *late), sizeof *late);
     st->iteration++;
-    if (st->iteration == kill_iteration && s == kill_process) {
-      fflush(stdout);
-      raise(SIGKILL);
-    }
     st->supersteps_seen = bspk_superstep() + 1;
     bspk_checkpoint();
   }
