@@ -120,10 +120,12 @@ int bspk_checkpoint(void);
  * Collective. In a run started with bsprun --restart DIR it takes the newest complete
  * checkpoint in DIR whose files are all intact (a torn or corrupt one is reported and the
  * one before it taken), and restores: every protected area's contents, the registrations
- * (made again at the protected memory's new addresses, or checked against those the program
- * made already), the tag size, the messages delivered at the checkpoint's sync (in the queue
- * again) and the superstep count (bspk_superstep). The program then goes on after its
- * bspk_checkpoint call of that superstep. Call it once, after protecting the same areas as
+ * (made again at the protected memory's new addresses; those the program made before the
+ * call must be the checkpoint's first ones, in order), the tag size, the messages delivered
+ * at the checkpoint's sync (in the queue again) and the superstep count (bspk_superstep), all
+ * as they were right after that checkpoint's bspk_checkpoint returned. The program goes on
+ * from its own code after this call, so its protected memory must say where it was (a loop
+ * counter moved on before the checkpoint). Call it once, after protecting the same areas as
  * the run that wrote the checkpoint, before its first bspk_checkpoint; in a run that is not
  * a restart it does nothing.
  *
@@ -131,7 +133,7 @@ int bspk_checkpoint(void);
  *         a restart
  * \error the checkpoint was taken with another number of processes
  * \error the protected areas differ in number or size from the checkpoint's
- * \error the program registered areas other than the checkpoint's before the call
+ * \error the registrations made before the call are not the checkpoint's first ones
  * \error no complete, intact checkpoint in DIR
  * \error called outside the SPMD section
  * \see bspk_checkpoint(3), bsprun(1)

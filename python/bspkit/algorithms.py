@@ -409,13 +409,14 @@ class DriverLaunch:
     backend: str  # bspkit's back end, or the other library's label
     hostfile: Path | None = None
     library: Library | None = None
+    bsprun_options: tuple[str, ...] = ()  # more of bsprun's options (--checkpoint-dir DIR, ...)
 
     def command(self, exe: Path, nprocs: int, args: Sequence[str]) -> list[str]:
         if self.library is not None:
             return self.library.command(exe, nprocs, list(args))
         assert self.bsprun is not None
         hosts = ["--hostfile", str(self.hostfile)] if self.hostfile else []
-        return [str(self.bsprun), "-b", self.backend, "-n", str(nprocs), *hosts, str(exe), *args]
+        return [str(self.bsprun), "-b", self.backend, "-n", str(nprocs), *hosts, *self.bsprun_options, str(exe), *args]
 
     def environment(self, nprocs: int) -> dict[str, str] | None:
         """The environment of a run (None: this one's): another library's gets P too."""

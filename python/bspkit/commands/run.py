@@ -5,6 +5,7 @@ the run)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -68,6 +69,18 @@ def add_parser(subparsers: Subparsers) -> None:
         metavar="FILE",
         help="also write the driver's JSON object here; '-': to stdout, the summary then goes to stderr",
     )
+    ckpt = ru.add_argument_group(
+        "checkpoints", "bsprun's checkpoint options, passed on (bspkit's library only; docs/checkpoint.md)"
+    )
+    ckpt.add_argument("--checkpoint-dir", metavar="DIR", help="save checkpoints in DIR (bsprun --checkpoint-dir)")
+    ckpt.add_argument(
+        "--checkpoint-every",
+        metavar="T",
+        help="save one only when T has passed since the last (60s, 5m, 1h; default: at every stage boundary)",
+    )
+    ckpt.add_argument(
+        "--restart", metavar="DIR", help="restart from the newest intact checkpoint in DIR (bsprun --restart)"
+    )
     add_library_args(ru)
 
 
@@ -81,6 +94,7 @@ class RunOptions:
     calibrate: bool
     json: str | None  # '-': stdout
     library: Library | None = None  # another BSPlib; None: bspkit's back ends
+    checkpoint: tuple[str, ...] = ()  # bsprun's checkpoint options, as given
 
 
 def options_from(args: argparse.Namespace) -> RunOptions:
@@ -94,7 +108,15 @@ def options_from(args: argparse.Namespace) -> RunOptions:
         predict=args.predict,
         calibrate=args.calibrate,
         json=args.json,
+        checkpoint=checkpoint_options(args),
     )
+
+
+def checkpoint_options(args: argparse.Namespace) -> tuple[str, ...]:
+    """--checkpoint-dir, --checkpoint-every and --restart, as bsprun takes them (it checks them)."""
+    given = [("--checkpoint-dir", args.checkpoint_dir), ("--checkpoint-every", args.checkpoint_every)]
+    given.append(("--restart", args.restart))
+    return tuple(word for option, value in given if value is not None for word in (option, value))
 
 
 def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,7 +243,10 @@ def run(options: RunOptions, extra: Sequence[str]) -> int:
             raise Failure(str(e)) from None
     if options.calibrate and params is None:
         raise UsageError("--calibrate scales a probe's parameters by the drift since: give --params or --predict")
+    if options.checkpoint and options.library is not None:
+        raise UsageError("checkpoints are bspkit's (bsprun --checkpoint-dir): not with --bspcc, --cc or --peer")
     drivers = driver_launch(launch.build_dir, alg.driver, launch.backend, nprocs, hostfile, options.library)
+    drivers = dataclasses.replace(drivers, bsprun_options=options.checkpoint)
     try:
         res = al.run_driver(alg, drivers, nprocs, driver_args(options, params, extra))
     except al.AlgorithmError as e:
