@@ -111,33 +111,33 @@ void bspalg_get(int src, long words) {
  * the JSON's "checkpoints". Not reset with the counters: they cover the whole run. */
 static _Thread_local struct { long saved, first, last; } checkpoints;
 
-/* bsp_sync, or bspk_checkpoint (returning whether it saved), and the superstep's record. */
-static int counted_sync(const char *primitive, const char *pattern, int checkpoint) {
-  int saved = 0;
-  double t0 = acc.active ? bsp_time() : 0.0;
-  if (checkpoint) saved = bspalg_library_checkpoint();
-  else bsp_sync();
-  if (saved) {
-    long superstep = bspalg_library_superstep();
-    if (checkpoints.saved++ == 0) checkpoints.first = superstep;
-    checkpoints.last = superstep;
-  }
-  if (!acc.active) return saved;
-  acc.sync_s[acc.reps_seen - 1] += bsp_time() - t0;
+/* Closes the superstep's record after its sync, which took `seconds`. */
+static void close_step(const char *primitive, const char *pattern, double seconds) {
+  acc.sync_s[acc.reps_seen - 1] += seconds;
   acc.step[acc.steps].primitive = primitive;
   acc.step[acc.steps].pattern = pattern;
   if (acc.steps + 1 > acc.capacity) grow(2 * acc.capacity);
   acc.steps++;
   clear_step(acc.steps);
-  return saved;
 }
 
+/* Each calls its sync itself, so that a superstep profile names it as the sync's site. */
 void bspalg_sync(const char *primitive, const char *pattern) {
-  counted_sync(primitive, pattern, 0);
+  double t0 = acc.active ? bsp_time() : 0.0;
+  bsp_sync();
+  if (acc.active) close_step(primitive, pattern, bsp_time() - t0);
 }
 
 int bspalg_checkpoint_sync(const char *primitive, const char *pattern) {
-  return counted_sync(primitive, pattern, 1);
+  double t0 = acc.active ? bsp_time() : 0.0;
+  int saved = bspalg_library_checkpoint();
+  if (acc.active) close_step(primitive, pattern, bsp_time() - t0);
+  if (saved) {
+    long superstep = bspalg_library_superstep();
+    if (checkpoints.saved++ == 0) checkpoints.first = superstep;
+    checkpoints.last = superstep;
+  }
+  return saved;
 }
 
 /* ------------------------------------------------------------------------- report */
@@ -349,7 +349,7 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
     }
     printf(
         "%s on %d process%s: %.6f s (median of %d), W = %.6g %s, H = %.6g words, S = %d, check: "
-        "%s%s\n",
+        "%s%s%s\n",
         info->algorithm, p, p == 1 ? "" : "es", median_time, reps, W,
         info->work_unit ? info->work_unit : "units", H, synced,
         info->verified > 0   ? "passed"
@@ -357,7 +357,8 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
                              : "not done",
         /* a portable build says what it ran on: its numbers are another library's */
         strcmp(BSPALG_BUILD, "portable") == 0 ? " (portable build, library " BSPALG_LIBRARY ")"
-                                              : "");
+                                              : "",
+        info->restarted ? " (restarted from a checkpoint)" : "");
     fflush(stdout);
     if (info->json)
       write_json(info, max_times, reps, median_time, sync_times, cost, synced, total, W, H);
