@@ -6,7 +6,6 @@
 
 #include <bsp.h>
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -417,24 +416,22 @@ void bspalg_common_defaults(bspalg_common_opts *o) {
   o->checkpoint_every = -1.0;
 }
 
-/* A time as bsprun --checkpoint-every takes it: seconds, or a number with s, m or h. */
+/* A time as bsprun --checkpoint-every takes it: seconds, or a number with s, m or h (digits
+ * and at most one point: 90, 1.5m, 1h). */
 static double parse_duration(const char *prog, const char *what, const char *text) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(text, &end);
-  double unit = 1.0;
-  if (end != text && *end && !end[1]) {
-    unit = *end == 'h' ? 3600.0 : *end == 'm' ? 60.0 : *end == 's' ? 1.0 : -1.0;
-    if (unit > 0) end++;
-  }
-  if (errno || end == text || *end || unit < 0 || !(v >= 0 && v * unit < 1e9) ||
-      isspace((unsigned char)*text)) {
+  size_t digits = strspn(text, "0123456789."), len = strlen(text);
+  const char *point = strchr(text, '.');
+  char unit = len == digits + 1 ? text[digits] : 0;
+  int ok = digits > 0 && (len == digits || (unit && strchr("smh", unit))) &&
+           !(point && strchr(point + 1, '.')) && !(digits == 1 && text[0] == '.');
+  double v = ok ? strtod(text, NULL) * (unit == 'h' ? 3600.0 : unit == 'm' ? 60.0 : 1.0) : -1.0;
+  if (!ok || !(v < 1e9)) {
     fprintf(stderr,
             "%s: %s must be a time (seconds, or a number with s, m or h: 90s, 5m, 1h), not '%s'\n",
             prog, what, text);
     exit(2);
   }
-  return v * unit;
+  return v;
 }
 
 long bspalg_parse_long(const char *prog, const char *what, const char *text, long min, long max) {
