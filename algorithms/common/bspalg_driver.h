@@ -17,7 +17,8 @@
  *   for each of the --reps repetitions (a restart: from the one under way at the checkpoint):
  *     bspalg_counters_reset(); prepare(state)        untimed, uncounted, local (a restart:
  *                                                    not for the repetition under way)
- *     bsp_sync(); t0 = bsp_time()
+ *     bsp_sync(); t0 = bsp_time()                    (a restart: no sync before the repetition
+ *                                                    under way: its messages wait in the queue)
  *     repetition(state)                              the BSP algorithm, counting its cost (a
  *                                                    restart: from the driver's saved stage)
  *     times[rep] = bsp_time() - t0
@@ -27,7 +28,8 @@
  *     then measure_f(state, 1, ...) on every process, max over processes
  *   params(state, ...)                               the JSON's "params" object
  *   bspalg_report: the summary line on stdout, the JSON object (--json)
- *   bspalg_counters_end(); teardown(state)           optional: what setup made by other means
+ *   bspalg_counters_end(); unprotect all
+ *   teardown(state)                                  optional: what setup made by other means
  *   pop what bspalg_register pushed, free what bspalg_alloc gave
  *   bsp_end(); exit status 1 when the check failed
  *
