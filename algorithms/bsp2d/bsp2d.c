@@ -163,6 +163,7 @@ static void add_buffer(bsp2d_grid *g, size_t bytes) {
               INT_MAX);
   void *ptr = calloc(bytes ? bytes : 1, 1);
   if (!ptr) bsp_abort("bsp2d: out of memory for a buffer of %zu bytes\n", bytes);
+  if (g->hooks.on_buffer) g->hooks.on_buffer(g->hooks.ctx, ptr, bytes ? bytes : 1);
   bsp_push_reg(ptr, (int)bytes);
   g->buffers[g->nbuffers++] = (managed_buffer){.ptr = ptr, .bytes = bytes};
 }
@@ -199,6 +200,25 @@ void bsp2d_buffer_release(bsp2d_grid *g, void *buf) {
       return;
     }
   bsp_abort("bsp2d_buffer_release: %p is not a buffer of the manager\n", buf);
+}
+
+int bsp2d_buffer_index(const bsp2d_grid *g, const void *buf) {
+  for (int b = 0; b < g->nbuffers; b++)
+    if (g->buffers[b].ptr == buf) return b;
+  return -1;
+}
+
+void *bsp2d_buffer_at(const bsp2d_grid *g, int index) {
+  return index >= 0 && index < g->nbuffers ? g->buffers[index].ptr : NULL;
+}
+
+void *bsp2d_buffer_take(bsp2d_grid *g, int index) {
+  if (index < 0 || index >= g->nbuffers)
+    bsp_abort("bsp2d_buffer_take: there is no buffer %d (the manager has %d)\n", index,
+              g->nbuffers);
+  if (g->buffers[index].used) bsp_abort("bsp2d_buffer_take: buffer %d is in use\n", index);
+  g->buffers[index].used = 1;
+  return g->buffers[index].ptr;
 }
 
 int bsp2d_buffer_count(const bsp2d_grid *g) { return g->nbuffers; }

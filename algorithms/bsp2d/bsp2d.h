@@ -54,6 +54,10 @@ typedef struct {
   void (*on_send)(void *ctx, int dest, size_t bytes); /* a request to dest != me */
   void (*sync)(void *ctx);                            /* instead of bsp_sync(); NULL: bsp_sync */
   void *ctx;
+  /* Every buffer the manager allocates, before it is registered: a program that takes
+   * checkpoints protects it here (registered memory must be saved); it undoes that before
+   * bsp2d_grid_destroy frees it. NULL: nothing. */
+  void (*on_buffer)(void *ctx, void *ptr, size_t bytes);
 } bsp2d_hooks;
 
 typedef struct bsp2d_grid bsp2d_grid;
@@ -117,6 +121,14 @@ void *bsp2d_buffer_get(bsp2d_grid *g, size_t bytes);
  * process still behind may put into it in this superstep), then it is free again (at once when
  * the grid has one process). Every process releases it in the same superstep. */
 void bsp2d_buffer_release(bsp2d_grid *g, void *buf);
+/* A buffer's place among the manager's buffers in the order they were made (0, 1, ...; -1:
+ * not one of them), and the buffer at a place (NULL: none): the same on every process. For a
+ * program that saves which buffers it holds (in a checkpoint) and takes them again. */
+int bsp2d_buffer_index(const bsp2d_grid *g, const void *buf);
+void *bsp2d_buffer_at(const bsp2d_grid *g, int index);
+/* Collective, in lock step like bsp2d_buffer_get: hands out the buffer at `index`, which must
+ * be free (else bsp_abort): a program restarted from a checkpoint takes the buffers it held. */
+void *bsp2d_buffer_take(bsp2d_grid *g, int index);
 /* The buffers the manager holds, and the extra syncs that its own registrations cost. */
 int bsp2d_buffer_count(const bsp2d_grid *g);
 long bsp2d_buffer_syncs(const bsp2d_grid *g);

@@ -10,7 +10,8 @@
  *  - buffers: the smallest free fitting buffer, the same registered name everywhere (a put
  *    from another process), a released buffer not handed out before the next bsp2d_sync but
  *    after it (at once with one process), a request no buffer meets registers a new one that
- *    takes puts at once.
+ *    takes puts at once; a buffer's index and the buffer at an index, and taking a free one
+ *    by its index (a restart's way back to the buffers it held).
  *  - messages: many messages of different sizes (0 included) to every process in one
  *    superstep arrive in send order per source; supersteps do not mix; neither do user
  *    messages and an allreduce under way.
@@ -20,7 +21,8 @@
  *  - allreduce: SUM, MAX, MIN in every scope, counts 0, 1, < q, > q, large; results equal to
  *    the rank-order sequential fold, bit for bit (so identical on all members).
  *  - hooks: on_send's bytes per (source, destination) for messages, broadcasts and
- *    reductions; the sync hook is called once per bsp2d_sync and replaces bsp_sync.
+ *    reductions; the sync hook is called once per bsp2d_sync and replaces bsp_sync; on_buffer
+ *    is told of every buffer the manager allocates, reserved or new.
  *
  * State lives in locals: on the threads back end globals are shared between processes.
  */
@@ -283,6 +285,26 @@ static void case_buffers(int rows, int cols) {
     unsigned char *de[2] = {d, e};
     size_t fifty[2] = {50, 50};
     check_same_names(g, de, fifty, 2, 4);
+    /* indices: in the order the buffers were made; a free one taken by its index is in use */
+    TU_EQ("bsp2d_buffer_index of the first reserved buffer", 0, bsp2d_buffer_index(g, a));
+    if (p > 1)
+      TU_EQ("bsp2d_buffer_index of the second reserved buffer", 1, bsp2d_buffer_index(g, b));
+    if (p > 1) TU_EQ("bsp2d_buffer_index of the new buffer", 2, bsp2d_buffer_index(g, c));
+    TU_EQ("bsp2d_buffer_index of no buffer", -1, bsp2d_buffer_index(g, &p));
+    for (int k = 0; k < bsp2d_buffer_count(g); k++)
+      TU_EQ("bsp2d_buffer_index of bsp2d_buffer_at", k,
+            bsp2d_buffer_index(g, bsp2d_buffer_at(g, k)));
+    TU_CHECK(bsp2d_buffer_at(g, -1) == NULL && bsp2d_buffer_at(g, bsp2d_buffer_count(g)) == NULL,
+             "bsp2d_buffer_at of an index out of range is not NULL");
+    bsp2d_buffer_release(g, d);
+    bsp2d_buffer_release(g, e);
+    bsp2d_sync(g);
+    unsigned char *taken = bsp2d_buffer_take(g, 1);
+    TU_CHECK(taken == bsp2d_buffer_at(g, 1), "bsp2d_buffer_take(1) is not buffer 1");
+    unsigned char *next = bsp2d_buffer_get(g, 100);
+    TU_CHECK(next != taken, "a buffer taken by its index was handed out again");
+    bsp2d_buffer_release(g, taken);
+    bsp2d_buffer_release(g, next);
     bsp2d_grid_destroy(g);
   }
   {
@@ -602,10 +624,17 @@ static void case_allreduce(int rows, int cols) {
 /* ------------------------------------------------------------------------------- hooks */
 
 typedef struct {
-  long *sent;     /* bytes this process reported per destination */
-  long syncs;     /* sync hook calls */
-  int self_sends; /* on_send calls naming this process (must be none) */
+  long *sent;                 /* bytes this process reported per destination */
+  long syncs;                 /* sync hook calls */
+  int self_sends;             /* on_send calls naming this process (must be none) */
+  long buffers, buffer_bytes; /* on_buffer calls, and the bytes they named */
 } hook_counts;
+
+static void count_buffer(void *ctx, void *ptr, size_t bytes) {
+  hook_counts *h = ctx;
+  if (ptr) h->buffers++;
+  h->buffer_bytes += (long)bytes;
+}
 
 static void count_on_send(void *ctx, int dest, size_t bytes) {
   hook_counts *h = ctx;
@@ -678,12 +707,12 @@ static void check_traffic(const long *matrix, int rows, int cols, bsp2d_scope sc
 
 static void case_hooks(int rows, int cols) {
   int p = bsp_nprocs(), pid = bsp_pid();
-  hook_counts h = {tu_malloc((size_t)p * sizeof(long)), 0, 0};
+  hook_counts h = {tu_malloc((size_t)p * sizeof(long)), 0, 0, 0, 0};
   memset(h.sent, 0, (size_t)p * sizeof(long));
   long *matrix = tu_malloc((size_t)p * p * sizeof *matrix);
   bsp_push_reg(matrix, p * p * (int)sizeof *matrix);
   bsp_sync();
-  bsp2d_hooks hooks = {count_on_send, count_sync, &h};
+  bsp2d_hooks hooks = {count_on_send, count_sync, &h, count_buffer};
   bsp2d_grid *g = bsp2d_grid_create(rows, cols, &hooks);
   long plain_syncs = 0, start = bspk_superstep(), syncs = 0; /* syncs: the bsp2d_syncs made */
   TU_EQ("sync hook calls after bsp2d_grid_create", 0, h.syncs);
@@ -705,6 +734,8 @@ static void case_hooks(int rows, int cols) {
 
   const size_t reserved[] = {8192, 8192};
   bsp2d_buffers_reserve(g, reserved, 2);
+  TU_EQ("on_buffer calls after reserving 2 buffers", 2, h.buffers);
+  TU_EQ("on_buffer's bytes after reserving 2 buffers of 8192", 2 * 8192, h.buffer_bytes);
   bsp2d_sync(g);
   syncs++;
   const bsp2d_scope scopes[] = {BSP2D_ROW, BSP2D_COL, BSP2D_ALL};
@@ -747,6 +778,8 @@ static void case_hooks(int rows, int cols) {
   syncs++;
   TU_EQ("bsp2d_buffer_syncs after a request larger than all reserved", 1, bsp2d_buffer_syncs(g));
   TU_EQ("sync hook calls after a buffer registration", syncs, h.syncs);
+  TU_EQ("on_buffer calls after a new buffer", 3, h.buffers);
+  TU_EQ("on_buffer's bytes after a new buffer of 10000", 2 * 8192 + 10000, h.buffer_bytes);
   bsp2d_buffer_release(g, big);
   TU_EQ("on_send calls naming the sender itself", 0, h.self_sends);
   /* the hook replaces bsp_sync: no other syncs were made */

@@ -105,19 +105,38 @@ void bspalg_get(int src, long words) {
   acc.in_from[(size_t)acc.steps * acc.p + src] += (double)words;
 }
 
-void bspalg_sync(const char *primitive, const char *pattern) {
-  if (!acc.active) {
-    bsp_sync();
-    return;
-  }
-  double t0 = bsp_time();
-  bsp_sync();
-  acc.sync_s[acc.reps_seen - 1] += bsp_time() - t0;
+/* The checkpoints bspalg_checkpoint_sync saved on this process since the section began (or
+ * since the restart), and the superstep counts (bspk_superstep) after the first and the last:
+ * the JSON's "checkpoints". Not reset with the counters: they cover the whole run. */
+static _Thread_local struct { long saved, first, last; } checkpoints;
+
+/* Closes the superstep's record after its sync, which took `seconds`. */
+static void close_step(const char *primitive, const char *pattern, double seconds) {
+  acc.sync_s[acc.reps_seen - 1] += seconds;
   acc.step[acc.steps].primitive = primitive;
   acc.step[acc.steps].pattern = pattern;
   if (acc.steps + 1 > acc.capacity) grow(2 * acc.capacity);
   acc.steps++;
   clear_step(acc.steps);
+}
+
+/* Each calls its sync itself, so that a superstep profile names it as the sync's site. */
+void bspalg_sync(const char *primitive, const char *pattern) {
+  double t0 = acc.active ? bsp_time() : 0.0;
+  bsp_sync();
+  if (acc.active) close_step(primitive, pattern, bsp_time() - t0);
+}
+
+int bspalg_checkpoint_sync(const char *primitive, const char *pattern) {
+  double t0 = acc.active ? bsp_time() : 0.0;
+  int saved = bspalg_library_checkpoint();
+  if (acc.active) close_step(primitive, pattern, bsp_time() - t0);
+  if (saved) {
+    long superstep = bspalg_library_superstep();
+    if (checkpoints.saved++ == 0) checkpoints.first = superstep;
+    checkpoints.last = superstep;
+  }
+  return saved;
 }
 
 /* ------------------------------------------------------------------------- report */
@@ -179,6 +198,13 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
           : info->verified < 0 ? "false"
                                : "null");
   bspk_json_write_string(f, info->check_note);
+  fputs(", \"result_digest\": ", f);
+  bspk_json_write_string(f, info->result_digest);
+  fprintf(f, ", \"restarted\": %s, \"checkpoints\": {\"saved\": %ld, \"first_superstep\": ",
+          info->restarted ? "true" : "false", checkpoints.saved);
+  if (checkpoints.saved)
+    fprintf(f, "%ld, \"last_superstep\": %ld}", checkpoints.first, checkpoints.last);
+  else fputs("null, \"last_superstep\": null}", f);
   fputs(", \"f_s_per_unit\": ", f);
   if (info->f_s_per_unit > 0) json_number(f, info->f_s_per_unit);
   else fputs("null", f);
@@ -322,7 +348,7 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
     }
     printf(
         "%s on %d process%s: %.6f s (median of %d), W = %.6g %s, H = %.6g words, S = %d, check: "
-        "%s%s\n",
+        "%s%s%s\n",
         info->algorithm, p, p == 1 ? "" : "es", median_time, reps, W,
         info->work_unit ? info->work_unit : "units", H, synced,
         info->verified > 0   ? "passed"
@@ -330,7 +356,8 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
                              : "not done",
         /* a portable build says what it ran on: its numbers are another library's */
         strcmp(BSPALG_BUILD, "portable") == 0 ? " (portable build, library " BSPALG_LIBRARY ")"
-                                              : "");
+                                              : "",
+        info->restarted ? " (restarted from a checkpoint)" : "");
     fflush(stdout);
     if (info->json)
       write_json(info, max_times, reps, median_time, sync_times, cost, synced, total, W, H);
@@ -372,6 +399,10 @@ const char bspalg_common_help[] =
     "                    bspprobe's short calibration inside the run, before the repetitions\n"
     "                    and after them and f; MODE full or quick: the f size of the probe it\n"
     "                    is compared with (bspkit validate; docs/algorithm-output.md)\n"
+    "      --checkpoint-every T\n"
+    "                    save a checkpoint at most every T (seconds, or a number with s, m or h:\n"
+    "                    90s, 5m, 1h) where the algorithm takes them; needs bsprun\n"
+    "                    --checkpoint-dir DIR or --restart DIR (docs/checkpoint.md)\n"
     "  -h, --help        this help\n";
 
 void bspalg_common_defaults(bspalg_common_opts *o) {
@@ -382,6 +413,25 @@ void bspalg_common_defaults(bspalg_common_opts *o) {
   o->measure_f = 0;
   o->seed = 1;
   o->calibrate = 0;
+  o->checkpoint_every = -1.0;
+}
+
+/* A time as bsprun --checkpoint-every takes it: seconds, or a number with s, m or h (digits
+ * and at most one point: 90, 1.5m, 1h). */
+static double parse_duration(const char *prog, const char *what, const char *text) {
+  size_t digits = strspn(text, "0123456789."), len = strlen(text);
+  const char *point = strchr(text, '.');
+  char unit = len == digits + 1 ? text[digits] : 0;
+  int ok = digits > 0 && (len == digits || (unit && strchr("smh", unit))) &&
+           !(point && strchr(point + 1, '.')) && !(digits == 1 && text[0] == '.');
+  double v = ok ? strtod(text, NULL) * (unit == 'h' ? 3600.0 : unit == 'm' ? 60.0 : 1.0) : -1.0;
+  if (!ok || !(v < 1e9)) {
+    fprintf(stderr,
+            "%s: %s must be a time (seconds, or a number with s, m or h: 90s, 5m, 1h), not '%s'\n",
+            prog, what, text);
+    exit(2);
+  }
+  return v;
 }
 
 long bspalg_parse_long(const char *prog, const char *what, const char *text, long min, long max) {
@@ -432,7 +482,9 @@ int bspalg_parse_common(const char *prog, bspalg_common_opts *o, int argc, char 
     static const char *const modes[] = {"full", "quick"};
     o->calibrate =
         1 + bspalg_parse_choice(prog, "--calibrate", value_of(prog, argc, argv, i), modes, 2);
-  } else if (!strcmp(a, "--seed"))
+  } else if (!strcmp(a, "--checkpoint-every"))
+    o->checkpoint_every = parse_duration(prog, "--checkpoint-every", value_of(prog, argc, argv, i));
+  else if (!strcmp(a, "--seed"))
     o->seed = (unsigned long)bspalg_parse_long(prog, "the seed", value_of(prog, argc, argv, i), 0,
                                                0x7fffffffL);
   else return 0;

@@ -59,6 +59,14 @@ void bspalg_get(int src, long words);
  * without communication). */
 void bspalg_sync(const char *primitive, const char *pattern);
 
+/* bspalg_sync with a checkpoint (bspk_checkpoint in place of bsp_sync): the end of a stage of
+ * the algorithm, where the driver's protected state says where to go on (bspalg_driver.h,
+ * "Checkpoints"). It counts exactly as bspalg_sync does: it replaces the stage's last
+ * bspalg_sync, never adds a superstep. The checkpoint is saved when one is due (bsprun
+ * --checkpoint-dir DIR, every call or --checkpoint-every T); returns 1 when it saved. In the
+ * portable build (and without --checkpoint-dir) it is bspalg_sync and returns 0. */
+int bspalg_checkpoint_sync(const char *primitive, const char *pattern);
+
 /* What process 0 writes about the run (strings are copied into the JSON as they are). */
 typedef struct {
   const char *algorithm;   /* e.g. "matmul-blockcyclic" */
@@ -79,6 +87,8 @@ typedef struct {
                                NULL: not recorded) */
   double f_held_s_per_unit; /* f and f_all without the time the process waited for a core */
   double f_all_held_s_per_unit; /* (0: not measured) */
+  const char *result_digest;    /* the result's digest, 16 hex digits (NULL: none) */
+  int restarted;                /* 1: the run was restarted from a checkpoint */
 } bspalg_info;
 
 /* Collective: the max over processes of v (on every process). */
@@ -108,7 +118,9 @@ double bspalg_parse_double(const char *prog, const char *what, const char *text,
  *                        (thesis 3.1), then on every process at once
  *   --seed S             random inputs' seed (default 1)
  *   --calibrate MODE     bspprobe's short calibration (probe/calibration.h) before the
- *                        repetitions and after them (and f), with MODE's (full, quick) f size */
+ *                        repetitions and after them (and f), with MODE's (full, quick) f size
+ *   --checkpoint-every T a checkpoint at most every T seconds (T: seconds, or a number with s,
+ *                        m or h: 90s, 5m, 1h); bsprun --checkpoint-dir gives the directory */
 typedef struct {
   int procs;
   int reps;
@@ -116,7 +128,8 @@ typedef struct {
   int check;
   int measure_f;
   unsigned long seed;
-  int calibrate; /* 0: no; 1: full; 2: quick */
+  int calibrate;           /* 0: no; 1: full; 2: quick */
+  double checkpoint_every; /* seconds; < 0: not given */
 } bspalg_common_opts;
 
 void bspalg_common_defaults(bspalg_common_opts *o);

@@ -6,6 +6,7 @@
 
 #include <bsp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ typedef struct held {
   void *ptr;
   struct held *next;
 } held;
-static _Thread_local held *allocated, *registered;
+static _Thread_local held *allocated, *registered, *protected_areas;
 /* What bspalg_alloc gave this process so far, and the memory free when the program started
  * (read once, before the processes start filling theirs). */
 static _Thread_local size_t allocated_bytes;
@@ -87,6 +88,31 @@ void *bspalg_alloc(size_t bytes, const char *why, ...) {
 void bspalg_register(void *ptr, size_t bytes) {
   bsp_push_reg(ptr, (bsp_size_t)bytes);
   registered = hold(registered, ptr);
+}
+
+/* BSPlib sizes are ints: a larger area is protected in pieces (in the same order on every run;
+ * a registered area, at most INT_MAX bytes, fits in one piece when protected by itself). */
+#define PROTECT_PIECE ((size_t)0x7fffffff & ~(size_t)7)
+
+void bspalg_checkpoint_protect(void *ptr, size_t bytes) {
+  char *at = ptr;
+  do {
+    size_t piece = bytes < PROTECT_PIECE ? bytes : PROTECT_PIECE;
+    bspalg_library_protect(at, piece);
+    protected_areas = hold(protected_areas, at);
+    at += piece;
+    bytes -= piece;
+  } while (bytes > 0);
+}
+
+/* After the last checkpoint: what is protected may be freed from here on. */
+static void unprotect_all(void) {
+  while (protected_areas) {
+    held *node = protected_areas;
+    bspalg_library_unprotect(node->ptr);
+    protected_areas = node->next;
+    free(node);
+  }
 }
 
 /* Pops the registrations, newest first, then frees the memory. */
@@ -248,17 +274,79 @@ static char *copy_record(const char *record) {
   return copy;
 }
 
+/* ---- the result's digest ------------------------------------------------------------------ */
+
+/* FNV-1a, 64 bits, over 64-bit words (a last partial word padded with zeros): the bytes' count,
+ * then the bytes. */
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+static uint64_t fnv1a_words(uint64_t h, const void *bytes, size_t n) {
+  const unsigned char *b = bytes;
+  h = (h ^ (uint64_t)n) * FNV_PRIME;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t word = 0;
+    memcpy(&word, b + i, n - i < 8 ? n - i : 8);
+    h = (h ^ word) * FNV_PRIME;
+  }
+  return h;
+}
+
+/* Collective: every process' digest of its share of the result, to process 0, which digests
+ * them in pid order into `hex` (16 hex digits; elsewhere left as it is). */
+static void result_digest(void *state, char hex[17]) {
+  const void *bytes = NULL;
+  size_t nbytes = 0;
+  driver->result(state, &bytes, &nbytes);
+  uint64_t mine = fnv1a_words(FNV_OFFSET, nbytes ? bytes : NULL, nbytes);
+  int p = bsp_nprocs(), s = bsp_pid();
+  uint64_t *all = calloc((size_t)p, sizeof *all);
+  if (!all) bsp_abort("%s: out of memory\n", driver->program);
+  bsp_push_reg(all, (bsp_size_t)((size_t)p * sizeof *all));
+  bsp_sync();
+  bsp_put(0, &mine, all, (bsp_size_t)((size_t)s * sizeof *all), (bsp_size_t)sizeof mine);
+  bsp_sync();
+  bsp_pop_reg(all);
+  if (s == 0)
+    snprintf(hex, 17, "%016llx",
+             (unsigned long long)fnv1a_words(FNV_OFFSET, all, (size_t)p * sizeof *all));
+  bsp_sync(); /* the area is popped at this sync */
+  free(all);
+}
+
+/* ---- the SPMD section ------------------------------------------------------------------------ */
+
+/* What the skeleton itself needs to go on after a restart (protected before the driver's
+ * memory, so that its areas come first in every run). */
+typedef struct {
+  int rep;       /* the repetition under way, or the next one */
+  int under_way; /* repetition `rep` has begun: a checkpoint was taken inside it */
+} progress;
+
 /* The SPMD section between bsp_begin and bsp_end; returns the program's exit status (0, 1: a
  * wrong result, 2: setup refused the problem). */
 static int section(void) {
   const char *prog = driver->program;
+  progress *done = calloc(1, sizeof *done);
+  double *times = calloc((size_t)opts.reps, sizeof *times);
+  run_state machine = {calloc((size_t)opts.reps * BSPK_STATE_WORDS, sizeof(double)),
+                       calloc((size_t)opts.reps * 2, sizeof(bspk_machine_counters)),
+                       {0, 0, 0, 0, 0, 0}};
+  if (!done || !times || !machine.words || !machine.machine) bsp_abort("%s: out of memory\n", prog);
+  bspalg_checkpoint_protect(done, sizeof *done);
+  bspalg_checkpoint_protect(times, (size_t)opts.reps * sizeof *times);
+  bspalg_checkpoint_protect(machine.words, (size_t)opts.reps * BSPK_STATE_WORDS * sizeof(double));
+  bspalg_checkpoint_protect(machine.machine, (size_t)opts.reps * 2 * sizeof(bspk_machine_counters));
   void *state = driver->setup(&opts);
   if (!state) { /* setup said why on process 0 */
+    unprotect_all();
     release_held();
+    free(done);
+    free(times);
+    free(machine.words);
+    free(machine.machine);
     return 2;
   }
-  double *times = calloc((size_t)opts.reps, sizeof *times);
-  if (!times) bsp_abort("%s: out of memory\n", prog);
   bspalg_phase("setup");
   /* --calibrate: the short calibration in this process, before the repetitions and after
    * them (and f), so that it sees the machine in the state the run saw (calibration.h) */
@@ -270,17 +358,24 @@ static int section(void) {
       calibration ? copy_record(bspp_calibration_round(calibration, 0)) : NULL;
   double calibration_s = bsp_time() - calibration_t0;
   bspalg_counters_begin();
-  run_state machine = {calloc((size_t)opts.reps * BSPK_STATE_WORDS, sizeof(double)),
-                       calloc((size_t)opts.reps * 2, sizeof(bspk_machine_counters)),
-                       {0, 0, 0, 0, 0, 0}};
-  if (!machine.words || !machine.machine) bsp_abort("%s: out of memory\n", prog);
   bsp_sync();
+  /* A restart: the progress, the times of the repetitions before the checkpoint and the
+   * driver's protected state as they were at the checkpoint. */
+  int restarted = bspalg_library_resume();
+  int resume = restarted && done->under_way;
 
-  for (int rep = 0; rep < opts.reps; rep++) {
-    bspalg_phase("prepare");
-    bspalg_counters_reset(); /* the report keeps the last repetition's counts */
-    if (driver->prepare) driver->prepare(state);
-    bsp_sync();
+  for (int rep = restarted ? done->rep : 0; rep < opts.reps; rep++) {
+    /* The repetition under way at the checkpoint goes on where it was, with no sync before:
+     * the messages the checkpoint's sync delivered are in the queue for its next superstep. */
+    if (!resume) {
+      bspalg_phase("prepare");
+      bspalg_counters_reset(); /* the report keeps the last repetition's counts */
+      if (driver->prepare) driver->prepare(state);
+      done->rep = rep;
+      done->under_way = 1;
+      bsp_sync();
+    }
+    resume = 0;
     char phase[32];
     snprintf(phase, sizeof phase, "rep %d", rep + 1);
     bspalg_phase(phase);
@@ -289,12 +384,16 @@ static int section(void) {
     driver->repetition(state);
     times[rep] = bsp_time() - t0;
     state_end(&machine, rep);
+    done->rep = rep + 1;
+    done->under_way = 0;
     /* Outside the timing: ends the repetition's local work after its last sync, so that a
      * profile's phase "rep N" holds all of the repetition (docs/profile-format.md). */
     bsp_sync();
   }
   bspalg_phase("check");
 
+  char digest[17] = "";
+  if (driver->result) result_digest(state, digest);
   int verified = 0;
   bspalg_check_report check = {"not checked (--no-check)", ""};
   if (opts.check) {
@@ -305,8 +404,6 @@ static int section(void) {
 
   bspalg_phase("report");
   char *state_json = state_gather(&machine, opts.reps);
-  free(machine.words);
-  free(machine.machine);
   double f = 0.0, f_all = 0.0, f_held = 0.0, f_all_held = 0.0;
   char f_note[512] = "";
   if (opts.measure_f && driver->measure_f)
@@ -334,16 +431,22 @@ static int section(void) {
                       calibration ? calibration_s : 0.0,
                       state_json,
                       f_held,
-                      f_all_held};
+                      f_all_held,
+                      digest[0] ? digest : NULL,
+                      restarted};
   bspalg_report(&info, times, opts.reps);
   free(state_json);
   free(calibration_before);
   free(calibration_after);
   if (json && json != stdout) fclose(json);
   bspalg_counters_end();
+  unprotect_all();
   if (driver->teardown) driver->teardown(state);
   release_held();
+  free(done);
   free(times);
+  free(machine.words);
+  free(machine.machine);
   return verified < 0 ? 1 : 0;
 }
 
@@ -414,6 +517,39 @@ static int launched_as_other_rank(void) {
   return 0;
 }
 
+/* --checkpoint-every and the checkpoint directory bsprun gives (BSPKIT_CHECKPOINT_DIR): the
+ * interval goes to the library in BSPKIT_CHECKPOINT_EVERY, which it reads at the first
+ * checkpoint (every process of an MPI launch runs main and sets its own). --calibrate keeps
+ * registrations of its own through the run, which a checkpoint could not restore. */
+static void check_checkpoint_options(void) {
+  const char *prog = driver->program;
+  const char *dir = getenv("BSPKIT_CHECKPOINT_DIR");
+  int checkpoints = dir && *dir;
+  if (opts.checkpoint_every >= 0) {
+    if (!bspalg_library_has_checkpoints()) {
+      fprintf(stderr, "%s: --checkpoint-every: a portable build takes no checkpoints\n", prog);
+      exit(2);
+    }
+    if (!checkpoints) {
+      fprintf(stderr,
+              "%s: --checkpoint-every needs bsprun --checkpoint-dir DIR or --restart DIR (the "
+              "directory the checkpoints go to)\n",
+              prog);
+      exit(2);
+    }
+    char seconds[64];
+    snprintf(seconds, sizeof seconds, "%.17g", opts.checkpoint_every);
+    setenv("BSPKIT_CHECKPOINT_EVERY", seconds, 1);
+  }
+  if (checkpoints && opts.calibrate && bspalg_library_has_checkpoints()) {
+    fprintf(stderr,
+            "%s: --calibrate cannot be combined with checkpoints (bsprun --checkpoint-dir or "
+            "--restart): its registrations are not saved in them\n",
+            prog);
+    exit(2);
+  }
+}
+
 /* Options and the --json path, checked before anything runs; usage errors exit(2). */
 static void check_command_line(int argc, char **argv) {
   int saved_stderr = -1;
@@ -428,6 +564,7 @@ static void check_command_line(int argc, char **argv) {
   }
   parse_command_line(argc, argv);
   bspalg_check_json_path(driver->program, opts.json_path);
+  check_checkpoint_options();
   if (saved_stderr >= 0) {
     fflush(stderr);
     dup2(saved_stderr, STDERR_FILENO);

@@ -6,25 +6,48 @@
  *
  *   parse the common options (bspalg.h) and the driver's own, -h/--help, usage errors (exit 2)
  *   before_init()                                    optional, once, before bsp_init
+ *   --checkpoint-every T: setenv BSPKIT_CHECKPOINT_EVERY (seconds)
  *   bsp_init, bsp_begin(P)
- *   state = setup(opts)                              allocate, make the inputs, bsp_push_reg
+ *   protect the skeleton's progress                  the repetition, the finished ones' times
+ *   state = setup(opts)                              allocate, make the inputs, bsp_push_reg,
+ *                                                    bspalg_checkpoint_protect
  *   bspalg_counters_begin(); bsp_sync()
- *   for each of the --reps repetitions:
- *     bspalg_counters_reset(); prepare(state)        untimed, uncounted, local
- *     bsp_sync(); t0 = bsp_time()
- *     repetition(state)                              the BSP algorithm, counting its cost
+ *   restarted = bspk_checkpoint_resume()             a restart: the progress and the driver's
+ *                                                    protected state as at the checkpoint
+ *   for each of the --reps repetitions (a restart: from the one under way at the checkpoint):
+ *     bspalg_counters_reset(); prepare(state)        untimed, uncounted, local (a restart:
+ *                                                    not for the repetition under way)
+ *     bsp_sync(); t0 = bsp_time()                    (a restart: no sync before the repetition
+ *                                                    under way: its messages wait in the queue)
+ *     repetition(state)                              the BSP algorithm, counting its cost (a
+ *                                                    restart: from the driver's saved stage)
  *     times[rep] = bsp_time() - t0
+ *   result(state, ...) on every process              optional: the JSON's "result_digest"
  *   check(state, ...)                                unless --no-check: verdict, note, message
  *   measure_f(state, 0, ...) on process 0 alone,     with --measure-f
  *     then measure_f(state, 1, ...) on every process, max over processes
  *   params(state, ...)                               the JSON's "params" object
  *   bspalg_report: the summary line on stdout, the JSON object (--json)
- *   bspalg_counters_end(); teardown(state)           optional: what setup made by other means
+ *   bspalg_counters_end(); unprotect all
+ *   teardown(state)                                  optional: what setup made by other means
  *   pop what bspalg_register pushed, free what bspalg_alloc gave
  *   bsp_end(); exit status 1 when the check failed
  *
  * algorithms/README.md says how to add an algorithm; algorithms/inprod/inprod.c is the
  * smallest complete driver.
+ *
+ * Checkpoints (bsprun --checkpoint-dir DIR, --restart DIR; docs/checkpoint.md). A driver that
+ * takes them cuts its repetition into stages and keeps, in memory it protects in setup, all
+ * that one stage hands to the next, with a small struct saying which stage comes next:
+ *   setup:       bspalg_checkpoint_protect(...) every such array (every registered one too:
+ *                a checkpoint needs them) and the struct;
+ *   prepare:     the struct to the first stage;
+ *   repetition:  from the struct's stage on; at the end of a stage the struct to the next
+ *                one, then bspalg_checkpoint_sync in place of the stage's last bspalg_sync.
+ * A restart restores the protected memory as it was at the checkpoint and calls repetition
+ * (without prepare) for the repetition under way: it goes on from the saved stage. Nothing a
+ * later stage reads may live in a local variable or in unprotected memory across the
+ * checkpoint, and the protected areas are the same, in the same order, in every run.
  */
 #ifndef BSPALG_DRIVER_H
 #define BSPALG_DRIVER_H
@@ -95,6 +118,12 @@ typedef struct {
   double (*measure_f)(void *state, int every_process, char *note, size_t note_size);
   /* The problem's parameters as one JSON object, e.g. {"n": 1000} (process 0's counts). */
   void (*params)(void *state, char *json, size_t json_size);
+  /* Optional: this process' share of the result of the last repetition (its bytes, which may
+   * be none: *nbytes = 0), the same bytes in every run of the same problem on as many
+   * processes. The skeleton writes a digest of all of them (FNV-1a, process by process) in
+   * the JSON's "result_digest": a restarted run must give an uninterrupted run's digest.
+   * Local; called on every process after the repetitions. NULL: "result_digest" is null. */
+  void (*result)(void *state, const void **bytes, size_t *nbytes);
   /* Optional: release what setup made by other means than bspalg_alloc and bspalg_register
    * (bsp_pop_reg in reverse order of the pushes). */
   void (*teardown)(void *state);
@@ -116,6 +145,13 @@ __attribute__((format(printf, 2, 3)))
 void *
 bspalg_alloc(size_t bytes, const char *why, ...);
 void bspalg_register(void *ptr, size_t bytes);
+
+/* For setup: `bytes` bytes at ptr are saved in every checkpoint and restored on a restart
+ * (bspk_checkpoint_protect; nothing in the portable build). Local. Protect the same areas,
+ * of the same sizes, in the same order on every run; every registered area must lie in one.
+ * The skeleton unprotects them after the run, before teardown, so they may be freed then.
+ * Protect values only: a pointer saved in a checkpoint points into the run that saved it. */
+void bspalg_checkpoint_protect(void *ptr, size_t bytes);
 
 /* The whole program: BSPALG_MAIN(driver) at the end of the driver's file defines main (which
  * calls bspalg_main) and bspalg_program_driver. bspalg_main returns 0 on process 0 when the

@@ -170,6 +170,15 @@ static int option(const char *arg, const char *value) {
 
 /* ------------------------------------------------------------- per-process state */
 
+/* Where a repetition stands (protected: every superstep of the wavefront ends with a
+ * checkpoint), and what it carries from one superstep to the next besides the blocks' rows. */
+typedef struct {
+  long d;          /* the next superstep of the wavefront (anti-diagonal) */
+  long last_value; /* dp: L(m, j) of the last row computed in column G-1 */
+  int64_t answer;  /* registered; process 0 receives the LLCS here (bitpar: the owner of the
+                      last column sums the zero bits of V in it) */
+} llcs_progress;
+
 typedef struct {
   grid g;
   int p, s;
@@ -187,9 +196,9 @@ typedef struct {
   /* per owned column, the right boundary of the block to its left (registered: the left
    * neighbour puts into it), and a scratch one for the blocks of column 0 */
   unsigned char *incoming, *first;
-  int64_t answer; /* registered; process 0 receives the LLCS here */
-  long llcs;      /* process 0: the last repetition's LLCS (measuring f reuses answer) */
-  long alpha;     /* block columns per process: G = alpha p */
+  llcs_progress *progress;
+  long llcs;  /* process 0: the last repetition's LLCS (measuring f reuses answer) */
+  long alpha; /* block columns per process: G = alpha p */
 } llcs_state;
 
 static void *xmalloc(size_t bytes) { return bspalg_alloc(bytes, "(%zu bytes)", bytes); }
@@ -199,7 +208,7 @@ static void reset_state(llcs_state *st) {
   if (st->g.kernel == KERNEL_DP)
     memset(st->rows, 0, (size_t)st->ncols * (size_t)(st->max_cols + 1) * sizeof *st->rows);
   else memset(st->carries, 0, (size_t)st->ncols * (size_t)st->max_cols);
-  st->answer = 0;
+  *st->progress = (llcs_progress){0, 0, 0};
 }
 
 /* Compute block (x, y) of owned column index i; its input boundary is `boundary` (the left
@@ -227,7 +236,8 @@ static void *first_column_boundary(llcs_state *st, long units) {
   return st->first;
 }
 
-/* One run of the algorithm (S = 2G supersteps); the LLCS ends on process 0. */
+/* One run of the algorithm (S = 2G supersteps); the LLCS ends on process 0. It starts at the
+ * superstep the progress names (0, or the one after a restart's checkpoint). */
 static void run_wavefront(llcs_state *st) {
   const grid *g = &st->g;
   long G = g->G;
@@ -235,8 +245,8 @@ static void run_wavefront(llcs_state *st) {
   size_t unit_bytes = g->kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t);
   if (g->kernel == KERNEL_BITPAR)
     llcs_bitpar_masks(st->b, (size_t)g->n, opt.sigma, st->masks, st->mask_stride);
-  long last_value = 0; /* dp: L(m, j) of the last row computed in column G-1 */
-  for (long d = 0; d <= 2 * G - 2; d++) {
+  llcs_progress *at = st->progress;
+  for (long d = at->d; d <= 2 * G - 2; d++) {
     /* Columns in decreasing order: with p = 1 the output of block x goes straight into the
      * input of column x + 1, whose block on this anti-diagonal has then already run. */
     for (long i = st->ncols - 1; i >= 0; i--) {
@@ -258,20 +268,21 @@ static void run_wavefront(llcs_state *st) {
           bspalg_put(dest, bspalg_words((long)bytes));
         }
       } else if (g->kernel == KERNEL_DP) {
-        if (units > 0) last_value = ((const int32_t *)boundary)[units - 1];
+        if (units > 0) at->last_value = ((const int32_t *)boundary)[units - 1];
       } else {
-        st->answer += llcs_count_zeros(boundary, (size_t)units);
+        at->answer += llcs_count_zeros(boundary, (size_t)units);
       }
     }
     int communicates = p > 1 && d < 2 * G - 2;
-    bspalg_sync(communicates ? "put" : NULL, communicates ? "shift" : NULL);
+    at->d = d + 1;
+    bspalg_checkpoint_sync(communicates ? "put" : NULL, communicates ? "shift" : NULL);
   }
   /* The extra superstep: the owner of the last column hands the LLCS to process 0. */
   int owner = (int)((G - 1) % p);
   if (s == owner) {
-    if (g->kernel == KERNEL_DP) st->answer = last_value;
+    if (g->kernel == KERNEL_DP) at->answer = at->last_value;
     if (owner != 0) {
-      bsp_put(0, &st->answer, &st->answer, 0, sizeof st->answer);
+      bsp_put(0, &at->answer, &at->answer, 0, sizeof at->answer);
       bspalg_put(0, 1);
     }
   }
@@ -353,8 +364,17 @@ static void *setup(const bspalg_common_opts *opts) {
   }
   st->incoming = xmalloc(ncols_alloc * st->boundary_bytes);
   st->first = xmalloc(st->boundary_bytes);
+  st->progress = xmalloc(sizeof *st->progress);
   bspalg_register(st->incoming, ncols_alloc * st->boundary_bytes);
-  bspalg_register(&st->answer, sizeof st->answer);
+  bspalg_register(&st->progress->answer, sizeof st->progress->answer);
+  /* A checkpoint after every superstep of the wavefront: the rows (dp) or carries (bitpar)
+   * passed down each owned column, the boundaries passed right, and the progress. */
+  bspalg_checkpoint_protect(st->progress, sizeof *st->progress);
+  if (opt.kernel == KERNEL_DP)
+    bspalg_checkpoint_protect(st->rows,
+                              ncols_alloc * (size_t)(st->max_cols + 1) * sizeof *st->rows);
+  else bspalg_checkpoint_protect(st->carries, ncols_alloc * (size_t)st->max_cols);
+  bspalg_checkpoint_protect(st->incoming, ncols_alloc * st->boundary_bytes);
   return st;
 }
 
@@ -363,7 +383,14 @@ static void prepare(void *state) { reset_state(state); }
 static void repetition(void *state) {
   llcs_state *st = state;
   run_wavefront(st);
-  st->llcs = (long)st->answer;
+  st->llcs = (long)st->progress->answer;
+}
+
+/* The LLCS, on process 0 (the others hold no part of the result). */
+static void result(void *state, const void **bytes, size_t *nbytes) {
+  const llcs_state *st = state;
+  *bytes = &st->llcs;
+  *nbytes = st->s == 0 ? sizeof st->llcs : 0;
 }
 
 static const char *kernel_name(void) { return opt.kernel == KERNEL_DP ? "dp" : "bitpar"; }
@@ -418,7 +445,7 @@ static void params(void *state, char *json, size_t json_size) {
 static const bspalg_driver driver = {
     .program = prog, .algorithm_of = algorithm_of, .work_unit = "cell", .help = help, .option = option,
     .setup = setup, .prepare = prepare, .repetition = repetition, .check = check, .measure_f = measure_f,
-    .params = params};
+    .params = params, .result = result};
 // clang-format on
 
 BSPALG_MAIN(driver)

@@ -19,3 +19,9 @@ bspalg_error_test(bad-alphabet EXPECT "--alphabet must be an integer from 1 to 2
 bspalg_error_test(bad-kernel EXPECT "--kernel must be dp or bitpar, not 'simd'" ARGS --kernel simd)
 bspalg_error_test(bad-sizes EXPECT "--sizes must be M,N" ARGS --sizes 100)
 bspalg_error_test(bad-alpha EXPECT "--alpha must be an integer from 1" ARGS --alpha 0)
+
+# Killed halfway and restarted from its checkpoints (one after every superstep of the
+# wavefront): the LLCS of an uninterrupted run; dp passes rows of L down, bitpar carries
+# (on threads: the back ends are tested by dp).
+bspalg_restart_test(dp KILL 0 ARGS --kernel dp --sizes 3001,1000 --alpha 2 -r 2)
+bspalg_restart_test(bitpar ARGS --kernel bitpar --sizes 3001,1000 --alpha 2 -r 2 BACKENDS threads)

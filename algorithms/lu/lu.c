@@ -112,6 +112,15 @@ typedef struct {
   int local;
 } row_move;
 
+/* Where a repetition stands (protected: every stage ends with a checkpoint at its last sync,
+ * and its local work after that sync, its tail, needs the stage's buffers). */
+typedef struct {
+  long j0;              /* the next stage's first column, or the stage whose tail is left */
+  long singular_column; /* the first column without a pivot, -1 */
+  int tail;             /* 1: stage j0 was checkpointed at its last sync, its tail is left */
+  int lbuf, ubuf, swap; /* its buffers (bsp2d_buffer_index; -1: none) */
+} lu_progress;
+
 typedef struct {
   int p, pid;
   unsigned long seed;
@@ -123,7 +132,8 @@ typedef struct {
   long mloc_max, nloc_max;
   double *a;  /* the local matrix, row-major, ld */
   long *ipiv; /* ipiv[j]: the row swapped with row j at step j (all of them, everywhere) */
-  long singular_column; /* the first column without a pivot, -1 */
+  lu_progress *progress;
+  int checkpoint_next; /* the stage's last sync is coming: a checkpoint at the sync hook's */
   size_t cand_bytes, lpanel_bytes, upanel_bytes, swap_bytes;
   double *swap_send;         /* rows leaving, packed (local memory) */
   long *move_pos, *move_row; /* a stage's moves (stage_moves), 2 nb each */
@@ -152,9 +162,35 @@ static void on_send(void *ctx, int dest, size_t bytes) {
   bspalg_put(dest, bspalg_words((long)bytes));
 }
 
+/* The sync hook: the stage's last sync (marked by checkpoint_next, the last of the supersteps
+ * the broadcasts under way need) takes a checkpoint. */
 static void labelled_sync(void *ctx) {
-  const lu_state *st = ctx;
-  bspalg_sync(st->label_primitive, st->label_pattern);
+  lu_state *st = ctx;
+  if (st->checkpoint_next && bsp2d_pending(st->grid) <= 1) {
+    st->checkpoint_next = 0;
+    bspalg_checkpoint_sync(st->label_primitive, st->label_pattern);
+  } else {
+    bspalg_sync(st->label_primitive, st->label_pattern);
+  }
+}
+
+/* bsp2d's buffers are registered: a checkpoint saves them, and a stage's tail reads them. */
+static void protect_buffer(void *ctx, void *ptr, size_t bytes) {
+  (void)ctx;
+  bspalg_checkpoint_protect(ptr, bytes);
+}
+
+/* Before the stage's last superstep: the progress says that its tail is left, with these
+ * buffers, and the sync that ends it takes a checkpoint. */
+static void checkpoint_at_last_sync(lu_state *st, long j0, const double *lbuf, const double *ubuf,
+                                    const double *swap) {
+  lu_progress *pr = st->progress;
+  pr->j0 = j0;
+  pr->tail = 1;
+  pr->lbuf = bsp2d_buffer_index(st->grid, lbuf);
+  pr->ubuf = ubuf ? bsp2d_buffer_index(st->grid, ubuf) : -1;
+  pr->swap = swap ? bsp2d_buffer_index(st->grid, swap) : -1;
+  st->checkpoint_next = 1;
 }
 
 static void sync_now(lu_state *st) {
@@ -424,7 +460,9 @@ static void swaps_local(lu_state *st, long j0, int w, long lc0, int in_panel) {
 
 /* ------------------------------------------------------------------ one stage */
 
-static void stage(lu_state *st, long j0) {
+/* Stage j0; with `tail`, only its local work after its last sync, restarted from the
+ * checkpoint taken there (the buffers the progress names hold what that work reads). */
+static void stage(lu_state *st, long j0, int tail) {
   int w = (int)(st->n - j0 < st->nb ? st->n - j0 : st->nb);
   long j1 = j0 + w;
   int tc = bsp2d_owner(st->cmap, j0), sr = bsp2d_owner(st->rmap, j0);
@@ -435,71 +473,87 @@ static void stage(lu_state *st, long j0) {
   long lc1 = bsp2d_local_before(st->cmap, st->t, j1); /* my columns >= j1 */
   long panel_rows = st->mloc - li0, right = st->nloc - lc1;
   long stage_singular = -1;
-
-  /* 1. the panel, factored in the buffer that the panel broadcast sends */
-  double *lbuf = stage_buffer(st, BUF_LPANEL, st->lpanel_bytes);
-  panel_copy pc = {lbuf + HDR_PIVOTS + st->nb, panel_rows > 0 ? panel_rows : 1, panel_rows, li0};
-  if (in_panel) panel_copy_in(st, &pc, lc0, w);
-  if (st->M == 1) {
-    if (in_panel) panel_local(st, &pc, j0, w, &stage_singular);
+  lu_progress *pr = st->progress;
+  double *lbuf, *swap_recv = NULL, *ubuf = NULL;
+  if (tail) { /* the buffers the stage held at its checkpoint */
+    lbuf = bsp2d_buffer_take(st->grid, pr->lbuf);
+    if (pr->swap >= 0) swap_recv = bsp2d_buffer_take(st->grid, pr->swap);
+    if (pr->ubuf >= 0) ubuf = bsp2d_buffer_take(st->grid, pr->ubuf);
   } else {
-    panel_distributed(st, &pc, j0, w, tc, &stage_singular);
+    lbuf = stage_buffer(st, BUF_LPANEL, st->lpanel_bytes);
   }
-  if (in_panel) panel_copy_out(st, &pc, lc0, w);
+  panel_copy pc = {lbuf + HDR_PIVOTS + st->nb, panel_rows > 0 ? panel_rows : 1, panel_rows, li0};
 
-  /* 2. the panel (and the pivots) to the process rows, and the row interchanges */
-  if (st->N > 1 && !st->replay) {
-    if (in_panel) {
-      lbuf[HDR_SINGULAR] = (double)stage_singular;
-      for (int i = 0; i < w; i++) lbuf[HDR_PIVOTS + i] = (double)st->ipiv[j0 + i];
-    }
-    size_t bytes = (size_t)(HDR_PIVOTS + st->nb + (long)w * panel_rows) * sizeof(double);
-    bsp2d_bcast_start(st->grid, BSP2D_ROW, tc, lbuf, bytes);
-  }
-  double *swap_recv = NULL;
-  if (st->M > 1) {
-    swap_recv = stage_buffer(st, BUF_SWAP, st->swap_bytes);
-    int moves = stage_moves(st, j0, w, st->move_pos, st->move_row);
-    swaps_issue(st, w, lc0, tc, swap_recv, st->move_pos, st->move_row, moves);
-  }
-  if (!st->replay && (st->M > 1 || bsp2d_pending(st->grid) > 0)) {
-    sync_now(st);
-    bsp2d_complete(st->grid);
-  }
-  if (st->N > 1 && !in_panel && !st->replay) { /* the pivots came with the panel */
-    if (lbuf[HDR_SINGULAR] >= 0 && stage_singular < 0) stage_singular = (long)lbuf[HDR_SINGULAR];
-    for (int i = 0; i < w; i++) st->ipiv[j0 + i] = (long)lbuf[HDR_PIVOTS + i];
-  }
-  if (st->M > 1) swaps_finish(st, lc0, w, tc, swap_recv);
-  else swaps_local(st, j0, w, lc0, in_panel);
-  if (stage_singular >= 0 && st->singular_column < 0) st->singular_column = stage_singular;
-
-  /* 3. U12 = L11^-1 A12 on process row sr, to the process columns. L11 is the top of P, column-
-   * major: read row-major it is L11^T, upper triangular, hence Upper and Trans. */
-  double *ubuf = NULL;
-  double *a12 = st->a + li0 * st->ld + lc1; /* on sr: rows J, my columns >= j1 */
-  const double *U = a12;
-  long ldu = st->ld;
-  if (st->s == sr && right > 0) {
-    cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasTrans, CblasUnit, w, (int)right, 1.0,
-                pc.P, (int)pc.ldp, a12, (int)st->ld);
-    work(st, (double)w * (w - 1) * (double)right);
-  }
-  if (st->M > 1) {
-    ubuf = stage_buffer(st, BUF_UPANEL, st->upanel_bytes);
-    if (st->s == sr) {
-      for (int r = 0; r < w; r++)
-        memcpy(ubuf + r * right, a12 + r * st->ld, (size_t)right * sizeof(double));
+  /* The stage's last sync: M = 1, the panel broadcast's (2.); M > 1, the U broadcast's (3.). */
+  if (!tail) {
+    /* 1. the panel, factored in the buffer that the panel broadcast sends */
+    if (in_panel) panel_copy_in(st, &pc, lc0, w);
+    if (st->M == 1) {
+      if (in_panel) panel_local(st, &pc, j0, w, &stage_singular);
     } else {
-      U = ubuf;
-      ldu = right > 0 ? right : 1;
+      panel_distributed(st, &pc, j0, w, tc, &stage_singular);
     }
-    if (!st->replay) {
-      st->label_primitive = "hpput";
-      st->label_pattern = "alltoall";
-      bsp2d_bcast_start(st->grid, BSP2D_COL, sr, ubuf, (size_t)(w * right) * sizeof(double));
+    if (in_panel) panel_copy_out(st, &pc, lc0, w);
+
+    /* 2. the panel (and the pivots) to the process rows, and the row interchanges */
+    if (st->N > 1 && !st->replay) {
+      if (in_panel) {
+        lbuf[HDR_SINGULAR] = (double)stage_singular;
+        for (int i = 0; i < w; i++) lbuf[HDR_PIVOTS + i] = (double)st->ipiv[j0 + i];
+      }
+      size_t bytes = (size_t)(HDR_PIVOTS + st->nb + (long)w * panel_rows) * sizeof(double);
+      bsp2d_bcast_start(st->grid, BSP2D_ROW, tc, lbuf, bytes);
+    }
+    if (st->M > 1) {
+      swap_recv = stage_buffer(st, BUF_SWAP, st->swap_bytes);
+      int moves = stage_moves(st, j0, w, st->move_pos, st->move_row);
+      swaps_issue(st, w, lc0, tc, swap_recv, st->move_pos, st->move_row, moves);
+    }
+    if (!st->replay && (st->M > 1 || bsp2d_pending(st->grid) > 0)) {
+      if (st->M == 1) checkpoint_at_last_sync(st, j0, lbuf, NULL, NULL);
+      sync_now(st);
       bsp2d_complete(st->grid);
     }
+  } else if (st->M == 1) { /* the panel's process wrote it in the header, the others got it */
+    stage_singular = (long)lbuf[HDR_SINGULAR];
+  }
+
+  double *a12 = st->a + li0 * st->ld + lc1; /* on sr: rows J, my columns >= j1 */
+  if (!tail || st->M == 1) {
+    if (st->N > 1 && !in_panel && !st->replay) { /* the pivots came with the panel */
+      if (lbuf[HDR_SINGULAR] >= 0 && stage_singular < 0) stage_singular = (long)lbuf[HDR_SINGULAR];
+      for (int i = 0; i < w; i++) st->ipiv[j0 + i] = (long)lbuf[HDR_PIVOTS + i];
+    }
+    if (st->M > 1) swaps_finish(st, lc0, w, tc, swap_recv);
+    else swaps_local(st, j0, w, lc0, in_panel);
+    if (stage_singular >= 0 && pr->singular_column < 0) pr->singular_column = stage_singular;
+
+    /* 3. U12 = L11^-1 A12 on process row sr, to the process columns. L11 is the top of P,
+     * column-major: read row-major it is L11^T, upper triangular, hence Upper and Trans. */
+    if (st->s == sr && right > 0) {
+      cblas_dtrsm(CblasRowMajor, CblasLeft, CblasUpper, CblasTrans, CblasUnit, w, (int)right, 1.0,
+                  pc.P, (int)pc.ldp, a12, (int)st->ld);
+      work(st, (double)w * (w - 1) * (double)right);
+    }
+    if (st->M > 1) {
+      ubuf = stage_buffer(st, BUF_UPANEL, st->upanel_bytes);
+      if (st->s == sr)
+        for (int r = 0; r < w; r++)
+          memcpy(ubuf + r * right, a12 + r * st->ld, (size_t)right * sizeof(double));
+      if (!st->replay) {
+        st->label_primitive = "hpput";
+        st->label_pattern = "alltoall";
+        bsp2d_bcast_start(st->grid, BSP2D_COL, sr, ubuf, (size_t)(w * right) * sizeof(double));
+        checkpoint_at_last_sync(st, j0, lbuf, ubuf, swap_recv);
+        bsp2d_complete(st->grid);
+      }
+    }
+  }
+  const double *U = a12; /* U12: in place on sr, from the broadcast elsewhere */
+  long ldu = st->ld;
+  if (st->M > 1 && st->s != sr) {
+    U = ubuf;
+    ldu = right > 0 ? right : 1;
   }
 
   /* 4. A22 -= L21 U12 (L21 column-major in P: Trans) */
@@ -513,11 +567,16 @@ static void stage(lu_state *st, long j0) {
   stage_release(st, ubuf);
   stage_release(st, swap_recv);
   stage_release(st, lbuf);
+  if (!st->replay) {
+    pr->j0 = j1;
+    pr->tail = 0;
+  }
 }
 
+/* From the stage the progress names (0, or a restart's: its tail first). */
 static void factor(lu_state *st) {
-  st->singular_column = -1;
-  for (long j0 = 0; j0 < st->n; j0 += st->nb) stage(st, j0);
+  lu_progress *pr = st->progress;
+  for (long j0 = pr->j0; j0 < st->n; j0 += st->nb) stage(st, j0, pr->tail);
 }
 
 /* ------------------------------------------------------------------ the driver */
@@ -562,11 +621,18 @@ static void *setup(const bspalg_common_opts *opts) {
   if (!mm_fits_registration(prog, (double)st->mloc_max * (double)st->nloc_max,
                             " or a grid with more process rows"))
     return NULL;
-  bsp2d_hooks hooks = {.on_send = on_send, .sync = labelled_sync, .ctx = st};
+  bsp2d_hooks hooks = {
+      .on_send = on_send, .sync = labelled_sync, .ctx = st, .on_buffer = protect_buffer};
   st->grid = bsp2d_grid_create(st->M, st->N, &hooks);
   st->a = mm_alloc_doubles((st->mloc > 0 ? st->mloc : 1) * st->ld, "the matrix");
   mm_register_doubles(st->a, (st->mloc > 0 ? st->mloc : 1) * st->ld);
   st->ipiv = bspalg_alloc((size_t)st->n * sizeof *st->ipiv, "for the pivots");
+  /* A checkpoint at the last sync of every stage: the matrix, the pivots, the progress, and
+   * the registered buffers (protected as the manager makes them, below). */
+  st->progress = bspalg_alloc(sizeof *st->progress, "for the state");
+  bspalg_checkpoint_protect(st->progress, sizeof *st->progress);
+  mm_protect_doubles(st->a, (st->mloc > 0 ? st->mloc : 1) * st->ld);
+  bspalg_checkpoint_protect(st->ipiv, (size_t)st->n * sizeof *st->ipiv);
   st->swap_send = mm_alloc_doubles(2L * st->nb * st->nloc_max, "the rows leaving in a swap");
   st->move_pos = bspalg_alloc(4 * (size_t)st->nb * sizeof(long), "for the row moves");
   st->move_row = st->move_pos + 2 * st->nb;
@@ -584,22 +650,36 @@ static void *setup(const bspalg_common_opts *opts) {
   size_t reserve[] = {st->cand_bytes,   st->cand_bytes,   st->lpanel_bytes, st->lpanel_bytes,
                       st->upanel_bytes, st->upanel_bytes, st->swap_bytes,   st->swap_bytes};
   bsp2d_buffers_reserve(st->grid, reserve, 8);
+  for (int kind = 0; kind < 4; kind++) /* measure_f's replay: one of each, as reserved */
+    st->replay_buf[kind] = bsp2d_buffer_at(st->grid, 2 * kind);
   return st;
 }
 
-static void prepare(void *state) { fill(state); }
+static void prepare(void *state) {
+  lu_state *st = state;
+  fill(st);
+  *st->progress = (lu_progress){0, -1, 0, -1, -1, -1};
+}
 
 static void repetition(void *state) {
   lu_state *st = state;
   factor(st);
-  if (st->singular_column >= 0) { /* every process knows it: the replicated outputs */
+  long singular = st->progress->singular_column;
+  if (singular >= 0) { /* every process knows it: the replicated outputs */
     if (st->pid == 0)
       bsp_abort(
           "%s: the matrix is singular: column %ld has no pivot (its entries from row %ld "
           "down are all 0 after the elimination of the columns before it; U(%ld, %ld) = 0)\n",
-          prog, st->singular_column, st->singular_column, st->singular_column, st->singular_column);
+          prog, singular, singular, singular, singular);
     bsp_sync();
   }
+}
+
+/* This process' part of L and U (its rows and columns of the factored matrix). */
+static void result(void *state, const void **bytes, size_t *nbytes) {
+  const lu_state *st = state;
+  *bytes = st->a;
+  *nbytes = (size_t)(st->mloc * st->nloc) * sizeof(double);
 }
 
 /* Process 0 gathers the factors and the pivots and computes ||P A - L U||_1 / (n ||A||_1 eps). */
@@ -684,7 +764,7 @@ static double measure_f(void *state, int every_process, char *note, size_t note_
   st->replay = 1;
   st->replay_flops = 0.0;
   double t0 = bspk_monotonic_seconds();
-  factor(st);
+  for (long j0 = 0; j0 < st->n; j0 += st->nb) stage(st, j0, 0);
   double seconds = bspk_monotonic_seconds() - t0;
   st->replay = 0;
   if (!every_process && st->replay_flops > 0)
@@ -712,7 +792,7 @@ static const bspalg_driver driver = {
     .program = prog, .algorithm = "lu", .work_unit = "flop", .help = help, .option = option,
     .before_init = mm_blas_single_threaded, .setup = setup, .prepare = prepare,
     .repetition = repetition, .check = check, .measure_f = measure_f, .params = params,
-    .teardown = teardown};
+    .teardown = teardown, .result = result};
 // clang-format on
 
 BSPALG_MAIN(driver)

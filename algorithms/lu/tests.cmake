@@ -42,3 +42,10 @@ bspalg_error_test(grid-syntax EXPECT "--grid must be RxC with R, C >= 1 \\(e.g. 
                   ARGS --grid 2by1)
 bspalg_error_test(singular-column-outside EXPECT "--singular-column 60 is not a column of a 50 x 50 matrix"
                   ARGS --size 50 --singular-column 60)
+
+# Killed halfway and restarted from its checkpoints (one at the last sync of every stage): the
+# result of an uninterrupted run, bit for bit. 1 x P grids (the panel broadcast ends a stage),
+# and P x 1 (the U broadcast ends it, after the pivot supersteps and the row swaps).
+bspalg_restart_test(n97.nb16 KILL last ARGS --size 97 --nb 16 -r 2)
+bspalg_restart_test(grid2x1 ARGS --grid 2x1 --size 61 --nb 10 -r 2 PROCS 2)
+bspalg_restart_test(grid3x1 KILL 0 ARGS --grid 3x1 --size 50 --nb 8 -r 2 PROCS 3)

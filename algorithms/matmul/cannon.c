@@ -91,6 +91,11 @@ static int option(const char *arg, const char *value) {
   return 2;
 }
 
+/* Where a repetition stands (protected: every superstep ends with a checkpoint). */
+typedef struct {
+  int l; /* the next superstep */
+} cannon_progress;
+
 typedef struct {
   int p, pid;
   unsigned long seed;
@@ -103,6 +108,7 @@ typedef struct {
   long a_slot, b_slot; /* doubles per stored block of A and of B (the largest block) */
   double *A, *B, *C;   /* the blocks held, and C_ij */
   double *abuf, *bbuf; /* two receive buffers each (rounds alternate) */
+  cannon_progress *progress;
 } cannon_state;
 
 static long rows_of(const cannon_state *st, int i) { return mm_part_size(st->n, st->Pr, i); }
@@ -247,19 +253,42 @@ static void *setup(const bspalg_common_opts *opts) {
   mm_register_doubles(st->B, b_blocks * st->b_slot);
   mm_register_doubles(st->abuf, 2 * st->a_slot);
   mm_register_doubles(st->bbuf, 2 * st->b_slot);
+  /* A checkpoint after every superstep: C, and the blocks that arrived for the next round in
+   * the (registered) buffers; A and B are registered too. */
+  st->progress = bspalg_alloc(sizeof *st->progress, "for the state");
+  bspalg_checkpoint_protect(st->progress, sizeof *st->progress);
+  mm_protect_doubles(st->A, a_blocks * st->a_slot);
+  mm_protect_doubles(st->B, b_blocks * st->b_slot);
+  mm_protect_doubles(st->C, max_rows * max_cols);
+  mm_protect_doubles(st->abuf, 2 * st->a_slot);
+  mm_protect_doubles(st->bbuf, 2 * st->b_slot);
   return st;
 }
 
-/* Superstep l moves round l's blocks while round l - 1 is multiplied. */
+static void prepare(void *state) {
+  cannon_state *st = state;
+  st->progress->l = 0;
+}
+
+/* Superstep l moves round l's blocks while round l - 1 is multiplied; from the superstep the
+ * progress names (0, or the one after a restart's checkpoint). */
 static void repetition(void *state) {
   const cannon_state *st = state;
   const char *primitive = st->variant == VARIANT_PUT ? "hpput" : "hpget";
-  for (int l = 0; l <= st->L; l++) {
+  for (int l = st->progress->l; l <= st->L; l++) {
     if (l > 0) multiply_round(st, l - 1);
     int moves = l < st->L && round_has_remote(st, l);
     if (l < st->L) transfer_round(st, l);
-    bspalg_sync(moves ? primitive : NULL, moves ? "permutation" : NULL);
+    st->progress->l = l + 1;
+    bspalg_checkpoint_sync(moves ? primitive : NULL, moves ? "permutation" : NULL);
   }
+}
+
+/* C_ij. */
+static void result(void *state, const void **bytes, size_t *nbytes) {
+  const cannon_state *st = state;
+  *bytes = st->C;
+  *nbytes = (size_t)(rows_of(st, st->i) * cols_of(st, st->j)) * sizeof(double);
 }
 
 static const char *algorithm_of(void) {
@@ -320,8 +349,9 @@ static void params(void *state, char *json, size_t json_size) {
 // clang-format off
 static const bspalg_driver driver = {
     .program = prog, .algorithm_of = algorithm_of, .work_unit = "flop", .help = help, .option = option,
-    .before_init = mm_blas_single_threaded, .setup = setup, .repetition = repetition, .check = check,
-    .measure_f = measure_f, .params = params};
+    .before_init = mm_blas_single_threaded, .setup = setup, .prepare = prepare,
+    .repetition = repetition, .check = check, .measure_f = measure_f, .params = params,
+    .result = result};
 // clang-format on
 
 BSPALG_MAIN(driver)

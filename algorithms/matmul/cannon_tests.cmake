@@ -12,3 +12,7 @@ bspalg_test(naive.n37 ARGS --kernel naive --size 37 -r 2)
 bspalg_test(transposed.n50 ARGS --kernel transposed --variant get --size 50 -r 2 --seed 4)
 bspalg_test(transposed.n3 ARGS --kernel transposed --size 3 -r 1)
 bspalg_error_test(bad-kernel EXPECT "--kernel must be blas, naive or transposed, not 'fast'" ARGS --kernel fast)
+
+# Killed halfway and restarted from its checkpoints (one after every superstep; the next
+# round's blocks wait in the registered buffers): the product of an uninterrupted run.
+bspalg_restart_test(put KILL last ARGS --variant put --size 50 -r 2)

@@ -97,6 +97,11 @@ typedef struct {
   int row0, col0, rows, cols;
 } rect_tag;
 
+/* Where a repetition stands (protected: every logical superstep ends with a checkpoint). */
+typedef struct {
+  int t; /* the next logical superstep */
+} mm_progress;
+
 typedef struct {
   int p, pid;
   unsigned long seed;
@@ -117,6 +122,7 @@ typedef struct {
   double *abuf, *bbuf, *cbuf, *vbuf, *rbuf;
   /* the supersteps' labels (primitive, pattern) of the input and output phases */
   const char **in_label, **out_label;
+  mm_progress *progress;
 } mm_state;
 
 static long block_size(const mm_state *st, int I) {
@@ -394,10 +400,11 @@ static void zero_remainder_columns(const mm_state *st) {
   }
 }
 
-/* One repetition of the whole algorithm. */
+/* One repetition of the whole algorithm, from the logical superstep the progress names (0,
+ * or the one after a restart's checkpoint). */
 static void multiply(const mm_state *st) {
   const char *const *in_label = st->in_label, *const *out_label = st->out_label;
-  for (int t = 0; t < st->steps; t++) {
+  for (int t = st->progress->t; t < st->steps; t++) {
     /* input phase: add what arrived, fetch A_IJ and B_JK */
     add_received(st);
     int I = 0, J = 0, K = 0, stage = 0;
@@ -466,7 +473,8 @@ static void multiply(const mm_state *st) {
         }
       }
     }
-    bspalg_sync(out_label[2 * t], out_label[2 * t + 1]);
+    st->progress->t = t + 1;
+    bspalg_checkpoint_sync(out_label[2 * t], out_label[2 * t + 1]);
   }
   /* only when every step had remainder cubes (Q^2 < p): their last sums arrived with the
    * final sync and are added in a closing superstep */
@@ -542,6 +550,15 @@ static void *setup(const bspalg_common_opts *opts) {
   mm_register_doubles(st->C, local);
   int tag_bytes = (int)sizeof(rect_tag);
   bsp_set_tagsize(&tag_bytes);
+  /* A checkpoint after every logical superstep: C, the column's sum kept for its owners
+   * (static2d), and A and B, registered; the partial products sent at its sync are in the
+   * checkpoint's messages. */
+  st->progress = bspalg_alloc(sizeof *st->progress, "for the state");
+  bspalg_checkpoint_protect(st->progress, sizeof *st->progress);
+  mm_protect_doubles(st->A, local);
+  mm_protect_doubles(st->B, local);
+  mm_protect_doubles(st->C, local);
+  if (st->dist == DIST_STATIC2D) mm_protect_doubles(st->cbuf, block);
 
   /* the supersteps' labels, the same on every process */
   st->in_label =
@@ -561,9 +578,22 @@ static void *setup(const bspalg_common_opts *opts) {
   return st;
 }
 
-static void prepare(void *state) { zero_remainder_columns(state); }
+static void prepare(void *state) {
+  mm_state *st = state;
+  zero_remainder_columns(st);
+  st->progress->t = 0;
+}
 
 static void repetition(void *state) { multiply(state); }
+
+/* This process' part of C: its blocks (blockcyclic) or its rectangle (static2d). */
+static void result(void *state, const void **bytes, size_t *nbytes) {
+  const mm_state *st = state;
+  *bytes = st->C;
+  *nbytes = (size_t)(st->dist == DIST_BLOCKCYCLIC ? st->slots * st->s * st->s
+                                                  : st->my_rows * st->my_cols) *
+            sizeof(double);
+}
 
 static const char *algorithm_of(void) {
   return opt_dist == DIST_BLOCKCYCLIC ? "matmul-blockcyclic" : "matmul-static2d";
@@ -616,7 +646,7 @@ static void params(void *state, char *json, size_t json_size) {
 static const bspalg_driver driver = {
     .program = prog, .algorithm_of = algorithm_of, .work_unit = "flop", .help = help, .option = option,
     .before_init = mm_blas_single_threaded, .setup = setup, .prepare = prepare, .repetition = repetition,
-    .check = check, .measure_f = measure_f, .params = params};
+    .check = check, .measure_f = measure_f, .params = params, .result = result};
 // clang-format on
 
 BSPALG_MAIN(driver)

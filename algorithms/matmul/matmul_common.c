@@ -197,6 +197,10 @@ void mm_register_doubles(double *v, long count) {
   bspalg_register(v, (size_t)(count > 0 ? count : 1) * sizeof(double));
 }
 
+void mm_protect_doubles(double *v, long count) {
+  bspalg_checkpoint_protect(v, (size_t)(count > 0 ? count : 1) * sizeof(double));
+}
+
 int mm_fits_registration(const char *prog, double count, const char *advice) {
   double bytes = count * (double)sizeof(double);
   if (bytes <= (double)INT_MAX) return 1;

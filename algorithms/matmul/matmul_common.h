@@ -85,6 +85,8 @@ double mm_measure_f_of(long m, long n, long k, mm_product_fn product);
  * released by the skeleton after the run. */
 double *mm_alloc_doubles(long count, const char *what);
 void mm_register_doubles(double *v, long count);
+/* bspalg_checkpoint_protect of what mm_alloc_doubles gave (the same at least one double). */
+void mm_protect_doubles(double *v, long count);
 
 /* Whether `count` doubles fit in one BSPlib registration (at most INT_MAX bytes). When they do
  * not, process 0 prints "<prog>: a process' part of a matrix would be ... bytes, over the

@@ -113,6 +113,12 @@ typedef struct {
   uint64_t descent;                         /* first index out of order, == keys when none */
 } block_summary;
 
+/* Where a repetition stands (protected: a checkpoint ends every round). */
+typedef struct {
+  int round;   /* the next round */
+  int pending; /* combined: the last round's pieces are still in the staging buffer */
+} rdx_progress;
+
 typedef struct {
   int p, s, key_bytes, rounds;
   size_t buckets; /* 2^bits: the widest round's digit values */
@@ -129,6 +135,7 @@ typedef struct {
   uint64_t *from_to;        /* combined: p x p keys process t sends to process u */
   void **out;               /* buckets: the scatter's write positions */
   block_summary *summaries; /* registered, p: the check's gathered summaries (process 0) */
+  rdx_progress *progress;
 } rdx_state;
 
 static size_t key_bytes(void) { return (size_t)opt.key_bits / 8; }
@@ -207,12 +214,28 @@ static void *setup(const bspalg_common_opts *opts) {
   st->out = bspalg_alloc(st->buckets * sizeof *st->out, "for the scatter");
   st->summaries = bspalg_alloc((size_t)p * sizeof *st->summaries, "for the check");
   bspalg_register(st->summaries, (size_t)p * sizeof *st->summaries);
+  /* A checkpoint after every round: what the next round reads (the keys, and for combined the
+   * pieces still staged with the histograms, offsets and counts that place them), and every
+   * registered area. */
+  st->progress = bspalg_alloc(sizeof *st->progress, "for the state");
+  size_t keys = (size_t)(st->nloc ? st->nloc : 1) * key_bytes();
+  bspalg_checkpoint_protect(st->progress, sizeof *st->progress);
+  bspalg_checkpoint_protect(st->buf[0], keys);
+  bspalg_checkpoint_protect(st->buf[1], keys);
+  bspalg_checkpoint_protect(st->histograms, table * sizeof *st->histograms);
+  bspalg_checkpoint_protect(st->summaries, (size_t)p * sizeof *st->summaries);
+  if (opt.variant == VARIANT_COMBINED) {
+    bspalg_checkpoint_protect(st->staging, keys);
+    bspalg_checkpoint_protect(st->starts, table * sizeof *st->starts);
+    bspalg_checkpoint_protect(st->from_to, (size_t)p * (size_t)p * sizeof *st->from_to);
+  }
   return st;
 }
 
 static void prepare(void *state) {
   rdx_state *st = state;
   memcpy(st->buf[0], st->input, (size_t)st->nloc * key_bytes());
+  *st->progress = (rdx_progress){0, 0};
 }
 
 /* ------------------------------------------------------------------- one round */
@@ -311,7 +334,8 @@ static void place_received(rdx_state *st, size_t values, unsigned char *next, in
 static int digit_width(int rnd) { return rdx_digit_width(opt.key_bits, opt.bits, rnd); }
 
 /* Round rnd: keys from buf[rnd % 2] to their places in buf[(rnd + 1) % 2]. For combined,
- * `pending` says the previous round's pieces are still in the staging buffer. */
+ * `pending` says the previous round's pieces are still in the staging buffer. The round's
+ * last sync takes a checkpoint, with the progress at the next round. */
 static void round_of(rdx_state *st, int rnd, int *pending) {
   int p = st->p, s = st->s, width = digit_width(rnd), shift = rnd * opt.bits;
   size_t values = (size_t)1 << width;
@@ -387,18 +411,27 @@ static void round_of(rdx_state *st, int rnd, int *pending) {
       local_start += c;
     }
   }
-  bspalg_sync(p > 1 ? primitive : NULL, p > 1 ? "alltoall" : NULL);
+  st->progress->round = rnd + 1;
+  bspalg_checkpoint_sync(p > 1 ? primitive : NULL, p > 1 ? "alltoall" : NULL);
 }
 
 /* The sorted keys end in buf[rounds % 2]. */
 static unsigned char *result_of(const rdx_state *st) { return st->buf[st->rounds % 2]; }
 
+/* From the round the progress names (0, or the one after a restart's checkpoint). */
 static void repetition(void *state) {
   rdx_state *st = state;
-  int pending = 0;
-  for (int rnd = 0; rnd < st->rounds; rnd++) round_of(st, rnd, &pending);
-  if (pending)
+  rdx_progress *at = st->progress;
+  for (int rnd = at->round; rnd < st->rounds; rnd++) round_of(st, rnd, &at->pending);
+  if (at->pending)
     place_received(st, (size_t)1 << digit_width(st->rounds - 1), result_of(st), 0, 0, NULL);
+  at->pending = 0;
+}
+
+static void result(void *state, const void **bytes, size_t *nbytes) {
+  const rdx_state *st = state;
+  *bytes = result_of(st);
+  *nbytes = (size_t)st->nloc * key_bytes();
 }
 
 /* ------------------------------------------------------------------- the check */
@@ -541,7 +574,7 @@ static void params(void *state, char *json, size_t json_size) {
 static const bspalg_driver driver = {
     .program = prog, .algorithm_of = variant_name, .work_unit = "key", .help = help,
     .option = option, .setup = setup, .prepare = prepare, .repetition = repetition,
-    .check = check, .measure_f = measure_f, .params = params};
+    .check = check, .measure_f = measure_f, .params = params, .result = result};
 // clang-format on
 
 BSPALG_MAIN(driver)

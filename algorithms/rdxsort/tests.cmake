@@ -26,3 +26,12 @@ bspalg_error_test(bad-bits EXPECT "--bits must be an integer from 1 to 16" ARGS 
 bspalg_error_test(bad-key-bits EXPECT "--key-bits must be 32 or 64, not '16'" ARGS --key-bits 16)
 bspalg_error_test(bad-dist EXPECT "--dist must be uniform, zipf, sorted, few-distinct or equal, not 'normal'" ARGS --dist normal)
 bspalg_error_test(bad-primitive EXPECT "--primitive must be put or hpput, not 'get'" ARGS --primitive get)
+
+# Killed halfway and restarted from its checkpoints (one after every round): the result of an
+# uninterrupted run, bit for bit; combined keeps the most across a round (the staged pieces).
+bspalg_restart_test(combined KILL last ARGS --variant combined --size 10001 -r 2)
+# The skeleton's --checkpoint-every: the driver's interval in place of bsprun's (0: every round;
+# 1h: none in this run).
+add_test(NAME alg.rdxsort.checkpoint-every
+         COMMAND sh ${BSPALG_CHECKPOINT_EVERY} ${BSPRUN} $<TARGET_FILE:bspalg-rdxsort> --size 1001 -r 1)
+set_tests_properties(alg.rdxsort.checkpoint-every PROPERTIES TIMEOUT 60 LABELS "algorithms;checkpoint;rdxsort")

@@ -208,6 +208,15 @@ def test_portable_build_runs_and_checks_on_every_backend(tmp_path: Path) -> None
                     p,
                     True,
                 ), where
+                assert d["restarted"] is False and d["checkpoints"]["saved"] == 0, where
+    # no checkpoints in a portable build: the drivers' --checkpoint-every is a usage error
+    r = subprocess.run(
+        [str(BUILD / "bin" / "bsprun"), "-n", "2", str(out / "bin" / "bspalg-rdxsort"), "--checkpoint-every", "5s"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 2 and "--checkpoint-every: a portable build takes no checkpoints" in r.stderr, r.stderr
     # bspprobe built the same way measures l on bspkit's threads
     raw = tmp_path / "l.jsonl"
     r = subprocess.run(

@@ -6,3 +6,15 @@ bspalg_test(n1001 ARGS --size 1001 -r 2 --seed 7 --measure-f)
 bspalg_error_test(bad-size EXPECT "--size must be an integer from 1" ARGS --size 0)
 # the skeleton's failing check: the message and exit status 1
 bspalg_error_test(wrong-result EXPECT "bspalg-toy: WRONG RESULT on 2 processes" STATUS 1 ARGS --wrong)
+# the skeleton's --checkpoint-every: a time, and only where bsprun gives a checkpoint directory
+bspalg_error_test(checkpoint-every-without-dir
+                  EXPECT "bspalg-toy: --checkpoint-every needs bsprun --checkpoint-dir DIR or --restart DIR"
+                  ARGS --checkpoint-every 5s)
+bspalg_error_test(checkpoint-every-bad EXPECT "bspalg-toy: --checkpoint-every must be a time .*not '5x'"
+                  ARGS --checkpoint-every 5x)
+# --calibrate keeps registrations of its own through the run, which no checkpoint restores
+add_test(NAME alg.toy.calibrate-with-checkpoints
+         COMMAND ${EXPECT_FAILURE} 10 2 "bspalg-toy: --calibrate cannot be combined with checkpoints"
+                 ${BSPRUN} -n 2 --checkpoint-dir ${CMAKE_CURRENT_BINARY_DIR}/no-checkpoints
+                 $<TARGET_FILE:bspalg-toy> --calibrate quick)
+set_tests_properties(alg.toy.calibrate-with-checkpoints PROPERTIES TIMEOUT 30 LABELS "algorithms;errors;toy")
