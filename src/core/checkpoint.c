@@ -660,22 +660,21 @@ static int parse_meta(bspk_proc *self, restored *r) {
   const struct bspk_checkpoint *ck = self->checkpoint;
   int have = ck ? ck->nareas : 0;
   if ((size_t)(end - p) < nareas * sizeof(uint64_t)) return -1;
+  if ((int)nareas != have)
+    bspk_fatal("bspk_checkpoint_resume",
+               "the checkpoint holds %u protected area(s) of this process; the program protected "
+               "%d: protect the same areas, in the same order, before bspk_checkpoint_resume",
+               nareas, have);
   for (uint32_t i = 0; i < nareas; i++) {
     uint64_t n;
     TAKE(&n, sizeof n);
-    if ((int)nareas != have || n != ck->areas[i].nbytes)
+    if (n != ck->areas[i].nbytes)
       bspk_fatal("bspk_checkpoint_resume",
-                 "the checkpoint holds %u protected area(s) of this process, area %u of %llu "
-                 "bytes; the program protected %d%s%s: protect the same areas, in the same "
-                 "order, before bspk_checkpoint_resume",
-                 nareas, i, (unsigned long long)n, have, (int)i < have ? ", area of " : "",
-                 (int)i < have ? "a different size" : "");
+                 "protected area %u of this process has %llu bytes in the checkpoint, %zu in the "
+                 "program: protect the same areas, in the same order, before "
+                 "bspk_checkpoint_resume",
+                 i, (unsigned long long)n, ck->areas[i].nbytes);
   }
-  if (nareas == 0 && have != 0)
-    bspk_fatal("bspk_checkpoint_resume",
-               "the checkpoint holds no protected area of this process; the program protected "
-               "%d",
-               have);
   int32_t tags[2];
   TAKE(tags, sizeof tags);
   r->tagsize = tags[0];
