@@ -600,7 +600,12 @@ typedef struct manifest_entry {
   uint32_t meta_crc, data_crc;
 } manifest_entry;
 
-/* Parses gen's MANIFEST; returns 0, or -1 with why. *nprocs is set when the line was read. */
+/* Parses gen's MANIFEST; returns 0, or -1 with why. *nprocs is set (else -1) when the
+ * manifest is whole: its process count is then the one the checkpoint was taken with, and a
+ * restart with another is the user's error. A manifest has no checksum of its own, so it is
+ * whole only when it is exactly the text complete_generation writes: the header line, then
+ * processes 0 to nprocs - 1 in order, nothing after them. Any damaged byte (a digit of
+ * nprocs, say) breaks that, or makes a process' file disagree with it. */
 static int read_manifest(bspk_proc *self, const char *gen, long superstep, int *nprocs,
                          manifest_entry *mine, char *why, size_t why_size) {
   char path[PATH_MAX];
@@ -620,15 +625,23 @@ static int read_manifest(bspk_proc *self, const char *gen, long superstep, int *
     fclose(f);
     return -1;
   }
-  int q;
+  int q, count = 0, in_order = 1, c;
   manifest_entry e;
   while (fscanf(f, " process %d bytes %lld meta_crc32 %x data_crc32 %x", &q, &e.bytes, &e.meta_crc,
-                &e.data_crc) == 4)
+                &e.data_crc) == 4) {
+    if (q != count++) in_order = 0;
     if (q == self->pid) {
       *mine = e;
       found = 1;
     }
+  }
+  while ((c = fgetc(f)) == ' ' || c == '\n') continue;
   fclose(f);
+  if (c != EOF || !in_order || count != *nprocs) {
+    *nprocs = -1;
+    path_printf(why, why_size, "its manifest is damaged");
+    return -1;
+  }
   if (!found) {
     path_printf(why, why_size, "its manifest lists no file of process %d", self->pid);
     return -1;
