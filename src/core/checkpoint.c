@@ -863,8 +863,9 @@ BSPK_API int bspk_checkpoint_resume(void) {
     manifest_entry mine = {0};
     int nprocs;
     restored r = {0};
-    if (read_manifest(self, gen, list[i].superstep, &nprocs, &mine, why, sizeof why) == 0 ||
-        nprocs > 0) {
+    /* A manifest that cannot be used is the same file for every process: one warning. */
+    int manifest_bad = read_manifest(self, gen, list[i].superstep, &nprocs, &mine, why, sizeof why);
+    if (manifest_bad == 0 || nprocs > 0) {
       if (nprocs != self->nprocs)
         bspk_fatal(call,
                    "the checkpoint in %s (superstep %ld) was taken by %d processes; this run has "
@@ -874,7 +875,7 @@ BSPK_API int bspk_checkpoint_resume(void) {
     }
     tried++;
     if (vote(self, why[0] ? BSPK_CHECKPOINT_BAD : 0, site) & BSPK_CHECKPOINT_BAD) {
-      if (why[0])
+      if (why[0] && (!manifest_bad || self->pid == 0))
         warn("the checkpoint at superstep %ld in %s is damaged: %s; trying the one before it",
              list[i].superstep, config.dir, why);
       free(r.meta);
