@@ -736,10 +736,14 @@ static int read_process_file(bspk_proc *self, const char *gen, long superstep,
   } else if (!bad && (read_all(fd, (char *)&h, sizeof h) != 0 ||
                       memcmp(h.magic, CHECKPOINT_MAGIC, 8) != 0 ||
                       h.header_crc != crc_of(0, &h, offsetof(file_header, header_crc)) ||
-                      h.pid != (uint32_t)self->pid || h.superstep != superstep ||
-                      h.meta_crc != expect->meta_crc || h.data_crc != expect->data_crc ||
-                      (long long)(sizeof h + h.meta_bytes + h.data_bytes) != expect->bytes)) {
+                      h.pid != (uint32_t)self->pid || h.superstep != superstep)) {
     path_printf(why, why_size, "process %d's file %s has a damaged header", self->pid, path);
+    bad = 1;
+  } else if (!bad && (h.meta_crc != expect->meta_crc || h.data_crc != expect->data_crc ||
+                      (long long)(sizeof h + h.meta_bytes + h.data_bytes) != expect->bytes)) {
+    path_printf(why, why_size,
+                "process %d's file %s does not match its manifest (CRC-32s or sizes differ)",
+                self->pid, path);
     bad = 1;
   }
   if (!bad) {
