@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,6 +41,18 @@ static struct {
 } config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
+/* A number of decimal digits alone (no sign, no blank), at most max; -1 when s does not
+ * start with one or it is larger. *end: where it ends. */
+static long read_digits(const char *s, const char **end, long max) {
+  *end = s;
+  if (*s < '0' || *s > '9') return -1;
+  char *e;
+  errno = 0;
+  long v = strtol(s, &e, 10);
+  *end = e;
+  return errno == ERANGE || v > max ? -1 : v;
+}
+
 static void read_config(void) {
   const char *dir = getenv("BSPKIT_CHECKPOINT_DIR");
   config.dir = dir && *dir ? dir : NULL;
@@ -47,15 +60,20 @@ static void read_config(void) {
   if (every && *every) {
     char *end;
     config.every = strtod(every, &end);
-    if (*end != '\0' || config.every < 0) config.every_text = every;
+    /* NaN and infinity read as numbers too, but are no interval (NaN: never due). */
+    if (*end != '\0' || !(config.every >= 0 && config.every <= DBL_MAX)) config.every_text = every;
   }
   config.kill_pid = -1;
   const char *kill_at = getenv("BSPKIT_KILL_AT");
   if (kill_at && *kill_at) {
-    char extra;
-    if (sscanf(kill_at, "%d:%ld%c", &config.kill_pid, &config.kill_superstep, &extra) != 2 ||
-        config.kill_pid < 0 || config.kill_superstep < 0)
-      config.kill_text = kill_at;
+    const char *at;
+    long pid = read_digits(kill_at, &at, INT_MAX), superstep = -1;
+    if (pid >= 0 && *at == ':') superstep = read_digits(at + 1, &at, LONG_MAX);
+    if (superstep < 0 || *at != '\0') config.kill_text = kill_at;
+    else {
+      config.kill_pid = (int)pid;
+      config.kill_superstep = superstep;
+    }
   }
   const char *restart = getenv("BSPKIT_RESTART");
   config.restart = restart && strcmp(restart, "1") == 0;
