@@ -12,8 +12,10 @@ kill_restart: ckpt_state in each MODE (default: it registers before bspk_checkpo
   BSPKIT_KILL_AT=PID:SUPERSTEP at a random process and superstep, restarted with --restart and
   killed again at a later superstep, then restarted to the end; the killed runs must end as a
   SIGKILL ends them (threads: status 137, the whole program; MPI: status 1 and bsprun's
-  line) and leave the checkpoint before the kill, and the last run must print the digest of
-  an uninterrupted run. The seed is random and printed; BSPKIT_TEST_SEED=N replays it.
+  line) and leave the checkpoint before the kill, each restart must go on from the newest
+  complete checkpoint, and the last run must print the digest of an uninterrupted run (on
+  threads: the digest is the same bits on every back end). The seed is random and printed;
+  BSPKIT_TEST_SEED=N replays it.
 damaged: an uninterrupted run leaves its checkpoints; the newest is damaged as each KIND
   says (DAMAGES), and the restart must take the one before it, say why in one warning and
   name the one it took in another, and print the same digest; all_damaged / all_incomplete
@@ -227,6 +229,7 @@ def kill_restart(bsprun: Bsprun, nprocs: int, work: Path, state: str, modes: lis
         # process ended the call at S - 1, so the checkpoint of the call before that is whole
         # (the call at S - 1 saved one too, but process 0 may be killed before its manifest).
         lowest = ref.first_call + 2
+        newest = 0  # the newest complete checkpoint, which a restart must take
         for k in range(kills + 1):
             restart = k > 0
             ckpt = ["--restart" if restart else "--checkpoint-dir", str(directory)]
@@ -243,8 +246,13 @@ def kill_restart(bsprun: Bsprun, nprocs: int, work: Path, state: str, modes: lis
                 f"  {'restart' if restart else 'run'}{' with BSPKIT_KILL_AT=' + env['BSPKIT_KILL_AT'] if env else ''}"
             )
             if restart:
+                # The checkpoint at superstep S holds the iterations the calls before S ended.
                 m = RESTARTED.search(result.out)
-                check(m is not None, "the restart did not restart", result)
+                check(
+                    m is not None and int(m.group(1)) == newest - ref.first_call,
+                    f"the restart should go on from the newest checkpoint, {newest}, at iteration {newest - ref.first_call}",
+                    result,
+                )
                 label += f": restarted at iteration {m.group(1) if m else '?'}"
             if env:
                 expect_killed(bsprun, result)
@@ -257,7 +265,8 @@ def kill_restart(bsprun: Bsprun, nprocs: int, work: Path, state: str, modes: lis
                     f"{max(complete) if complete else 'missing'} (expected {superstep - 1} or {superstep})",
                     result,
                 )
-                say(f"{label}: killed (status {result.status}), newest checkpoint {max(complete)}")
+                newest = max(complete)
+                say(f"{label}: killed (status {result.status}), newest checkpoint {newest}")
             else:
                 digest = digest_of(result)
                 check(digest == ref.digest, f"digest {digest} after the restarts, {ref.digest} uninterrupted", result)
@@ -476,9 +485,19 @@ def pages(n: int) -> int:
 def disk_full(bsprun: Bsprun, nprocs: int, work: Path, state: str, argv0: str, rest: list[str]) -> None:
     mount = work / "tmpfs"
     mount.mkdir()
-    probe = run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=1m tmpfs {mount} && umount {mount}"])
-    if probe.status != 0:
-        say(f"SKIP: cannot mount a tmpfs in a mount namespace of its own here (unshare -m): {probe.err.strip()}")
+    # A mount namespace (root), else one in a user namespace of its own (unshare -r).
+    unshare: list[str] = []
+    why = "unshare (util-linux) is not installed"
+    for attempt in (["unshare", "-m"], ["unshare", "-r", "-m"]):
+        if shutil.which("unshare") is None:
+            break
+        probe = run([*attempt, "sh", "-c", 'mount -t tmpfs -o size=1m tmpfs "$0" && umount "$0"', str(mount)])
+        if probe.status == 0:
+            unshare = attempt
+            break
+        why = f"{' '.join(attempt)}: {probe.err.strip()}"
+    if not unshare:
+        say(f"SKIP: cannot mount a tmpfs in a mount namespace of the test's own here ({why})")
         sys.exit(SKIP)
     # The size of one generation, from a run on threads into a directory of the usual kind.
     iterations = 8
@@ -491,7 +510,7 @@ def disk_full(bsprun: Bsprun, nprocs: int, work: Path, state: str, argv0: str, r
     size = (2 * gen_pages + gen_pages // 2) * 4096
     say(f"one generation takes {gen_pages} pages of 4 KiB; the tmpfs holds {size} bytes (two and a half)")
     inner = run(
-        ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size={size} tmpfs "$0" && exec "$@"', str(mount)]
+        [*unshare, "sh", "-c", f'mount -t tmpfs -o size={size} tmpfs "$0" && exec "$@"', str(mount)]
         + [sys.executable, argv0, "disk_full_inside", str(ref.first_call), ref.digest, *rest],
         limit=3 * RUN_LIMIT_S,
     )
