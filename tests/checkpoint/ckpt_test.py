@@ -667,33 +667,17 @@ def bsprun_options(path: str, backends: list[str], work: Path, state: str) -> No
             plain,
         )
 
-    # The interval, in a real run on threads: 1h saves nothing in a short run; 0 at every call
-    # (the two newest kept).
-    for every, want in (("1h", 0), ("0", 2), ("0.0s", 2)):
-        directory = work / f"every{every}"
-        result = run(
-            [
-                path,
-                "-b",
-                "threads",
-                "-n",
-                "2",
-                "--checkpoint-dir",
-                str(directory),
-                "--checkpoint-every",
-                every,
-                state,
-                "--iterations",
-                "4",
-            ]
-        )
+    # The interval, in real runs: 1h saves nothing in a short run (on each back end: the
+    # ranks get it), 0 at every call (the two newest kept).
+    runs = [("threads", "0", 2), ("threads", "0.0s", 2)] + [(backend, "1h", 0) for backend in backends]
+    for backend, every, want in runs:
+        directory = work / f"every-{backend}-{every}"
+        ckpt = ["--checkpoint-dir", str(directory), "--checkpoint-every", every]
+        result = run([path, "-b", backend, "-n", "2", *ckpt, state, "--iterations", "4"])
         digest_of(result)
-        check(
-            len(generations(directory)) == want,
-            f"--checkpoint-every {every}: {len(generations(directory))} checkpoints left, not {want}",
-            result,
-        )
-        say(f"ok: threads: --checkpoint-every {every} in a run of 4 iterations leaves {want} checkpoints")
+        left = len(generations(directory))
+        check(left == want, f"{backend}: --checkpoint-every {every}: {left} checkpoints left, not {want}", result)
+        say(f"ok: {backend}: --checkpoint-every {every} in a run of 4 iterations leaves {want} checkpoints")
 
     blank = work / "a b"
     blank.mkdir()
