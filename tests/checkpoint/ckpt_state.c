@@ -1,6 +1,6 @@
 /*
  * ckpt_state.c - a BSPlib program whose every superstep depends on all the state a
- * checkpoint must carry, for the checkpoint tests (tests/python/test_checkpoint.py).
+ * checkpoint must carry, for the checkpoint tests (tests/checkpoint/ckpt_test.py).
  *
  *   ckpt_state [--iterations N] [--register-after] [--work K]
  *
