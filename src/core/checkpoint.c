@@ -536,18 +536,32 @@ static void complete_generation(bspk_proc *self, const char *gen) {
 }
 
 /* Process 0 before the first checkpoint of a run that is not a restart: an earlier run's
- * checkpoints would be mixed with this one's (and the older ones deleted). */
+ * checkpoints would be mixed with this one's (and the older ones deleted). Generations
+ * without a manifest are what a run left that ended before it completed any (killed, or
+ * ended by an error in its first checkpoint): no restart can use them, so they are removed
+ * instead of refusing the directory, which would leave neither a fresh run nor a restart. */
 static void check_fresh_directory(bspk_proc *self) {
   int n;
   generation *list = list_generations(self, "bspk_checkpoint", &n);
-  long newest = n > 0 ? list[0].superstep : 0;
-  free(list);
-  if (n > 0)
+  long newest = -1;
+  for (int i = 0; i < n && newest < 0; i++)
+    if (list[i].complete) newest = list[i].superstep;
+  if (newest >= 0) {
+    free(list);
     bspk_fatal("bspk_checkpoint",
                "the checkpoint directory %s holds the checkpoints of an earlier run (the newest "
                "at superstep %ld): restart from them with bsprun --restart %s, or give an "
                "empty directory",
                config.dir, newest, config.dir);
+  }
+  for (int i = 0; i < n; i++) {
+    warn(
+        "removed the incomplete checkpoint at superstep %ld in %s, an earlier run's (it has no "
+        "manifest: no restart can use it)",
+        list[i].superstep, config.dir);
+    remove_generation(list[i].superstep);
+  }
+  free(list);
 }
 
 static void save(bspk_proc *self) {
