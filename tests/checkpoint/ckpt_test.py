@@ -20,7 +20,7 @@ damaged: an uninterrupted run leaves its checkpoints; the newest is damaged as e
   says (DAMAGES), and the restart must take the one before it, say why in one warning and
   name the one it took in another, and print the same digest; all_damaged / all_incomplete
   damage every one: status 1 and the one error line that no intact (complete) checkpoint is
-  there.
+  there (and after all_incomplete, a fresh run into the directory removes those and works).
 disk_full: the checkpoint directory is a tmpfs (in a mount namespace of the test's own,
   unshare -m) that holds two generations but not a third: the run must go on (status 0, the
   digest), warn, keep the older complete generations, and a restart from there must work.
@@ -435,6 +435,19 @@ def damaged(bsprun: Bsprun, nprocs: int, work: Path, state: str, kinds: list[str
             )
             check(DIGEST.search(result.out) is None, "the failed restart printed a digest", result)
             say(f"  status 1: {errors[0]}")
+            if kind == "all_incomplete":
+                # What no restart can use is no earlier run's checkpoints: a fresh run into the
+                # directory removes it, says so, and goes on.
+                result = run(bsprun.cmd(nprocs, program, ["--checkpoint-dir", str(directory)]))
+                check(digest_of(result) == ref.digest, "the fresh run printed another digest", result)
+                removed = [
+                    f"bspkit: warning: removed the incomplete checkpoint at superstep {s} in {directory}, "
+                    "an earlier run's (it has no manifest: no restart can use it)"
+                    for s in (newest, older)
+                ]
+                check(result.bspkit_lines() == removed, "the fresh run should say it removed both", result)
+                check(all(intact(gen_dir(directory, s), nprocs) for s in (older, newest)), "no new checkpoints")
+                say("  a fresh run into the directory: removed both, digest the same")
             continue
         damage, called_damaged = DAMAGES[kind]
         what = damage(gen_dir(directory, newest), rng, nprocs)
