@@ -56,10 +56,11 @@ static void spmd(void) {
   }
   if (bsp_pid() == 0) {
     double c = median_of(ckpt, count), s = median_of(sync, count);
-    printf("p %d mib_per_process %ld checkpoints %d/%ld checkpoint_med_s %.6f checkpoint_min_s "
-           "%.6f sync_med_s %.3g write_MBps %.1f\n",
-           bsp_nprocs(), mib, saved, count, c, ckpt[0], s,
-           (double)bsp_nprocs() * (double)bytes / c / 1e6);
+    printf(
+        "p %d mib_per_process %ld checkpoints %d/%ld checkpoint_med_s %.6f checkpoint_min_s "
+        "%.6f sync_med_s %.3g write_MBps %.1f\n",
+        bsp_nprocs(), mib, saved, count, c, ckpt[0], s,
+        (double)bsp_nprocs() * (double)bytes / c / 1e6);
   }
   bspk_checkpoint_unprotect(state);
   free(state);
