@@ -298,6 +298,9 @@ static void build_meta(bspk_proc *self, meta_writer *w) {
   }
 }
 
+/* The piece of an area written (and summed) at a time. */
+#define WRITE_CHUNK ((size_t)8 << 20)
+
 /* write(2) until done; 0 or an errno. */
 static int write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
@@ -350,13 +353,7 @@ static int write_process_file(bspk_proc *self, const char *gen, char *what, size
                    .meta_bytes = meta.len};
   memcpy(h.magic, CHECKPOINT_MAGIC, 8);
   h.meta_crc = crc_of(0, meta.data, meta.len);
-  uint32_t crc = 0;
-  for (int i = 0; ck && i < ck->nareas; i++) {
-    crc = crc_of(crc, ck->areas[i].addr, ck->areas[i].nbytes);
-    h.data_bytes += ck->areas[i].nbytes;
-  }
-  h.data_crc = crc;
-  h.header_crc = crc_of(0, &h, offsetof(file_header, header_crc));
+  for (int i = 0; ck && i < ck->nareas; i++) h.data_bytes += ck->areas[i].nbytes;
 
   char tmp[PATH_MAX], final[PATH_MAX];
   path_printf(tmp, sizeof tmp, "%s/.process-%d.ckpt.tmp", gen, self->pid);
@@ -367,10 +364,25 @@ static int write_process_file(bspk_proc *self, const char *gen, char *what, size
     err = errno;
     path_printf(what, what_size, "cannot create %s", tmp);
   } else {
+    /* The header last (its data CRC is known then); the data in chunks, each one's CRC
+     * taken while it is in the cache and its write-back started at once, so that the disk
+     * works while the next chunk is summed (measured: 0.66 of dd's bandwidth without). */
     err = write_all(fd, (const char *)&h, sizeof h);
     if (!err) err = write_all(fd, meta.data, meta.len);
+    off_t at = (off_t)(sizeof h + meta.len);
+    uint32_t crc = 0;
     for (int i = 0; !err && ck && i < ck->nareas; i++)
-      err = write_all(fd, ck->areas[i].addr, ck->areas[i].nbytes);
+      for (size_t done = 0; !err && done < ck->areas[i].nbytes; done += WRITE_CHUNK) {
+        size_t n =
+            ck->areas[i].nbytes - done < WRITE_CHUNK ? ck->areas[i].nbytes - done : WRITE_CHUNK;
+        crc = crc_of(crc, ck->areas[i].addr + done, n);
+        err = write_all(fd, ck->areas[i].addr + done, n);
+        if (!err) sync_file_range(fd, at, (off_t)n, SYNC_FILE_RANGE_WRITE);
+        at += (off_t)n;
+      }
+    h.data_crc = crc;
+    h.header_crc = crc_of(0, &h, offsetof(file_header, header_crc));
+    if (!err && pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) err = errno ? errno : EIO;
     if (err) path_printf(what, what_size, "cannot write %s", tmp);
     else if (fsync(fd) != 0) {
       err = errno;
