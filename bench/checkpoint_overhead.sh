@@ -39,7 +39,8 @@ one() { # one NAME with|without DRIVER ARGS...: prints "NAME with|without SECOND
 import json, sys
 d = json.load(open(sys.argv[1]))
 saved = (d.get("checkpoints") or {}).get("saved", 0)
-print(sys.argv[2], sys.argv[3], f"{float(sys.argv[5]) - float(sys.argv[4]):.3f}", saved, "verified" if d.get("verified") else "NOT-VERIFIED")
+check = {1: "checked", 0: "unchecked", -1: "WRONG"}.get(d.get("verified"), "unchecked")
+print(sys.argv[2], sys.argv[3], f"{float(sys.argv[5]) - float(sys.argv[4]):.3f}", saved, check, d.get("result_digest"))
 PY
 }
 
@@ -56,7 +57,7 @@ python3 - "$log" "$seconds" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    name, mode, t, saved, _ = line.split()
+    name, mode, t, saved, _, _ = line.split()
     rows.setdefault(name, {}).setdefault(mode, []).append((float(t), int(saved)))
 every = float(sys.argv[2])
 for name, modes in rows.items():

@@ -248,7 +248,7 @@ fi
 
 # ---- bspcc --------------------------------------------------------------------------------------
 expect_usage_error "bspcc without arguments" 'no input files' "$bspcc"
-expect_output "bspcc --showme" 0 '^[^ ]*cc -std=c11 -pthread -I[^ ]*include x\.c -o x [^ ]*libbsp\.a -pthread$' \
+expect_output "bspcc --showme" 0 '^[^ ]*cc -std=c11 -pthread -I[^ ]*include x\.c -o x [^ ]*libbsp\.a -lz -pthread$' \
   env -u BSPCC_CC "$bspcc" --showme x.c -o x
 expect_output "bspcc --showme honours BSPCC_CC" 0 '^my-cc --flag -std=c11 ' env BSPCC_CC="my-cc --flag" "$bspcc" --showme x.c
 # CC is make's variable, not bspcc's: `make CC=bspcc` exports CC=bspcc (a bspcc that took
@@ -262,7 +262,7 @@ expect_output "bspcc -c still adds -I" 0 ' -I[^ ]*include -c x\.c$' "$bspcc" --s
 expect_no_output "bspcc -std=gnu99 replaces -std=c11" 'std=c11' "$bspcc" --showme -std=gnu99 x.c
 expect_output "bspcc -std=gnu99 passed" 0 ' -std=gnu99 ' "$bspcc" --showme -std=gnu99 x.c
 expect_output "bspcc --showme:compile" 0 '^-std=c11 -pthread -I' "$bspcc" --showme:compile
-expect_output "bspcc --showme:link" 0 'libbsp\.a -pthread$' "$bspcc" --showme:link
+expect_output "bspcc --showme:link" 0 'libbsp\.a -lz -pthread$' "$bspcc" --showme:link
 expect_output "bspcc --bsp-shared --showme" 0 ' -L[^ ]* -Wl,-rpath,[^ ]* -lbsp -pthread$' \
   "$bspcc" --bsp-shared --showme x.c
 expect_output "bspcc keeps arguments with blanks" 0 " 'my file\.c' " "$bspcc" --showme 'my file.c' -o x
