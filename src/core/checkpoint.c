@@ -467,6 +467,13 @@ static void warn(const char *format, ...) {
   fflush(stderr);
 }
 
+/* Whether h is an intact header of process pid's file (its own CRC checks out). */
+static int header_intact(const file_header *h, int pid) {
+  return memcmp(h->magic, CHECKPOINT_MAGIC, 8) == 0 &&
+         h->header_crc == crc_of(0, h, offsetof(file_header, header_crc)) &&
+         h->pid == (uint32_t)pid;
+}
+
 /* Reads and checks process q's header in gen; 0 when it is a whole file of this generation. */
 static int read_header(const char *gen, int q, file_header *h, off_t *file_size) {
   char path[PATH_MAX];
@@ -476,8 +483,7 @@ static int read_header(const char *gen, int q, file_header *h, off_t *file_size)
   struct stat st;
   int bad = fstat(fd, &st) != 0 || read_all(fd, (char *)h, sizeof *h) != 0;
   close(fd);
-  if (bad || memcmp(h->magic, CHECKPOINT_MAGIC, 8) != 0 ||
-      h->header_crc != crc_of(0, h, offsetof(file_header, header_crc)) || h->pid != (uint32_t)q ||
+  if (bad || !header_intact(h, q) ||
       (off_t)(sizeof *h + h->meta_bytes + h->data_bytes) != st.st_size)
     return -1;
   *file_size = st.st_size;
@@ -777,10 +783,8 @@ static int read_process_file(bspk_proc *self, const char *gen, long superstep,
     path_printf(why, why_size, "process %d's file %s has %lld bytes, its manifest says %lld",
                 self->pid, path, (long long)st.st_size, expect->bytes);
     bad = 1;
-  } else if (!bad && (read_all(fd, (char *)&h, sizeof h) != 0 ||
-                      memcmp(h.magic, CHECKPOINT_MAGIC, 8) != 0 ||
-                      h.header_crc != crc_of(0, &h, offsetof(file_header, header_crc)) ||
-                      h.pid != (uint32_t)self->pid || h.superstep != superstep)) {
+  } else if (!bad && (read_all(fd, (char *)&h, sizeof h) != 0 || !header_intact(&h, self->pid) ||
+                      h.superstep != superstep)) {
     path_printf(why, why_size, "process %d's file %s has a damaged header", self->pid, path);
     bad = 1;
   } else if (!bad && (h.meta_crc != expect->meta_crc || h.data_crc != expect->data_crc ||
@@ -823,6 +827,11 @@ static unsigned vote(bspk_proc *self, unsigned flags, const void *site) {
   return bspk_end_superstep(self, BSPK_AT_SYNC, "bspk_checkpoint_resume", site);
 }
 
+/* Where a saved registration is now: its area's new address plus its offset (NULL stays). */
+static char *saved_address(const struct bspk_checkpoint *ck, const saved_registration *reg) {
+  return reg->area < 0 ? NULL : ck->areas[reg->area].addr + reg->offset;
+}
+
 /* The registrations of the checkpoint. Those the program made before the call (the areas
  * it registers at its start, say) must be the first of the checkpoint's, in order; the rest
  * are made again (pushed now, in effect at the next sync) at the protected memory's new
@@ -838,7 +847,7 @@ static void restore_registrations(bspk_proc *self, const restored *r) {
   for (int i = 0; i < n; i++) {
     const bspk_slot *slot = &self->slots[order[i]];
     const saved_registration *reg = (uint32_t)i < r->nregs ? &r->regs[i] : NULL;
-    char *addr = !reg || reg->area < 0 ? NULL : ck->areas[reg->area].addr + reg->offset;
+    char *addr = reg ? saved_address(ck, reg) : NULL;
     if (!reg || addr != slot->addr || reg->size != slot->size) {
       free(order);
       if (!reg)
@@ -857,8 +866,7 @@ static void restore_registrations(bspk_proc *self, const restored *r) {
   free(order);
   for (uint32_t i = (uint32_t)n; i < r->nregs; i++) {
     const saved_registration *reg = &r->regs[i];
-    char *addr = reg->area < 0 ? NULL : ck->areas[reg->area].addr + reg->offset;
-    bspk_push_reg(addr, reg->size, "bspk_checkpoint_resume");
+    bspk_push_reg(saved_address(ck, reg), reg->size, "bspk_checkpoint_resume");
   }
 }
 
@@ -935,12 +943,7 @@ BSPK_API int bspk_checkpoint_resume(void) {
     vote(self, 0, site);              /* the registrations take effect */
     self->ops->barrier(self->engine); /* nobody reads the last superstep's blocks any more */
     for (int b = 0; b < 2; b++)
-      for (int q = 0; q < self->nprocs; q++) {
-        self->outbox[b][q].len = 0;
-        self->outbox[b][q].n_put = self->outbox[b][q].n_send = 0;
-        self->outbox[b][q].n_coll = self->outbox[b][q].n_get = 0;
-        self->outbox[b][q].send_bytes = 0;
-      }
+      for (int q = 0; q < self->nprocs; q++) bspk_outbox_clear(&self->outbox[b][q]);
     self->superstep = list[i].superstep;
     restore_messages(self, &r);
     free(r.meta);

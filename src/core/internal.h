@@ -237,6 +237,12 @@ static inline char *bspk_outbox_reserve(bspk_proc *self, bspk_outbox *ob, size_t
 static inline bspk_outbox *bspk_current_outbox(bspk_proc *self, int pid) {
   return &self->outbox[self->superstep & 1][pid];
 }
+/* An outbox emptied for another superstep (its buffer kept). */
+static inline void bspk_outbox_clear(bspk_outbox *ob) {
+  ob->len = 0;
+  ob->n_put = ob->n_send = ob->n_coll = ob->n_get = 0;
+  ob->send_bytes = 0;
+}
 void *bspk_xmalloc(bspk_proc *self, size_t n, const char *call, const char *what);
 void *bspk_xrealloc(bspk_proc *self, void *p, size_t n, const char *call, const char *what);
 /* Room for `need` elements in a growable array (capacity *cap, doubled, from `first`). */

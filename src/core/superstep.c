@@ -74,11 +74,7 @@ static void arrive(bspk_proc *self, int kind, bspk_arrival *all) {
 /* Every process has ended superstep s, so nobody reads the blocks of s - 1 any more. */
 static void recycle_old_outboxes(bspk_proc *self) {
   bspk_outbox *old = self->outbox[(self->superstep & 1) ^ 1];
-  for (int q = 0; q < self->nprocs; q++) {
-    old[q].len = 0;
-    old[q].n_put = old[q].n_send = old[q].n_coll = old[q].n_get = 0;
-    old[q].send_bytes = 0;
-  }
+  for (int q = 0; q < self->nprocs; q++) bspk_outbox_clear(&old[q]);
 }
 
 /* Puts and collective data land in issue order; the queue then holds exactly the messages

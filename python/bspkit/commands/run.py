@@ -114,8 +114,11 @@ def options_from(args: argparse.Namespace) -> RunOptions:
 
 def checkpoint_options(args: argparse.Namespace) -> tuple[str, ...]:
     """--checkpoint-dir, --checkpoint-every and --restart, as bsprun takes them (it checks them)."""
-    given = [("--checkpoint-dir", args.checkpoint_dir), ("--checkpoint-every", args.checkpoint_every)]
-    given.append(("--restart", args.restart))
+    given = [
+        ("--checkpoint-dir", args.checkpoint_dir),
+        ("--checkpoint-every", args.checkpoint_every),
+        ("--restart", args.restart),
+    ]
     return tuple(word for option, value in given if value is not None for word in (option, value))
 
 
