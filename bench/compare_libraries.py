@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
 
 from bspkit import algorithms as al  # noqa: E402
-from bspkit import validate as va  # noqa: E402
-from bspkit.inputs import driver_launch, load_params  # noqa: E402
-from bspkit.libraries import Library, bspkit_library, library_from  # noqa: E402
+from bspkit.measure import validation as va  # noqa: E402
+from bspkit.commands._inputs import driver_launch, load_params  # noqa: E402
+from bspkit.measure.libraries import Library, bspkit_library, library_from  # noqa: E402
 
 BSPKIT = [str(ROOT / ".venv" / "bin" / "bspkit")]
 # problems big enough to time (tenths of a second at p = 2 on this VM), small enough for 5 reps

@@ -4,9 +4,9 @@ driver's own cost-counting prediction, for the machine of a parameter file.
 
 Each driver runs once on this machine (bsprun -b BACKEND -n P, --measure-f, -r R) with the
 superstep profile on. Then, for the machine of --params (e.g. an emulated cluster's probe):
-  driver:  bspkit.predict.predict(params, the driver's JSON): sum of w f + comm(h, c, h*) + l
+  driver:  bspkit.model.supersteps.predict(params, the driver's JSON): sum of w f + comm(h, c, h*) + l
            over the supersteps the driver counted itself (f: its kernel timed under load);
-  profile: bspkit.profile.predict_run(params, the profile's phase "rep R"): the compute the
+  profile: bspkit.model.profile.predict_run(params, the profile's phase "rep R"): the compute the
            profile measured per superstep (max over processes) + comm(h, c, h*) + l from
            the words and requests the library counted.
 Prints per driver and model both predictions and their ratio, the ratio of their
@@ -29,9 +29,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bspkit import predict as pd
-from bspkit import profile as pf
-from bspkit.params import Params
+from bspkit.model import supersteps as pd
+from bspkit.model import profile as pf
+from bspkit.model.params import Params
 
 # Sizes where a repetition takes 0.05-0.5 s on 2 cores of this machine.
 DRIVERS = {

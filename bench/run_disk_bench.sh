@@ -197,14 +197,14 @@ print("\n".join(lines))
 open(summary, "a").write("\n".join(lines) + "\n")
 EOF
 
-# Table 6's fitted bandwidths (bspkit.imh, T + m tau: tau from the largest files) of every
+# Table 6's fitted bandwidths (bspkit.model.imh, T + m tau: tau from the largest files) of every
 # round against the peers' medians: the target is within 15 %.
 venv=$(cd "$(dirname "$0")/.." && pwd)/.venv/bin/python
 if [ -x "$venv" ]; then
   "$venv" - "$out/peers.json" << 'PY' | tee -a "$summary"
 import json, statistics, sys
-from bspkit.imh import DISK_TARGET, fit_disk
-from bspkit.rawdata import load_raw
+from bspkit.model.imh import DISK_TARGET, fit_disk
+from bspkit.measure.rawdata import load_raw
 doc = json.load(open(sys.argv[1]))
 fitted = {}
 for path in doc["bspprobe_raw"]:

@@ -5,7 +5,7 @@ and running a driver through bsprun.
 Adding an algorithm on the Python side: write its cost model (the work of the whole problem
 in the driver's unit, from the run's parameters) and add one record to `REGISTRY`. The
 per-superstep costs come from the driver's own JSON (docs/algorithm-output.md), and
-prediction (bspkit.predict) is the same for every algorithm.
+prediction (bspkit.model.supersteps) is the same for every algorithm.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 from bspkit.console import describe_exit
 from bspkit.fileformat import format_problem
-from bspkit.libraries import Library
-from bspkit.lu_cost import lu_flops, stage_table
+from bspkit.measure.libraries import Library
+from bspkit.model.costs.lu_reference import lu_flops, stage_table
 
 # The format of a driver's JSON object that this bspkit reads (docs/algorithm-output.md).
 RUN_FORMAT = 1
@@ -78,7 +78,7 @@ def radix_sort_work(params: ProblemParams) -> float | None:
 def lu_work(params: ProblemParams) -> float | None:
     """2/3 n^3 - n^2/2 - n/6 flops: column j of the elimination scales n - j - 1 entries and
     updates (n - j - 1)^2 with a multiply and an add (sum_{m < n} m + 2 m^2). The blocked
-    algorithm does the same arithmetic in its panels, dtrsm and dgemm (bspkit.lu_cost), so this
+    algorithm does the same arithmetic in its panels, dtrsm and dgemm (bspkit.model.costs.lu_reference), so this
     is what bspalg-lu's count sums to on one process, whatever nb."""
     n = params.get("n")
     return None if n is None else lu_flops(int(n))

@@ -3,15 +3,15 @@ list of supersteps, plot on your own matplotlib Axes.
 
     import bspkit
     run = bspkit.load_run("results/probe/host-threads-p4-20250101-120000")
-    run.params.g["put/alltoall"].lsq_value("g_inf")      # fitted parameters (bspkit.params.Params)
-    run.raw.g_points("put/alltoall")                      # raw samples (bspkit.rawdata.GPoint)
+    run.params.g["put/alltoall"].lsq_value("g_inf")      # fitted parameters (bspkit.model.params.Params)
+    run.raw.g_points("put/alltoall")                      # raw samples (bspkit.measure.rawdata.GPoint)
     pred = bspkit.predict_supersteps(run.params, [{"w": 1e6, "h": 4096, "count": 64}], f_s_per_unit=1e-9)
     pred.total["g(h,h*)"]                                 # seconds
     fig, ax = matplotlib.pyplot.subplots(); bspkit.plot_g_surface(run, "put/alltoall", ax)
 
 The names are re-exported by `bspkit` itself (imported on first use, so that `import bspkit`
-stays cheap). Errors: FileNotFoundError, bspkit.rawdata.RawDataError (a raw file that cannot be
-read), bspkit.params.ParamsError (a parameter file), ValueError (arguments).
+stays cheap). Errors: FileNotFoundError, bspkit.measure.rawdata.RawDataError (a raw file that cannot be
+read), bspkit.model.params.ParamsError (a parameter file), ValueError (arguments).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bspkit import predict as pd
-from bspkit.fit import fit_run
-from bspkit.params import Params
-from bspkit.rawdata import RawRun, load_raw
+from bspkit.measure.rawdata import RawRun, load_raw
+from bspkit.model import supersteps as pd
+from bspkit.model.fit import fit_run
+from bspkit.model.params import Params
 
 __all__ = [
     "MODELS",
@@ -38,7 +38,7 @@ __all__ = [
     "predict_supersteps",
 ]
 
-MODELS = pd.MODELS  # "g const", "g(h)", "g(h,h*)" (bspkit.predict)
+MODELS = pd.MODELS  # "g const", "g(h)", "g(h,h*)" (bspkit.model.supersteps)
 
 
 @dataclass

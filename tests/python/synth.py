@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from bspkit.params import Params
-from bspkit.rawdata import GPoint, stats
+from bspkit.measure.rawdata import GPoint, stats
+from bspkit.model.params import Params
 
 
 @dataclass
@@ -396,7 +396,7 @@ PARAMS_JSON: dict[str, Any] = {
 
 def _level_of(truth: ImhTruth, footprint: int, procs: int) -> str:
     for level, size in truth.levels:
-        share = procs if level == 3 else 1  # the last level is shared, as bspkit.imh assumes from shared_cpus
+        share = procs if level == 3 else 1  # the last level is shared, as bspkit.model.imh assumes from shared_cpus
         if footprint <= size / share:
             return f"L{level}"
     return "memory"
@@ -530,7 +530,7 @@ CAL_POINTS = ((256, 8), (4096, 64))  # (h*, c) of bspprobe --calibrate's put h-r
 def calibration_record(params: Params, g_factor: float, l_factor: float, f_factor: float = 1.0) -> dict[str, Any]:
     """A bspprobe `calibration` record of a machine whose g, l and f moved by these factors
     from `params` (three equal samples each, so the medians are exact)."""
-    from bspkit.predict import predict_time_levels
+    from bspkit.model.supersteps import predict_time_levels
 
     levels = params.g["put/alltoall"].levels
     g = []

@@ -1,5 +1,5 @@
 """Synthetic superstep profiles (docs/profile-format.md) from known per-superstep values, as
-libbsp writes them with BSPKIT_PROFILE: the tests of bspkit.profile know what went in."""
+libbsp writes them with BSPKIT_PROFILE: the tests of bspkit.model.profile know what went in."""
 
 from __future__ import annotations
 

@@ -22,8 +22,8 @@ from bspkit.algorithms import (
     find_algorithm,
     run_driver,
 )
-from bspkit.params import Params
-from bspkit.predict import MODELS, predict
+from bspkit.model.params import Params
+from bspkit.model.supersteps import MODELS, predict
 
 from conftest import BUILD, run_bspkit
 from synth import PARAMS_JSON

@@ -15,9 +15,9 @@ import matplotlib.pyplot as plt
 import pytest
 
 import bspkit
-from bspkit.fit import fit_run
-from bspkit.params import ParamsError
-from bspkit.rawdata import load_raw
+from bspkit.measure.rawdata import load_raw
+from bspkit.model.fit import fit_run
+from bspkit.model.params import ParamsError
 
 from conftest import PYDIR
 from synth import L_EMPTY, PARAMS_JSON, SynthSpec, write_synthetic

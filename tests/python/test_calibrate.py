@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from bspkit import calibrate as cb
-from bspkit import calibration as cm
 from bspkit import cli
-from bspkit import predict as pd
-from bspkit.params import Params
+from bspkit.measure import calibration as cb
+from bspkit.model import drift as cm
+from bspkit.model import supersteps as pd
+from bspkit.model.params import Params
 
 from conftest import BUILD, needs_programs, run_bspkit
 from synth import PARAMS_JSON, calibration_record

@@ -1,4 +1,4 @@
-"""The closed-form costs of LLCS, radix sort and LU (bspkit.costs.llcs, .rdxsort, .lu) against
+"""The closed-form costs of LLCS, radix sort and LU (bspkit.model.costs.llcs, .rdxsort, .lu) against
 the drivers' own counts (threads back end, p = 1..8, small n, -r 1) and against independent
 references where no run can reach (p = 1024; grids to 8 x 8):
 
@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bspkit import lu_cost
-from bspkit.costs import Cost, CostError, closed_form
-from bspkit.costs import llcs as llcs_model
-from bspkit.costs import rdxsort as rdx_model
+from bspkit.model.costs import Cost, CostError, closed_form
+from bspkit.model.costs import llcs as llcs_model
+from bspkit.model.costs import lu_reference as lu_cost
+from bspkit.model.costs import rdxsort as rdx_model
 
 from conftest import built_program, needs_programs
 
@@ -262,7 +262,7 @@ def test_lu_every_superstep_more(n: int, nb: int, rows: int, cols: int) -> None:
 
 
 def check_lu_against_lu_cost(n: int, nb: int, rows: int, cols: int) -> None:
-    """bspkit.lu_cost builds every superstep process by process: the same w, h (the swaps'
+    """bspkit.model.costs.lu_reference builds every superstep process by process: the same w, h (the swaps'
     expectation too) and bounds, superstep by superstep."""
     cost = closed_form("lu", {"n": n, "nb": nb, "grid_rows": rows, "grid_cols": cols}, rows * cols)
     reference = lu_cost.superstep_model(n, nb, rows, cols)
@@ -413,7 +413,7 @@ def exchange(hist: np.ndarray, n: int, variant: str, key_bytes: int) -> dict[str
 def simulate(n: int, p: int, R: int, variant: str, key_bytes: int, samples: int, seed: int = 7) -> dict[str, Any]:
     """The key exchange over `samples` draws of uniform keys: each process' histogram of a
     round's digit is multinomial (n_s, 1/R), independent of the others' (module docstring
-    of bspkit.costs.rdxsort). Means and standard deviations of h, count, h* and the keys
+    of bspkit.model.costs.rdxsort). Means and standard deviations of h, count, h* and the keys
     placed, and the largest per-process standard deviation of words, requests and keys
     received."""
     rng = np.random.default_rng(seed)

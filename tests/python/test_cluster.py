@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from bspkit import cli
-from bspkit import cluster as cl
+from bspkit.commands._inputs import run_label
 from bspkit.console import UsageError
-from bspkit.inputs import run_label
+from bspkit.measure import cluster as cl
 
 from conftest import BUILD, run_bspkit
 

@@ -1,4 +1,4 @@
-"""The fitting code on synthetic data from known parameters (bspkit.fit): the thesis' estimators,
+"""The fitting code on synthetic data from known parameters (bspkit.model.fit): the thesis' estimators,
 the least squares of eq. (2.5)/(2.6) with their intervals, the null rule, eq. (2.6) fitted per
 value of h (level_fits), the machine's drift during a run dated by the probe's random order
 (machine_drift / validate), the memcpy check, and the raw reader.
@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bspkit.estimators import level_fits, lsq_fit, weighted_estimators
-from bspkit.fit import fit_run, fit_surface, memcpy_check
-from bspkit.params import Surface
-from bspkit.predict import model_t, predict_time_levels
-from bspkit.probe_validation import (
+from bspkit.measure.rawdata import RawDataError, RawRun, load_raw, stats
+from bspkit.model.estimators import level_fits, lsq_fit, weighted_estimators
+from bspkit.model.fit import fit_run, fit_surface, memcpy_check
+from bspkit.model.params import Surface
+from bspkit.model.probe_validation import (
     DRIFT_STABLE,
     DRIFT_WINDOW,
     VALIDATION_THRESHOLD,
@@ -31,7 +31,7 @@ from bspkit.probe_validation import (
     run_point_visits,
     validate,
 )
-from bspkit.rawdata import RawDataError, RawRun, load_raw, stats
+from bspkit.model.supersteps import model_t, predict_time_levels
 
 from synth import (
     C_GRID,

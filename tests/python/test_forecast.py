@@ -1,5 +1,5 @@
-"""bspkit.forecast: a closed-form cost evaluated with a machine's parameters. The totals must be
-what bspkit.predict gives for the same supersteps written out as a driver run (the reference:
+"""bspkit.model.predict: a closed-form cost evaluated with a machine's parameters. The totals must be
+what bspkit.model.supersteps gives for the same supersteps written out as a driver run (the reference:
 the prediction `bspkit run --params` makes), the parts must add up to the total, the band must
 hold the total and widen with the spread, speedup and efficiency follow eq. 4.11-4.12, and -n
 lists parse as written."""
@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bspkit import predict as pd
-from bspkit.costs import Cost, StepKind
-from bspkit.forecast import (
+from bspkit.model import supersteps as pd
+from bspkit.model.costs import Cost, StepKind
+from bspkit.model.params import Params
+from bspkit.model.predict import (
     ForecastError,
     Machine,
     Rate,
@@ -27,7 +28,6 @@ from bspkit.forecast import (
     run_band,
     sweep,
 )
-from bspkit.params import Params
 
 from synth import L_EMPTY, PARAMS_JSON
 
@@ -203,7 +203,7 @@ def test_a_driver_runs_band_is_that_of_its_most_detailed_model() -> None:
 
 
 def test_validate_counts_the_runs_inside_their_band() -> None:
-    from bspkit.validate import summarize
+    from bspkit.measure.validation import summarize
 
     def row(measured: float, inside: bool | None) -> dict[str, Any]:
         r: dict[str, Any] = {"measured_s": measured, "rel_error": dict.fromkeys(pd.MODELS, 0.1)}
@@ -219,7 +219,7 @@ def test_validate_counts_the_runs_inside_their_band() -> None:
 
 @pytest.mark.parametrize("spread", [None, Spread(0.05, 0.1, 0.2)])
 def test_the_tables_and_the_page(spread: Spread | None) -> None:
-    from bspkit import forecast_report as fr
+    from bspkit.pages import predict_report as fr
 
     result = sweep("toy", [{"n": 1024}, {"n": 4096}], [1, 2, 4], toy_cost, lambda p: machine(spread), Rate(F, "g"))
     lines = fr.text(result)
@@ -246,7 +246,7 @@ def test_the_spread_of_a_given_f_replaces_the_kernels() -> None:
 
 
 def test_drawn_parameter_files_spread_as_asked() -> None:
-    from bspkit.forecast import params_draw
+    from bspkit.model.predict import params_draw
 
     big = {"w": 0, "h": 1 << 20, "count": 64, "msg_words": 1 << 14, "primitive": "put", "pattern": "alltoall"}
     still = params_draw(PARAMS, Spread())

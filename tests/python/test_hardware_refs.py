@@ -1,4 +1,4 @@
-"""bspkit.hardware_refs on synthetic runs: the parameter file's `hardware` object (l(empty)
+"""bspkit.measure.hardware on synthetic runs: the parameter file's `hardware` object (l(empty)
 against the raw barrier and the round trip, g(h) against memcpy_h(h) at matching h), its
 sentence, and the report's memcpy section that shows them."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from bspkit.fit import fit_run
-from bspkit.hardware_refs import hardware_of, hardware_sentence, ratio_columns
-from bspkit.params import Params
-from bspkit.rawdata import load_raw
-from bspkit.report import memcpy_section
+from bspkit.measure.hardware import hardware_of, hardware_sentence, ratio_columns
+from bspkit.measure.rawdata import load_raw
+from bspkit.model.fit import fit_run
+from bspkit.model.params import Params
+from bspkit.pages.report import memcpy_section
 
 from synth import HwTruth, SynthSpec, model_time, write_synthetic
 

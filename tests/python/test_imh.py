@@ -1,4 +1,4 @@
-"""The IMH model's fits (bspkit.imh) recover known parameters from synthetic probe runs."""
+"""The IMH model's fits (bspkit.model.imh) recover known parameters from synthetic probe runs."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bspkit import imh
-from bspkit.fit import fit_run
-from bspkit.params import Params
-from bspkit.rawdata import load_raw
+from bspkit.measure.rawdata import load_raw
+from bspkit.model import imh
+from bspkit.model.fit import fit_run
+from bspkit.model.params import Params
 
 from synth import ImhTruth, SynthSpec, write_synthetic
 

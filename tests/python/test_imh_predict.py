@@ -1,4 +1,4 @@
-"""`bspkit imh` (bspkit.imh_predict): the IMH terms of a Cannon run and of an out-of-core run
+"""`bspkit imh` (bspkit.model.imh_predict): the IMH terms of a Cannon run and of an out-of-core run
 against hand computations, and the command end to end on synthetic parameters."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from bspkit import imh
-from bspkit import imh_predict as ip
-from bspkit.fit import fit_run
-from bspkit.params import Params
-from bspkit.rawdata import load_raw
+from bspkit.measure.rawdata import load_raw
+from bspkit.model import imh
+from bspkit.model import imh_predict as ip
+from bspkit.model.fit import fit_run
+from bspkit.model.params import Params
 
 from conftest import needs_programs, run_bspkit
 from synth import ImhTruth, SynthSpec, write_synthetic

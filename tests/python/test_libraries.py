@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from bspkit import library_table as lt
-from bspkit.libraries import PEER_FILE, Library, LibraryError, build_dir, default_name, library_from
+from bspkit.measure.libraries import PEER_FILE, Library, LibraryError, build_dir, default_name, library_from
+from bspkit.pages import library_table as lt
 
 from conftest import BUILD, REPO, needs_programs, run_bspkit
 
@@ -380,8 +380,8 @@ def test_compare_cli_with_sweeps(tmp_path: Path) -> None:
 
 def test_resume_refuses_another_library(tmp_path: Path) -> None:
     from bspkit import algorithms as al
-    from bspkit import validate as va
     from bspkit.console import UsageError
+    from bspkit.measure import validation as va
 
     (tmp_path / "validate.json").write_text(
         json.dumps({"format": 1, "algorithm": "inprod", "backend": "lpf@1", "p": 2})

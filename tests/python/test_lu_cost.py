@@ -1,4 +1,4 @@
-"""bspalg-lu: the BSP cost the driver counts against the closed form of bspkit.lu_cost, on the
+"""bspalg-lu: the BSP cost the driver counts against the closed form of bspkit.model.costs.lu_reference, on the
 grids 1 x 1 .. 4 x 1 (threads back end, small n, --json), sizes divisible by nb and the grid
 and not, and nb > n:
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from bspkit import lu_cost
 from bspkit.algorithms import ALGORITHMS
+from bspkit.model.costs import lu_reference as lu_cost
 
 from conftest import BUILD, built_program, needs_programs, run_bspkit
 

@@ -1,9 +1,9 @@
-"""bspkit.machine_scaling: parameters at a p that was not probed, fitted over the p of several
+"""bspkit.model.machine_scaling: parameters at a p that was not probed, fitted over the p of several
 probes (each quantity as a, a + b log2 p or a + b p), hand-written parameter files, and the
 spread of the parameters for prediction intervals.
 
 References: parameter files made from known laws over p (the fit must give back the law, and
-at p = 1024 the value the law gives); probes made by the real fit (bspkit.fit) from synthetic
+at p = 1024 the value the law gives); probes made by the real fit (bspkit.model.fit) from synthetic
 raw samples whose l follows a known law, with lognormal noise; the hand-written example of
 docs/probe-format.md; the spreads against the fields they are made of."""
 
@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bspkit.fit import fit_run
-from bspkit.machine_scaling import (
+from bspkit.measure.rawdata import load_raw
+from bspkit.model.fit import fit_run
+from bspkit.model.machine_scaling import (
     IQR_PER_SD,
     LAW_CONSTANT,
     LAW_LINEAR,
@@ -33,9 +34,8 @@ from bspkit.machine_scaling import (
     params_at,
     read_params_file,
 )
-from bspkit.params import Params
-from bspkit.predict import check_usable, superstep_comm_s
-from bspkit.rawdata import load_raw
+from bspkit.model.params import Params
+from bspkit.model.supersteps import check_usable, superstep_comm_s
 
 from conftest import REPO
 from synth import SynthSpec, write_synthetic
@@ -285,7 +285,7 @@ def test_fit_over_p_zeros_and_a_single_p() -> None:
 
 @pytest.fixture(scope="module")
 def noisy_probes(tmp_path_factory: pytest.TempPathFactory) -> list[Params]:
-    """Probes at p = 2..16 fitted by bspkit.fit from raw samples with 3 % lognormal noise:
+    """Probes at p = 2..16 fitted by bspkit.model.fit from raw samples with 3 % lognormal noise:
     l.empty follows log_law, the g surfaces are the same at every p."""
     d = tmp_path_factory.mktemp("probes")
     out = []

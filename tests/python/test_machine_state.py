@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from bspkit import machine_state as ms
-from bspkit import verdict
-from bspkit.fit import fit_run
-from bspkit.rawdata import load_raw
+from bspkit.measure import machine_state as ms
+from bspkit.measure.rawdata import load_raw
+from bspkit.model import verdict
+from bspkit.model.fit import fit_run
 
 from synth import SynthSpec, synthetic_records
 
@@ -233,8 +233,8 @@ def test_validate_scores_unmarked_runs_and_stretches_marked_ones(
     from test_validate import fake_driver, stand_in_launch, validate_in_process
 
     from bspkit import algorithms as al
-    from bspkit import inputs
-    from bspkit import predict as pd
+    from bspkit.commands import _inputs as inputs
+    from bspkit.model import supersteps as pd
 
     def run(alg: al.Algorithm, *rest: Any, **kw: Any) -> al.RunResult:
         res = fake_driver(alg, *rest, **kw)

@@ -154,7 +154,7 @@ def test_fit_takes_a_finished_raw_file(capsys: pytest.CaptureFixture[str], tmp_p
 
 
 def test_the_end_of_a_raw_file_is_found_past_a_long_last_line(tmp_path: Path) -> None:
-    from bspkit import probe as pr
+    from bspkit.measure import probe as pr
 
     raw = tmp_path / "raw.jsonl"
     long = json.dumps({"type": "g", "samples_s": [1e-6] * 20000})  # longer than the first read of the end
@@ -248,7 +248,7 @@ E_NOTATION = re.compile(r"(?<![0-9A-Za-z_#&.])\d+(?:\.\d+)?[eE][+-]?\d+\b")
 
 
 def synthetic_params(tmp_path: Path) -> Path:
-    from bspkit.inputs import load_fit
+    from bspkit.commands._inputs import load_fit
 
     from synth import write_synthetic
 
@@ -331,7 +331,7 @@ def test_the_report_and_the_terminal_print_no_e_notation(tmp_path: Path) -> None
 @pytest.fixture(scope="module")
 def imh_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
     """A synthetic run with the memory-hierarchy suites, fitted (module-wide: fitting takes seconds)."""
-    from bspkit.inputs import load_fit
+    from bspkit.commands._inputs import load_fit
 
     from synth import ImhTruth, SynthSpec, write_synthetic
 
@@ -352,7 +352,7 @@ def text_of(cell: str) -> str:
 
 
 def drop(fit: dict[str, Any], name: str) -> None:
-    """Makes coefficient `name` of an eq. (4) fit dropped, as bspkit.imh.nonneg_lsq leaves it."""
+    """Makes coefficient `name` of an eq. (4) fit dropped, as bspkit.model.imh.nonneg_lsq leaves it."""
     fit["model"][name] = 0.0
     fit["coef"][name] = None
     fit["flags"] = [f"{name}: dropped (the fit would make it negative or zero)"] + [
@@ -361,7 +361,7 @@ def drop(fit: dict[str, Any], name: str) -> None:
 
 
 def test_table_3_keeps_each_cell_to_one_short_line(imh_run: tuple[Any, Any]) -> None:
-    from bspkit import report_imh
+    from bspkit.pages import imh_report as report_imh
 
     run, params = copy.deepcopy(imh_run)
     fit = params.imh["mem"]["fits"]["read/double/cold/p1"]["memory"]
@@ -385,12 +385,12 @@ def test_table_3_keeps_each_cell_to_one_short_line(imh_run: tuple[Any, Any]) -> 
 
 
 def test_a_failed_imh_fit_is_not_shown_as_zero(imh_run: tuple[Any, Any]) -> None:
-    from bspkit import report_imh
+    from bspkit.pages import imh_report as report_imh
 
     run, params = copy.deepcopy(imh_run)
     p = params.p
     drop(params.imh["mem"]["fits"][f"read/double/cold/p{p}"]["memory"], "T_e")
-    params.imh["model"]["T_e"] = 0.0  # what bspkit.imh.fit_imh takes from the fit above
+    params.imh["model"]["T_e"] = 0.0  # what bspkit.model.imh.fit_imh takes from the fit above
     params.imh["model"]["tau_d"] = None  # a rate the processor-processor fit could not make
     params.imh["pp"]["fits"]["permutation"]["flags"] = ["no size above the start-up"]
     params.imh["pp"]["fits"]["permutation"]["model"]["tau"] = None

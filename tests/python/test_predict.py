@@ -1,4 +1,4 @@
-"""bspkit.predict: the time of one h-relation from the per-h fit (predict_time_levels: log-linear
+"""bspkit.model.supersteps: the time of one h-relation from the per-h fit (predict_time_levels: log-linear
 between the grid's h, in proportion to h beyond it) and from the one global fit, and the
 predicted time of a driver run from a parameter file under the three communication models.
 
@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bspkit.estimators import level_fits
-from bspkit.fit import fit_surface
-from bspkit.params import Level, Params
-from bspkit.predict import (
+from bspkit.model.estimators import level_fits
+from bspkit.model.fit import fit_surface
+from bspkit.model.params import Level, Params
+from bspkit.model.supersteps import (
     MODELS,
     PredictionError,
     predict,

@@ -1,6 +1,6 @@
 """bspprobe's output, checked against docs/probe-format.md: the built bspprobe runs each suite
 small (the same arguments the ctest tests had when these checks were CMake scripts), and its
-JSON lines are read with the probe-format reader (bspkit.rawdata.load_raw) and line by line.
+JSON lines are read with the probe-format reader (bspkit.measure.rawdata.load_raw) and line by line.
 
 ctest runs each test here as probe.<case>.<backend>.p<P> on every back end it tests (see
 probe/CMakeLists.txt), also under the sanitizers; they are marked probe_run, so that a pytest
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from bspkit.rawdata import RawRun, load_raw
+from bspkit.measure.rawdata import RawRun, load_raw
 
 from conftest import BUILD, built_program, needs_programs
 
@@ -340,7 +340,7 @@ def test_state(backend: str, p: int, tmp_path: Path) -> None:
     for rec in timed:
         check_state(rec.get("state"), 1 if rec["type"] == "f" else p, f"{rec['type']} record")
     assert len(run.states) == len(timed)
-    from bspkit.fit import fit_run
+    from bspkit.model.fit import fit_run
 
     summary = fit_run(run).machine_state["summary"]
     assert summary["batches"] == len(timed) and 0 <= summary["marked"] <= len(timed)

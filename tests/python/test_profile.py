@@ -1,4 +1,4 @@
-"""bspkit.profile and `bspkit profile`: the BSP cost of a superstep profile
+"""bspkit.model.profile and `bspkit profile`: the BSP cost of a superstep profile
 (docs/profile-format.md) written from known per-superstep values (synth_profile), the
 prediction of the run from a parameter file against hand computations, the sync sites
 resolved by addr2line on real programs (PIE and fixed-address), the command's errors, and
@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from synth_profile import StepSpec, records, write_profile
 
-from bspkit import profile as pf
-from bspkit import sites as st
-from bspkit.params import Params
-from bspkit.predict import MODELS
+from bspkit.measure import sites as st
+from bspkit.model import profile as pf
+from bspkit.model.params import Params
+from bspkit.model.supersteps import MODELS
 from bspkit.units import quantity
 
 from conftest import assert_self_contained, bspkit_in_process, built_program, needs_programs, report_pngs, run_bspkit
@@ -555,7 +555,7 @@ def test_profile_of_a_bsplib_program_names_its_sync_lines(tmp_path: Path, flags:
 def test_timeline_merges_supersteps_where_there_are_many(
     analysis: pf.Analysis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bspkit import profile_report
+    from bspkit.pages import profile_report
 
     whole = profile_report.timeline_png(analysis)
     monkeypatch.setattr(profile_report, "MAX_TIMELINE_BARS", 2)  # 4 supersteps: a bar per 2

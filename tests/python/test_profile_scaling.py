@@ -1,4 +1,4 @@
-"""bspkit.profile_scaling and `bspkit profile --scale`: the laws of a program's supersteps per
+"""bspkit.model.profile_scaling and `bspkit profile --scale`: the laws of a program's supersteps per
 sync site fitted over profiles at several p and n, against synthetic programs whose laws are
 known (synth_profile.SiteLaw), the predicted time against a hand computation with the
 parameter file of test_predict, the command's errors, and a real program (the inner product
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from synth_profile import SiteLaw, StepSpec, law_steps, log2p, records, write_profile
 
-from bspkit import profile as pf
-from bspkit import profile_scaling as ps
-from bspkit.params import Params
+from bspkit.model import profile as pf
+from bspkit.model import profile_scaling as ps
+from bspkit.model.params import Params
 
 from conftest import REPO, bspkit_in_process, built_program, needs_programs, run_bspkit
 from synth import L_EMPTY, PARAMS_JSON
@@ -377,9 +377,9 @@ def test_processes_beyond_the_cores_take_turns_at_all_the_work() -> None:
     """On fewer cores than processes a superstep computes max(the largest process's work, all
     the work over the cores): a wavefront's superstep with one busy process costs its work, one
     with every process busy costs the sum over the cores."""
-    from bspkit.params import Params
-    from bspkit.predict import empty_sync_s
-    from bspkit.profile_scaling import Estimate, SiteScaling, _site_time
+    from bspkit.model.params import Params
+    from bspkit.model.profile_scaling import Estimate, SiteScaling, _site_time
+    from bspkit.model.supersteps import empty_sync_s
 
     from synth import PARAMS_JSON
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bspkit.report import RUN_SECTIONS
+from bspkit.pages.report import RUN_SECTIONS
 
 from conftest import assert_self_contained, check_report, report_pngs, run_bspkit
 from synth import GTruth, SynthSpec, write_synthetic
@@ -181,9 +181,9 @@ def test_compare_two_back_ends_from_raw_files(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_one_function_per_section_in_page_order(synth_run: Path) -> None:
-    from bspkit.htmlkit import contents
-    from bspkit.inputs import load_fit
-    from bspkit.report import run_sections
+    from bspkit.commands._inputs import load_fit
+    from bspkit.pages.htmlkit import contents
+    from bspkit.pages.report import run_sections
 
     run, params = load_fit(synth_run / "raw.jsonl")
     html, images = run_sections(run, params)
@@ -244,7 +244,7 @@ def test_summary_comes_first_with_bspbench_numbers(tmp_path: Path) -> None:
     assert 'validation <span class="pass">PASS</span>' in summary
     assert "load average 5.00 &gt; 2 cores at the start: noisy run" in summary  # the warnings
     rows = {c[0]: c for c in (_cells(row) for row in re.findall(r"<tr>(.*?)</tr>", summary)) if c}
-    # the first screen's table (bspkit.verdict): f, one g per primitive, l
+    # the first screen's table (bspkit.model.verdict): f, one g per primitive, l
     assert [k for k in rows if "/" not in k] == ["f", *(f"g {k.split('/')[0]}" for k in sorted(spec.g)), "l"]
     rows = {k: c for k, c in rows.items() if "/" in k}  # the folded table: every surface
     assert set(rows) == set(spec.g)
@@ -296,7 +296,7 @@ def test_numbers_carry_units_not_e_notation(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_per_h_tables_fit_and_validation_is_sorted(tmp_path: Path) -> None:
-    from bspkit.report import PER_H_COLUMNS, sorted_keys
+    from bspkit.pages.report import PER_H_COLUMNS, sorted_keys
 
     spec = SynthSpec(seed=10, msg_words=tuple(4**k for k in range(9)), validation=30)
     params, html = _fitted_report(tmp_path, spec)
@@ -315,8 +315,8 @@ def test_per_h_tables_fit_and_validation_is_sorted(tmp_path: Path) -> None:
 
 
 def test_g_surface_z_label_reads_upright(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bspkit import plots
-    from bspkit.fit import fit_surface
+    from bspkit.model.fit import fit_surface
+    from bspkit.pages import plots
 
     from synth import points_from
 
@@ -338,7 +338,7 @@ def test_g_surface_z_label_reads_upright(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def validate_result(**over: object) -> dict:
     """A validate.json object of two swept values and three sizes, rows in run order."""
-    from bspkit.predict import MODELS
+    from bspkit.model.supersteps import MODELS
 
     def row(n: int, q: str, t: float) -> dict:
         pred = dict.fromkeys(MODELS, t * 1.05)
@@ -375,7 +375,7 @@ def validate_result(**over: object) -> dict:
 
 @pytest.mark.slow
 def test_validate_page_shows_core_types_and_sorted_runs() -> None:
-    from bspkit.validate_report import html_report
+    from bspkit.pages.validate_report import html_report
 
     html, _n = html_report(validate_result(blas_coretype="SkylakeX"))
     assert "BLAS core type (OPENBLAS_CORETYPE) SkylakeX, core in use at the probe Haswell" in html
@@ -394,7 +394,7 @@ def test_validate_page_shows_core_types_and_sorted_runs() -> None:
 
 
 def test_validate_time_plot_legend_without_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bspkit import validate_report
+    from bspkit.pages import validate_report
 
     figs = []
     monkeypatch.setattr(validate_report, "png_bytes", lambda fig: figs.append(fig) or b"")

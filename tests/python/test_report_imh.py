@@ -1,4 +1,4 @@
-"""The report's memory-hierarchy sections (bspkit.report_imh): their tables and plots from a
+"""The report's memory-hierarchy sections (bspkit.pages.imh_report): their tables and plots from a
 synthetic run with known parameters, and the page as headless Chromium renders it."""
 
 from __future__ import annotations

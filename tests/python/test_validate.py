@@ -1,4 +1,4 @@
-"""bspkit.validate: the summary of a sweep (mean error per model over the runs long enough to
+"""bspkit.measure.validation: the summary of a sweep (mean error per model over the runs long enough to
 score, the best model), and `bspkit validate` end to end with a stand-in for the drivers:
 the sweep each algorithm's record defines, the predictions, validate.json and the page. A
 toy algorithm shows that one record is all the Python side needs."""
@@ -12,12 +12,14 @@ from typing import Any
 
 import pytest
 
-from bspkit import __version__, cli, inputs, validate_report
+from bspkit import __version__, cli
 from bspkit import algorithms as al
-from bspkit import validate as va
-from bspkit.params import Params
-from bspkit.predict import MODELS, predict
-from bspkit.validate import MIN_VALIDATED_TIME_S, summarize
+from bspkit.commands import _inputs as inputs
+from bspkit.measure import validation as va
+from bspkit.measure.validation import MIN_VALIDATED_TIME_S, summarize
+from bspkit.model.params import Params
+from bspkit.model.supersteps import MODELS, predict
+from bspkit.pages import validate_report
 
 from conftest import assert_self_contained, report_pngs
 from synth import PARAMS_JSON, calibration_record
@@ -162,7 +164,7 @@ def stand_in_drivers(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         return res
 
     monkeypatch.setattr(al, "run_driver", run)
-    # the command imports these from bspkit.inputs when it runs
+    # the command imports these from bspkit.commands._inputs when it runs
     monkeypatch.setattr(inputs, "driver_launch", stand_in_launch)
     stand_in_calibration([1.0])
     return calls

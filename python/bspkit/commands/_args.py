@@ -11,7 +11,7 @@ from typing import TypeAlias
 
 from bspkit import algorithms as al
 from bspkit.console import UsageError
-from bspkit.libraries import Library
+from bspkit.measure.libraries import Library
 
 # what each command's `add_parser` receives: the top-level parser's subparsers
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -76,7 +76,7 @@ def add_launch_args(p: argparse.ArgumentParser) -> None:
 
 def add_library_args(p: argparse.ArgumentParser) -> None:
     """--bspcc, --cc/--cflags/--libs, --launcher, --library-name/-version and --peer: run the
-    drivers on another BSPlib (bspkit.libraries) instead of bspkit's back ends."""
+    drivers on another BSPlib (bspkit.measure.libraries) instead of bspkit's back ends."""
     g = p.add_argument_group(
         "another BSPlib",
         "build the drivers against another library's bsp.h (the portable build, cached per library) and start them "
@@ -104,7 +104,7 @@ def add_library_args(p: argparse.ArgumentParser) -> None:
 
 def library_arg(args: argparse.Namespace, launch: LaunchOptions) -> Library | None:
     """The other BSPlib the options describe, or None for bspkit's own; mistakes are usage errors."""
-    from bspkit.libraries import LibraryError, library_from
+    from bspkit.measure.libraries import LibraryError, library_from
 
     try:
         lib = library_from(

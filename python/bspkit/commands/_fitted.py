@@ -12,8 +12,8 @@ from bspkit.units import plain, quantity
 
 # the domain modules load numpy (the report: matplotlib): imported when a command runs, so --help stays light
 if TYPE_CHECKING:
-    from bspkit.params import Params, Surface
-    from bspkit.rawdata import RawRun
+    from bspkit.measure.rawdata import RawRun
+    from bspkit.model.params import Params, Surface
 
 
 def _lsq_cell(surface: Surface, name: str, scale: float, width: int, digits: int) -> str:
@@ -24,10 +24,10 @@ def _lsq_cell(surface: Surface, name: str, scale: float, width: int, digits: int
 
 
 def verdict_lines(params: Params) -> list[str]:
-    """The first screen (bspkit.verdict): the verdict, what to do next, how busy the machine
+    """The first screen (bspkit.model.verdict): the verdict, what to do next, how busy the machine
     was, and f, one g per primitive and l with their spreads."""
-    from bspkit import verdict
-    from bspkit.hardware_refs import hardware_sentence
+    from bspkit.measure.hardware import hardware_sentence
+    from bspkit.model import verdict
 
     out = verdict.probe_verdict(params).lines(verdict.probe_notes(params, hardware_sentence(params)))
     for h in verdict.headline_parameters(params):
@@ -97,7 +97,7 @@ def _validation_lines(params: Params) -> list[str]:
 
 def write_report(items: list[tuple[RawRun, Params]], out: Path) -> int:
     """The runs' HTML report, written to `out`; returns its number of plots."""
-    from bspkit.report import run_report
+    from bspkit.pages.report import run_report
 
     html, nimg = run_report(items)
     write_text(out, html)

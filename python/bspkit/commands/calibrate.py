@@ -1,5 +1,5 @@
 """`bspkit calibrate`: one short calibration (under a second), written as JSON, and its drift
-from a probe's parameter file (bspkit.calibrate holds the model)."""
+from a probe's parameter file (bspkit.measure.calibration holds the model)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bspkit import probe as pr
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.console import Failure, check_writable, progress
+from bspkit.measure import probe as pr
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
 if TYPE_CHECKING:
-    from bspkit import calibration as cm
-
+    from bspkit.model import drift as cm
 NAME = "calibrate"
 PASS_THROUGH = False
 
@@ -90,9 +89,9 @@ def describe_drift(drift: cm.Drift) -> list[str]:
 
 
 def run(options: CalibrateOptions, extra: Sequence[str] = ()) -> int:
-    from bspkit import calibrate as cb
-    from bspkit import calibration as cm
-    from bspkit.inputs import check_launch, params_for, run_label
+    from bspkit.commands._inputs import check_launch, params_for, run_label
+    from bspkit.measure import calibration as cb
+    from bspkit.model import drift as cm
 
     launch = options.launch
     nprocs = launch.nprocs or pr.cores()

@@ -1,4 +1,4 @@
-"""`bspkit cluster up|down|status`: the emulated cluster's actions (bspkit.cluster makes,
+"""`bspkit cluster up|down|status`: the emulated cluster's actions (bspkit.measure.cluster makes,
 shows and removes it)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bspkit import cluster as cl
 from bspkit.commands._args import Subparsers, positive_int
 from bspkit.console import Failure
+from bspkit.measure import cluster as cl
 
 NAME = "cluster"
 PASS_THROUGH = False

@@ -14,7 +14,7 @@ from bspkit.console import Failure, UsageError, write_text
 
 # the domain modules load numpy (compare: matplotlib): imported when the command runs, so --help stays light
 if TYPE_CHECKING:
-    from bspkit.params import JsonObject, Params
+    from bspkit.model.params import JsonObject, Params
 
 NAME = "compare"
 PASS_THROUGH = False
@@ -56,7 +56,7 @@ def _sweep(arg: str) -> JsonObject | None:
     """The validate sweep that arg names (a directory holding validate.json, or the file), or
     None when arg is something else (a probe run)."""
     from bspkit.fileformat import format_problem
-    from bspkit.validate import RESULT_FORMAT
+    from bspkit.measure.validation import RESULT_FORMAT
 
     path = Path(arg)
     if path.is_dir():
@@ -75,7 +75,7 @@ def _sweep(arg: str) -> JsonObject | None:
 
 def _entry(arg: str) -> tuple[str, Params]:
     """(the run's label, its parameters): refitted from raw samples, or read from a parameter file."""
-    from bspkit.inputs import load_fit, load_params, resolve_input
+    from bspkit.commands._inputs import load_fit, load_params, resolve_input
 
     kind, path = resolve_input(arg)
     params = load_fit(path)[1] if kind == "raw" else load_params(path)
@@ -84,8 +84,8 @@ def _entry(arg: str) -> tuple[str, Params]:
 
 
 def run(options: CompareOptions, extra: Sequence[str] = ()) -> int:
-    from bspkit import library_table as lt
-    from bspkit.compare import bullets, compare_report, ranking_rows
+    from bspkit.pages import library_table as lt
+    from bspkit.pages.compare import bullets, compare_report, ranking_rows
 
     if len(options.runs) < 2:
         raise UsageError("compare needs at least two runs")

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bspkit import probe as pr
 from bspkit.commands._args import Subparsers
 from bspkit.commands._fitted import summary_lines
 from bspkit.console import Failure, write_text
+from bspkit.measure import probe as pr
 
 NAME = "fit"
 PASS_THROUGH = False
@@ -55,7 +55,7 @@ def options_from(args: argparse.Namespace) -> FitOptions:
 
 def run(options: FitOptions, extra: Sequence[str] = ()) -> int:
     # the domain modules load numpy: imported when the command runs, so --help stays light
-    from bspkit.inputs import default_beside, load_fit, resolve_input
+    from bspkit.commands._inputs import default_beside, load_fit, resolve_input
 
     kind, raw = resolve_input(options.raw)
     if kind != "raw":

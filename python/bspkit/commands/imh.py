@@ -1,5 +1,5 @@
 """`bspkit imh ALG`: runs cannon or oocmm at each size and prints the BSP and the IMH model's
-predictions beside the measured time (bspkit.imh_predict holds the model); writes imh.json."""
+predictions beside the measured time (bspkit.model.imh_predict holds the model); writes imh.json."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bspkit import algorithms as al
-from bspkit import probe as pr
 from bspkit.commands._args import (
     LaunchOptions,
     Subparsers,
@@ -24,12 +23,13 @@ from bspkit.commands._args import (
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
+from bspkit.measure import probe as pr
 from bspkit.units import quantity
 from bspkit.version import __version__
 
 # the domain modules load numpy (imh_predict: scipy): imported when the command runs, so --help stays light
 if TYPE_CHECKING:
-    from bspkit.params import JsonObject, Params
+    from bspkit.model.params import JsonObject, Params
 
 NAME = "imh"
 PASS_THROUGH = True  # what follows `--` goes to every driver run
@@ -123,9 +123,9 @@ def run_description(
 
 
 def run(options: ImhOptions, extra: Sequence[str]) -> int:
-    from bspkit import imh_predict as ip
-    from bspkit import predict as pd
-    from bspkit.inputs import driver_launch, params_for
+    from bspkit.commands._inputs import driver_launch, params_for
+    from bspkit.model import imh_predict as ip
+    from bspkit.model import supersteps as pd
 
     if options.algorithm not in SUPPORTED:
         raise UsageError(f"bspkit imh predicts {' and '.join(SUPPORTED)}, not {options.algorithm!r}")

@@ -1,5 +1,5 @@
 """`bspkit predict ALG`: an algorithm's running time at any p and n from its closed-form cost
-and a machine's parameters, without a run (bspkit.forecast)."""
+and a machine's parameters, without a run (bspkit.model.predict)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from bspkit.commands._args import Subparsers, algorithm_arg, comma_list, positiv
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 
 if TYPE_CHECKING:
-    from bspkit.forecast import Machine, Rate, Sweep
-    from bspkit.params import Params
+    from bspkit.model.params import Params
+    from bspkit.model.predict import Machine, Rate, Sweep
 
 NAME = "predict"
 PASS_THROUGH = False
@@ -25,13 +25,13 @@ DEFAULT_PROCS = "1,2,4,...,1024"
 
 
 def add_parser(subparsers: Subparsers) -> None:
-    from bspkit.costs import MODULES  # light: no numpy
+    from bspkit.model.costs import MODULES  # light: no numpy
 
     algs = ", ".join(MODULES)
     pr = subparsers.add_parser(
         "predict",
         help="predict an algorithm's time at any p and n from its closed-form cost, without a run",
-        description="Evaluates ALG's closed-form BSP cost (W, H, S per superstep kind: bspkit.costs) with a "
+        description="Evaluates ALG's closed-form BSP cost (W, H, S per superstep kind: bspkit.model.costs) with a "
         "machine's parameters (f, g, l) at each p of -n and each size, under the three g models, with a 10-90% "
         "band, the speedup T(1)/T(p) and efficiency (thesis eq. 4.11-4.12), and where the time goes at the "
         "largest p (f W, g H, l S, and what halving each would give). Nothing is run. With several parameter "
@@ -173,7 +173,7 @@ def parameter_files(options: PredictOptions) -> list[Path]:
     """--params, else the newest probe of each p of the back end under results/probe/."""
     if options.params:
         return [Path(p) for p in options.params]
-    from bspkit.inputs import probe_results
+    from bspkit.commands._inputs import probe_results
 
     newest: dict[str, Path] = {}
     for path in sorted(probe_results().glob(f"*-{options.backend}-p*-*/params.json"), key=lambda q: q.stat().st_mtime):
@@ -190,7 +190,7 @@ def parameter_files(options: PredictOptions) -> list[Path]:
 
 
 def read_rate(options: PredictOptions) -> Rate | None:
-    from bspkit import forecast as fc
+    from bspkit.model import predict as fc
 
     if options.f is not None:
         return fc.Rate(options.f, "given (--f)", spread=0.0)
@@ -213,8 +213,8 @@ def read_rate(options: PredictOptions) -> Rate | None:
 def read_machine_files(files: Sequence[Path], rate_given: bool) -> list[Params]:
     """The parameter files, probes' or hand-written (the shorthand too), each checked: a
     hand-written one for what it lacks (its f need not be there when f is given)."""
-    from bspkit import machine_scaling as ms
-    from bspkit.inputs import load_params
+    from bspkit.commands._inputs import load_params
+    from bspkit.model import machine_scaling as ms
 
     out = []
     for path in files:
@@ -229,9 +229,9 @@ def read_machine_files(files: Sequence[Path], rate_given: bool) -> list[Params]:
 
 def machine_at_p(params: Sequence[Params], cores: int | None) -> Callable[[int], Machine]:
     """The machine at a p: the probe at p, else l and g fitted over the probes' p
-    (bspkit.machine_scaling); its cores: those given, else the probe's when it ran on threads."""
-    from bspkit import forecast as fc
-    from bspkit import machine_scaling as ms
+    (bspkit.model.machine_scaling); its cores: those given, else the probe's when it ran on threads."""
+    from bspkit.model import machine_scaling as ms
+    from bspkit.model import predict as fc
 
     def machine_at(p: int) -> Machine:
         try:
@@ -245,9 +245,9 @@ def machine_at_p(params: Sequence[Params], cores: int | None) -> Callable[[int],
 
 
 def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
-    from bspkit import costs
-    from bspkit import forecast as fc
-    from bspkit import forecast_report as fr
+    from bspkit.model import costs
+    from bspkit.model import predict as fc
+    from bspkit.pages import predict_report as fr
 
     alg = algorithm_arg(options.algorithm)
     if alg.name not in costs.MODULES:

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bspkit import probe as pr
-from bspkit import programs
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.commands._fitted import summary_lines, write_report
 from bspkit.console import Failure, UsageError, check_writable_dir, make_dir, progress, write_text
+from bspkit.measure import probe as pr
+from bspkit.measure import programs
 
 NAME = "probe"
 PASS_THROUGH = True  # what follows `--` goes to bspprobe
@@ -127,7 +127,7 @@ class ProbeOptions:
 
 def options_from(args: argparse.Namespace) -> ProbeOptions:
     if args.peer:  # the peer's description, under the options given beside it
-        from bspkit.libraries import LibraryError, library_from
+        from bspkit.measure.libraries import LibraryError, library_from
 
         try:
             lib = library_from(peer=args.peer, launcher=args.launcher, name=args.library_name)
@@ -223,7 +223,7 @@ def find_programs(
     """(bsprun or None with --bspcc/--launcher, bspprobe or None with --bspcc: built later),
     bspkit's own bspprobe built where it is missing or stale, bsprun asked whether it can launch."""
     # the domain modules load numpy: imported when the command runs, so --help stays light
-    from bspkit.inputs import check_launch
+    from bspkit.commands._inputs import check_launch
 
     bsprun: Path | None = None
     binary: Path | None = None
@@ -246,9 +246,9 @@ def find_programs(
 
 def build_other(root: Path, options: ProbeOptions) -> Path:
     """bspprobe built against another BSPlib: the portable build (the drivers' too, in the
-    same cache directory; bspkit.libraries), with --bspcc as the compiler and --bspcc-flags as
+    same cache directory; bspkit.measure.libraries), with --bspcc as the compiler and --bspcc-flags as
     its extra flags."""
-    from bspkit import libraries
+    from bspkit.measure import libraries
 
     assert options.bspcc is not None
     compiler = os.path.abspath(options.bspcc) if "/" in options.bspcc else options.bspcc
@@ -263,7 +263,7 @@ def build_other(root: Path, options: ProbeOptions) -> Path:
 
 
 def run(options: ProbeOptions, extra: Sequence[str]) -> int:
-    from bspkit.inputs import load_fit, run_label
+    from bspkit.commands._inputs import load_fit, run_label
 
     args = bspprobe_args(options, extra)
     launch = options.launch

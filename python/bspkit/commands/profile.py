@@ -1,7 +1,7 @@
 """`bspkit profile FILE`: the BSP cost of a profiled run, and with --params its predicted time
-on a measured machine (bspkit.profile holds the analysis, bspkit.profile_report its pages);
+on a measured machine (bspkit.model.profile holds the analysis, bspkit.pages.profile_report its pages);
 `bspkit profile --scale RUN... --to-p P`: the program at another p from profiles at several
-(bspkit.profile_scaling)."""
+(bspkit.model.profile_scaling)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from bspkit.console import Failure, UsageError, check_writable, progress, write_
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
 if TYPE_CHECKING:
-    from bspkit import profile as pf
-    from bspkit.params import Params
-    from bspkit.profile_report import Predictions
+    from bspkit.model import profile as pf
+    from bspkit.model.params import Params
+    from bspkit.pages.profile_report import Predictions
 
 NAME = "profile"
 PASS_THROUGH = False
@@ -183,8 +183,8 @@ def check_usage(options: ProfileOptions) -> None:
 
 def usable_params(path: str) -> Params:
     """A parameter file that can predict; a warning per g model it cannot serve."""
-    from bspkit import predict as pd
-    from bspkit.inputs import load_params
+    from bspkit.commands._inputs import load_params
+    from bspkit.model import supersteps as pd
 
     params = load_params(Path(path))
     try:
@@ -198,8 +198,8 @@ def usable_params(path: str) -> Params:
 def calibrated_params(params: Params, params_path: str, calibration_path: str) -> tuple[Params, str]:
     """The parameters scaled by a calibration's drift (f too: the machine's rate now), and the
     drift in words."""
-    from bspkit import calibrate as cb
-    from bspkit import calibration as cm
+    from bspkit.measure import calibration as cb
+    from bspkit.model import drift as cm
 
     cal = cb.read_calibration(Path(calibration_path))
     try:
@@ -214,9 +214,9 @@ def calibrated_params(params: Params, params_path: str, calibration_path: str) -
 def predictions(options: ProfileOptions, a: pf.Analysis) -> Predictions | None:
     """What --params asks for: the run on that machine (calibrated, with its compute scaled),
     and the model of the machine of --compute-from."""
-    from bspkit import predict as pd
-    from bspkit import profile as pf
-    from bspkit.profile_report import Predictions
+    from bspkit.model import profile as pf
+    from bspkit.model import supersteps as pd
+    from bspkit.pages.profile_report import Predictions
 
     if not options.params:
         return None
@@ -241,8 +241,8 @@ def predictions(options: ProfileOptions, a: pf.Analysis) -> Predictions | None:
 
 def compute_scale_for(options: ProfileOptions, params: Params) -> tuple[float, str]:
     """--compute-from's ratio of the computing rates, or --compute-scale, or 1."""
-    from bspkit import predict as pd
-    from bspkit import profile as pf
+    from bspkit.model import profile as pf
+    from bspkit.model import supersteps as pd
 
     if options.compute_from:
         try:
@@ -256,8 +256,8 @@ def compute_scale_for(options: ProfileOptions, params: Params) -> tuple[float, s
 
 def run_scaling(options: ProfileOptions) -> int:
     """--scale: the laws per site over the runs, the program at --to-p, with --params its time."""
-    from bspkit import forecast as fc
-    from bspkit import profile_scaling as ps
+    from bspkit.model import predict as fc
+    from bspkit.model import profile_scaling as ps
 
     assert options.to_p is not None
     try:
@@ -291,8 +291,8 @@ def run_scaling(options: ProfileOptions) -> int:
 
 
 def run(options: ProfileOptions, extra: Sequence[str] = ()) -> int:
-    from bspkit import profile as pf
-    from bspkit.profile_report import analysis_json, html_report, summary_lines
+    from bspkit.model import profile as pf
+    from bspkit.pages.profile_report import analysis_json, html_report, summary_lines
 
     check_usage(options)
     for out in (options.output, options.json):

@@ -14,8 +14,8 @@ from bspkit.console import Failure, write_text
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
 if TYPE_CHECKING:
-    from bspkit.params import Params
-    from bspkit.rawdata import RawRun
+    from bspkit.measure.rawdata import RawRun
+    from bspkit.model.params import Params
 
 NAME = "report"
 PASS_THROUGH = False
@@ -49,7 +49,7 @@ def options_from(args: argparse.Namespace) -> ReportOptions:
 
 
 def run(options: ReportOptions, extra: Sequence[str] = ()) -> int:
-    from bspkit.inputs import default_beside, load_fit, resolve_input
+    from bspkit.commands._inputs import default_beside, load_fit, resolve_input
 
     items: list[tuple[RawRun, Params, Path]] = []
     for arg in options.inputs:

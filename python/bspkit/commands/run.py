@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from bspkit import algorithms as al
-from bspkit import probe as pr
 from bspkit.commands._args import (
     LaunchOptions,
     Subparsers,
@@ -27,12 +26,13 @@ from bspkit.commands._args import (
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, write_text
-from bspkit.libraries import Library
+from bspkit.measure import probe as pr
+from bspkit.measure.libraries import Library
 from bspkit.units import quantity
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
 if TYPE_CHECKING:
-    from bspkit.params import Params
+    from bspkit.model.params import Params
 
 NAME = "run"
 PASS_THROUGH = True  # what follows `--` goes to the driver
@@ -127,7 +127,7 @@ def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -
     "prediction": the parameter file, the models, predicted_s and error per model (None where
     a model cannot predict), the work, and where f came from (the run itself: the driver
     timed its kernel with --measure-f, so the error is that of g and l alone)."""
-    from bspkit import predict as pd
+    from bspkit.model import supersteps as pd
 
     try:
         pred = pd.predict(params, d)
@@ -179,9 +179,9 @@ def signed_percent(v: float) -> str:
 def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
     """The prediction again with the parameters scaled by the drift of the calibrations the
     driver ran before its repetitions and after them (calibrate.calibrated_prediction)."""
-    from bspkit import calibrate as cb
-    from bspkit import calibration as cm
-    from bspkit import predict as pd
+    from bspkit.measure import calibration as cb
+    from bspkit.model import drift as cm
+    from bspkit.model import supersteps as pd
 
     recs = d.get("calibration") or {}
     try:
@@ -223,7 +223,7 @@ def driver_args(options: RunOptions, params: Params | None, extra: Sequence[str]
 
 
 def run(options: RunOptions, extra: Sequence[str]) -> int:
-    from bspkit.inputs import driver_launch, params_for
+    from bspkit.commands._inputs import driver_launch, params_for
 
     launch = options.launch
     alg = algorithm_arg(options.algorithm)

@@ -1,4 +1,4 @@
-"""`bspkit validate ALG`: the validation sweep (bspkit.validate) from the command line: its
+"""`bspkit validate ALG`: the validation sweep (bspkit.measure.validation) from the command line: its
 options, the parameter file and the output directory (or the sweep --resume continues), the
 table on the terminal."""
 
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bspkit import algorithms as al
-from bspkit import probe as pr
 from bspkit.commands._args import (
     LaunchOptions,
     Subparsers,
@@ -28,11 +27,12 @@ from bspkit.commands._args import (
     positive_int,
 )
 from bspkit.console import Failure, UsageError, check_writable, progress
-from bspkit.libraries import Library
+from bspkit.measure import probe as pr
+from bspkit.measure.libraries import Library
 
 # the domain modules load numpy (validate's report: matplotlib): imported when the command runs, so --help stays light
 if TYPE_CHECKING:
-    from bspkit.params import JsonObject, Params
+    from bspkit.model.params import JsonObject, Params
 
 NAME = "validate"
 PASS_THROUGH = True  # what follows `--` goes to every driver run
@@ -182,7 +182,7 @@ def output_dir(options: ValidateOptions, alg: al.Algorithm, nprocs: int, label: 
 def hosts_and_params(options: ValidateOptions, resumed: JsonObject | None) -> tuple[int, Path | None, Path, Params]:
     """(p, the hosts, the parameter file and its parameters): as given, else the resumed
     sweep's, else p = the cores, this machine and the newest probe's."""
-    from bspkit.inputs import params_for
+    from bspkit.commands._inputs import params_for
 
     launch = options.launch
     nprocs = launch.nprocs or (int(resumed["p"]) if resumed else pr.cores())
@@ -207,8 +207,8 @@ def check_memory(alg: al.Algorithm, todo: Sequence[tuple[int, str | None]], npro
 
 
 def run(options: ValidateOptions, extra: Sequence[str]) -> int:
-    from bspkit import validate as va
-    from bspkit.inputs import driver_launch, run_label
+    from bspkit.commands._inputs import driver_launch, run_label
+    from bspkit.measure import validation as va
 
     launch = options.launch
     alg = algorithm_arg(options.algorithm)

@@ -1,0 +1,519 @@
+"""Raw samples -> BSP parameters (the parameter file of docs/probe-format.md): `fit_run`.
+
+Per primitive/pattern, `fit_surface` makes every fit of bspkit.model.estimators on the medians of
+the g grid points (the thesis' weighted estimators, the least-squares fits of eq. 2.5/2.6,
+Bisseling's regression, eq. 2.6 per h) and picks the prediction model; f, l, memcpy and the
+As suite are the medians of their records; the validation against the off-grid points is
+bspkit.model.probe_validation's, the memory-hierarchy model bspkit.model.imh's.
+
+The superstep time measured includes its bsp_sync, so the constant term g_inf*h_half of the
+fit holds the synchronisation latency as well (eq. 2.4 folds l into g(h) this way). With the
+empty-sync latency l0 measured on its own (`l` records, variant "empty") the fit of
+T = l0 + g_inf (h + h_half_net + o c) with l0 fixed is the same fit reparametrised:
+h_half_net = h_half - l0/g_inf, which `lsq` reports beside `l0`.
+
+Rule: a g, l, o, h_half (or any fitted parameter) that comes out negative, or whose
+confidence interval reaches zero, is reported as null (JSON) with the reason in `flags`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from bspkit.fileformat import JsonObject
+from bspkit.measure.hardware import hardware_of
+from bspkit.measure.machine_state import LOST_MARK, summarize
+from bspkit.measure.rawdata import GPoint, RawRun, Stats
+from bspkit.measure.rawdata import stats as _stats
+from bspkit.model.estimators import (
+    CONFIDENCE,
+    LOSS,
+    LOSS_SCALE,
+    checked,
+    grid_arrays,
+    level_fits,
+    linreg,
+    lsq_fit,
+    median_ci,
+    squared_error,
+    weighted_estimators,
+)
+from bspkit.model.imh import fit_imh
+from bspkit.model.params import (
+    AsSuite,
+    AsTest,
+    FKernel,
+    LatencyDetail,
+    LinregRecord,
+    Lsq25Record,
+    LsqRecord,
+    MemcpyCheck,
+    MemcpyRow,
+    Noise,
+    Params,
+    PredictModel,
+    Surface,
+    TotalExchangeRow,
+    json_safe,
+)
+from bspkit.model.probe_validation import VALIDATION_THRESHOLD, calibration_reference, validate
+from bspkit.units import quantity
+
+MEMCPY_FACTOR = 1.5  # put's g_inf should be within this factor of memcpy's time per word
+SPREAD_WARN = 0.10  # IQR/median above this marks a noisy grid point
+
+
+# --------------------------------------------------------------------- per surface
+
+
+def _triplet(name: str, fit: Mapping[str, Any], key: str, flags: list[str], unit: str) -> list[float] | None:
+    if key not in fit:
+        return None
+    v = fit[key]
+    if v is None:
+        flags.append(f"{name}: undefined because g_inf is not positive")
+        return None
+    val, lo, hi = v
+    if checked(name, val, flags, (lo, hi), unit) is None:
+        return None
+    return [float(val), float(lo), float(hi)]
+
+
+def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = None, p: int | None = None) -> Surface:
+    """Every fit of one g surface, with the null rule applied; p sets the smallest h of
+    Bisseling's regression (bspbench's range starts at h = p)."""
+    flags: list[str] = []
+    entry: JsonObject = {"points": len(points)}
+    hs, c, h, t = grid_arrays(points)
+    entry["msg_words"] = sorted({int(v) for v in hs})
+    entry["count"] = sorted({int(v) for v in c})
+    # Weighted estimators (thesis eq. 3.1-3.6).
+    est = weighted_estimators(points)
+    g_inf = checked("g_inf (eq. 3.2)", est["g_inf"], flags, unit="s/word")
+    entry["g_inf"] = g_inf
+    entry["g_small"] = checked("g_small (eq. 3.3)", est["g_small"], flags, unit="s/word")
+    entry["h_half"] = checked("h_half (eq. 3.4)", est["h_half"] if g_inf else None, flags, unit="words")
+    entry["g_mm"] = checked("g_mm (eq. 3.5)", est["g_mm"], flags, unit="s/word")
+    entry["o"] = checked("o (eq. 3.6)", est["o"] if g_inf else None, flags, unit="words")
+    entry["o_eq31"] = checked("o (eq. 3.1)", est["o_eq31"], flags, unit="words")
+    entry["h_min"] = est["h_min"]
+    entry["hstar_min"] = est["hstar_min"]
+    entry["error_bsp"] = squared_error(points, g_inf, entry["h_half"], None)
+    entry["error_bspstar"] = squared_error(points, g_inf, entry["h_half"], entry["o"])
+    # Robust least squares, eq. (2.6) and eq. (2.5).
+    f6 = lsq_fit(points, with_o=True)
+    lsq = LsqRecord(model="2.6", points=f6["points"], loss=f6["loss"])
+    if "error" in f6:
+        flags.append(f"lsq (2.6): {f6['error']}")
+        lsq["error"] = f6["error"]
+    lsq["g_inf"] = _triplet("lsq (2.6) g_inf", f6, "g_inf", flags, "s/word")
+    lsq["h_half"] = _triplet("lsq (2.6) h_half", f6, "h_half", flags, "words")
+    lsq["o"] = _triplet("lsq (2.6) o", f6, "o", flags, "words")
+    lsq["residual_rel_rms"] = f6.get("residual_rel_rms")
+    lsq["residual_rel_max"] = f6.get("residual_rel_max")
+    gi = lsq["g_inf"][0] if lsq["g_inf"] else None
+    hh = lsq["h_half"][0] if lsq["h_half"] else None
+    oo = lsq["o"][0] if lsq["o"] else None
+    lsq["error_bspstar"] = squared_error(points, gi, hh, oo)
+    lsq["l0"] = list(l0) if l0 else None
+    lsq["h_half_net"] = None
+    h_half6 = f6.get("h_half")
+    if l0 and gi and h_half6 is not None:
+        net = h_half6[0] - l0[0] / gi
+        lsq["h_half_net"] = float(net) if net >= 0 else None
+    entry["lsq"] = lsq
+    f5 = lsq_fit(points, with_o=False)
+    lsq5 = Lsq25Record(model="2.5", points=f5["points"], loss=f5["loss"])
+    if "error" in f5:
+        flags.append(f"lsq (2.5): {f5['error']}")
+        lsq5["error"] = f5["error"]
+    lsq5["g_inf"] = _triplet("lsq (2.5) g_inf", f5, "g_inf", flags, "s/word")
+    lsq5["h_half"] = _triplet("lsq (2.5) h_half", f5, "h_half", flags, "words")
+    lsq5["residual_rel_rms"] = f5.get("residual_rel_rms")
+    lsq5["error_bsp"] = squared_error(
+        points, lsq5["g_inf"][0] if lsq5["g_inf"] else None, lsq5["h_half"][0] if lsq5["h_half"] else None, None
+    )
+    entry["lsq_2.5"] = lsq5
+    # Bisseling's regression.
+    lr = linreg(points, p)
+    lin = LinregRecord(msg_words=lr["msg_words"], points=lr["points"], range=lr["range"])
+    if "h_min" in lr:  # the range used, where the regression was made
+        lin["h_min"], lin["h_max"], lin["excluded_h"] = lr["h_min"], lr["h_max"], lr["excluded_h"]
+    if "error" in lr:
+        flags.append(f"linreg: {lr['error']}")
+        lin["error"] = lr["error"]
+    lin["g"] = _triplet("linreg g", lr, "g", flags, "s/word")
+    lin["l"] = _triplet("linreg l", lr, "l", flags, "s")
+    entry["linreg"] = lin
+    pm = prediction_model(entry)
+    entry["predict"] = pm.to_json() if pm is not None else None
+    entry["levels"] = [lv.to_json() for lv in level_fits(points)]
+    entry["flags"] = flags
+    return Surface.from_json(json_safe(entry))
+
+
+def prediction_model(entry: JsonObject) -> PredictModel | None:
+    """The parameters used to predict times: the LSQ fit of eq. (2.6) when o is significant,
+    else the LSQ fit of eq. (2.5), else the weighted estimators; a null h_half or o counts as 0."""
+    lsq, lsq5 = entry.get("lsq") or {}, entry.get("lsq_2.5") or {}
+    if lsq.get("g_inf") and lsq.get("o"):
+        return PredictModel(
+            model="2.6 lsq",
+            g_inf=lsq["g_inf"][0],
+            h_half=lsq["h_half"][0] if lsq.get("h_half") else 0.0,
+            o=lsq["o"][0],
+        )
+    if lsq5.get("g_inf"):
+        return PredictModel(
+            model="2.5 lsq",
+            g_inf=lsq5["g_inf"][0],
+            h_half=lsq5["h_half"][0] if lsq5.get("h_half") else 0.0,
+            o=0.0,
+        )
+    if entry.get("g_inf") and lsq.get("error") and lsq5.get("error", lsq.get("error")):
+        # only where no least-squares fit could be made (too few points); a least-squares
+        # g_inf that came out negative or insignificant says the data have no usable g
+        return PredictModel(
+            model="2.6 eq. 3.2-3.6",
+            g_inf=entry["g_inf"],
+            h_half=entry.get("h_half") or 0.0,
+            o=entry.get("o") or 0.0,
+        )
+    return None
+
+
+# ------------------------------------------------------------------- other records
+
+
+def fit_f(run: RawRun) -> tuple[dict[str, float | None], dict[str, FKernel], list[str]]:
+    flags: list[str] = []
+    f: dict[str, float | None] = {}
+    detail: dict[str, FKernel] = {}
+    for rec in run.f:
+        k = str(rec["kernel"])
+        st = rec["_stats"]
+        ops = rec["ops"]
+        if ops <= 0:
+            flags.append(f"f {k}: ops = {ops} is not positive")
+            f[k] = None
+        else:
+            f[k] = checked(f"f {k}", st.median / ops, flags, unit="s/op")
+            if f[k] == 0.0:
+                flags.append(f"f {k}: median time is 0 (timer too coarse?)")
+                f[k] = None
+        detail[k] = FKernel(
+            n=rec.get("n"),
+            ops=ops,
+            median_s=st.median,
+            s_per_op=f[k],
+            ops_per_s=(1.0 / f[k]) if f[k] else None,
+            samples=st.n,
+            spread=st.spread,
+            note=rec.get("note"),
+        )
+    return f, detail, flags
+
+
+def f_averages(f: dict[str, float | None]) -> dict[str, float]:
+    """Table C.1's 'Average (double)' and '(int)': 1 / mean of the operation rates."""
+    out: dict[str, float] = {}
+    for kind in ("double", "int"):
+        rates = [1.0 / v for k, v in f.items() if v and f"_{kind}" in k]
+        if rates:
+            out[kind] = 1.0 / float(np.mean(rates))
+    return out
+
+
+def fit_l(run: RawRun) -> tuple[dict[str, float | None], dict[str, LatencyDetail], list[str]]:
+    flags: list[str] = []
+    groups: dict[str, list[np.ndarray]] = {}
+    for rec in run.l:
+        groups.setdefault(str(rec["variant"]), []).append(rec["_samples"])
+    l: dict[str, float | None] = {}
+    detail: dict[str, LatencyDetail] = {}
+    for variant, arrs in groups.items():
+        x = np.concatenate(arrs)
+        st = _stats(x)
+        lo, hi = median_ci(x)
+        l[variant] = checked(f"l {variant}", st.median, flags, unit="s")
+        if l[variant] == 0.0:
+            flags.append(f"l {variant}: median is 0 (timer too coarse?)")
+            l[variant] = None
+        detail[variant] = {**st.as_dict(), "ci": [lo, hi]}
+    return l, detail, flags
+
+
+def fit_memcpy(run: RawRun) -> tuple[float | None, list[MemcpyRow]]:
+    """memcpy's time per 8-byte word. The reference for g is the largest copy made by all p
+    processes at once (`procs` = p: the same memory traffic as a g superstep), else the
+    largest single-process copy."""
+    rows: list[MemcpyRow] = []
+    for rec in sorted(run.memcpy, key=lambda r: (r["bytes"], r.get("procs") or 1)):
+        words = rec["bytes"] / 8.0
+        st = rec["_stats"]
+        rows.append(
+            MemcpyRow(
+                bytes=rec["bytes"],
+                procs=rec.get("procs") or 1,
+                median_s=st.median,
+                s_per_word=st.median / words if words > 0 else None,
+                spread=st.spread,
+                note=rec.get("note"),
+            )
+        )
+    p = run.p or 1
+    pick = [r for r in rows if r["procs"] == p] or [r for r in rows if r["procs"] == 1] or rows
+    best = pick[-1]["s_per_word"] if pick else None
+    for r in rows:
+        r["reference"] = bool(pick) and r is pick[-1]
+    return (best if best and best > 0 else None), rows
+
+
+def fit_as(run: RawRun) -> AsSuite:
+    tests: dict[str, AsTest] = {}
+    te: list[TotalExchangeRow] = []
+    for rec in run.as_tests:
+        st: Stats = rec["_stats"]
+        name = str(rec["test"])
+        if name == "TotalExchange" and rec.get("h"):
+            h = float(rec["h"])
+            te.append(
+                TotalExchangeRow(
+                    h=int(h),
+                    t_s=st.median,
+                    q1=st.q1,
+                    q3=st.q3,
+                    t_per_h_s=st.median / h,
+                    samples=st.n,
+                    note=rec.get("note"),
+                )
+            )
+        else:
+            tests[name] = {**st.as_dict(), "note": rec.get("note")}
+    te.sort(key=lambda r: r["h"])
+    return AsSuite(tests=tests, total_exchange=te)
+
+
+def memcpy_check(g: dict[str, Surface], memcpy_s_per_word: float | None) -> list[MemcpyCheck]:
+    """put's (and hpput's) time per word against memcpy's: at most 1.5x? (Less than memcpy's
+    is no overhead of the library: the h-relation may have stayed in a cache.)
+
+    memcpy is measured on buffers larger than the caches, so it is compared with put's time
+    per word on the largest h of the grid (g(h) = A/h there, out of the caches too: the same
+    regime); the g_inf of the one fit over the whole grid is given beside it (`g_inf_global`)."""
+    rows: list[MemcpyCheck] = []
+    if not memcpy_s_per_word:
+        return rows
+    for key, e in g.items():
+        if not key.startswith(("put/", "hpput/")):
+            continue
+        top = e.levels[-1] if e.levels else None
+        gi = top.g_h if top else None
+        ratio = gi / memcpy_s_per_word if gi else None
+        rows.append(
+            {
+                "key": key,
+                "g_inf": gi,
+                "memcpy_s_per_word": memcpy_s_per_word,
+                "g_inf_global": e.predict.g_inf if e.predict else None,
+                "h": top.h if top else None,
+                "ratio": ratio,
+                "pass": bool(ratio <= MEMCPY_FACTOR) if ratio is not None else None,
+            }
+        )
+    return rows
+
+
+def noise_summary(run: RawRun) -> Noise:
+    """Outliers (> 1.5 IQR from the median), spread per point, load and timer warnings."""
+    warnings: list[str] = list(run.read_warnings)
+    pts = list(run.g) + list(run.validation)
+    total = sum(p.stats.n for p in pts)
+    outl = sum(p.stats.outliers for p in pts)
+    noisy = sorted((p for p in pts if p.stats.spread > SPREAD_WARN), key=lambda p: -p.stats.spread)
+    others = [r["_stats"] for r in run.f + run.memcpy + run.l + run.as_tests]
+    total_all = total + sum(s.n for s in others)
+    outl_all = outl + sum(s.outliers for s in others)
+    cores = run.header.get("cores")
+    la0 = run.header.get("loadavg_start")
+    la1 = (run.footer or {}).get("loadavg_end")
+    load_max = None
+    for rec in run.load:
+        la = rec.get("loadavg")
+        if isinstance(la, list) and la:
+            load_max = max(load_max or 0.0, float(la[0]))
+    for name, la in (("start", la0), ("end", la1)):
+        if isinstance(la, list) and la and isinstance(cores, (int, float)) and la[0] > cores:
+            warnings.append(f"load average {la[0]:.2f} > {int(cores)} cores at the {name}: noisy run")
+    if load_max is not None and isinstance(cores, (int, float)) and load_max > cores:
+        warnings.append(f"load average reached {load_max:.2f} > {int(cores)} cores during the run: noisy run")
+    if total_all and outl_all / total_all > 0.10:
+        warnings.append(
+            f"{outl_all} of {total_all} samples ({100 * outl_all / total_all:.1f}%) are more than 1.5 IQR "
+            "from their point's median"
+        )
+    if pts and len(noisy) > 0.2 * len(pts):
+        warnings.append(f"{len(noisy)} of {len(pts)} grid points have a spread (IQR/median) above {SPREAD_WARN:.0%}")
+    timer = run.header.get("timer") or {}
+    res = timer.get("resolution_s") if isinstance(timer, dict) else None
+    if pts and isinstance(res, (int, float)) and res > 0:
+        tmin = min(p.stats.median for p in pts)
+        if res > 0.01 * tmin:
+            warnings.append(
+                f"timer resolution {quantity(res, 's')} is more than 1% of the shortest median {quantity(tmin, 's')}"
+            )
+    fw = (run.footer or {}).get("warnings")
+    if isinstance(fw, list):
+        warnings.extend(f"bspprobe: {w}" for w in fw)
+    return {
+        "samples": total_all,
+        "outliers": outl_all,
+        "g_samples": total,
+        "g_outliers": outl,
+        "points": len(pts),
+        "noisy_points": [
+            {
+                "key": p.key,
+                "msg_words": p.msg_words,
+                "count": p.count,
+                "spread": p.stats.spread,
+                "outliers": p.stats.outliers,
+            }
+            for p in noisy[:20]
+        ],
+        "noisy_point_count": len(noisy),
+        "loadavg_start": la0,
+        "loadavg_end": la1,
+        "loadavg_max": load_max,
+        "warnings": warnings,
+    }
+
+
+MACHINE_KEYS = (
+    "host",
+    "cpu",
+    "cores",
+    "cores_online",
+    "kernel",
+    "compiler",
+    "library",
+    "backend",
+    "p",
+    "binding",
+    "blas",
+    "blas_coretype",
+    "blas_corename",
+    "blas_config",
+    "mpi",
+    "date",
+    "mode",
+    "version",
+    "seed",
+    "command",
+    "timer",
+    "loadavg_start",
+    "grid",
+    "sections",
+    "repetitions",
+)
+
+
+# Fewest unmarked points a surface is fitted from (and distinct h among them): with fewer, the
+# fit keeps the marked points too and says so.
+MIN_UNMARKED_POINTS = 6
+MIN_UNMARKED_H = 3
+
+
+def unmarked_points(key: str, points: list[GPoint]) -> tuple[list[GPoint], str | None]:
+    """The points of one surface a fit may use: those measured while every process held its
+    core (bspkit.measure.machine_state); all of them, and the reason, where too few are left."""
+    clean = [pt for pt in points if pt.mark is None]
+    if len(clean) == len(points):
+        return points, None
+    if len(clean) >= MIN_UNMARKED_POINTS and len({pt.h for pt in clean}) >= MIN_UNMARKED_H:
+        return clean, None
+    return points, (
+        f"{key}: {len(points) - len(clean)} of {len(points)} points were measured while a process did not hold "
+        f"its core; the {len(clean)} left are too few to fit (at least {MIN_UNMARKED_POINTS} at "
+        f"{MIN_UNMARKED_H} values of h), so the fit uses all of them"
+    )
+
+
+def machine_state_of(run: RawRun, left_out: Mapping[str, int], kept_marked: list[str]) -> JsonObject:
+    """params.json's `machine_state`: how busy the machine was, what the fit left out for it
+    and what it had to keep."""
+    by_type: dict[str, list[Any]] = {}
+    for rtype, state in run.states:
+        by_type.setdefault(rtype, []).append(state)
+    return {
+        "lost_mark": LOST_MARK,
+        "summary": summarize(state for _t, state in run.states).as_dict(),
+        "by_record": {t: summarize(states).as_dict() for t, states in by_type.items()},
+        "left_out_points": dict(left_out),
+        "marked_visits_dropped": sum(pt.marked_visits for pt in run.g + run.validation if pt.mark is None),
+        "kept_marked": kept_marked,
+    }
+
+
+def fit_run(run: RawRun) -> Params:
+    """The whole parameter file for one raw run."""
+    h = run.header
+    machine = {k: h.get(k) for k in MACHINE_KEYS if k in h}
+    if run.footer:
+        machine["loadavg_end"] = run.footer.get("loadavg_end")
+        machine["elapsed_s"] = run.footer.get("elapsed_s")
+    f, f_detail, f_flags = fit_f(run)
+    l_s, l_detail, l_flags = fit_l(run)
+    l0 = None
+    if "empty" in l_detail and l_s.get("empty"):
+        lo, hi = l_detail["empty"]["ci"]
+        l0 = (l_s["empty"], lo, hi)
+    memcpy_spw, memcpy_rows = fit_memcpy(run)
+    g: dict[str, Surface] = {}
+    left_out: dict[str, int] = {}
+    kept_marked = [f"f {rec['kernel']}: {rec['_mark'].evidence}" for rec in run.f if rec.get("_mark")]
+    kept_marked += [f"l {rec['variant']}: {rec['_mark'].evidence}" for rec in run.l if rec.get("_mark")]
+    for key in run.g_keys():
+        every = run.g_points(key)
+        points, why_all = unmarked_points(key, every)
+        left_out[key] = len(every) - len(points)
+        if why_all:
+            kept_marked.append(why_all)
+        g[key] = fit_surface(points, l0, run.p)
+    calibration = calibration_reference(run)
+    params = Params(
+        source=str(run.path),
+        fitted=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        machine=machine,
+        p=run.p,
+        f=f,
+        f_average=f_averages(f),
+        f_detail=f_detail,
+        l=l_s,
+        l_detail=l_detail,
+        memcpy_s_per_word=memcpy_spw,
+        memcpy_detail=memcpy_rows,
+        g=g,
+        as_suite=fit_as(run),
+        validation=validate(run, g, f, l_s, calibration),
+        calibration=calibration,
+        checks={"memcpy": memcpy_check(g, memcpy_spw), "memcpy_factor": MEMCPY_FACTOR},
+        noise=noise_summary(run),
+        flags=f_flags + l_flags,
+        fit_settings={
+            "confidence": CONFIDENCE,
+            "loss": LOSS,
+            "loss_scale": LOSS_SCALE,
+            "validation_threshold": VALIDATION_THRESHOLD,
+            "units": "seconds; words of 8 bytes; error_bsp(star) in s^2/word^2",
+        },
+        imh=fit_imh(run),
+        machine_state=machine_state_of(run, left_out, kept_marked),
+    )
+    params.hardware = dict(hardware_of(run, params.empty_sync_s()))
+    # what a reader of the file gets: plain JSON values, NaN and infinities as null
+    return Params.from_json(params.to_json())

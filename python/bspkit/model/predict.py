@@ -1,0 +1,516 @@
+"""Prediction without a run (`bspkit predict`): an algorithm's closed-form cost (bspkit.model.costs)
+evaluated with a machine's parameters, at any p and n, with a band, the speedup and
+efficiency over p and n (thesis eq. 4.11-4.12), and where the time goes.
+
+For one problem (n and the algorithm's second parameter) at p processes:
+
+    T = W f + sum over supersteps of comm(h, c, h*) + l        (bspkit.model.supersteps, per model)
+
+with W, h, c, h* from the closed form, f the seconds per work unit of the algorithm's kernel
+(the probe's kernel nearest it, a driver's own measurement, or given), and comm and l from the
+machine's parameters at that p (a probe at p, or fitted over the p of several probes:
+bspkit.model.machine_scaling). The best model is the most detailed one the parameters serve:
+g(h,h*), then g(h), then g const.
+
+Speedup S(p) = T(1) / T(p): the same algorithm and problem on one process, as the thesis'
+eq. (4.11) compares (the same blocks on one processor); efficiency E(p) = W_1 f / (p T(p)),
+eq. (4.12) with the work of the whole problem W_1 (the closed form at p = 1) in the
+algorithm's own unit.
+
+Processes beyond the cores of one machine take turns: f is then f p / cores (Machine.cores).
+
+Where the time goes: T = work (W f) + bandwidth (the communication beyond l) + latency
+(l S, the empty sync per superstep); "what if" halves each of f, g and l in turn.
+
+The band: T is resampled with f, g and l each scaled by an independent log-normal factor
+whose spread is the parameters' relative spread (the probe's sample spread and fit residuals,
+the fit over p's error at the target; f's: of the algorithm's kernel, or of the repetitions of
+the run f came from); interval_s is the 10th to 90th percentile of those totals. It holds what
+the parameters say of themselves, not how the machine drifts between the probe and the run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from bspkit.model import drift as cm
+from bspkit.model import machine_scaling as ms
+from bspkit.model import supersteps as pd
+from bspkit.model.costs import Cost, StepKind
+from bspkit.model.params import Params
+
+# the models from the most detailed to the classic one: the first the parameters serve is "best"
+BEST_FIRST = ("g(h,h*)", "g(h)", "g const")
+BAND = (10.0, 90.0)  # percentiles of the interval
+BAND_SAMPLES = 4000
+
+JsonObject = dict[str, Any]
+
+
+class ForecastError(Exception):
+    """The prediction cannot be made (no f for the kernel, no usable parameters)."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Relative spreads (a standard deviation of log T, about the relative one) of the three
+    machine parameters a prediction rests on."""
+
+    f: float = 0.0  # of a kernel the file does not know (the median over its kernels)
+    g: float = 0.0
+    l: float = 0.0  # noqa: E741 (the BSP parameter's name)
+    f_kernels: Mapping[str, float] = field(default_factory=dict)  # f's spread per probe kernel
+
+    def f_of(self, kernel: str | None) -> float:
+        """f's spread for the algorithm's kernel (Cost.f_kernel), else the median one."""
+        return self.f_kernels.get(kernel, self.f) if kernel else self.f
+
+    def to_json(self) -> JsonObject:
+        return {"f": self.f, "g": self.g, "l": self.l, "f_kernels": dict(self.f_kernels)}
+
+
+def spread_of(at: ms.MachineAtP | Params) -> Spread:
+    """The three spreads of a machine's parameters (bspkit.model.machine_scaling.parameter_spread,
+    the fits over p added in): f, the median over the probe's kernels (f is the scatter of one
+    core's kernel time, alike across kernels); g, the all-to-all put surface's for the most
+    detailed model it has (g(h,h*), then g(h), then Bisseling's g), else the median over the
+    surfaces; l, the empty sync's. Unknown ones are 0 (a hand-written number)."""
+    spread = ms.parameter_spread(at)
+
+    def log_sd(rel: float | None) -> float | None:
+        # a relative sd as the sd of log (a log-normal's): equal for small ones; a fit far
+        # outside its points (a relative error of 70) gives a wide band, not an infinite one
+        return None if rel is None else math.sqrt(math.log1p(rel * rel))
+
+    def of_surface(s: ms.SurfaceSpread) -> float | None:
+        return log_sd(next((v for v in (s.g_h_hstar, s.g_h, s.linreg_g) if v is not None), None))
+
+    fs = [v for v in map(log_sd, spread.f.values()) if v is not None]
+    put = spread.g.get("put/alltoall")
+    g = of_surface(put) if put is not None else None
+    if g is None:
+        gs = [v for s in spread.g.values() if (v := of_surface(s)) is not None]
+        g = float(np.median(gs)) if gs else None
+    kernels = {k: sd for k, v in spread.f.items() if (sd := log_sd(v)) is not None}
+    return Spread(float(np.median(fs)) if fs else 0.0, g or 0.0, log_sd(spread.l) or 0.0, kernels)
+
+
+def shared_cores(params: Params, given: int | None) -> int | None:
+    """The cores a run's processes share: those given (--cores), else the probe's machine's
+    when it ran on threads (one machine), else None (a core per process: a cluster)."""
+    if given is None and params.machine.get("backend") == "threads":
+        cores = params.machine.get("cores")
+        return cores if isinstance(cores, int) and cores > 0 else None
+    return given
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The parameters a prediction at one p is evaluated with, and where they come from."""
+
+    params: Params
+    source: str  # "probe at p = 4", "fitted over p = 1, 2, 4 (extrapolated)", "hand-written"
+    spread: Spread = Spread()
+    warnings: tuple[str, ...] = ()
+    # the cores the p processes share (threads on one machine): beyond them processes take
+    # turns and each computes at f p / cores; None: a core each (a cluster big enough)
+    cores: int | None = None
+
+    def time_sharing(self, p: int) -> float:
+        """How much slower each process computes at p: p / cores beyond the cores, else 1."""
+        return max(1.0, p / self.cores) if self.cores else 1.0
+
+
+@dataclass(frozen=True)
+class Rate:
+    """f: seconds per work unit, and where it comes from."""
+
+    s_per_unit: float
+    source: str
+    # how far f may be off (sd of log f); None: the machine's spread of the kernel's f
+    spread: float | None = None
+
+
+@dataclass(frozen=True)
+class KindCost:
+    """The supersteps of one kind together: their counts and predicted time (best model)."""
+
+    kind: str
+    S: int
+    W: float
+    H: float
+    source: str  # closed form, expected, bound
+    time_s: float | None
+
+    def to_json(self) -> JsonObject:
+        return {"kind": self.kind, "W": self.W, "H": self.H, "S": self.S, "source": self.source, "time_s": self.time_s}
+
+
+@dataclass(frozen=True)
+class Point:
+    """The prediction of one problem at one p."""
+
+    cost: Cost
+    machine: Machine
+    f: Rate
+    models: dict[str, float | None]  # total time per model
+    best_model: str
+    work_s: float
+    latency_s: float  # l S: the empty sync per superstep
+    bandwidth_s: float  # the best model's communication beyond l S
+    interval_s: tuple[float, float]
+    kinds: tuple[KindCost, ...]
+    request: Mapping[str, Any] = field(default_factory=dict)  # the problem as asked (Cost.problem: filled in)
+    speedup: float | None = None  # T(1) / T(p), filled in by `sweep`
+    efficiency: float | None = None  # W_1 f / (p T(p))
+
+    @property
+    def p(self) -> int:
+        return self.cost.p
+
+    @property
+    def predicted_s(self) -> float:
+        value = self.models[self.best_model]
+        assert value is not None  # best_model is one that predicted
+        return value
+
+    def shares(self) -> dict[str, float]:
+        """The parts of T as fractions: work (f W), bandwidth (g H), latency (l S)."""
+        total = self.work_s + self.bandwidth_s + self.latency_s
+        if total <= 0:
+            return {"work": 0.0, "bandwidth": 0.0, "latency": 0.0}
+        return {
+            "work": self.work_s / total,
+            "bandwidth": self.bandwidth_s / total,
+            "latency": self.latency_s / total,
+        }
+
+    def what_if(self) -> list[tuple[str, float, float]]:
+        """(what is halved, T then, its speedup over T) for f, g and l in turn."""
+        t = self.predicted_s
+        parts = (("f (compute twice as fast)", self.work_s), ("g (twice the bandwidth)", self.bandwidth_s))
+        parts += (("l (half the latency)", self.latency_s),)
+        return [(name, t - part / 2, t / (t - part / 2) if t - part / 2 > 0 else math.inf) for name, part in parts]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "algorithm": self.cost.algorithm,
+            "p": self.p,
+            "problem": dict(self.request or self.cost.problem),
+            "model_problem": dict(self.cost.problem),
+            "predicted_s": self.predicted_s,
+            "best_model": self.best_model,
+            "models": dict(self.models),
+            "interval_s": list(self.interval_s),
+            "band_percentiles": list(BAND),
+            "speedup": self.speedup,
+            "efficiency": self.efficiency,
+            "W": self.cost.W,
+            "H": self.cost.H,
+            "S": self.cost.S,
+            "work_unit": self.cost.work_unit,
+            "exact": self.cost.exact,
+            "notes": list(self.cost.notes),
+            "f_s_per_unit": self.f.s_per_unit,
+            "f_source": self.f.source,
+            "f_spread": self.f.spread,
+            "machine": {
+                "source": self.machine.source,
+                "spread": self.machine.spread.to_json(),
+                "warnings": list(self.machine.warnings),
+                "cores": self.machine.cores,
+                "time_sharing": self.machine.time_sharing(self.p),
+            },
+            "parts_s": {"work": self.work_s, "bandwidth": self.bandwidth_s, "latency": self.latency_s},
+            "shares": self.shares(),
+            "what_if": [{"halve": name, "predicted_s": t, "speedup": s} for name, t, s in self.what_if()],
+            "supersteps": [k.to_json() for k in self.kinds],
+        }
+
+
+# ------------------------------------------------------------------------------- f
+
+
+def rate_of(cost: Cost, params: Params, given: Rate | None = None) -> Rate:
+    """f for this algorithm: the one given (--f, a driver's run), else the parameter file's
+    kernel nearest the driver's (Cost.f_kernel)."""
+    if given is not None:
+        return given
+    kernel = cost.f_kernel
+    value = params.f.get(kernel) if kernel else None
+    if value:
+        return Rate(float(value), f"the probe's {kernel} kernel")
+    hint = (
+        f"the parameter file has no f for the {kernel} kernel"
+        if kernel
+        else f"the probe has no kernel like {cost.algorithm}'s (its unit: {cost.work_unit})"
+    )
+    raise ForecastError(
+        f"{hint}: give --f SECONDS_PER_{cost.work_unit.upper()}, or --f-from RUN.json, a driver's run on one "
+        f"process (bspkit run {cost.algorithm} -n 1 --size N --json RUN.json)"
+    )
+
+
+def rate_from_run(run: Mapping[str, Any], algorithm: str) -> Rate:
+    """f from a driver's run: the kernel it timed (--measure-f; on every process at once where
+    it was, else on process 0 alone, as bspkit.model.supersteps.predict reads it); else, for a run on
+    one process, the run's own rate, its median time over its W (everything the algorithm
+    does per unit of work, with no communication to take out). The spread: the scatter of
+    the run's repetitions (the kernel's own timings are not kept)."""
+    problem = ", ".join(f"{k} = {v}" for k, v in (run.get("params") or {}).items() if k in ("n", "q", "alpha", "nb"))
+    where = f"{run.get('algorithm')}, p = {run.get('p')}, {problem}"
+    times = [float(t) for t in run.get("times_s") or [] if t and t > 0]
+    spread = float(np.std(np.log(times), ddof=1)) if len(times) >= 3 else None
+    value = run.get("f_all_s_per_unit") or run.get("f_s_per_unit")
+    if value:
+        return Rate(float(value), f"the kernel as the driver timed it ({where})", spread)
+    if run.get("p") == 1 and run.get("time_s") and run.get("W"):
+        return Rate(float(run["time_s"]) / float(run["W"]), f"the run's time over its W ({where})", spread)
+    raise ForecastError(
+        f"the run of {run.get('algorithm')} at p = {run.get('p')} has no f: give a run on one process, or one with "
+        f"--measure-f (bspkit run {algorithm} -n 1 --size N --json RUN.json)"
+    )
+
+
+# ----------------------------------------------------------------------- one point
+
+
+def _comm_cost(params: Params, step: StepKind, model: str, memo: dict[tuple[Any, ...], float | None]) -> float | None:
+    """One superstep's communication and synchronization under a model (memoized: a run
+    repeats the same shapes)."""
+    key = (model, step.h, step.count, step.primitive, step.pattern)
+    if key not in memo:
+        memo[key] = pd.superstep_comm_s(params, step.as_superstep(), model)
+    return memo[key]
+
+
+def band(
+    work_s: float,
+    bandwidth_s: float,
+    latency_s: float,
+    spread: Spread,
+    kernel: str | None = None,
+    f_spread: float | None = None,
+    seed: int = 1,
+) -> tuple[float, float]:
+    """The 10th-90th percentile of T with f (f_spread, else the kernel's), g and l scaled by
+    independent log-normal factors (median 1, the spreads as sigma)."""
+    rng = np.random.default_rng(seed)
+
+    def factor(sigma: float) -> Any:
+        return np.exp(rng.normal(0.0, sigma, BAND_SAMPLES)) if sigma > 0 else np.ones(BAND_SAMPLES)
+
+    totals = (
+        work_s * factor(spread.f_of(kernel) if f_spread is None else f_spread)
+        + bandwidth_s * factor(spread.g)
+        + latency_s * factor(spread.l)
+    )
+    low, high = np.percentile(totals, BAND)
+    return float(low), float(high)
+
+
+def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
+    """The predicted time of one closed-form cost on one machine."""
+    params = machine.params
+    l_empty = pd.empty_sync_s(params)
+    memo: dict[tuple[Any, ...], float | None] = {}
+    work_s = cost.W * rate.s_per_unit * machine.time_sharing(cost.p)
+    models: dict[str, float | None] = {}
+    for model in pd.MODELS:
+        total = 0.0
+        for step in cost.steps:
+            if not step.sync:
+                continue
+            c = _comm_cost(params, step, model, memo)
+            if c is None:
+                total = math.nan
+                break
+            total += step.repeat * c
+        models[model] = None if math.isnan(total) else work_s + total
+    best = next((m for m in BEST_FIRST if models.get(m) is not None), None)
+    if best is None:
+        raise ForecastError("the parameters predict no superstep under any model: the file has no usable g surface")
+
+    kinds: dict[str, dict[str, Any]] = {}
+    for step in cost.steps:
+        k = kinds.setdefault(step.kind, {"S": 0, "W": 0.0, "H": 0.0, "source": step.source, "comm": 0.0})
+        k["S"] += step.repeat if step.sync else 0
+        k["W"] += step.repeat * step.w
+        k["H"] += step.repeat * step.h
+        if step.source != "closed form":
+            k["source"] = step.source
+        if step.sync:
+            k["comm"] += step.repeat * (_comm_cost(params, step, best, memo) or 0.0)
+    kind_costs = tuple(
+        KindCost(
+            name, k["S"], k["W"], k["H"], k["source"], k["W"] * work_s / cost.W + k["comm"] if cost.W else k["comm"]
+        )
+        for name, k in kinds.items()
+    )
+
+    comm_s = models[best] - work_s  # type: ignore[operator]
+    latency_s = min(cost.S * l_empty, comm_s)
+    bandwidth_s = max(comm_s - latency_s, 0.0)
+    low, high = band(work_s, bandwidth_s, latency_s, machine.spread, cost.f_kernel, rate.spread)
+    return Point(cost, machine, rate, models, best, work_s, latency_s, bandwidth_s, (low, high), kind_costs)
+
+
+def params_draw(params: Params, spread: Spread) -> Callable[[np.random.Generator], Params]:
+    """Parameter files drawn from the spread of this one: every g and l scaled by a log-normal
+    factor (one for g, one for l), f left alone; for the bands of predictions that price
+    their own quantities (`bspkit profile --scale`: profile_scaling.ParamsDraw)."""
+
+    def draw(rng: np.random.Generator) -> Params:
+        g = math.exp(rng.normal(0.0, spread.g)) if spread.g > 0 else 1.0
+        l_factor = math.exp(rng.normal(0.0, spread.l)) if spread.l > 0 else 1.0
+        drift = cm.Drift(f={}, g=[(1, g)], l={"empty": l_factor, "shift": l_factor})
+        return cm.scaled(params, drift, scale_f=False)
+
+    return draw
+
+
+def run_band(
+    params: Params, prediction: Mapping[str, float | None], supersteps: int, spread: Spread, kernel: str | None = None
+) -> tuple[str, tuple[float, float]] | None:
+    """The band of a driver run's prediction (bspkit.model.supersteps.predict's dict, the run's S): that
+    of its most detailed model, None where no model predicted it."""
+    best = next((m for m in BEST_FIRST if prediction.get(m) is not None), None)
+    comm = prediction.get(f"{best} comm_s") if best else None
+    work = prediction.get("work_s")
+    if best is None or comm is None or work is None:
+        return None
+    latency = min(supersteps * pd.empty_sync_s(params), comm)
+    return best, band(work, max(comm - latency, 0.0), latency, spread, kernel)
+
+
+# --------------------------------------------------------------------- a sweep
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Predictions over p (and n, and the second parameter), with speedup and efficiency."""
+
+    algorithm: str
+    points: tuple[Point, ...]
+    warnings: tuple[str, ...] = field(default=())  # every p's machine's, once each
+
+    def problems(self) -> list[tuple[tuple[str, Any], ...]]:
+        """The problems predicted (n and the second parameter), in order."""
+        seen: dict[tuple[tuple[str, Any], ...], None] = {}
+        for pt in self.points:
+            seen.setdefault(problem_key(pt.request), None)
+        return list(seen)
+
+    def target(self) -> Point:
+        """The prediction the question is about: the largest p of the last problem."""
+        last = self.problems()[-1]
+        return max((pt for pt in self.points if problem_key(pt.request) == last), key=lambda pt: pt.p)
+
+    def to_json(self) -> JsonObject:
+        """The output contract: the target's prediction at the top level (predicted_s, models,
+        interval_s, p, supersteps), every point in `table`."""
+        out = self.target().to_json()
+        out["table"] = [pt.to_json() for pt in self.points]
+        out["warnings"] = list(self.warnings)
+        return out
+
+
+def problem_key(problem: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((k, v) for k, v in problem.items() if isinstance(v, (int, float, str))))
+
+
+CostOf = Callable[[Mapping[str, Any], int], Cost]
+MachineAt = Callable[[int], Machine]
+
+
+def sweep(
+    algorithm: str,
+    problems: Sequence[Mapping[str, Any]],
+    procs: Sequence[int],
+    cost_of: CostOf,
+    machine_at: MachineAt,
+    given_rate: Rate | None = None,
+) -> Sweep:
+    """Every problem at every p, with speedup and efficiency against the same problem at p = 1
+    (predicted on the machine's parameters at p = 1)."""
+    points: list[Point] = []
+    warnings: dict[str, None] = {}
+    machines: dict[int, Machine] = {}
+
+    def machine(p: int) -> Machine:
+        if p not in machines:
+            machines[p] = machine_at(p)
+            warnings.update(dict.fromkeys(machines[p].warnings))
+        return machines[p]
+
+    target = machine(max(procs))
+    for problem in problems:
+        # one f for the whole sweep (f is per core): the target machine's, so that the speedup
+        # compares times of the same f
+        rate = rate_of(cost_of(problem, 1), target.params, given_rate)
+        one = point(cost_of(problem, 1), machine(1), rate)
+        for p in procs:
+            pt = one if p == 1 else point(cost_of(problem, p), machine(p), rate)
+            work_1 = one.cost.W * rate.s_per_unit
+            points.append(
+                replace(
+                    pt,
+                    request=dict(problem),
+                    speedup=one.predicted_s / pt.predicted_s,
+                    efficiency=work_1 / (p * pt.predicted_s),
+                )
+            )
+    return Sweep(algorithm, tuple(points), tuple(warnings))
+
+
+# ------------------------------------------------------------------ the p to predict
+
+
+def parse_procs(text: str) -> list[int]:
+    """-n: "4", "1,2,4,8", "1,2,4,...,1024" (the step or ratio of the first two, continued up to
+    the last), "1-16" (every p). ValueError with what is wrong."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if len(items) == 1 and "-" in items[0][1:]:
+        lo, hi = (_positive(v, text) for v in items[0].split("-", 1))
+        if hi < lo:
+            raise ValueError(f"-n {text}: the range ends below its start")
+        return list(range(lo, hi + 1))
+    if "..." in items or "…" in items:
+        dots = items.index("...") if "..." in items else items.index("…")
+        if dots < 2 or dots != len(items) - 2:
+            raise ValueError(f"-n {text}: write at least two values before '...' and one after, e.g. 1,2,4,...,1024")
+        head = [_positive(v, text) for v in items[:dots]]
+        end = _positive(items[-1], text)
+        a, b = head[-2], head[-1]
+        values = list(head)
+        if b > a and b % a == 0 and (len(head) < 3 or head[-2] % head[-3] == 0 and head[-2] // head[-3] == b // a):
+            ratio = b // a
+            while values[-1] * ratio <= end:
+                values.append(values[-1] * ratio)
+        elif b > a:
+            while values[-1] + (b - a) <= end:
+                values.append(values[-1] + (b - a))
+        else:
+            raise ValueError(f"-n {text}: the values before '...' must grow")
+        if values[-1] != end:
+            values.append(end)
+        return values
+    values = [_positive(v, text) for v in items]
+    if not values:
+        raise ValueError("-n needs a number of processes")
+    return values
+
+
+def _positive(v: str, text: str) -> int:
+    try:
+        value = int(v)
+    except ValueError:
+        raise ValueError(f"-n {text}: '{v}' is not a number of processes") from None
+    if value < 1:
+        raise ValueError(f"-n {text}: '{v}' is not a positive number of processes")
+    return value
