@@ -153,6 +153,104 @@ def test_help_of_every_command() -> None:
 # -------------------------------------------------------------- probe, for real
 
 
+# ---------------------------------------------------- what a successful probe's file holds
+#
+# docs/probe-format.md: a value that came out negative, or whose interval spans zero, is null
+# with the reason in `flags` (the file's for f and l, the surface's for g); an IMH fit's model
+# value is 0 when its coefficient was dropped (flagged), and a time per byte is null where no
+# size took longer than the start-up (flagged). Every null and every 0 below must come with
+# that reason in the file: none is taken on trust.
+
+
+def flagged(flags: list[str], name: str) -> bool:
+    """Whether `flags` has a line about the value called `name` (the fit's own prefix)."""
+    return any(f.startswith(name + ":") or f.startswith(name + " ") for f in flags)
+
+
+def positive(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
+
+
+def check_triplet(t: object, what: str) -> None:
+    assert isinstance(t, list) and len(t) == 3 and 0 < t[1] <= t[0] <= t[2], f"{what}: {t}"
+
+
+# The surface estimators (eq. 3.1-3.6), the name each one's flag starts with.
+SURFACE_ESTIMATORS = {
+    "g_small": "g_small (eq. 3.3)",
+    "h_half": "h_half (eq. 3.4)",
+    "g_mm": "g_mm (eq. 3.5)",
+    "o": "o (eq. 3.6)",
+    "o_eq31": "o (eq. 3.1)",
+}
+
+
+def check_surface(key: str, e: dict) -> None:
+    flags = e["flags"]
+    # eq. (3.2) is a weighted mean of measured times per word: always made, always > 0
+    assert positive(e["g_inf"]), (key, e["g_inf"], flags)
+    for name, flag in SURFACE_ESTIMATORS.items():
+        v = e[name]
+        assert (v is not None and v >= 0) or flagged(flags, flag), (key, name, v, flags)
+    for fit, label, names in (
+        ("lsq", "lsq (2.6)", ("g_inf", "h_half", "o")),
+        ("lsq_2.5", "lsq (2.5)", ("g_inf", "h_half")),
+    ):
+        rec = e[fit]
+        for name in names:
+            if rec[name] is None:  # a failed fit, or this value's interval spans zero: said so
+                assert "error" in rec or flagged(flags, f"{label} {name}"), (key, fit, name, flags)
+            else:
+                check_triplet(rec[name], f"{key} {fit} {name}")
+    pm = e["predict"]
+    if pm is None:  # "null when no usable g": neither least-squares g_inf, each flagged
+        assert e["lsq"]["g_inf"] is None and e["lsq_2.5"]["g_inf"] is None, (key, e["lsq"], e["lsq_2.5"])
+    else:
+        assert pm["model"] in ("2.6 lsq", "2.5 lsq", "2.6 eq. 3.2-3.6") and positive(pm["g_inf"]), (key, pm)
+
+
+def imh_null_reason(fit: dict, name: str) -> bool:
+    """Whether an IMH fit says why its `name` is null (failed fit) or 0 (dropped)."""
+    return "error" in fit or any(f.startswith(name + ":") or f == "no size above the start-up" for f in fit["flags"])
+
+
+def check_imh_model(imh: dict, p: int) -> None:
+    model = imh["model"]
+    assert set(model) == {"T_n", "T_c", "T_e", "T_p", "T_s", "tau_d", "T_r", "tau_r", "T_w", "tau_w"}, model
+    # eq. (4): the cold double reads by every process, out of cache: a value > 0, or 0 where
+    # the fit dropped it, or null where it failed; the last two with the reason
+    mem_fit = imh["mem"]["fits"][f"read/double/cold/p{p}"]["memory"]
+    for k in ("T_n", "T_c", "T_e", "T_p"):
+        assert positive(model[k]) or (model[k] in (0, None) and imh_null_reason(mem_fit, k)), (k, model[k], mem_fit)
+    # eq. (5) from the permutation: T_s a median time (> 0); tau_d null only with the reason
+    perm = imh["pp"]["fits"]["permutation"]
+    assert positive(model["T_s"]) or (model["T_s"] is None and imh_null_reason(perm, "tau")), (model, perm)
+    assert positive(model["tau_d"]) or (model["tau_d"] is None and imh_null_reason(perm, "tau")), (model, perm)
+    # the disk: T_r, T_w are the medians of the smallest files' times; tau null only with the reason
+    disk = imh["disk"]["fits"]
+    for op, short in (("read", "r"), ("write", "w")):
+        fit = disk.get(f"{op}/sequential/direct") or disk[f"{op}/sequential/page"]
+        assert positive(model[f"T_{short}"]), (op, model, fit)
+        tau = model[f"tau_{short}"]
+        assert positive(tau) or (tau is None and imh_null_reason(fit, "tau")), (op, tau, fit)
+
+
+def check_probe_params(params: dict) -> None:
+    """The values every successful probe writes are there and > 0; a null is only where
+    docs/probe-format.md allows one, and then the file says why."""
+    file_flags = params["flags"]
+    assert positive(params["l"]["empty"]), params["l"]  # a median of timed empty syncs
+    for variant, v in params["l"].items():
+        assert positive(v) or (v is None and flagged(file_flags, f"l {variant}")), (variant, v, file_flags)
+    assert params["f"], "no f"
+    for kernel, v in params["f"].items():
+        assert positive(v) or (v is None and flagged(file_flags, f"f {kernel}")), (kernel, v, file_flags)
+    assert positive(params["memcpy_s_per_word"]), params["memcpy_s_per_word"]
+    for key, e in params["g"].items():
+        check_surface(key, e)
+    check_imh_model(params["imh"], params["p"])
+
+
 @pytest.mark.skipif(not HAVE_PROBE, reason=NO_PROBE)
 @pytest.mark.slow
 def test_probe_quick_tiny_grid(tmp_path: Path) -> None:
@@ -187,22 +285,7 @@ def test_probe_quick_tiny_grid(tmp_path: Path) -> None:
         "get/shift",
     }
     assert set(params["l"]) == {"empty", "shift", "alltoall"}
-    assert all(v is None or v > 0 for v in params["l"].values())
-    assert params["f"] and params["memcpy_s_per_word"] and params["memcpy_s_per_word"] > 0
-    for key, e in params["g"].items():
-        t = e["lsq"]["g_inf"]
-        assert t is None or 0 < t[1] <= t[0] <= t[2], key
-    # the default runs the memory-hierarchy suites too: their fits are in the file
-    imh = params["imh"]
-    assert imh["mem"]["fits"] and imh["mem"]["heldout_points"] > 0
-    assert set(imh["pp"]["fits"]) == {"permutation", "pingpong", "scatter", "broadcast"}
-    assert {"read/sequential/direct", "write/sequential/page"} <= set(imh["disk"]["fits"])
-    # every term is there and positive, or null where this tiny grid under load gave no fit (no
-    # transfer slower than the start-up, seen once on a loaded 2-core machine): never negative
-    model = imh["model"]
-    assert all(
-        k in model and (model[k] is None or model[k] > 0) for k in ("T_s", "tau_d", "T_r", "tau_r", "T_w", "tau_w")
-    )
+    check_probe_params(params)
     check_report(out / "report.html", params)
 
 
