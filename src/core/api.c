@@ -1,26 +1,52 @@
-/* api.c - starting and ending the SPMD section, enquiry functions. */
-#include <sched.h>
+/* api.c - starting and ending the SPMD section, enquiry functions: the top of the core,
+ * which chooses the back end and tells the fatal path (errors.h) how to use it. */
 #include <stdatomic.h>
 #include <stdio.h>
-#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "bspk_machine.h"
-#include "core/internal.h"
-
-_Thread_local bspk_proc *bspk_self __attribute__((tls_model("initial-exec")));
+#include "bspkit.h"
+#include "core/checkpoint.h"
+#include "core/compiler.h"
+#include "core/engine.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/profile.h"
+#include "core/registrations.h"
+#include "core/superstep.h"
 
 static void (*spmd_function)(void);
 static const bspk_engine_ops *active_ops;
 static atomic_int exit_check_installed;
 static atomic_int sections_ended; /* SPMD sections process 0 has ended */
 
-const bspk_engine_ops *bspk_active_engine(void) { return active_ops; }
+/* ---- what the fatal path asks of this layer (errors.h) ---- */
 
-int bspk_cores_available(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
+static int current_pid(void) {
+  const bspk_proc *self = bspk_self;
+  return self ? self->pid : -1;
+}
+
+static const char *engine_job_dir(void) {
+  return active_ops && active_ops->job_dir ? active_ops->job_dir() : NULL;
+}
+
+static void engine_terminate(int status) {
+  if (active_ops && active_ops->terminate) active_ops->terminate(status);
+}
+
+static const bspk_fatal_hooks fatal_hooks = {current_pid, bspk_describe_process, engine_job_dir,
+                                             engine_terminate};
+
+/* The back end, chosen by the first call that needs it (BSPKIT_BACKEND); from then on an
+ * error anywhere names its process and ends the whole program through it. */
+static const bspk_engine_ops *chosen_engine(void) {
+  if (!active_ops) {
+    bspk_set_fatal_hooks(&fatal_hooks);
+    active_ops = bspk_engine_select();
+  }
+  return active_ops;
 }
 
 /* Without bsp_init, bsp_begin sits in main and the other processes re-enter main with the
@@ -83,8 +109,8 @@ BSPK_API void bsp_init(void (*spmd_part)(void), int argc, char *argv[]) {
     return;
   }
   spmd_function = spmd_part;
-  if (!active_ops) active_ops = bspk_engine_select();
-  if (active_ops->init) active_ops->init(spmd_part, argc, argv);
+  const bspk_engine_ops *ops = chosen_engine();
+  if (ops->init) ops->init(spmd_part, argc, argv);
 }
 
 static int requested_nprocs(void) {
@@ -151,7 +177,7 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
     begin_nested(self, maxprocs);
     return;
   }
-  if (!active_ops) active_ops = bspk_engine_select();
+  chosen_engine();
   /* The other processes of a later section start in the function given to bsp_init; without
    * one they could only start main again, from the top. */
   if (atomic_load(&sections_ended) > 0 && !spmd_function)
@@ -190,6 +216,8 @@ BSPK_API void bsp_end(void) {
   /* Process 0 of a nested section is its starter's thread, which goes on in the parent
    * section; the other processes of a nested section end in finish, as at top level. */
   bspk_self = pid == 0 ? parent : NULL;
+  bspk_registrations_free(self);
+  bspk_checkpoint_free(self);
   bspk_proc_free(self);
   if (pid == 0 && !parent) atomic_fetch_add(&sections_ended, 1);
   ops->finish(engine, pid);
@@ -198,7 +226,7 @@ BSPK_API void bsp_end(void) {
 BSPK_API bsp_nprocs_t bsp_nprocs(void) {
   bspk_proc *self = bspk_self;
   if (self && self->begun) return self->nprocs;
-  if (!active_ops) active_ops = bspk_engine_select();
+  chosen_engine();
   return requested_nprocs();
 }
 
@@ -209,10 +237,7 @@ BSPK_API double bsp_time(void) {
   return bspk_now() - self->start_time;
 }
 
-BSPK_API const char *bspk_backend(void) {
-  if (!active_ops) active_ops = bspk_engine_select();
-  return active_ops->name;
-}
+BSPK_API const char *bspk_backend(void) { return chosen_engine()->name; }
 
 BSPK_API int bspk_cores(void) { return bspk_cores_available(); }
 

@@ -4,8 +4,17 @@
  * also makes them macros (which pick the type of the out-arguments and call bspk_*_as), and
  * a function-like macro is not expanded where its name is not followed by `(`. */
 #include <limits.h>
+#include <string.h>
 
-#include "core/internal.h"
+#include "bsp.h"
+#include "core/bsmp.h"
+#include "core/buffers.h"
+#include "core/checks.h"
+#include "core/compiler.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/profile.h"
+#include "core/records.h"
 
 /* The out-arguments of both type families (bsp.h, "One header, both type families"). */
 static void check_out_type(const char *call, enum bspk_out_type type) {

@@ -18,13 +18,28 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
-#include "core/internal.h"
+#include "bspkit.h"
+#include "core/bsmp.h"
+#include "core/buffers.h"
+#include "core/checkpoint.h"
+#include "core/checks.h"
+#include "core/compiler.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/records.h"
+#include "core/registrations.h"
+#include "core/superstep.h"
 
 /* ---- configuration (set by bsprun: --checkpoint-dir, --checkpoint-every, --restart) ---- */
 

@@ -6,7 +6,17 @@
  * every process sends its block to all (h about 2n, two syncs) instead of one process
  * sending everything to everyone (h = (p-1)n, one sync).
  */
-#include "core/internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+#include "bspkit.h"
+#include "core/buffers.h"
+#include "core/compiler.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/profile.h"
+#include "core/records.h"
+#include "core/superstep.h"
 
 /* Below this many bytes per process, or with fewer than 4 processes, one superstep is
  * cheaper: the second sync costs more than the data it saves. */

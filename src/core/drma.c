@@ -1,6 +1,17 @@
 /* drma.c - direct remote memory access at the call: checks, and put, get, hpput, hpget
  * queued for the sync (or done at once where the engine allows). */
-#include "core/internal.h"
+#include <stdint.h>
+#include <string.h>
+
+#include "bsp.h"
+#include "core/buffers.h"
+#include "core/checks.h"
+#include "core/compiler.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/profile.h"
+#include "core/records.h"
+#include "core/registrations.h"
 
 /* ---- access checks -------------------------------------------------------------------- */
 

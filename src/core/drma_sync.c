@@ -1,6 +1,14 @@
 /* drma_sync.c - direct remote memory access at the sync: gets (all read, then all write),
  * large puts as their own messages, one-sided puts. */
-#include "core/internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buffers.h"
+#include "core/drma_sync.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/records.h"
+#include "core/registrations.h"
 
 /* ---- gets at the sync -------------------------------------------------------------------
  * Every get of a superstep reads before any get writes (two processes may swap values with

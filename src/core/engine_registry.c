@@ -1,12 +1,17 @@
-/* engine_registry.c - choosing the back end at run time (BSPKIT_BACKEND).
+/* engine_registry.c - choosing the back end at run time (BSPKIT_BACKEND), and the services
+ * the core gives it (engine.h).
  *
  * The threads engine is built in. The MPI engines are plugins (libbspkit_mpi.so), loaded
  * only when asked for, so that programs on the default back end need no MPI installed.
  * Which names exist is set in src/CMakeLists.txt (BSPKIT_PLUGIN_BACKENDS, BSPKIT_ALL_BACKENDS). */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "core/internal.h"
+#include "core/buffers.h"
+#include "core/engine.h"
+#include "core/errors.h"
 
 #ifndef BSPKIT_PLUGIN_BUILD_DIR
 #define BSPKIT_PLUGIN_BUILD_DIR ""
@@ -72,3 +77,11 @@ const bspk_engine_ops *bspk_engine_select(void) {
   bspk_fatal_on("bsp_begin", -1, "unknown back end '%s' (BSPKIT_BACKEND); available: %s", name,
                 BSPKIT_ALL_BACKENDS);
 }
+
+/* ---- services for engines (engine.h): the built-in engine's, and each plugin's ---- */
+
+static void *engine_realloc(void *p, size_t n, const char *call, const char *what) {
+  return bspk_xrealloc(NULL, p, n, call, what);
+}
+
+const bspk_services bspk_engine_services = {bspk_fatal_on, engine_realloc, bspk_exit_after};

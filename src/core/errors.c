@@ -1,15 +1,24 @@
-/* errors.c - one clear message, then the whole program ends with a non-zero status. */
+/* errors.c - one clear message, then the whole program ends with a non-zero status.
+ * Which process fails and how the program ends it asks of the layers above through the
+ * hooks they install (errors.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
-#include "core/internal.h"
-#include "mcbsp.h" /* bsp_vabort */
+#include "core/errors.h"
 
 static atomic_int dying;
+
+/* Installed by the API layer before it starts a back end (bspk_set_fatal_hooks). */
+static const bspk_fatal_hooks *hooks;
+
+void bspk_set_fatal_hooks(const bspk_fatal_hooks *installed) { hooks = installed; }
 
 /* Seconds a process that lost the claim waits to be ended before it ends itself. */
 enum { BSPK_LOSER_GRACE_S = 10 };
@@ -20,7 +29,7 @@ static void *exit_later(void *seconds) {
   return NULL;
 }
 
-static void exit_after(unsigned seconds) {
+void bspk_exit_after(unsigned seconds) {
   pthread_t thread;
   if (pthread_create(&thread, NULL, exit_later, (void *)(uintptr_t)seconds) == 0)
     pthread_detach(thread);
@@ -32,8 +41,7 @@ static void exit_after(unsigned seconds) {
  * themselves if that does not come. bsprun reads the file to give the run status 1. */
 static void claim_report_in_job(void) {
   const char *dir = getenv("BSPKIT_JOB_DIR");
-  const bspk_engine_ops *ops = bspk_active_engine();
-  if ((!dir || !*dir) && ops && ops->job_dir) dir = ops->job_dir();
+  if ((!dir || !*dir) && hooks && hooks->job_dir) dir = hooks->job_dir();
   if (!dir || !*dir) return; /* nowhere to agree: every failing process reports */
   char path[4096];
   snprintf(path, sizeof path, "%s/bspkit-failed", dir);
@@ -42,7 +50,7 @@ static void claim_report_in_job(void) {
     if (fd >= 0) close(fd);
     return;
   }
-  exit_after(BSPK_LOSER_GRACE_S);
+  bspk_exit_after(BSPK_LOSER_GRACE_S);
   for (;;) pause();
 }
 
@@ -57,24 +65,16 @@ int bspk_claim_dying(void) {
 void bspk_terminate(int status) {
   fflush(stdout);
   fflush(stderr);
-  const bspk_engine_ops *ops = bspk_active_engine();
-  if (ops && ops->terminate) ops->terminate(status);
+  if (hooks && hooks->terminate) hooks->terminate(status);
   _exit(status);
-}
-
-void bspk_describe_process(char *buf, size_t size, int pid) {
-  int len = snprintf(buf, size, "process %d", pid);
-  const bspk_proc *self = bspk_self;
-  for (const bspk_proc *p = self ? self->parent : NULL; p && len >= 0 && (size_t)len < size;
-       p = p->parent)
-    len += snprintf(buf + len, size - (size_t)len, " of the section nested in process %d", p->pid);
 }
 
 static void vreport(const char *call, int pid, const char *format, va_list ap) {
   char text[1024], where[256];
   vsnprintf(text, sizeof text, format, ap);
   if (pid >= 0) {
-    bspk_describe_process(where, sizeof where, pid);
+    if (hooks && hooks->describe_process) hooks->describe_process(where, sizeof where, pid);
+    else snprintf(where, sizeof where, "process %d", pid);
     fprintf(stderr, "bspkit: error in %s on %s: %s\n", call, where, text);
   } else {
     fprintf(stderr, "bspkit: error in %s: %s\n", call, text);
@@ -85,7 +85,7 @@ static void vfatal(const char *call, int pid, const char *format, va_list ap)
     __attribute__((noreturn));
 static void vfatal(const char *call, int pid, const char *format, va_list ap) {
   bspk_claim_dying();
-  if (pid < 0 && bspk_self) pid = bspk_self->pid;
+  if (pid < 0 && hooks && hooks->current_pid) pid = hooks->current_pid();
   vreport(call, pid, format, ap);
   bspk_terminate(1);
 }
@@ -110,35 +110,3 @@ void bspk_fatal_outside(const char *call) {
           call);
   bspk_terminate(1);
 }
-
-/* MulticoreBSP's bsp_abort with a va_list (declared in mcbsp.h), and what bsp_abort does. */
-BSPK_API void bsp_vabort(const char *format, va_list ap) {
-  bspk_claim_dying();
-  char text[4096];
-  vsnprintf(text, sizeof text, format, ap);
-  size_t n = strlen(text);
-  while (n > 0 && text[n - 1] == '\n') text[--n] = '\0';
-  bspk_proc *self = bspk_self;
-  if (self) {
-    char where[256];
-    bspk_describe_process(where, sizeof where, self->pid);
-    fprintf(stderr, "bspkit: bsp_abort on %s: %s\n", where, text);
-  } else {
-    fprintf(stderr, "bspkit: bsp_abort: %s\n", text);
-  }
-  bspk_terminate(1);
-}
-
-BSPK_API void bsp_abort(const char *format, ...) {
-  va_list ap;
-  va_start(ap, format);
-  bsp_vabort(format, ap);
-}
-
-/* ---- services for engines (engine.h) ---- */
-
-static void *engine_realloc(void *p, size_t n, const char *call, const char *what) {
-  return bspk_xrealloc(NULL, p, n, call, what);
-}
-
-const bspk_services bspk_engine_services = {bspk_fatal_on, engine_realloc, exit_after};

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/internal.h"
+#include "core/engine.h"
+#include "core/proc.h"
+#include "core/registrations.h"
 
 #define FAKE_MAX_PROCS 8
 
@@ -60,7 +62,10 @@ static inline void fake_sync_registrations(void) {
 }
 
 static inline int fake_end(const char *test) {
-  for (int q = 0; q < fake_nprocs; q++) bspk_proc_free(fake_procs[q]);
+  for (int q = 0; q < fake_nprocs; q++) {
+    bspk_registrations_free(fake_procs[q]);
+    bspk_proc_free(fake_procs[q]);
+  }
   bspk_self = NULL;
   if (fake_failures) fprintf(stderr, "%s: %d check(s) failed\n", test, fake_failures);
   else printf("%s: all checks passed\n", test);

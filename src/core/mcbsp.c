@@ -3,8 +3,12 @@
  * back what they set, but bspkit places its processes by its own rule (docs/compatibility.md). A
  * mutex guards the record: MulticoreBSP allows these calls from any thread, at any time. */
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "core/internal.h"
+#include "core/compiler.h"
+#include "core/errors.h"
+#include "core/proc.h"
 #include "mcbsp.h"
 
 BSPK_API enum mcbsp_affinity_mode MCBSP_DEFAULT_AFFINITY = SCATTER;

@@ -2,7 +2,10 @@
  * the names the program used, so that errors name them. In a file of their own so that a
  * program with its own function of one of these names links against the static libbsp.a
  * without a duplicate definition (this object is then not pulled in). */
-#include "core/internal.h"
+#include "bsp.h"
+#include "core/bsmp.h"
+#include "core/compiler.h"
+#include "core/registrations.h"
 
 BSPK_API void bsp_pushregister(const void *ident, bsp_size_t size) {
   bspk_push_reg(ident, size, "bsp_pushregister");

@@ -1,8 +1,16 @@
-/* proc.c - a BSP process' state: made at bsp_begin, freed at bsp_end; and the clock. */
+/* proc.c - a BSP process' state: made at bsp_begin, freed at bsp_end; the calling thread's
+ * process; the clock and the cores. */
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "core/internal.h"
+#include "core/buffers.h"
+#include "core/errors.h"
+#include "core/proc.h"
+
+_Thread_local bspk_proc *bspk_self __attribute__((tls_model("initial-exec")));
 
 /* Below this size a one-sided engine moves puts and gets two-sided: measured on Open MPI
  * 4.1 over shared memory, one MPI_Put costs about 1 us (a system call), a record in the
@@ -12,10 +20,25 @@
  * the receiver's copy costs more than one more message (measured: 8 MiB, 0.67 ms). */
 #define BSPK_LARGE_PUT_BYTES 65536
 
+void bspk_describe_process(char *buf, size_t size, int pid) {
+  int len = snprintf(buf, size, "process %d", pid);
+  const bspk_proc *self = bspk_self;
+  for (const bspk_proc *p = self ? self->parent : NULL; p && len >= 0 && (size_t)len < size;
+       p = p->parent)
+    len += snprintf(buf + len, size - (size_t)len, " of the section nested in process %d", p->pid);
+}
+
 double bspk_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int bspk_cores_available(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
 }
 
 size_t bspk_proc_bytes(const bspk_engine_ops *ops, int nprocs) {
@@ -68,8 +91,6 @@ void bspk_proc_free(bspk_proc *self) {
     free(self->replies[q].data);
     if (self->rma_puts) free(self->rma_puts[q].data);
   }
-  bspk_registrations_free(self);
-  bspk_checkpoint_free(self);
   BSPK_FREE_ALL(self->replies, self->rma_puts, self->landings, self->large_sends,
                 self->large_copies, self->large_recvs, self->gets, self->get_stage, self->queue,
                 self->kept_messages, self);

@@ -16,13 +16,21 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bspk_json.h"
 #include "bspk_state.h"
-#include "core/internal.h"
+#include "bspkit.h"
+#include "core/buffers.h"
+#include "core/compiler.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/profile.h"
 
 static const char *const op_names[BSPK_PROFILE_NOPS] = {"put",   "hpput", "get",
                                                         "hpget", "send",  "coll"};

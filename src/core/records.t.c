@@ -1,10 +1,16 @@
 /*
- * records.t.c - unit test of the combined block's record layout (internal.h), written by
+ * records.t.c - unit test of the combined block's record layout (records.h), written by
  * the call side (drma.c, bsmp.c) and walked by the sync side with bspk_record_size: every
  * record header and every payload starts 8-byte aligned (bsp_hpmove hands payloads out in
  * place), records follow each other in issue order, and the bytes arrive intact.
  */
+#include <string.h>
+
+#include "bsp.h"
 #include "core/fake_processes.t.h"
+#include "core/proc.h"
+#include "core/records.h"
+#include "core/registrations.h"
 
 static char area[2][64];
 

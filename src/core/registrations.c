@@ -1,8 +1,17 @@
 /* registrations.c - bsp_push_reg and bsp_pop_reg: the registration table, the index from
  * address to slot, and the agreement of all processes at the sync. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "core/internal.h"
+#include "bsp.h"
+#include "core/buffers.h"
+#include "core/checks.h"
+#include "core/compiler.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/registrations.h"
 
 /* ---- the registration index --------------------------------------------------------- */
 

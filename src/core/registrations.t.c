@@ -4,7 +4,10 @@
  * slot reuse, each process' own addresses and sizes, and the own-area test that decides
  * which gets are staged.
  */
+#include "bsp.h"
 #include "core/fake_processes.t.h"
+#include "core/proc.h"
+#include "core/registrations.h"
 
 #define P 3
 

@@ -1,8 +1,19 @@
 /* superstep.c - the end of a superstep: agree, serve gets, deliver puts and messages,
  * apply registrations. */
 #include <stdio.h>
+#include <string.h>
 
-#include "core/internal.h"
+#include "bsp.h"
+#include "core/bsmp.h"
+#include "core/buffers.h"
+#include "core/compiler.h"
+#include "core/drma_sync.h"
+#include "core/errors.h"
+#include "core/proc.h"
+#include "core/profile.h"
+#include "core/records.h"
+#include "core/registrations.h"
+#include "core/superstep.h"
 
 /* Writes the puts and collective data of one incoming block and indexes its messages. In a
  * superstep with large puts (with_large), the puts are listed instead, to be written in order

@@ -1,0 +1,13 @@
+/*
+ * checkpoint.h - checkpoints at superstep boundaries and the restart from them
+ * (docs/checkpoint.md): what the rest of the core needs of them.
+ */
+#ifndef BSPKIT_CHECKPOINT_H
+#define BSPKIT_CHECKPOINT_H
+
+#include "core/proc.h"
+
+/* From bsp_end: the protected areas and the restart's state (nothing when never used). */
+void bspk_checkpoint_free(bspk_proc *self);
+
+#endif
