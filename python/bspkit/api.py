@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bspkit.measure.rawdata import RawRun, load_raw
+from bspkit.model import comm_models
 from bspkit.model import supersteps as pd
 from bspkit.model.fit import fit_run
 from bspkit.model.params import Params
@@ -38,7 +39,7 @@ __all__ = [
     "predict_supersteps",
 ]
 
-MODELS = pd.MODELS  # "g const", "g(h)", "g(h,h*)" (bspkit.model.supersteps)
+MODELS = comm_models.NAMES  # the models of communication (bspkit.model.comm_models)
 
 
 @dataclass

@@ -530,7 +530,7 @@ CAL_POINTS = ((256, 8), (4096, 64))  # (h*, c) of bspprobe --calibrate's put h-r
 def calibration_record(params: Params, g_factor: float, l_factor: float, f_factor: float = 1.0) -> dict[str, Any]:
     """A bspprobe `calibration` record of a machine whose g, l and f moved by these factors
     from `params` (three equal samples each, so the medians are exact)."""
-    from bspkit.model.supersteps import predict_time_levels
+    from bspkit.model.comm_models import predict_time_levels
 
     levels = params.g["put/alltoall"].levels
     g = []

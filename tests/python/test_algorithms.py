@@ -22,8 +22,9 @@ from bspkit.algorithms import (
     find_algorithm,
     run_driver,
 )
+from bspkit.model.comm_models import NAMES as MODELS
 from bspkit.model.params import Params
-from bspkit.model.supersteps import MODELS, predict
+from bspkit.model.supersteps import predict
 
 from conftest import BUILD, run_bspkit
 from synth import PARAMS_JSON

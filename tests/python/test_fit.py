@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 from bspkit.measure.rawdata import RawDataError, RawRun, load_raw, stats
-from bspkit.model.estimators import level_fits, lsq_fit, weighted_estimators
+from bspkit.model.comm_models import predict_time_levels
+from bspkit.model.estimators import level_fits, lsq_fit, model_t, weighted_estimators
 from bspkit.model.fit import fit_run, fit_surface, memcpy_check
 from bspkit.model.params import Surface
 from bspkit.model.probe_validation import (
@@ -31,7 +32,6 @@ from bspkit.model.probe_validation import (
     run_point_visits,
     validate,
 )
-from bspkit.model.supersteps import model_t, predict_time_levels
 
 from synth import (
     C_GRID,

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bspkit.model import comm_models
 from bspkit.model import supersteps as pd
 from bspkit.model.costs import Cost, StepKind
 from bspkit.model.params import Params
@@ -57,7 +58,7 @@ def test_the_totals_are_those_of_predict_on_the_written_out_run(p: int) -> None:
     cost = toy_cost({"n": 4096}, p)
     pt = point(cost, machine(), Rate(F, "given"))
     reference = pd.predict(PARAMS, {"supersteps": cost.supersteps(), "f_s_per_unit": F})
-    for model in pd.MODELS:
+    for model in comm_models.NAMES:
         assert pt.models[model] == pytest.approx(reference[model], rel=1e-12)
     assert pt.work_s == pytest.approx(cost.W * F)
 
@@ -124,7 +125,7 @@ def test_the_json_contract() -> None:
     out = result.to_json()
     assert out["p"] == 4 and out["problem"] == {"n": 4096}
     assert out["predicted_s"] == out["models"][out["best_model"]]
-    assert set(out["models"]) == set(pd.MODELS)
+    assert set(out["models"]) == set(comm_models.NAMES)
     low, high = out["interval_s"]
     assert low <= out["predicted_s"] <= high
     assert [s["kind"] for s in out["supersteps"]] == ["setup", "exchange", "finish"]
@@ -206,7 +207,7 @@ def test_validate_counts_the_runs_inside_their_band() -> None:
     from bspkit.measure.validation import summarize
 
     def row(measured: float, inside: bool | None) -> dict[str, Any]:
-        r: dict[str, Any] = {"measured_s": measured, "rel_error": dict.fromkeys(pd.MODELS, 0.1)}
+        r: dict[str, Any] = {"measured_s": measured, "rel_error": dict.fromkeys(comm_models.NAMES, 0.1)}
         if inside is not None:
             r["in_band"] = inside
         return r

@@ -13,7 +13,7 @@ import pytest
 
 from bspkit.measure import machine_state as ms
 from bspkit.measure.rawdata import load_raw
-from bspkit.model import verdict
+from bspkit.model import comm_models, verdict
 from bspkit.model.fit import fit_run
 
 from synth import SynthSpec, synthetic_records
@@ -234,7 +234,6 @@ def test_validate_scores_unmarked_runs_and_stretches_marked_ones(
 
     from bspkit import algorithms as al
     from bspkit.commands import _inputs as inputs
-    from bspkit.model import supersteps as pd
 
     def run(alg: al.Algorithm, *rest: Any, **kw: Any) -> al.RunResult:
         res = fake_driver(alg, *rest, **kw)
@@ -261,7 +260,7 @@ def test_validate_scores_unmarked_runs_and_stretches_marked_ones(
     assert partly["machine_state"]["marked_reps"] == 1 and not partly["machine_state"]["all_marked"]
     assert partly["measured_s"] == pytest.approx(statistics.median([partly["times_s"][0], partly["times_s"][2]]))
     assert busy["machine_state"]["all_marked"] and busy["machine_state"]["stretch"] == pytest.approx(2.0)
-    for m in pd.MODELS:
+    for m in comm_models.NAMES:
         assert busy["as_it_was_s"][m] == pytest.approx(2 * busy["predicted_s"][m])
         assert busy["rel_error_as_it_was"][m] == pytest.approx(quiet["rel_error"][m], abs=0.02)
     summary = res["summary"]["all"]

@@ -1,9 +1,9 @@
-"""bspkit.model.supersteps: the time of one h-relation from the per-h fit (predict_time_levels: log-linear
+"""bspkit.model.comm_models and bspkit.model.supersteps: the time of one h-relation from the per-h fit (predict_time_levels: log-linear
 between the grid's h, in proportion to h beyond it) and from the one global fit, and the
 predicted time of a driver run from a parameter file under the three communication models.
 
 The prediction of a run is T = sum(w) f + sum over synchronized supersteps of comm, with comm
-per model (predict.superstep_comm_s):
+per model (supersteps.superstep_comm_s):
   g const:  g h + l         (linreg's g and l; l empty where linreg has no l)
   g(h):     A(h) of the per-h fit (`levels`: log-linear between the grid's h), else the
             global g_inf (h + h_half) of eq. (2.5) (lsq_2.5's where the predict model is 2.6)
@@ -19,18 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bspkit.model.comm_models import NAMES as MODELS
+from bspkit.model.comm_models import predict_time, predict_time_levels
 from bspkit.model.estimators import level_fits
 from bspkit.model.fit import fit_surface
 from bspkit.model.params import Level, Params
-from bspkit.model.supersteps import (
-    MODELS,
-    PredictionError,
-    predict,
-    predict_time,
-    predict_time_levels,
-    relative_error,
-    superstep_comm_s,
-)
+from bspkit.model.supersteps import PredictionError, predict, relative_error, superstep_comm_s
 
 from synth import C_GRID, H_GRID, L_EMPTY, PARAMS_JSON, cache_t, grid_points
 

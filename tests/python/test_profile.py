@@ -21,8 +21,8 @@ from synth_profile import StepSpec, records, write_profile
 
 from bspkit.measure import sites as st
 from bspkit.model import profile as pf
+from bspkit.model.comm_models import NAMES as MODELS
 from bspkit.model.params import Params
-from bspkit.model.supersteps import MODELS
 from bspkit.units import quantity
 
 from conftest import assert_self_contained, bspkit_in_process, built_program, needs_programs, report_pngs, run_bspkit

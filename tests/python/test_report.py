@@ -338,7 +338,7 @@ def test_g_surface_z_label_reads_upright(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def validate_result(**over: object) -> dict:
     """A validate.json object of two swept values and three sizes, rows in run order."""
-    from bspkit.model.supersteps import MODELS
+    from bspkit.model.comm_models import NAMES as MODELS
 
     def row(n: int, q: str, t: float) -> dict:
         pred = dict.fromkeys(MODELS, t * 1.05)

@@ -17,8 +17,9 @@ from bspkit import algorithms as al
 from bspkit.commands import _inputs as inputs
 from bspkit.measure import validation as va
 from bspkit.measure.validation import MIN_VALIDATED_TIME_S, summarize
+from bspkit.model.comm_models import NAMES as MODELS
 from bspkit.model.params import Params
-from bspkit.model.supersteps import MODELS, predict
+from bspkit.model.supersteps import predict
 from bspkit.pages import validate_report
 
 from conftest import assert_self_contained, report_pngs

@@ -32,7 +32,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "predict",
         help="predict an algorithm's time at any p and n from its closed-form cost, without a run",
         description="Evaluates ALG's closed-form BSP cost (W, H, S per superstep kind: bspkit.model.costs) with a "
-        "machine's parameters (f, g, l) at each p of -n and each size, under the three g models, with a 10-90% "
+        "machine's parameters (f, g, l) at each p of -n and each size, under each model of communication, with a 10-90% "
         "band, the speedup T(1)/T(p) and efficiency (thesis eq. 4.11-4.12), and where the time goes at the "
         "largest p (f W, g H, l S, and what halving each would give). Nothing is run. With several parameter "
         "files (probes at different p) l and g are fitted over p; a p outside them is an extrapolation, "

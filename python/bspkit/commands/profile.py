@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from bspkit.commands._args import Subparsers, positive_float, positive_int
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
+from bspkit.model import comm_models
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def add_parser(subparsers: Subparsers) -> None:
         "the max compute time per superstep), H (sum of the h-relations, thesis eq. 2.1), the measured time and the "
         "costliest supersteps with their bsp_sync call sites (file:line where the program has debug information). "
         "With --params, also the predicted time of the same run on the machine of that parameter file under the "
-        "three g models (g const, g(h), g(h,h*)), compute taken as measured (times --compute-scale, or scaled by "
+        f"g models ({', '.join(comm_models.NAMES)}), compute taken as measured (times --compute-scale, or scaled by "
         "the computing rates of --compute-from and --params).",
         epilog="E.g. BSPKIT_PROFILE=run.jsonl bsprun -n 4 ./prog; bspkit profile run.jsonl -o profile.html "
         "--params cluster/params.json --compute-from here/params.json. Scaling: bspkit profile --scale "
@@ -109,10 +110,10 @@ def add_parser(subparsers: Subparsers) -> None:
     )
     scaling.add_argument(
         "--model",
-        choices=("g const", "g(h)", "g(h,h*)"),  # predict.MODELS (not imported here: it loads numpy)
+        choices=comm_models.NAMES,
         metavar="MODEL",
-        help="the g model of predicted_s: 'g const', 'g(h)' or 'g(h,h*)' (default: the most complete the "
-        "parameter file can use)",
+        help=f"the g model of predicted_s: {', '.join(repr(m) for m in comm_models.NAMES)} (default: the most complete "
+        "the parameter file can use)",
     )
     parser.add_argument(
         "--phase",

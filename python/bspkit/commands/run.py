@@ -28,6 +28,7 @@ from bspkit.commands._args import (
 from bspkit.console import Failure, UsageError, check_writable, write_text
 from bspkit.measure import probe as pr
 from bspkit.measure.libraries import Library
+from bspkit.model import comm_models
 from bspkit.units import quantity
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
@@ -136,9 +137,9 @@ def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -
     f_all = d.get("f_all_s_per_unit")
     return {
         "params": str(params_path) if params_path is not None else None,
-        "models": list(pd.MODELS),
-        "predicted_s": {m: pred[m] for m in pd.MODELS},
-        "error": {m: pd.relative_error(pred[m], d["time_s"]) for m in pd.MODELS},
+        "models": list(comm_models.NAMES),
+        "predicted_s": {m: pred[m] for m in comm_models.NAMES},
+        "error": {m: pd.relative_error(pred[m], d["time_s"]) for m in comm_models.NAMES},
         "work_s": pred["work_s"],
         "f_s_per_unit": pred["f_s_per_unit"],
         "f_source": "this run, every process at once (f_all_s_per_unit)"
@@ -200,7 +201,7 @@ def print_calibrated(params: Params, d: Mapping[str, Any], say: TextIO) -> None:
     head = cal["drift"]
     moved = ", ".join(f"{k} x{head[k]:.2f}" for k in cm.HEADLINE if head.get(k) is not None)
     print(f"calibrated (the run's own calibrations, before and after its repetitions: drift {moved}):", file=say)
-    print_models(pd.MODELS, cal["predicted_s"], cal["rel_error"], say)
+    print_models(comm_models.NAMES, cal["predicted_s"], cal["rel_error"], say)
     if cal["flagged"]:
         print(
             f"  the machine moved during the run: its prediction with the calibration after it is "

@@ -29,6 +29,7 @@ from bspkit.commands._args import (
 from bspkit.console import Failure, UsageError, check_writable, progress
 from bspkit.measure import probe as pr
 from bspkit.measure.libraries import Library
+from bspkit.model import comm_models
 
 # the domain modules load numpy (validate's report: matplotlib): imported when the command runs, so --help stays light
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def add_parser(subparsers: Subparsers) -> None:
         help="sweep an algorithm's sizes and parameters, predict every run, write the table and plots",
         description=f"Runs ALG for every problem size in --sizes and ({second}) every value in --values, "
         "each with the driver's --measure-f (its kernel timed on one process), predicts each run from a probe's "
-        "parameter file under three models (g const, g(h), g(h,h*)), and writes validate.json and validate.html "
+        f"parameter file under each model of communication ({', '.join(comm_models.NAMES)}), and writes validate.json and validate.html "
         "(efficiency and mean relative error per model, the layout of thesis Tables D-G; prediction-versus-"
         "measurement plots). Options after `--` go to every driver run, e.g. "
         "bspkit validate rdxsort -n 2 -- --dist zipf (validate.json keeps the command and each run's).",

@@ -21,7 +21,7 @@ from bspkit.console import Failure, UsageError, progress
 from bspkit.fileformat import format_problem
 from bspkit.measure import machine_state as ms
 from bspkit.measure.libraries import Library, bspkit_library
-from bspkit.model import costs, verdict
+from bspkit.model import comm_models, costs, verdict
 from bspkit.model import drift as cm
 from bspkit.model import predict as fc
 from bspkit.model import supersteps as pd
@@ -91,13 +91,13 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
     out.update(mean_abs_errors(long_rows, rel_error))
     # the best model is chosen on the runs every model could predict (a model that cannot
     # predict the hard runs must not look better for it)
-    common = [rel_error(r) for r in long_rows if all(rel_error(r).get(m) is not None for m in pd.MODELS)]
+    common = [rel_error(r) for r in long_rows if all(rel_error(r).get(m) is not None for m in comm_models.NAMES)]
     vals = []
-    for m in pd.MODELS:
+    for m in comm_models.NAMES:
         if out[m] is not None and common:
             vals.append((sum(abs(e[m] or 0.0) for e in common) / len(common), m))
     if not vals:  # no run that every model predicts: compare each model's own mean
-        vals = [(out[m], m) for m in pd.MODELS if out[m] is not None]
+        vals = [(out[m], m) for m in comm_models.NAMES if out[m] is not None]
     out["best_model"] = min(vals)[1] if vals else None
     out["best_error"] = out[out["best_model"]] if vals else None
     banded = [r["in_band"] for r in long_rows if "in_band" in r]
@@ -109,7 +109,7 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
 def mean_abs_errors(rows: Sequence[Row], rel_error: Callable[[Row], ByModel]) -> dict[str, float | None]:
     """Per model the mean |relative error| of the rows (None where no row has one)."""
     out: dict[str, float | None] = {}
-    for m in pd.MODELS:
+    for m in comm_models.NAMES:
         errs = [abs(e) for r in rows if (e := rel_error(r).get(m)) is not None]
         out[m] = sum(errs) / len(errs) if errs else None
     return out
@@ -149,7 +149,7 @@ def group_summary(rows: list[Row]) -> Summary:
     heavy = [r for r in rows if (comm_share(r) or 0.0) >= COMM_MATTERS_SHARE]
     out["comm_matters"] = {**summarize(heavy), "min_share": COMM_MATTERS_SHARE}
     alone = summarize(rows, lambda r: r["rel_error_f_alone"])
-    out["f_alone"] = {m: alone[m] for m in pd.MODELS}
+    out["f_alone"] = {m: alone[m] for m in comm_models.NAMES}
     effs = [r["efficiency"] for r in rows if r["efficiency"] is not None and r["measured_s"] >= MIN_VALIDATED_TIME_S]
     out["efficiency"] = statistics.fmean(effs) if effs else None
     cal = calibrated_summary(rows)
@@ -167,7 +167,7 @@ def calibrated_summary(rows: list[Row]) -> Summary | None:
     kept = [r for r in cal_rows if not r["calibrated"]["flagged"]]
     out = summarize(kept, lambda r: r["calibrated"]["rel_error"])
     raw = summarize(kept)
-    out["raw"] = {m: raw[m] for m in (*pd.MODELS, "best_model", "best_error")}
+    out["raw"] = {m: raw[m] for m in (*comm_models.NAMES, "best_model", "best_error")}
     out["flagged"] = len(cal_rows) - len(kept)
     out["uncalibrated"] = len(rows) - len(cal_rows)
     return out
@@ -206,23 +206,23 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         "S": d.get("S"),
         "f_s_per_unit": d.get("f_s_per_unit"),
         "efficiency": al.efficiency(alg, d, d.get("f_s_per_unit")),
-        "predicted_s": {m: pred[m] for m in pd.MODELS},
-        "comm_s": {m: pred[m + " comm_s"] for m in pd.MODELS},
+        "predicted_s": {m: pred[m] for m in comm_models.NAMES},
+        "comm_s": {m: pred[m + " comm_s"] for m in comm_models.NAMES},
         "work_s": pred["work_s"],
         "f_used_s_per_unit": pred["f_s_per_unit"],
         "f_all_s_per_unit": d.get("f_all_s_per_unit"),
-        "rel_error": {m: pd.relative_error(pred[m], measured) for m in pd.MODELS},
+        "rel_error": {m: pd.relative_error(pred[m], measured) for m in comm_models.NAMES},
         # the thesis' f (the kernel on one process alone), for comparison
-        "rel_error_f_alone": {m: pd.relative_error(pred_alone[m], measured) for m in pd.MODELS},
+        "rel_error_f_alone": {m: pd.relative_error(pred_alone[m], measured) for m in comm_models.NAMES},
         "command": res.command,
     }
     if held.marked_reps:
         row["machine_state"] = held.as_dict()
         row["measured_all_s"] = d["time_s"]
     if held.all_marked and held.stretch is not None:
-        stretched = {m: (v * held.stretch if (v := pred[m]) is not None else None) for m in pd.MODELS}
+        stretched = {m: (v * held.stretch if (v := pred[m]) is not None else None) for m in comm_models.NAMES}
         row["as_it_was_s"] = stretched
-        row["rel_error_as_it_was"] = {m: pd.relative_error(stretched[m], measured) for m in pd.MODELS}
+        row["rel_error_as_it_was"] = {m: pd.relative_error(stretched[m], measured) for m in comm_models.NAMES}
     banded = fc.run_band(params, pred, int(d.get("S") or 0), fc.spread_of(params), kernel_of(alg, d))
     if banded is not None:
         model, (low, high) = banded
@@ -406,13 +406,17 @@ class Sweep:
         if s.calibrate_mode is not None:
             self._file_calibrations(row, res.data, started)
         self.save()
-        errs = ", ".join(f"{m} {row['rel_error'][m]:+.1%}" for m in pd.MODELS if row["rel_error"][m] is not None)
+        errs = ", ".join(
+            f"{m} {row['rel_error'][m]:+.1%}" for m in comm_models.NAMES if row["rel_error"][m] is not None
+        )
         eff = f", efficiency {row['efficiency']:.1%}" if row["efficiency"] is not None else ""
         progress(f"    measured {quantity(row['measured_s'], 's')}{eff}; predicted: {errs}")
         state = row.get("machine_state")
         if state and state["all_marked"]:
             as_it_was = ", ".join(
-                f"{m} {e:+.1%}" for m in pd.MODELS if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
+                f"{m} {e:+.1%}"
+                for m in comm_models.NAMES
+                if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
             )
             progress(f"    the machine's: every repetition lost its core ({state['evidence']}); as it was: {as_it_was}")
         elif state:
@@ -497,10 +501,14 @@ def _print_table(
         f"{alg.name} on {backend}, p = {nprocs}: {overall['runs']} runs, "
         f"{overall['runs_used']} of >= {MIN_VALIDATED_TIME_S} s"
     )
-    print(f"  {'':<14} {'efficiency':>10} " + " ".join(f"{m:>9}" for m in pd.MODELS) + "   (mean |relative error|)")
+    print(
+        f"  {'':<14} {'efficiency':>10} "
+        + " ".join(f"{m:>9}" for m in comm_models.NAMES)
+        + "   (mean |relative error|)"
+    )
     sweep_key = alg.sweep_param
     for v, sm in [*by_sweep, ("all", overall)]:
-        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in pd.MODELS)
+        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in comm_models.NAMES)
         eff = f"{sm['efficiency']:>10.1%}" if sm.get("efficiency") is not None else f"{'-':>10}"
         print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
     if overall.get("best_model"):
@@ -516,7 +524,7 @@ def _print_table(
         raw = cal["raw"]
         cells = "; ".join(
             f"{m} {validate_report.pct_or_dash(raw.get(m))} -> {validate_report.pct_or_dash(cal.get(m))}"
-            for m in pd.MODELS
+            for m in comm_models.NAMES
         )
         print(f"  raw -> calibrated (mean |relative error|, {cal['runs_used']} runs): {cells}")
         if cal["flagged"]:
@@ -536,7 +544,9 @@ def print_summary(alg: al.Algorithm, result: JsonObject) -> None:
         state = row.get("machine_state") or {}
         if state.get("all_marked"):
             errs = ", ".join(
-                f"{m} {e:+.1%}" for m in pd.MODELS if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
+                f"{m} {e:+.1%}"
+                for m in comm_models.NAMES
+                if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
             )
             print(
                 f"  the machine's: n = {row['size']} {row['sweep_value'] or ''} ({state['evidence']}); as it was: {errs}"

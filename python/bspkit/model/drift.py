@@ -10,7 +10,7 @@ file, quantity by quantity, is the **drift** (1.0: no change; 2.0: twice as slow
   (`params.calibration`, the median over the 11 rounds bspprobe runs among its g and
   validation points): the same quantities measured the same way, so a quiet machine gives 1;
 - else against its fitted values: f per kernel, the time the fit of put/alltoall gives for
-  the same (h, c) (eq. 2.6 at that h: `predict.predict_time_levels`), l per variant.
+  the same (h, c) (eq. 2.6 at that h: `comm_models.predict_time_levels`), l per variant.
 
 The headline parameters: f (the geometric mean of the two kernels), g (the larger h: the
 bandwidth regime), g_small (the smaller: latency and per-message overheads), l (the empty
@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 from bspkit.fileformat import JsonObject
+from bspkit.model import comm_models
 from bspkit.model import supersteps as pd
+from bspkit.model.comm_models import predict_time_levels
 from bspkit.model.params import LinregRecord, Lsq25Record, LsqRecord, Params, Surface
-from bspkit.model.supersteps import predict_time_levels
 
 # The surface the g drift is measured against (the calibration puts on this pattern).
 G_SURFACE = "put/alltoall"
@@ -363,8 +364,8 @@ def calibrated_prediction(
     pred = pd.predict(scaled(params, drift, scale_f=False), data, f_run * f_factor if f_run else None)
     moved = _prediction_moved(data, params, before, after) if after is not None else None
     return {
-        "predicted_s": {m: pred[m] for m in pd.MODELS},
-        "rel_error": {m: pd.relative_error(pred[m], measured_s) for m in pd.MODELS},
+        "predicted_s": {m: pred[m] for m in comm_models.NAMES},
+        "rel_error": {m: pd.relative_error(pred[m], measured_s) for m in comm_models.NAMES},
         "drift": drift.headline,
         "f_factor": f_factor,
         "within_run": within_run(before, after) if after is not None else None,
@@ -381,7 +382,7 @@ def _prediction_moved(data: Mapping[str, Any], params: Params, before: Drift, af
     pa = pd.predict(scaled(params, after, scale_f=False), data)
     f_b, f_a = before.headline["f"], after.headline["f"]
     f_moved = f_a / f_b if f_a and f_b else 1.0
-    m = next((m for m in reversed(pd.MODELS) if pa[m] and pb[m]), None)
+    m = comm_models.best({k: v for k in comm_models.NAMES if (v := pa[k]) and pb[k]})
     if m is None:
         return None
     return float((pa["work_s"] * f_moved + pa[m + " comm_s"]) / pb[m])

@@ -29,7 +29,7 @@ or whose confidence interval reaches zero, is reported as null (JSON) with the r
 from __future__ import annotations
 
 import math
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 from scipy import optimize
@@ -37,7 +37,6 @@ from scipy import stats as sstats
 
 from bspkit.measure.rawdata import GPoint
 from bspkit.model.params import Level
-from bspkit.model.supersteps import model_g
 from bspkit.units import quantity
 
 CONFIDENCE = 0.95
@@ -46,6 +45,16 @@ LOSS_SCALE = 0.05  # relative residual where the robust loss turns linear
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def model_t(h: Any, c: Any, g_inf: float, h_half: float, o: float = 0.0) -> Any:
+    """Eq. (2.6) times h, on arrays: T = g_inf (h + h_half + o c)."""
+    return g_inf * (np.asarray(h, dtype=float) + h_half + o * np.asarray(c, dtype=float))
+
+
+def model_g(h: Any, hstar: Any, g_inf: float, h_half: float, o: float = 0.0) -> Any:
+    """Eq. (2.6) on arrays: g(h, h*) = (h_half/h + o/h* + 1) g_inf (o = 0: eq. 2.5)."""
+    return (h_half / np.asarray(h, dtype=float) + o / np.asarray(hstar, dtype=float) + 1.0) * g_inf
 
 
 def _fmt(v: float, unit: str) -> str:

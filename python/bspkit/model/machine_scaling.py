@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sstats
 
+from bspkit.model import comm_models
 from bspkit.model.estimators import CONFIDENCE
 from bspkit.model.params import (
     LatencyDetail,
@@ -805,9 +806,11 @@ def check_hand_written(params: Params) -> list[str]:
                 f"patterns {', '.join(PATTERNS)}), so no superstep uses it"
             )
             continue
-        if s.bisseling_g_l() is None and not s.levels:
+        if not comm_models.get(comm_models.CLASSIC).usable(s):
             hint = " (a shorthand: read the file with read_params_file)" if "g" in s.extra else ""
-            missing.append(f'g.{key}: no g for "g const": give "linreg": {{"g": seconds per word, "l": seconds}}{hint}')
+            missing.append(
+                f'g.{key}: no g for "{comm_models.CLASSIC}": give "linreg": {{"g": seconds per word, "l": seconds}}{hint}'
+            )
             continue
         usable.append(key)
     if not params.g:

@@ -38,14 +38,13 @@ from typing import Any
 
 import numpy as np
 
+from bspkit.model import comm_models
 from bspkit.model import drift as cm
 from bspkit.model import machine_scaling as ms
 from bspkit.model import supersteps as pd
 from bspkit.model.costs import Cost, StepKind
 from bspkit.model.params import Params
 
-# the models from the most detailed to the classic one: the first the parameters serve is "best"
-BEST_FIRST = ("g(h,h*)", "g(h)", "g const")
 BAND = (10.0, 90.0)  # percentiles of the interval
 BAND_SAMPLES = 4000
 
@@ -88,7 +87,7 @@ def spread_of(at: ms.MachineAtP | Params) -> Spread:
         return None if rel is None else math.sqrt(math.log1p(rel * rel))
 
     def of_surface(s: ms.SurfaceSpread) -> float | None:
-        return log_sd(next((v for v in (s.g_h_hstar, s.g_h, s.linreg_g) if v is not None), None))
+        return log_sd(comm_models.best_spread(s))
 
     fs = [v for v in map(log_sd, spread.f.values()) if v is not None]
     put = spread.g.get("put/alltoall")
@@ -321,7 +320,7 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
     memo: dict[tuple[Any, ...], float | None] = {}
     work_s = cost.W * rate.s_per_unit * machine.time_sharing(cost.p)
     models: dict[str, float | None] = {}
-    for model in pd.MODELS:
+    for model in comm_models.NAMES:
         total = 0.0
         for step in cost.steps:
             if not step.sync:
@@ -332,7 +331,7 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
                 break
             total += step.repeat * c
         models[model] = None if math.isnan(total) else work_s + total
-    best = next((m for m in BEST_FIRST if models.get(m) is not None), None)
+    best = comm_models.best(models)
     if best is None:
         raise ForecastError("the parameters predict no superstep under any model: the file has no usable g surface")
 
@@ -379,7 +378,7 @@ def run_band(
 ) -> tuple[str, tuple[float, float]] | None:
     """The band of a driver run's prediction (bspkit.model.supersteps.predict's dict, the run's S): that
     of its most detailed model, None where no model predicted it."""
-    best = next((m for m in BEST_FIRST if prediction.get(m) is not None), None)
+    best = comm_models.best(prediction)
     comm = prediction.get(f"{best} comm_s") if best else None
     work = prediction.get("work_s")
     if best is None or comm is None or work is None:

@@ -12,6 +12,7 @@ import numpy as np
 
 from bspkit.fileformat import JsonObject
 from bspkit.measure.rawdata import RawRun
+from bspkit.model.comm_models import predict_time, predict_time_levels
 from bspkit.model.drift import (
     WITHIN_RUN_FLAG,
     Calibration,
@@ -31,7 +32,6 @@ from bspkit.model.params import (
     Validation,
     ValidationPoint,
 )
-from bspkit.model.supersteps import predict_time, predict_time_levels
 
 VALIDATION_THRESHOLD = 0.10  # relative error of eq. (2.6) predictions that passes
 

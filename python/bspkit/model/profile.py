@@ -30,6 +30,7 @@ from typing import NotRequired, TypedDict, cast
 
 from bspkit.fileformat import JsonObject, format_problem
 from bspkit.measure import sites as st
+from bspkit.model import comm_models
 from bspkit.model import supersteps as pd
 from bspkit.model.params import Params, computing_rate
 from bspkit.units import quantity
@@ -637,15 +638,15 @@ def predict_run(
     """Predicted time per superstep and in total under each model (None where the model has
     no fit for a superstep: then the total is None too)."""
     steps: list[PredictedStep] = []
-    total: dict[str, float | None] = dict.fromkeys(pd.MODELS, 0.0)
-    comm_total: dict[str, float | None] = dict.fromkeys(pd.MODELS, 0.0)
+    total: dict[str, float | None] = dict.fromkeys(comm_models.NAMES, 0.0)
+    comm_total: dict[str, float | None] = dict.fromkeys(comm_models.NAMES, 0.0)
     compute_total = 0.0
     for s in analysis.steps:
         compute = s.compute.max * compute_scale
         compute_total += compute
         comms: dict[str, float | None] = {}
         times: dict[str, float | None] = {}
-        for model in pd.MODELS:
+        for model in comm_models.NAMES:
             # the last superstep ends at bsp_end: no communication, no l
             comm = pd.superstep_comm_s(params, prediction_step(s), model) if s.synced else 0.0
             comms[model] = comm

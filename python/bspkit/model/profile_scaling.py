@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from bspkit.fileformat import JsonObject
+from bspkit.model import comm_models
 from bspkit.model import profile as pf
 from bspkit.model import supersteps as pd
 from bspkit.model.params import Params
@@ -69,9 +70,6 @@ EXACT_TOL = 1e-6
 # (a run where the quantity is 0, such as h at p = 1, would otherwise weigh infinitely)
 WEIGHT_FLOOR = 1e-3
 MIN_P_VALUES = 3
-# the models tried for the best prediction, most complete first (the thesis: the per-message
-# overhead of eq. 2.6 is what makes small messages predictable)
-BEST_MODEL_ORDER = ("g(h,h*)", "g(h)", "g const")
 INTERVAL_DRAWS = 1000
 INTERVAL_QUANTILES = (0.1, 0.9)
 
@@ -684,16 +682,16 @@ def predict_scaling(
     cores: int | None = None,
 ) -> Scaling:
     """The time of the program at the target on the machine of the parameter file, per model
-    and per site; the best model (`model`, else the first of BEST_MODEL_ORDER that predicts
+    and per site; the best model (`model`, else the most detailed model (comm_models.BEST_FIRST) that predicts
     every site) and its 10-90 % band. cores: where the target's processes share fewer cores
     than p, a superstep computes at least all its work over the cores."""
     cores = cores if cores and cores < sc.p else None
     sc.params_path, sc.compute_scale, sc.scale_note = params_path, compute_scale, scale_note
     sc.site_times = []
-    totals: dict[str, float | None] = dict.fromkeys(pd.MODELS, 0.0)
+    totals: dict[str, float | None] = dict.fromkeys(comm_models.NAMES, 0.0)
     for site in sc.sites:
         times: dict[str, float | None] = {}
-        for m in pd.MODELS:
+        for m in comm_models.NAMES:
             w_all = site.Wall.value if site.Wall is not None else None
             t = _site_time(
                 site, params, m, compute_scale, site.S.value, site.W.value, site.h.value, site.count.value, cores, w_all
@@ -704,11 +702,12 @@ def predict_scaling(
         sc.site_times.append(times)
     sc.models = totals
     if model is not None:
-        if model not in pd.MODELS:
-            raise ScalingError(f"no model '{model}' (the models: {', '.join(pd.MODELS)})")
-        sc.best_model = model
+        try:
+            sc.best_model = comm_models.get(model).name
+        except comm_models.UnknownModel as e:
+            raise ScalingError(str(e)) from None
     else:
-        sc.best_model = next((m for m in BEST_MODEL_ORDER if totals.get(m) is not None), None)
+        sc.best_model = comm_models.best(totals)
     if sc.best_model is not None and totals[sc.best_model] is not None:
         sc.interval_s = prediction_interval(sc, params, sc.best_model, compute_scale, params_draw, cores=cores)
     return sc
@@ -816,7 +815,7 @@ def summary_lines(sc: Scaling) -> list[str]:
     if sc.params_path is not None:
         scale = f"compute x {sc.compute_scale:.4g}" + (f": {sc.scale_note}" if sc.scale_note else "")
         out.append(f"  predicted on the machine of {sc.params_path} ({scale}):")
-        for m in pd.MODELS:
+        for m in comm_models.NAMES:
             mark = "  <- predicted_s" if m == sc.best_model else ""
             band = ""
             if m == sc.best_model and sc.interval_s is not None:

@@ -1,36 +1,22 @@
-"""Predicted times from a parameter file: one h-relation (eq. 2.5/2.6, globally or per value of
-h) and a whole algorithm run, T = sum over supersteps of (w f + comm(h, c, h*) + l).
+"""Predicted times of a run whose supersteps were counted (a driver's JSON, a profile, a
+closed form's supersteps): T = sum over supersteps of (w f + comm(h, c, h*) + l), the
+communication and synchronization of each superstep under each model of
+bspkit.model.comm_models. The drivers' JSON is described in docs/algorithm-output.md.
 
-The drivers and their JSON output are described in docs/algorithm-output.md. Three models of
-the communication cost of a superstep with h words, c messages per process of mean size h*,
-as in the thesis' Appendices D-G:
-
-- "g const": the BSP cost g h + l, with g and l from Bisseling's regression T = g h + l over
-  the probe's h-relations (the classic model: one g); where that regression failed, g is
-  the time per word of the largest h-relations measured (g(h) at the grid's largest h) and
-  l the empty sync;
-- "g(h)": eq. (2.5), T = g_inf (h + h_half): the bandwidth depends on the size of the
-  h-relation (h_half is fitted on whole supersteps, so it holds the synchronization);
-- "g(h,h*)": eq. (2.6), T = g_inf (h + h_half + o c): plus a per-message overhead o.
-
-Both are taken from the probe's fit at each value of h (`levels`, estimators.level_fits: A(h) and
-A(h) + B(h) c, interpolated between the grid's h, growing in proportion to h beyond it); an
-older parameter file without levels falls back to the one global fit.
-
-A superstep without communication costs l (the probe's empty sync).
+A superstep's g surface is the probe's fit for its primitive and pattern, else the nearest one
+measured (the same primitive on another pattern, then put on all-to-all) that the model can
+use. A superstep without communication costs l (the probe's empty sync).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
-from bspkit.model.params import Level, Params, PredictModel, Surface
-
-MODELS = ("g const", "g(h)", "g(h,h*)")
+from bspkit.model import comm_models
+from bspkit.model.comm_models import CommModel
+from bspkit.model.params import Params, Surface
 
 # A driver's JSON object (docs/algorithm-output.md) and one entry of its "supersteps".
 DriverRun = Mapping[str, Any]
@@ -41,55 +27,10 @@ class PredictionError(Exception):
     """A run cannot be predicted from these parameters (no f, no l)."""
 
 
-# ------------------------------------------------------------- one h-relation
-
-
-def model_t(h: Any, c: Any, g_inf: float, h_half: float, o: float = 0.0) -> Any:
-    """Eq. (2.6) times h: T = g_inf (h + h_half + o c)."""
-    return g_inf * (np.asarray(h, dtype=float) + h_half + o * np.asarray(c, dtype=float))
-
-
-def model_g(h: Any, hstar: Any, g_inf: float, h_half: float, o: float = 0.0) -> Any:
-    """Eq. (2.6): g(h, h*) = (h_half/h + o/h* + 1) g_inf (o = 0: eq. 2.5)."""
-    return (h_half / np.asarray(h, dtype=float) + o / np.asarray(hstar, dtype=float) + 1.0) * g_inf
-
-
-def predict_time(pm: PredictModel, h: float, c: float) -> float:
-    """T(h, c) of the one global fit."""
-    return float(model_t(h, c, pm.g_inf, pm.h_half, pm.o))
-
-
-def predict_time_levels(levels: Sequence[Level], h: float, c: float, with_o: bool = True) -> float | None:
-    """T(h, c) = A(h) + B(h) c between the grid's values of h (log-linear in A, linear in B);
-    beyond the largest h, A grows in proportion to h (the bandwidth of the largest
-    h-relations measured); below the smallest, A and B of the smallest."""
-    if not levels or h <= 0:
-        return None
-    lo = max((v for v in levels if v.h <= h), key=lambda v: v.h, default=None)
-    hi = min((v for v in levels if v.h >= h), key=lambda v: v.h, default=None)
-    if lo is None:
-        a, b = levels[0].A_s, levels[0].B_s
-    elif hi is None:
-        a, b = lo.A_s * h / lo.h, lo.B_s
-    elif hi.h == lo.h:
-        a, b = lo.A_s, lo.B_s
-    else:
-        w = math.log(h / lo.h) / math.log(hi.h / lo.h)
-        a = math.exp((1 - w) * math.log(lo.A_s) + w * math.log(hi.A_s))
-        b = (1 - w) * lo.B_s + w * hi.B_s
-    return a + (b * c if with_o else 0.0)
-
-
 # ---------------------------------------------------------- a superstep, a run
 
 
-def _usable(surface: Surface, model: str) -> bool:
-    if model == "g const":
-        return surface.bisseling_g_l() is not None or bool(surface.levels)
-    return bool(surface.levels or surface.predict)
-
-
-def _surface_for(params: Params, primitive: str | None, pattern: str | None, model: str) -> Surface | None:
+def _surface_for(params: Params, primitive: str | None, pattern: str | None, model: CommModel) -> Surface | None:
     """The probe's fit for this primitive and pattern usable by the model, else the nearest
     one measured: the same primitive on another pattern, then put on all-to-all."""
     prim = primitive or "put"
@@ -98,7 +39,7 @@ def _surface_for(params: Params, primitive: str | None, pattern: str | None, mod
     tries += ["put/alltoall", "put/permutation", "put/shift"]
     for key in tries:
         surface = params.g.get(key)
-        if surface is not None and _usable(surface, model):
+        if surface is not None and model.usable(surface):
             return surface
     return None
 
@@ -128,36 +69,19 @@ def check_usable(params: Params) -> list[str]:
             else "the probe measured none: was it cut short? (`bspkit fit` says what the raw file holds)"
         )
         raise PredictionError(f"the parameter file has no {' and no '.join(missing)}: {fix}")
-    return [m for m in MODELS if _surface_for(params, None, None, m) is None]
+    return [m.name for m in comm_models.REGISTRY if _surface_for(params, None, None, m) is None]
 
 
 def superstep_comm_s(params: Params, step: Superstep, model: str) -> float | None:
-    """Time of one superstep's communication and synchronization under a model."""
+    """Time of one superstep's communication and synchronization under a model (its name)."""
     h = float(step.get("h") or 0.0)
     if h <= 0:
         return empty_sync_s(params)
-    surface = _surface_for(params, step.get("primitive"), step.get("pattern"), model)
+    m = comm_models.get(model)
+    surface = _surface_for(params, step.get("primitive"), step.get("pattern"), m)
     if surface is None:
         return None
-    c = float(step.get("count") or 0.0)
-    if model == "g const":
-        regression = surface.bisseling_g_l()
-        # no usable regression: the bandwidth of the largest h-relations measured
-        g, l_s = regression if regression is not None else (surface.levels[-1].g_h, None)
-        return g * h + (l_s if l_s is not None and l_s > 0 else empty_sync_s(params))
-    with_o = model == "g(h,h*)"
-    if surface.levels:  # eq. 2.5 / 2.6 fitted at each h of the grid, interpolated (estimators.level_fits)
-        return predict_time_levels(surface.levels, h, c, with_o=with_o)
-    pm = surface.predict  # only the one global fit: an older parameter file
-    if pm is None:
-        return None
-    if not with_o:
-        eq25 = surface.eq25_fit()
-        if eq25 is not None:
-            g_inf, h_half = eq25
-            return g_inf * (h + h_half)
-        return pm.g_inf * (h + pm.h_half)
-    return pm.g_inf * (h + pm.h_half + pm.o * c)
+    return m.superstep_s(surface, h, float(step.get("count") or 0.0), lambda: empty_sync_s(params))
 
 
 def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -> dict[str, float | None]:
@@ -174,7 +98,7 @@ def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -
     steps = run.get("supersteps") or []
     work_s = sum(float(s.get("w") or 0.0) for s in steps) * float(f)
     out: dict[str, float | None] = {"work_s": work_s, "f_s_per_unit": float(f)}
-    for model in MODELS:
+    for model in comm_models.NAMES:
         total = 0.0
         for s in steps:
             if not s.get("sync", True):

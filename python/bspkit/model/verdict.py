@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bspkit.model import comm_models
 from bspkit.model import machine_scaling as mscale
 from bspkit.model.params import Params, computing_rate
 from bspkit.model.probe_validation import VALIDATION_THRESHOLD
@@ -164,7 +165,7 @@ def headline_parameters(params: Params) -> list[Headline]:
         if pm is None:
             continue
         s = spread.g.get(key)
-        sd = next((v for v in (s.g_h_hstar, s.g_h, s.linreg_g) if v is not None), None) if s else None
+        sd = comm_models.best_spread(s) if s else None
         out.append(Headline(f"g {prim}", quantity(pm.g_inf, "s", 3) + " per word", sd, f"g_inf of {key}, {pm.model}"))
     l_empty = params.l.get("empty")
     if l_empty:

@@ -17,8 +17,8 @@ import numpy as np
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from bspkit.measure.rawdata import GPoint
+from bspkit.model.estimators import model_g, model_t
 from bspkit.model.params import AsTest, FKernel, LatencyDetail, PredictModel, Surface, TotalExchangeRow, ValidationPoint
-from bspkit.model.supersteps import model_g, model_t
 from bspkit.units import plain, quantity
 
 DPI = 96

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bspkit.model import comm_models
 from bspkit.model.predict import Point, Sweep, problem_key
-from bspkit.model.supersteps import MODELS
 from bspkit.pages import htmlkit as hk
 from bspkit.units import count, plain, quantity
 
@@ -57,7 +57,9 @@ def _machine_lines(sweep: Sweep) -> list[str]:
     return [f"p = {', '.join(map(str, ps))}: {source}" for source, ps in sources.items()]
 
 
-ROW_HEAD = ("p", *MODELS, "band 10-90%", "speedup", "effic.", "W", "H", "S", "fW", "gH", "lS")
+def row_head() -> tuple[str, ...]:
+    """The columns of a row per p: a time per model of communication, then the rest."""
+    return ("p", *comm_models.NAMES, "band 10-90%", "speedup", "effic.", "W", "H", "S", "fW", "gH", "lS")
 
 
 def point_row(pt: Point) -> list[str]:
@@ -65,7 +67,7 @@ def point_row(pt: Point) -> list[str]:
     low, high = pt.interval_s
     return [
         str(pt.p),
-        *(_s(pt.models[m]) for m in MODELS),
+        *(_s(pt.models[m]) for m in comm_models.NAMES),
         f"{plain(low, 3)}-{plain(high, 3)} s" if high > low else "no spread",
         "-" if pt.speedup is None else plain(pt.speedup, 3),
         "-" if pt.efficiency is None else f"{pt.efficiency:.1%}",
@@ -113,7 +115,7 @@ def text(sweep: Sweep) -> list[str]:
     if others:
         out.append(f"  ({others} more warnings of the machines at the other p: in --json and the page)")
     for group in by_problem(sweep):
-        out += ["", problem_label(group[0]) + ":", *_columns(ROW_HEAD, [point_row(pt) for pt in group])]
+        out += ["", problem_label(group[0]) + ":", *_columns(row_head(), [point_row(pt) for pt in group])]
         notes = group[0].cost.notes
         out += [f"  note: {n}" for n in notes]
     if len(by_problem(sweep)) > 1:
@@ -179,7 +181,7 @@ def html(sweep: Sweep) -> str:
     body.append("<h2>At the target</h2><pre>" + hk.esc("\n".join(target_lines(target))) + "</pre>")
     for group in by_problem(sweep):
         body.append(f"<h2>{hk.esc(problem_label(group[0]))}</h2>")
-        body.append(hk.table(ROW_HEAD, [point_row(pt) for pt in group]))
+        body.append(hk.table(row_head(), [point_row(pt) for pt in group]))
     for what in ("speedup", "efficiency"):
         head, rows = grid(sweep, what)
         body.append(f"<h2>{what.capitalize()} by problem and p</h2>" + hk.table(head, rows))

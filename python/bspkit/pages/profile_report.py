@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bspkit.model import comm_models
 from bspkit.model import profile as pf
 from bspkit.model import supersteps as pd
 from bspkit.pages.htmlkit import contents, esc, img, page, table
@@ -141,7 +142,7 @@ def prediction_lines(a: pf.Analysis, preds: Predictions) -> list[str]:
     if here is not None:
         head += ["model of here", "error"]
     rows = []
-    for m in pd.MODELS:
+    for m in comm_models.NAMES:
         row = [m, _t(there.total[m]), _t(there.comm[m])]
         if here is not None:
             row += [_t(here.total[m]), _signed_pct(pd.relative_error(here.total[m], a.measured_s))]
@@ -424,14 +425,13 @@ def prediction_html(a: pf.Analysis, preds: Predictions) -> list[str]:
     out.append(
         f"<p>On the machine of <code>{esc(there.params_path)}</code>: per superstep the measured compute time (max over "
         f"processes) {esc(note)}, plus its communication and synchronization under each model (the last superstep, "
-        "ended by bsp_end: compute only). <b>g const</b>: g h + l; <b>g(h)</b>: eq. (2.5); <b>g(h,h*)</b>: eq. (2.6) "
-        "with the per-message overhead.</p>"
+        f"ended by bsp_end: compute only). {comm_models.legend_html()}.</p>"
     )
     head = ["model", "predicted", "compute", "comm + sync"]
     if here is not None:
         head += ["model of here", "measured here", "error of the model of here"]
     rows = []
-    for m in pd.MODELS:
+    for m in comm_models.NAMES:
         row = [m, _t(there.total[m]), _t(there.compute_s), _t(there.comm[m])]
         if here is not None:
             row += [_t(here.total[m]), _t(a.measured_s), _signed_pct(pd.relative_error(here.total[m], a.measured_s))]
@@ -448,15 +448,17 @@ def prediction_html(a: pf.Analysis, preds: Predictions) -> list[str]:
         out.append(
             '<p class="note">model of here: the same parameter file (it was measured on this host, back end and p).</p>'
         )
-    head = ["step", "measured", "h", "messages", "primitive", "compute"] + [f"comm + sync, {m}" for m in pd.MODELS]
-    head += [f"predicted, {m}" for m in pd.MODELS]
+    head = ["step", "measured", "h", "messages", "primitive", "compute"] + [
+        f"comm + sync, {m}" for m in comm_models.NAMES
+    ]
+    head += [f"predicted, {m}" for m in comm_models.NAMES]
     rows = []
     for s, pred in list(zip(a.steps, there.steps, strict=True))[:MAX_TABLE_ROWS]:
         prim = pf.prediction_step(s)["primitive"] if s.h else None
         rows.append(
             [str(s.step), _t(s.time_s), _w(s.h), str(s.count), prim or "–", _t(pred["compute_s"])]
-            + [_t(pred["comm_s"][m]) for m in pd.MODELS]
-            + [_t(pred["time_s"][m]) for m in pd.MODELS]
+            + [_t(pred["comm_s"][m]) for m in comm_models.NAMES]
+            + [_t(pred["time_s"][m]) for m in comm_models.NAMES]
         )
     out.append("<h3>Per superstep</h3>")
     out.append(table(head, [[esc(c) for c in r] for r in rows]))

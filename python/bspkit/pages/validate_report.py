@@ -19,13 +19,10 @@ from matplotlib.ticker import FuncFormatter
 
 from bspkit.console import write_text
 from bspkit.fileformat import JsonObject
-from bspkit.model import verdict
-from bspkit.model.supersteps import MODELS
+from bspkit.model import comm_models, verdict
 from bspkit.pages.htmlkit import esc, img, page, table
 from bspkit.pages.plots import png_bytes
 from bspkit.units import quantity
-
-MODEL_STYLE = {"g const": ("tab:blue", "o"), "g(h)": ("tab:orange", "s"), "g(h,h*)": ("tab:green", "^")}
 
 
 def _log_log_axes(ax: Any, xlabel: str, ylabel: str, title: str, legend_fontsize: int) -> None:
@@ -42,11 +39,11 @@ def plot_pred_vs_measured(rows: Sequence[JsonObject], title: str, min_time_s: fl
     fig, ax = plt.subplots(figsize=(6.0, 5.0))
     meas = [r["measured_s"] for r in rows]
     lo, hi = min(meas), max(meas)
-    for m in MODELS:
+    for m in comm_models.NAMES:
         xs = [r["measured_s"] for r in rows if r["predicted_s"].get(m)]
         ys = [r["predicted_s"][m] for r in rows if r["predicted_s"].get(m)]
         if xs:
-            color, marker = MODEL_STYLE[m]
+            color, marker = comm_models.get(m).style
             ax.scatter(xs, ys, label=m, color=color, marker=marker, alpha=0.75)
             lo, hi = min(lo, min(ys)), max(hi, max(ys))
     ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="predicted = measured")
@@ -224,7 +221,7 @@ def comm_matters_sentence(s: JsonObject) -> str:
             f"No scored run spends {share} or more of its predicted time in communication and synchronization: "
             "the runs cannot tell the g models apart."
         )
-    errors = ", ".join(f"{m} {_pct(cm.get(m))} %" for m in MODELS)
+    errors = ", ".join(f"{m} {_pct(cm.get(m))} %" for m in comm_models.NAMES)
     return (
         f"Where communication matters ({cm['runs_used']} run(s) with at least {share} of the predicted time in "
         f"communication and synchronization), {cm['best_model']} predicts best: mean |relative error| {errors}."
@@ -250,8 +247,8 @@ def marked_runs(rows: Sequence[JsonObject], sweep: str | None) -> str:
             "measured time (the median of the others).</p>"
         )
     if marked:
-        head = ["n", *([sweep] if sweep else []), "measured", "stretch"] + [f"err {mm} (%)" for mm in MODELS]
-        head += [f"as it was {mm} (%)" for mm in MODELS] + ["evidence (the worst repetition)"]
+        head = ["n", *([sweep] if sweep else []), "measured", "stretch"] + [f"err {mm} (%)" for mm in comm_models.NAMES]
+        head += [f"as it was {mm} (%)" for mm in comm_models.NAMES] + ["evidence (the worst repetition)"]
         body = [
             [
                 str(r["params"].get("n")),
@@ -259,8 +256,8 @@ def marked_runs(rows: Sequence[JsonObject], sweep: str | None) -> str:
                 _time(r["measured_s"]),
                 f"x{r['machine_state']['stretch']:.2f}",
             ]
-            + [_pct(r["rel_error"].get(mm)) for mm in MODELS]
-            + [_pct((r.get("rel_error_as_it_was") or {}).get(mm)) for mm in MODELS]
+            + [_pct(r["rel_error"].get(mm)) for mm in comm_models.NAMES]
+            + [_pct((r.get("rel_error_as_it_was") or {}).get(mm)) for mm in comm_models.NAMES]
             + [str(r["machine_state"].get("evidence"))]
             for r in marked
         ]
@@ -298,24 +295,23 @@ def html_report(result: JsonObject) -> tuple[str, int]:
         '<p class="note">Prediction T = &Sigma; over supersteps (w f + comm + l): w and h, the message count c and size h* '
         "of every superstep counted by the driver itself; f the algorithm's kernel on the run's block shape, timed on "
         "every process at once (the columns 'f alone' use it timed on process 0 alone, as thesis 3.1 does); "
-        "<b>g const</b>: Bisseling's g h + l; <b>g(h)</b>: eq. (2.5) g_inf (h + h_half), fitted per value of h and "
-        "interpolated; <b>g(h,h*)</b>: eq. (2.6), plus the per-message overhead. Efficiency: the one-process kernel "
+        f"{comm_models.legend_html()}. Efficiency: the one-process kernel "
         "time of the whole problem over p T (eq. 4.12). Mean relative error over the runs of "
         f"{min_time_s} s or longer.</p>"
     )
     # Thesis-style table: one row per value of the swept parameter.
     head = (
         [sweep or "", "runs", "efficiency (%)"]
-        + [f"rel. error (%) {mm}" for mm in MODELS]
-        + [f"{mm}, f alone" for mm in MODELS]
+        + [f"rel. error (%) {mm}" for mm in comm_models.NAMES]
+        + [f"{mm}, f alone" for mm in comm_models.NAMES]
     )
 
     def cells(s: JsonObject) -> list[str]:
         fa = s.get("f_alone") or {}
         return (
             [str(s["runs_used"]) + f" of {s['runs']}", _pct(s.get("efficiency"))]
-            + [_pct(s.get(mm)) for mm in MODELS]
-            + [_pct(fa.get(mm)) for mm in MODELS]
+            + [_pct(s.get(mm)) for mm in comm_models.NAMES]
+            + [_pct(fa.get(mm)) for mm in comm_models.NAMES]
         )
 
     body = [[str(gval)] + cells(s) for gval, s in summary["by_sweep"]]
@@ -338,15 +334,15 @@ def html_report(result: JsonObject) -> tuple[str, int]:
     parts.append(table([esc(h) for h in head], [[esc(c) for c in r] for r in body]))
     # Every run.
     head = ["n", sweep or "", "S", "H (words)", "W", "measured", "efficiency (%)", "f per unit"]
-    head += list(MODELS) + [f"err {mm} (%)" for mm in MODELS]
+    head += list(comm_models.NAMES) + [f"err {mm} (%)" for mm in comm_models.NAMES]
     with_cal = any(r.get("calibrated") for r in rows)
     if with_cal:
-        head += [f"calibrated err {mm} (%)" for mm in MODELS] + ["drift g, l over the run", "flagged: moved"]
+        head += [f"calibrated err {mm} (%)" for mm in comm_models.NAMES] + ["drift g, l over the run", "flagged: moved"]
     body = []
     for r in sorted_rows(rows, sweep):
         c = r.get("calibrated") or {}
         cal_cells = (
-            [_pct((c.get("rel_error") or {}).get(mm)) for mm in MODELS]
+            [_pct((c.get("rel_error") or {}).get(mm)) for mm in comm_models.NAMES]
             + [
                 ", ".join(f"x{(c.get('drift') or {}).get(k) or float('nan'):.2f}" for k in ("g", "l")) if c else "",
                 (f"x{c['within_run_prediction']:.2f}" if c.get("flagged") else "") if c else "",
@@ -365,8 +361,8 @@ def html_report(result: JsonObject) -> tuple[str, int]:
                 _pct(r.get("efficiency")),
                 quantity(r["f_s_per_unit"], "s/op"),
             ]
-            + [_time(r["predicted_s"].get(mm)) for mm in MODELS]
-            + [_pct(r["rel_error"].get(mm)) for mm in MODELS]
+            + [_time(r["predicted_s"].get(mm)) for mm in comm_models.NAMES]
+            + [_pct(r["rel_error"].get(mm)) for mm in comm_models.NAMES]
             + cal_cells
         )
     parts.append("<h2>Every run</h2>")
@@ -402,10 +398,10 @@ def drift_section(result: JsonObject, min_time_s: float) -> str:
     )
     out.append(img(plot_drift(cals, f"{result['algorithm']}: drift over the sweep"), "drift over the sweep"))
     raw = s.get("raw") or {}
-    head = ["", *MODELS]
+    head = ["", *comm_models.NAMES]
     body = [
-        ["raw: parameters as probed"] + [_pct(raw.get(m)) for m in MODELS],
-        ["calibrated"] + [_pct(s.get(m)) for m in MODELS],
+        ["raw: parameters as probed"] + [_pct(raw.get(m)) for m in comm_models.NAMES],
+        ["calibrated"] + [_pct(s.get(m)) for m in comm_models.NAMES],
     ]
     out.append(
         f"<p>Mean |relative error| (%) over the {s.get('runs_used', 0)} scored run(s) (of {min_time_s} s or longer) "
