@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bspkit.commands._args import parse_procs
 from bspkit.model import comm_models
 from bspkit.model import supersteps as pd
 from bspkit.model.costs import Cost, StepKind
@@ -22,7 +23,6 @@ from bspkit.model.predict import (
     Machine,
     Rate,
     Spread,
-    parse_procs,
     point,
     rate_from_run,
     rate_of,
@@ -110,7 +110,7 @@ def test_the_kinds_sum_to_the_cost() -> None:
 
 
 def test_speedup_and_efficiency_over_p() -> None:
-    result = sweep("toy", [{"n": 4096}], [1, 2, 4, 8], toy_cost, lambda p: machine(), Rate(F, "given"))
+    result = sweep("toy", [{"n": 4096}], [1, 2, 4, 8], toy_cost, {p: machine() for p in (1, 2, 4, 8)}, Rate(F, "given"))
     one = result.points[0]
     assert one.speedup == pytest.approx(1.0)
     assert one.efficiency == pytest.approx(toy_cost({"n": 4096}, 1).W * F / one.predicted_s)
@@ -121,7 +121,7 @@ def test_speedup_and_efficiency_over_p() -> None:
 
 
 def test_the_json_contract() -> None:
-    result = sweep("toy", [{"n": 1024}, {"n": 4096}], [1, 4], toy_cost, lambda p: machine(), Rate(F, "given"))
+    result = sweep("toy", [{"n": 1024}, {"n": 4096}], [1, 4], toy_cost, {1: machine(), 4: machine()}, Rate(F, "given"))
     out = result.to_json()
     assert out["p"] == 4 and out["problem"] == {"n": 4096}
     assert out["predicted_s"] == out["models"][out["best_model"]]
@@ -222,7 +222,9 @@ def test_validate_counts_the_runs_inside_their_band() -> None:
 def test_the_tables_and_the_page(spread: Spread | None) -> None:
     from bspkit.pages import predict_report as fr
 
-    result = sweep("toy", [{"n": 1024}, {"n": 4096}], [1, 2, 4], toy_cost, lambda p: machine(spread), Rate(F, "g"))
+    result = sweep(
+        "toy", [{"n": 1024}, {"n": 4096}], [1, 2, 4], toy_cost, {p: machine(spread) for p in (1, 2, 4)}, Rate(F, "g")
+    )
     lines = fr.text(result)
     text = "\n".join(lines)
     target = result.target()

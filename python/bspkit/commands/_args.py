@@ -156,3 +156,48 @@ def comma_list(text: str | None, what: str) -> list[str]:
     if not items:
         raise UsageError(f"{what} needs a comma-separated list")
     return items
+
+
+def parse_procs(text: str) -> list[int]:
+    """-n: "4", "1,2,4,8", "1,2,4,...,1024" (the step or ratio of the first two, continued up to
+    the last), "1-16" (every p). ValueError with what is wrong."""
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if len(items) == 1 and "-" in items[0][1:]:
+        lo, hi = (_positive(v, text) for v in items[0].split("-", 1))
+        if hi < lo:
+            raise ValueError(f"-n {text}: the range ends below its start")
+        return list(range(lo, hi + 1))
+    if "..." in items or "…" in items:
+        dots = items.index("...") if "..." in items else items.index("…")
+        if dots < 2 or dots != len(items) - 2:
+            raise ValueError(f"-n {text}: write at least two values before '...' and one after, e.g. 1,2,4,...,1024")
+        head = [_positive(v, text) for v in items[:dots]]
+        end = _positive(items[-1], text)
+        a, b = head[-2], head[-1]
+        values = list(head)
+        if b > a and b % a == 0 and (len(head) < 3 or head[-2] % head[-3] == 0 and head[-2] // head[-3] == b // a):
+            ratio = b // a
+            while values[-1] * ratio <= end:
+                values.append(values[-1] * ratio)
+        elif b > a:
+            while values[-1] + (b - a) <= end:
+                values.append(values[-1] + (b - a))
+        else:
+            raise ValueError(f"-n {text}: the values before '...' must grow")
+        if values[-1] != end:
+            values.append(end)
+        return values
+    values = [_positive(v, text) for v in items]
+    if not values:
+        raise ValueError("-n needs a number of processes")
+    return values
+
+
+def _positive(v: str, text: str) -> int:
+    try:
+        value = int(v)
+    except ValueError:
+        raise ValueError(f"-n {text}: '{v}' is not a number of processes") from None
+    if value < 1:
+        raise ValueError(f"-n {text}: '{v}' is not a positive number of processes")
+    return value

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bspkit import algorithms as al
-from bspkit.commands._args import Subparsers, algorithm_arg, comma_list, positive_float, positive_int
+from bspkit.commands._args import Subparsers, algorithm_arg, comma_list, parse_procs, positive_float, positive_int
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 
 if TYPE_CHECKING:
@@ -227,21 +227,22 @@ def read_machine_files(files: Sequence[Path], rate_given: bool) -> list[Params]:
     return out
 
 
-def machine_at_p(params: Sequence[Params], cores: int | None) -> Callable[[int], Machine]:
-    """The machine at a p: the probe at p, else l and g fitted over the probes' p
-    (bspkit.model.machine_scaling); its cores: those given, else the probe's when it ran on threads."""
+def machines_at(params: Sequence[Params], procs: Sequence[int], cores: int | None) -> dict[int, Machine]:
+    """The machine at p = 1 (the speedup's base) and at each p: the probe at p, else l and g
+    fitted over the probes' p (bspkit.model.machine_scaling); its cores: those given, else the
+    probe's when it ran on threads."""
     from bspkit.model import machine_scaling as ms
     from bspkit.model import predict as fc
 
-    def machine_at(p: int) -> Machine:
+    machines = {}
+    for p in (1, *procs):
         try:
             at = ms.params_at(params, p)
         except ms.MachineScalingError as e:
             raise Failure(str(e)) from None
         shared = fc.shared_cores(at.params, cores)
-        return fc.Machine(at.params, at.source, fc.spread_of(at), tuple(at.warnings), cores=shared)
-
-    return machine_at
+        machines[p] = fc.Machine(at.params, at.source, fc.spread_of(at), tuple(at.warnings), cores=shared)
+    return machines
 
 
 def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
@@ -253,7 +254,7 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
     if alg.name not in costs.MODULES:
         raise UsageError(f"{alg.name} has no closed-form cost; there is one for: {', '.join(costs.MODULES)}")
     try:
-        procs = fc.parse_procs(options.procs)
+        procs = parse_procs(options.procs)
     except ValueError as e:
         raise UsageError(str(e)) from None
     problems = problems_of(options, alg)
@@ -261,7 +262,7 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
         if out and out != "-":
             check_writable(Path(out), "--json" if out == options.json else "-o")
     rate = read_rate(options)
-    machine_at = machine_at_p(read_machine_files(parameter_files(options), rate is not None), options.cores)
+    machines = machines_at(read_machine_files(parameter_files(options), rate is not None), procs, options.cores)
 
     def cost_of(problem: Mapping[str, Any], p: int) -> costs.Cost:
         try:
@@ -270,7 +271,7 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
             raise Failure(str(e)) from None
 
     try:
-        result: Sweep = fc.sweep(alg.name, problems, procs, cost_of, machine_at, rate)
+        result: Sweep = fc.sweep(alg.name, problems, procs, cost_of, machines, rate)
     except fc.ForecastError as e:
         raise Failure(str(e)) from None
     say = sys.stderr if options.json == "-" else sys.stdout

@@ -423,8 +423,8 @@ def problem_key(problem: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((k, v) for k, v in problem.items() if isinstance(v, (int, float, str))))
 
 
+# an algorithm's closed-form cost of a problem at p (bspkit.model.costs)
 CostOf = Callable[[Mapping[str, Any], int], Cost]
-MachineAt = Callable[[int], Machine]
 
 
 def sweep(
@@ -432,19 +432,21 @@ def sweep(
     problems: Sequence[Mapping[str, Any]],
     procs: Sequence[int],
     cost_of: CostOf,
-    machine_at: MachineAt,
+    machines: Mapping[int, Machine],
     given_rate: Rate | None = None,
 ) -> Sweep:
     """Every problem at every p, with speedup and efficiency against the same problem at p = 1
-    (predicted on the machine's parameters at p = 1)."""
+    (predicted on the machine's parameters at p = 1). machines: the parameters at 1 and at
+    every p of procs."""
+    missing = sorted({1, *procs} - set(machines))
+    if missing:
+        raise ForecastError(f"no machine parameters at p = {', '.join(map(str, missing))}")
     points: list[Point] = []
     warnings: dict[str, None] = {}
-    machines: dict[int, Machine] = {}
+    for p in (1, *procs):
+        warnings.update(dict.fromkeys(machines[p].warnings))
 
     def machine(p: int) -> Machine:
-        if p not in machines:
-            machines[p] = machine_at(p)
-            warnings.update(dict.fromkeys(machines[p].warnings))
         return machines[p]
 
     target = machine(max(procs))
@@ -465,51 +467,3 @@ def sweep(
                 )
             )
     return Sweep(algorithm, tuple(points), tuple(warnings))
-
-
-# ------------------------------------------------------------------ the p to predict
-
-
-def parse_procs(text: str) -> list[int]:
-    """-n: "4", "1,2,4,8", "1,2,4,...,1024" (the step or ratio of the first two, continued up to
-    the last), "1-16" (every p). ValueError with what is wrong."""
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if len(items) == 1 and "-" in items[0][1:]:
-        lo, hi = (_positive(v, text) for v in items[0].split("-", 1))
-        if hi < lo:
-            raise ValueError(f"-n {text}: the range ends below its start")
-        return list(range(lo, hi + 1))
-    if "..." in items or "…" in items:
-        dots = items.index("...") if "..." in items else items.index("…")
-        if dots < 2 or dots != len(items) - 2:
-            raise ValueError(f"-n {text}: write at least two values before '...' and one after, e.g. 1,2,4,...,1024")
-        head = [_positive(v, text) for v in items[:dots]]
-        end = _positive(items[-1], text)
-        a, b = head[-2], head[-1]
-        values = list(head)
-        if b > a and b % a == 0 and (len(head) < 3 or head[-2] % head[-3] == 0 and head[-2] // head[-3] == b // a):
-            ratio = b // a
-            while values[-1] * ratio <= end:
-                values.append(values[-1] * ratio)
-        elif b > a:
-            while values[-1] + (b - a) <= end:
-                values.append(values[-1] + (b - a))
-        else:
-            raise ValueError(f"-n {text}: the values before '...' must grow")
-        if values[-1] != end:
-            values.append(end)
-        return values
-    values = [_positive(v, text) for v in items]
-    if not values:
-        raise ValueError("-n needs a number of processes")
-    return values
-
-
-def _positive(v: str, text: str) -> int:
-    try:
-        value = int(v)
-    except ValueError:
-        raise ValueError(f"-n {text}: '{v}' is not a number of processes") from None
-    if value < 1:
-        raise ValueError(f"-n {text}: '{v}' is not a positive number of processes")
-    return value
