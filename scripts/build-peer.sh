@@ -41,7 +41,8 @@ engine that the machine allows (mpirma only where MPI has unified windows).
                 make, gcc, g++, Open MPI or MPICH (mpicc, mpicxx, mpirun).
                 PREFIX/bin/bspkit-bspcc is mpicc with its bsp.h and library: its own
                 bspcc takes the file after -MT or -MF (as CMake passes them) for an
-                input and fails.
+                input and fails in a plain CMake build (bspkit's --bspcc takes it:
+                it runs wrappers through cmake/portable/wrapper-cc.sh).
   multicorebsp  its Makefile, run in a copy of SRC_DIR in PREFIX/build (MulticoreBSP
                 builds in place: its tools/bspcc refers to that directory). Needs make,
                 gcc, g++. PREFIX/bin/bspcc runs tools/bspcc --compat (Hill et al.'s

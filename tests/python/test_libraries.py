@@ -325,6 +325,171 @@ def test_run_on_another_library(tmp_path: Path) -> None:
     assert "bsp.h" in r.stderr
 
 
+# ------------------------------------------------------------------ the peers' own wrappers
+
+# Like BSPonMPI 1.1's installed bspcc (its bspcc.in): a word that is no option is an input (an
+# object when it ends in .o), except the one after -o; -l* and -Wl,* are link flags; with -c it
+# calls the compiler once with flags, sources, objects, link flags and -o in that order,
+# without it compiles each source into a temporary object and links. So the target after
+# CMake's -MT becomes an input ("input file ... is the same as output file"), and an archive
+# of a link line a source that is "compiled" into nothing.
+FAKE_BSPONMPI_BSPCC = r"""#!/usr/bin/env bash
+cc_=(@CC@); lib=(@LIBS@)
+linking=yes; next_out=no; sources=(); objects=(); cflags=(); lflags=(); out=()
+for a in "$@"; do
+  case $a in
+    -c) linking=no; cflags+=("$a") ;;
+    -o) next_out=yes ;;
+    -l* | -Wl,*) lflags+=("$a") ;;
+    -*) if [ $next_out = yes ]; then out=(-o "$a"); next_out=no; else cflags+=("$a"); fi ;;
+    *) if [ $next_out = yes ]; then out=(-o "$a"); next_out=no
+       else case $a in *.o) objects+=("$a") ;; *) sources+=("$a") ;; esac; fi ;;
+  esac
+done
+if [ $linking = no ]; then
+  exec "${cc_[@]}" "${cflags[@]}" "${sources[@]}" "${objects[@]}" "${lflags[@]}" "${out[@]}"
+fi
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT; n=0; tobj=()
+for s in "${sources[@]}"; do
+  n=$((n + 1)); "${cc_[@]}" "${cflags[@]}" "$s" -c -o "$tmp/$n.o" || exit $?; tobj+=("$tmp/$n.o")
+done
+"${cc_[@]}" "${cflags[@]}" "${tobj[@]}" "${objects[@]}" "${lflags[@]}" "${lib[@]}" "${out[@]}"
+"""
+
+# Like LPF 1.0's lpfcc (its lpfcc.in): -engine E, -lbsplib (bsp.h on the include path and the
+# BSPlib layer linked), -c, -o OUT; -MT and -MQ go to the compiler twice (its loop shifts
+# without effect) and the target after them is then sorted as an object; *.c are sources,
+# *.o objects, anything else an option. Each source is compiled into a temporary object that
+# is then moved to OUT, or linked.
+FAKE_LPFCC = r"""#!/usr/bin/env bash
+engine=imp; link=yes; state=; bsplib=no; sources=(); objects=(); other=(); out=
+for a in "$@"; do
+  case $a in
+    -engine) state=engine ;;
+    -lbsplib) bsplib=yes ;;
+    -o) state=output ;;
+    -c) link=no ;;
+    -MT | -MQ) other+=("$a" "$a") ;;
+    *) case $state in
+         engine) engine=$a; state= ;;
+         output) out=$a; state= ;;
+         *) case $a in *.c) sources+=("$a") ;; *.o) objects+=("$a") ;; *) other+=("$a") ;; esac ;;
+       esac ;;
+  esac
+done
+[ "$engine" = pthread ] || { echo "lpfcc: no engine $engine here" >&2; exit 1; }
+cflags=(); [ $bsplib = yes ] && cflags=(@BSPLIB_CFLAGS@)
+tobj=()
+for s in "${sources[@]}"; do
+  t=$(mktemp -u).o; @CC@ "${other[@]}" "${cflags[@]}" -c "$s" -o "$t" || exit $?; tobj+=("$t")
+done
+if [ $link = yes ]; then
+  @CC@ "${tobj[@]}" "${objects[@]}" "${other[@]}" @LIBS@ ${out:+-o "$out"}
+  rc=$?; rm -f "${tobj[@]}"; exit $rc
+fi
+mv "${tobj[0]}" "${out:-$(basename "${sources[0]}" .c).o}"
+"""
+
+
+def fake_wrappers(tmp: Path, cflags: str = "", libs: str = "") -> dict[str, Path]:
+    """The fake BSPonMPI bspcc (cc with cflags, linking libs), the fake lpfcc and the
+    compiler command scripts/build-peer.sh writes for LPF (lpfcc -engine pthread ... -lbsplib)."""
+    bin_dir = tmp / "peer-bin"
+    bin_dir.mkdir()
+    scripts = {
+        "bspcc": FAKE_BSPONMPI_BSPCC.replace("@CC@", f"cc {cflags}").replace("@LIBS@", libs),
+        "lpfcc": FAKE_LPFCC.replace("@CC@", "cc").replace("@BSPLIB_CFLAGS@", cflags).replace("@LIBS@", libs),
+        "bspcc-pthread": f'#!/usr/bin/env bash\nexec {bin_dir / "lpfcc"} -engine pthread "$@" -lbsplib\n',
+    }
+    for name, text in scripts.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    return {name: bin_dir / name for name in scripts}
+
+
+def cmake_like_build(compiler: list[str], work: Path) -> subprocess.CompletedProcess[str]:
+    """A source compiled and an archive linked as CMake's Ninja build does: -MD -MT -MF, a
+    separate -include, -c; then the object and a static library into a program."""
+    (work / "two.h").write_text("#define TWO 2\n")
+    (work / "lib.c").write_text("int two(void) { return TWO; }\n")
+    (work / "main.c").write_text("int two(void);\nint main(void) { return two() == TWO ? 0 : 1; }\n")
+    script = [
+        *(
+            [*compiler, "-include", str(work / "two.h"), "-O2", "-MD", "-MT", f"{n}.c.o", "-MF", f"{n}.c.o.d"]
+            + ["-o", f"{n}.c.o", "-c", str(work / f"{n}.c")]
+            for n in ("lib", "main")
+        ),
+        ["ar", "qc", "liblib.a", "lib.c.o"],
+        [*compiler, "-O2", "main.c.o", "-o", "prog", "liblib.a"],
+        ["./prog"],
+    ]
+    for cmd in script:
+        done = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        if done.returncode != 0:
+            return done
+    return done
+
+
+WRAPPER_CC = REPO / "cmake" / "portable" / "wrapper-cc.sh"
+
+
+@pytest.mark.parametrize("wrapper", ["bspcc", "bspcc-pthread"])
+def test_peer_wrappers_build_through_wrapper_cc(wrapper: str, tmp_path: Path) -> None:
+    """BSPonMPI's bspcc fails on CMake's command lines (issue 38): the fake one does too, and
+    through cmake/portable/wrapper-cc.sh both it and LPF's compile, link an archive and keep
+    the depfile (the object's headers, for ninja)."""
+    cc = fake_wrappers(tmp_path)[wrapper]
+    direct, through = tmp_path / "direct", tmp_path / "through"
+    direct.mkdir()
+    through.mkdir()
+    r = cmake_like_build([str(cc)], direct)
+    if wrapper == "bspcc":
+        assert r.returncode != 0 and "is the same as output file" in r.stderr, r.stderr
+    r = cmake_like_build(["bash", str(WRAPPER_CC), str(cc)], through)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "two.h" in (through / "main.c.o.d").read_text()
+
+
+def test_plain_lpfcc_says_what_to_use(tmp_path: Path) -> None:
+    """LPF's lpfcc builds a BSPlib program only with an engine and -lbsplib: one line says
+    what to give instead."""
+    cc = fake_wrappers(tmp_path)["lpfcc"]
+    with pytest.raises(
+        LibraryError, match=r"lpfcc compiles BSPlib programs only with an engine and -lbsplib.*bspcc-ENGINE"
+    ):
+        library_from(bspcc=str(cc), launcher="")
+    assert library_from(bspcc=str(cc), cflags="-engine pthread -lbsplib", launcher="") is not None
+
+
+@pytest.mark.slow
+@needs_programs("bspcc", "bsprun")
+def test_run_with_the_peers_own_wrappers(tmp_path: Path) -> None:
+    """`bspkit run --bspcc` with BSPonMPI's own bspcc and LPF's bspcc-ENGINE (fakes that sort
+    their arguments as those do, on bspkit's libbsp) builds the driver and runs it."""
+    cflags, libs = bsp_h_alone(tmp_path)
+    fakes = fake_wrappers(tmp_path, cflags, libs)
+    env = {"BSPKIT_CACHE_DIR": str(tmp_path / "cache")}
+    for name, wrapper in (("bsponmpi", fakes["bspcc"]), ("lpf-pthread", fakes["bspcc-pthread"])):
+        r = run_bspkit(
+            "run",
+            "inprod",
+            "-n",
+            "2",
+            "--bspcc",
+            str(wrapper),
+            "--launcher",
+            "",
+            "--library-name",
+            name,
+            env=env,
+            timeout=600,
+        )
+        assert r.returncode == 0, r.stderr
+        assert f"check: passed (portable build, library {name})" in r.stdout, r.stdout
+        (cache,) = (tmp_path / "cache" / "portable").glob(f"{name}-*")
+        assert (cache / "bspkit-wrapper-cc").is_file()
+
+
 # ------------------------------------------------------------------ the libraries' table
 
 

@@ -4,7 +4,11 @@ builds its algorithm drivers and bspprobe against it, and how it starts them the
 The build is the portable one (cmake -DBSPKIT_PORTABLE=ON, docs/comparing-libraries.md): the
 drivers on the library's bsp.h alone, compiled by its wrapper (--bspcc) or by a compiler with
 its flags (--cc/--cflags/--libs), into a cache directory keyed by everything that decides the
-binaries, so that two libraries (or two versions of one) never share a binary. A run starts
+binaries, so that two libraries (or two versions of one) never share a binary. A wrapper is
+given to CMake as BSPKIT_PORTABLE_WRAPPER, and CMake runs it through
+cmake/portable/wrapper-cc.sh: the peers' own wrappers (BSPonMPI's bspcc, LPF's lpfcc) sort
+their arguments themselves and misread CMake's command lines (BSPonMPI's bspcc takes the word
+after -MT for an input file). A run starts
 through the library's launcher, a command line in which {p} stands for the number of
 processes ('mpirun -n {p}'); an empty launcher runs the program directly and gives it -n P,
 for libraries whose programs start their own threads (MulticoreBSP for C). Every result is
@@ -32,6 +36,8 @@ PEER_FILE = "bspkit-peer.json"  # scripts/build-peer.sh writes it into its PREFI
 UNKNOWN_VERSION = "unknown"
 # the bspkit-peer.json keys that name a Library's fields (name is the only one required)
 PEER_KEYS = ("name", "version", "compiler", "cflags", "libs", "launcher")
+# how build() configures; part of the cache key (2: wrappers through cmake/portable/wrapper-cc.sh)
+BUILD_SCHEME = 2
 
 
 class LibraryError(Exception):
@@ -151,6 +157,12 @@ def library_from(
         )
     if given["launcher"].strip() and "{p}" not in given["launcher"]:
         raise LibraryError(f"--launcher {given['launcher']!r} has no {{p}}: where does the number of processes go?")
+    if given.get("wrapper") and Path(compiler).name == "lpfcc" and "-lbsplib" not in given.get("cflags", "").split():
+        raise LibraryError(
+            f"--bspcc {compiler}: LPF's lpfcc compiles BSPlib programs only with an engine and -lbsplib on every "
+            "call: give --peer PREFIX or --bspcc PREFIX/bin/bspcc-ENGINE as scripts/build-peer.sh writes them "
+            "(docs/peers.md)"
+        )
     if "/" in compiler:  # cmake runs the compiler from the cache directory: no relative paths
         compiler = os.path.abspath(compiler)
     label = given.get("name") or default_name(compiler)
@@ -198,7 +210,10 @@ def build_dir(lib: Library, root: Path) -> Path:
         stamp = os.stat(resolved).st_mtime_ns
     except OSError:
         stamp = 0
-    key = json.dumps([lib.describe(), os.path.realpath(resolved), stamp, str(root.resolve())], sort_keys=True)
+    # BUILD_SCHEME: a cache configured another way (a wrapper as CMake's compiler) is not reused
+    key = json.dumps(
+        [lib.describe(), os.path.realpath(resolved), stamp, str(root.resolve()), BUILD_SCHEME], sort_keys=True
+    )
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     return cache_root() / "portable" / f"{lib.name}-{digest}"
 
@@ -220,7 +235,10 @@ def build(lib: Library, root: Path, targets: list[str]) -> Path:
                 *gen,
                 "-DCMAKE_BUILD_TYPE=Release",
                 "-DBSPKIT_PORTABLE=ON",
-                f"-DCMAKE_C_COMPILER={lib.compiler}",
+                # a wrapper runs through cmake/portable/wrapper-cc.sh, which gives it every
+                # argument as one word (BSPonMPI's bspcc takes the word after CMake's -MT for
+                # an input file); a plain compiler is CMake's compiler itself
+                f"-DBSPKIT_PORTABLE_WRAPPER={lib.compiler}" if lib.wrapper else f"-DCMAKE_C_COMPILER={lib.compiler}",
                 f"-DBSPKIT_PORTABLE_CFLAGS={lib.cflags}",
                 f"-DBSPKIT_PORTABLE_LIBS={lib.libs}",
                 f"-DBSPKIT_PORTABLE_LIBRARY={lib.label}",
@@ -228,17 +246,28 @@ def build(lib: Library, root: Path, targets: list[str]) -> Path:
             f"configuring the portable build for {lib.label} (cmake)",
             out,
         )
+    # a wrapper that still cannot build them: its compiler and flags are the way out
+    hint = (
+        f"if {lib.compiler} cannot build C programs for CMake, give the compiler it calls with --cc, --cflags "
+        "and --libs instead (docs/comparing-libraries.md)"
+        if lib.wrapper
+        else ""
+    )
     _run(
-        ["cmake", "--build", str(out), "--target", *targets], f"building {', '.join(targets)} against {lib.label}", out
+        ["cmake", "--build", str(out), "--target", *targets],
+        f"building {', '.join(targets)} against {lib.label}",
+        out,
+        hint,
     )
     return out
 
 
-def _run(cmd: list[str], what: str, out: Path) -> None:
+def _run(cmd: list[str], what: str, out: Path, hint: str = "") -> None:
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
     except FileNotFoundError:
         raise LibraryError(f"{what}: {cmd[0]} is not installed") from None
     if proc.returncode != 0:
         tail = "\n  ".join((proc.stdout + proc.stderr).strip().splitlines()[-12:])
-        raise LibraryError(f"{what} failed (the whole log: {shlex.join(cmd)}; the build is in {out}):\n  {tail}")
+        also = f"\n{hint}" if hint else ""
+        raise LibraryError(f"{what} failed (the whole log: {shlex.join(cmd)}; the build is in {out}):\n  {tail}{also}")
