@@ -12,6 +12,16 @@ opening fence; several comments may stand on consecutive lines):
   `bspcc -Wall -Wextra -Werror` and run on threads and mpi (test_c_files_build_and_run).
 - `<!-- slow -->`: the block runs only with the slow tests (pytest.mark.slow).
 - `<!-- needs: PROG ... -->`: skipped unless every PROG is on PATH (e.g. mpirun).
+- `<!-- output -->`: a ```text block that shows what the run block above it printed on
+  stdout (`<!-- output: stderr -->`: on stderr). When that block runs (in the slow tier
+  if it is slow), its output is compared with the sample by shape (`same_shape`): the same
+  lines in the same order, blanks collapsed and blank lines left out, with every number
+  masked (numbers may differ; words, units and column headers may not; a time may change
+  its scale, 2.4 ms for 957 µs). `...` in a sample line stands for any text, a line of
+  `...` alone for any lines. A sample must not show e-notation (1.024e+12): bspkit prints
+  1.024 T.
+- `<!-- not output: WHAT IT IS -->`: a ```text block that is no command's output (a
+  listing of files, a schematic). Every ```text block carries one of the two.
 
 Each page runs in its own directory, in document order, so a block may use what an earlier
 block of the same page made (run a page's tests together). The directory holds links to the
@@ -38,7 +48,7 @@ from conftest import BUILD, REPO
 RUN_KINDS = ("sh", "python")
 DOC_PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\S*)\s*$")
-MARK = re.compile(r"^<!--\s*(not run|file|slow|needs)\s*(?::\s*(.*?))?\s*-->\s*$")
+MARK = re.compile(r"^<!--\s*(not run|not output|output|file|slow|needs)\s*(?::\s*(.*?))?\s*-->\s*$")
 BLOCK_TIMEOUT_S = 600
 
 
@@ -81,6 +91,16 @@ def read_blocks(page: Path) -> list[Block]:
         blocks.append(Block(page, i + 1, opening.group(1), "\n".join(lines[i + 1 : end]) + "\n", marks))
         i = end + 1
     return blocks
+
+
+def output_samples(page: Path) -> dict[int, Block]:
+    """The `<!-- output -->` blocks of a page by the line of the run block they show."""
+    samples: dict[int, Block] = {}
+    blocks = read_blocks(page)
+    for before, block in zip(blocks, blocks[1:], strict=False):
+        if "output" in block.marks:
+            samples[before.line] = block
+    return samples
 
 
 ALL_BLOCKS = [b for page in DOC_PAGES for b in read_blocks(page)]
@@ -158,6 +178,95 @@ def test_block_runs(block: Block, pages_root: Path) -> None:
     assert done.returncode == 0, (
         f"{block.name} exited with {done.returncode}\n--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
     )
+    sample = output_samples(block.page).get(block.line)
+    if sample is not None:
+        real = done.stderr if sample.marks["output"] == "stderr" else done.stdout
+        differs = same_shape(sample.text, real)
+        assert differs is None, f"{sample.name}: the sample output is not what {block.name} prints:\n{differs}"
+
+
+# a number: 1,024 and 0.5 and -3 and 1.5e-09 and 0x7ffe6180dac0 (one number each)
+NUMBER = re.compile(r"0x[0-9a-fA-F]*|[-+]?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?")
+TIME = re.compile(r"# (?:ns|µs|us|ms|s|min|h)\b")
+E_NOTATION = re.compile(r"\b\d+(?:\.\d+)?[eE][-+]?\d+\b")
+
+
+def shape(line: str) -> str:
+    """A line's shape: blanks collapsed, every number '#', a time '# <time>' whatever its scale."""
+    return TIME.sub("# <time>", NUMBER.sub("#", " ".join(line.split())))
+
+
+def same_shape(sample: str, real: str) -> str | None:
+    """None when the real output has the sample's shape (see the module's docstring), else
+    the first line that differs, with what the real output has there."""
+    want = [shape(ln) for ln in sample.splitlines() if ln.strip()]
+    got = [shape(ln) for ln in real.splitlines() if ln.strip()]
+
+    def line_pattern(w: str) -> re.Pattern[str]:
+        return re.compile(".*".join(re.escape(part) for part in w.split("...")) + r"\Z")
+
+    def match(i: int, j: int) -> tuple[int, int] | None:  # None: matched; else where it failed
+        worst = (i, j)
+        while i < len(want):
+            if want[i] == "...":
+                for k in range(j, len(got) + 1):
+                    failed = match(i + 1, k)
+                    if failed is None:
+                        return None
+                    worst = max(worst, failed)
+                return worst
+            if j >= len(got) or not line_pattern(want[i]).match(got[j]):
+                return max(worst, (i, j))
+            i, j = i + 1, j + 1
+        return None if j == len(got) else max(worst, (i, j))
+
+    failed = match(0, 0)
+    if failed is None:
+        return None
+    i, j = failed
+    return (
+        f"sample line {i + 1}: {want[i] if i < len(want) else '(end)'!r}\n"
+        f"real output:   {got[j] if j < len(got) else '(end)'!r}\n--- the real output\n{real}"
+    )
+
+
+def test_same_shape() -> None:
+    real = "n = 8000:\n   p  time      W\n   4  26.05 s   256 G\n  16  957 µs   64 G\ndone\n"
+    assert same_shape("n = 4000:\n p time W\n 4 1.0 ms 256 G\n 16 2 s 1 G\ndone", real) is None
+    assert same_shape("n = 4000:\n...\ndone", real) is None
+    assert same_shape("n = ...\n...", real) is None
+    assert same_shape("n = 8000:\n   p  time      W\n   4  26.05 s   256 G\n", real) is not None  # lines left
+    assert same_shape("n = 8000:\n p time H\n...", real) is not None  # a header differs
+    assert same_shape("n = 8000:\n p time W\n 4 26.05 s 2.56e+11\n...", real) is not None  # a unit missing
+    assert same_shape("pid 7 at 0x...", "pid 2 at 0x7ffe6180dac0") is None
+    assert same_shape("n = 1,024, p = 3", "n = 8, p = 1") is None
+    assert same_shape("n = 8000, p = 3", "n = 8000 p = 3") is not None  # a comma is no digit
+
+
+def test_output_samples_follow_a_run_block_and_show_no_e_notation() -> None:
+    """Every `<!-- output -->` block is a ```text block right after a block that runs, and
+    shows no e-notation; every ```text block is marked output or not output."""
+    wrong = []
+    for page in DOC_PAGES:
+        blocks = read_blocks(page)
+        for before, block in zip([None, *blocks], blocks, strict=False):
+            where = block.name
+            if block.kind == "text" and not {"output", "not output"} & set(block.marks):
+                wrong.append(f"{where}: a ```text block without <!-- output --> or <!-- not output: ... -->")
+            if "output" not in block.marks:
+                continue
+            if block.kind != "text":
+                wrong.append(f"{where}: <!-- output --> on a ```{block.kind} block (```text only)")
+            if before is None or not before.runs:
+                wrong.append(f"{where}: <!-- output --> after no block that runs")
+            if block.marks["output"] not in ("", "stderr"):
+                wrong.append(f"{where}: <!-- output: {block.marks['output']} --> (only stderr may follow 'output:')")
+            for n, line in enumerate(block.text.splitlines()):
+                if E_NOTATION.search(line):
+                    wrong.append(
+                        f"{page.relative_to(REPO)}:{block.line + 1 + n}: e-notation in a sample output: {line}"
+                    )
+    assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.parametrize("backend", ["threads", "mpi"])
