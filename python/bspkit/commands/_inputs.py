@@ -10,10 +10,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from bspkit import results
 from bspkit.algorithms import DriverLaunch
 from bspkit.console import Failure, UsageError, describe_exit, progress
 from bspkit.measure import cluster, libraries, programs
-from bspkit.measure import probe as pr
 from bspkit.measure.libraries import Library
 from bspkit.measure.rawdata import RawDataError, RawRun, load_raw
 from bspkit.model import supersteps as pd
@@ -78,19 +78,6 @@ def run_label(backend: str, hostfile: Path | None) -> str:
     return f"{backend}@{cluster.name_of_hostfile(hostfile) or hostfile.name}"
 
 
-def probe_results() -> Path:
-    """Where `bspkit probe` files its runs: <repo>/results/probe/ (the current directory's
-    outside a source tree)."""
-    root = pr.repo_root()
-    return (root if root is not None else Path.cwd()) / "results" / "probe"
-
-
-def newest_params(label: str, nprocs: int) -> Path | None:
-    """params.json of the newest probe of this back end (run_label) and p under <repo>/results/probe/."""
-    cands = sorted(probe_results().glob(f"*-{label}-p{nprocs}-*/params.json"), key=lambda q: q.stat().st_mtime)
-    return cands[-1] if cands else None
-
-
 def params_for(
     params_arg: str | None,
     backend: str,
@@ -109,7 +96,7 @@ def params_for(
     if params_arg:
         path: Path | None = Path(params_arg)
     else:
-        path = newest_params(label, nprocs)
+        path = results.newest_probe_params(label, nprocs)
         if path is None:
             if required:
                 on = f" --hostfile {hostfile}" if hostfile else ""
@@ -144,7 +131,7 @@ def driver_launch(
         bsprun, bindir = driver_tools(build_dir_arg, driver)
         check_launch(bsprun, backend, nprocs, hostfile)
         return DriverLaunch(bindir, bsprun, backend, hostfile)
-    root = pr.repo_root()
+    root = results.source_tree()
     if root is None:
         raise Failure("building the drivers against another BSPlib needs bspkit's sources: set BSPKIT_SOURCE_DIR")
     try:

@@ -4,15 +4,14 @@ from a probe's parameter file (bspkit.measure.calibration holds the model)."""
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
-import platform
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bspkit import results
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.console import Failure, check_writable, progress
 from bspkit.measure import probe as pr
@@ -63,13 +62,6 @@ def options_from(args: argparse.Namespace) -> CalibrateOptions:
     return CalibrateOptions(launch=launch_from(args), params=args.params, output=args.output, quick=quick)
 
 
-def default_output(label: str, nprocs: int) -> Path:
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    host = platform.node().split(".")[0] or "host"
-    base = (pr.repo_root() or Path.cwd()) / "results" / "calibrate"
-    return base / f"{host}-{label}-p{nprocs}-{stamp}.json"
-
-
 def describe_drift(drift: cm.Drift) -> list[str]:
     """Lines for the terminal: each quantity's ratio, headline first."""
     lines = []
@@ -97,7 +89,9 @@ def run(options: CalibrateOptions, extra: Sequence[str] = ()) -> int:
     nprocs = launch.nprocs or pr.cores()
     hostfile = hostfile_arg(launch.backend, launch.hostfile)
     params_path, params = params_for(options.params, launch.backend, nprocs, required=False, hostfile=hostfile)
-    out = Path(options.output) if options.output else default_output(run_label(launch.backend, hostfile), nprocs)
+    out = (
+        Path(options.output) if options.output else results.new_calibration(run_label(launch.backend, hostfile), nprocs)
+    )
     check_writable(out, "the calibration")
     cal_runner = cb.calibrator_for(params, launch.build_dir, launch.backend, nprocs, hostfile, options.quick)
     check_launch(cal_runner.bsprun, launch.backend, nprocs, hostfile)

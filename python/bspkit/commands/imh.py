@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bspkit import algorithms as al
+from bspkit import results
 from bspkit.commands._args import (
     LaunchOptions,
     Subparsers,
@@ -138,9 +139,7 @@ def run(options: ImhOptions, extra: Sequence[str]) -> int:
     assert params is not None
     if not params.imh:
         raise Failure(f"{params_path} has no IMH fits: probe with `bspkit probe --suites all` (or bsp,mem,disk)")
-    outdir = (
-        Path(options.output_dir) if options.output_dir else Path("results") / "imh" / f"{options.algorithm}-p{nprocs}"
-    )
+    outdir = Path(options.output_dir) if options.output_dir else results.imh_predictions(options.algorithm, nprocs)
     check_writable(outdir / "imh.json", "the predictions")
     drivers = driver_launch(launch.build_dir, alg.driver, launch.backend, nprocs, hostfile)
     rows: list[dict[str, Any]] = []

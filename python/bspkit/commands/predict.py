@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bspkit import algorithms as al
+from bspkit import results
 from bspkit.commands._args import Subparsers, algorithm_arg, comma_list, parse_procs, positive_float, positive_int
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 
@@ -173,12 +174,7 @@ def parameter_files(options: PredictOptions) -> list[Path]:
     """--params, else the newest probe of each p of the back end under results/probe/."""
     if options.params:
         return [Path(p) for p in options.params]
-    from bspkit.commands._inputs import probe_results
-
-    newest: dict[str, Path] = {}
-    for path in sorted(probe_results().glob(f"*-{options.backend}-p*-*/params.json"), key=lambda q: q.stat().st_mtime):
-        p_label = path.parent.name.split(f"-{options.backend}-", 1)[1].split("-", 1)[0]
-        newest[p_label] = path
+    newest = results.newest_probe_params_per_p(options.backend)
     if not newest:
         raise Failure(
             "no parameter file: give --params FILE (a probe's params.json, or one written by hand: "

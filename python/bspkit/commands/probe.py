@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bspkit import results
 from bspkit.commands._args import LaunchOptions, Subparsers, add_launch_args, hostfile_arg, launch_from
 from bspkit.commands._fitted import summary_lines, write_report
 from bspkit.console import Failure, UsageError, check_writable_dir, make_dir, progress, write_text
@@ -207,7 +208,7 @@ def output_dir(options: ProbeOptions, root: Path | None, label: str, nprocs: int
     """--output-dir, refused when it holds a run (held_run) and --force is not given; else a
     new timestamped directory. Nothing is created here."""
     if not options.output_dir:
-        return pr.default_output_dir(root, label.replace("/", "_"), nprocs)
+        return results.new_probe_run(label, nprocs, root)
     outdir = Path(options.output_dir)
     if outdir.exists() and not outdir.is_dir():
         raise UsageError(f"--output-dir {outdir} is a file, not a directory")
@@ -269,7 +270,7 @@ def run(options: ProbeOptions, extra: Sequence[str]) -> int:
     launch = options.launch
     hostfile = hostfile_arg(launch.backend, launch.hostfile)
     nprocs = launch.nprocs or pr.cores()
-    root = pr.repo_root()
+    root = results.source_tree()
     backend = (options.library_name or Path(options.bspcc).name) if options.bspcc else launch.backend
     outdir = output_dir(options, root, run_label(backend, hostfile), nprocs)
     check_writable_dir(outdir, "the run in")

@@ -5,7 +5,6 @@ table on the terminal."""
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bspkit import algorithms as al
+from bspkit import results
 from bspkit.commands._args import (
     LaunchOptions,
     Subparsers,
@@ -176,8 +176,7 @@ def output_dir(options: ValidateOptions, alg: al.Algorithm, nprocs: int, label: 
                 "or give another directory"
             )
         return outdir
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    return (pr.repo_root() or Path.cwd()) / "results" / "validate" / f"{alg.name}-{label}-p{nprocs}-{stamp}"
+    return results.new_validation(alg.name, label, nprocs)
 
 
 def hosts_and_params(options: ValidateOptions, resumed: JsonObject | None) -> tuple[int, Path | None, Path, Params]:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -51,19 +49,6 @@ def suite_sections(suites: str) -> list[str]:
             raise ValueError(f"--suites: unknown suite {name!r}; choose from {', '.join([*SUITES, 'all'])}")
         sections += [sec for sec in chosen if sec not in sections]
     return sections
-
-
-def repo_root() -> Path | None:
-    """The bspkit source tree: $BSPKIT_SOURCE_DIR, else the tree this package sits in."""
-    env = os.environ.get("BSPKIT_SOURCE_DIR")
-    if env:
-        return Path(env).resolve()
-    here = Path(__file__).resolve()
-    for cand in here.parents:
-        cm = cand / "CMakeLists.txt"
-        if cm.is_file() and "project(bspkit" in cm.read_text(errors="replace"):
-            return cand
-    return None
 
 
 def cores() -> int:
@@ -165,13 +150,6 @@ def probe_command(
         hosts = ["--hostfile", str(hostfile)] if hostfile else []
         return ProbeRun([str(bsprun), "-n", str(nprocs), "-b", backend, *hosts] + args, {})
     return ProbeRun(args, env)
-
-
-def default_output_dir(root: Path | None, backend: str, nprocs: int) -> Path:
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    host = platform.node().split(".")[0] or "host"
-    base = (root if root is not None else Path.cwd()) / "results" / "probe"
-    return base / f"{host}-{backend}-p{nprocs}-{stamp}"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from bspkit import results
 from bspkit.console import Failure, progress
 from bspkit.measure import probe as pr
 
@@ -39,7 +40,7 @@ class Origin:
 
 
 def origin(build_dir_arg: str | None) -> Origin:
-    root = pr.repo_root()
+    root = results.source_tree()
     if build_dir_arg:
         return Origin(Path(build_dir_arg), root, "--build-dir")
     env = os.environ.get("BSPKIT_BUILD_DIR")
