@@ -27,15 +27,12 @@ from bspkit.model.machine_scaling import (
     LAW_LOG,
     MachineScalingError,
     Spread,
-    check_hand_written,
-    expand_shorthand,
     fit_over_p,
     parameter_spread,
     params_at,
-    read_params_file,
 )
-from bspkit.model.params import Params
-from bspkit.model.supersteps import check_usable, superstep_comm_s
+from bspkit.model.params import Params, expand_shorthand, read_params_file
+from bspkit.model.supersteps import check_hand_written, check_usable, superstep_comm_s
 
 from conftest import REPO
 from synth import SynthSpec, write_synthetic

@@ -50,7 +50,7 @@ def load_fit(raw: Path) -> tuple[RawRun, Params]:
 
 
 def load_params(path: Path, read: Callable[[Path], Params] = Params.read) -> Params:
-    """A parameter file read by `read` (Params.read; machine_scaling.read_params_file also takes
+    """A parameter file read by `read` (Params.read; params.read_params_file also takes
     hand-written shorthand), its errors told as the commands tell a failure."""
     try:
         return read(path)

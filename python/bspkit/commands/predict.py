@@ -210,13 +210,14 @@ def read_machine_files(files: Sequence[Path], rate_given: bool) -> list[Params]:
     """The parameter files, probes' or hand-written (the shorthand too), each checked: a
     hand-written one for what it lacks (its f need not be there when f is given)."""
     from bspkit.commands._inputs import load_params
-    from bspkit.model import machine_scaling as ms
+    from bspkit.model.params import is_hand_written, read_params_file
+    from bspkit.model.supersteps import check_hand_written
 
     out = []
     for path in files:
-        params = load_params(path, ms.read_params_file)
-        if ms.is_hand_written(params):
-            missing = [m for m in ms.check_hand_written(params) if not (rate_given and m.startswith("f:"))]
+        params = load_params(path, read_params_file)
+        if is_hand_written(params):
+            missing = [m for m in check_hand_written(params) if not (rate_given and m.startswith("f:"))]
             if missing:
                 raise Failure(f"{path} lacks what a prediction needs:\n  " + "\n  ".join(missing))
         out.append(params)

@@ -1,8 +1,7 @@
 """Machine parameters at a p that was not probed (issue 28): `params_at` fits each quantity
 bspkit.model.supersteps reads over the p of several probes of one machine and evaluates it at the
-target p; `read_params_file` and `check_hand_written` serve a parameter file written by hand
-for a machine one cannot run on (docs/probe-format.md, "A parameter file written by hand");
-`parameter_spread` says how far each parameter may be off, for prediction intervals.
+target p, a hand-written parameter file among them (its format: bspkit.model.params.read_params_file;
+what a prediction needs of it: bspkit.model.supersteps.check_hand_written); `parameter_spread` says how far each parameter may be off, for prediction intervals.
 
 Laws over p (each fitted by least squares on relative residuals, so that a 10 % miss at p = 2
 counts as much as one at p = 16):
@@ -35,18 +34,15 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 from scipy import stats as sstats
 
-from bspkit.model import comm_models
 from bspkit.model.estimators import CONFIDENCE
 from bspkit.model.params import (
     LatencyDetail,
@@ -57,6 +53,7 @@ from bspkit.model.params import (
     Params,
     PredictModel,
     Surface,
+    is_hand_written,
     value_of,
 )
 from bspkit.units import quantity
@@ -70,8 +67,6 @@ ERROR_FLOOR = 1e-6  # relative: errors below this are rounding, not a difference
 
 # the header's machine fields that name the machine: files that differ in one are of different machines
 MACHINE_IDENTITY = ("host", "cpu", "library", "backend")
-PRIMITIVES = ("put", "hpput", "get", "hpget", "send")
-PATTERNS = ("alltoall", "permutation", "shift")
 
 Z_CI = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)  # a 95 % interval is +- Z_CI sd
 # A slope over p counts at this confidence: a file has ~100 quantities, so at 95 % a few of
@@ -348,11 +343,6 @@ class MachineAtP:
     def fit(self, name: str) -> ParamFit | None:
         """The fit of one quantity by name ("l", "put/alltoall linreg g", ...), or None."""
         return next((f for f in self.fits if f.name == name), None)
-
-
-def is_hand_written(params: Params) -> bool:
-    """A parameter file written by hand: `bspkit fit` always writes `fitted`, a hand file has none."""
-    return params.fitted is None
 
 
 def _describe(params: Params) -> str:
@@ -722,105 +712,6 @@ def _scaled_detail(detail: LatencyDetail, value: float) -> LatencyDetail:
     if out.get("ci"):
         out["ci"] = [float(v) * factor for v in out["ci"]]
     return out
-
-
-# ----------------------------------------------------------- hand-written files
-
-
-def expand_shorthand(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A hand-written file's shorthand in the full form (docs/probe-format.md): "l": 2e-5 for
-    {"empty": 2e-5}, a surface {"g": 3e-9, "l": 2e-5} for {"linreg": {"g": 3e-9, "l": 2e-5}},
-    a surface 3e-9 for {"linreg": {"g": 3e-9}}. Other data are returned as they are."""
-    out = dict(data)
-    if isinstance(out.get("l"), (int, float)) and not isinstance(out.get("l"), bool):
-        out["l"] = {"empty": out["l"]}
-    g = out.get("g")
-    if isinstance(g, Mapping):
-        surfaces: dict[str, Any] = {}
-        for key, s in g.items():
-            if isinstance(s, (int, float)) and not isinstance(s, bool):
-                s = {"linreg": {"g": s}}
-            elif isinstance(s, Mapping) and "g" in s and not {"linreg", "levels", "predict", "lsq", "lsq_2.5"} & set(s):
-                s = {
-                    "linreg": {k: s[k] for k in ("g", "l") if k in s},
-                    **{k: v for k, v in s.items() if k not in ("g", "l")},
-                }
-            surfaces[key] = s
-        out["g"] = surfaces
-    return out
-
-
-def read_params_file(source: str | Path | Mapping[str, Any]) -> Params:
-    """A parameter file (a path, or its JSON object): one `bspkit fit` wrote or one written by
-    hand, in the full form or the shorthand. OSError, json.JSONDecodeError or
-    bspkit.model.params.ParamsError as Params.read."""
-    data = source if isinstance(source, Mapping) else json.loads(Path(source).read_text(encoding="utf-8"))
-    return Params.from_json(expand_shorthand(data) if isinstance(data, Mapping) else data)
-
-
-def _number(v: Any) -> float | None:
-    """A parameter as a file holds it (a number or a triplet) as a number, None where it is none."""
-    try:
-        return value_of(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def _positive(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
-
-
-def check_hand_written(params: Params) -> list[str]:
-    """What a parameter file lacks to predict a run at its p (one line each, naming the key and
-    what it is for); [] when nothing is missing: f of at least one kernel, l.empty, p, and g
-    surfaces bspkit.model.supersteps can use under "g const" (Bisseling's g, or a per-h fit), put/* among
-    them (the fallback of the other primitives). The models the file cannot serve ("g(h)" and
-    "g(h,h*)" need `levels` or `predict`) are not missing: bspkit.model.supersteps gives them none."""
-    missing = []
-    if not isinstance(params.p, int) or isinstance(params.p, bool) or params.p < 1:
-        missing.append("p: the number of processes the parameters are for (an integer >= 1)")
-    if not isinstance(params.f, Mapping) or not any(_positive(v) for v in params.f.values()):
-        missing.append(
-            'f: the seconds per operation of at least one kernel, e.g. {"matmul_double_blas": 1.2e-10} '
-            "(the work of a run is costed with it)"
-        )
-    else:
-        missing += [
-            f"f.{k}: {v!r} is not a positive number (seconds per operation)"
-            for k, v in params.f.items()
-            if not _positive(v)
-        ]
-    if not isinstance(params.l, Mapping):
-        missing.append(
-            'l: an object {variant: seconds}, e.g. {"empty": 2e-5} '
-            '(read the file with read_params_file for the shorthand "l": 2e-5)'
-        )
-    elif not _positive(_number(params.l.get("empty"))):
-        missing.append("l.empty: the seconds of a superstep without communication (the empty sync)")
-    usable = []
-    for key, s in params.g.items():
-        prim, _, pattern = key.partition("/")
-        if prim not in PRIMITIVES or pattern not in PATTERNS:
-            missing.append(
-                f"g.{key}: not a <primitive>/<pattern> key (primitives {', '.join(PRIMITIVES)}; "
-                f"patterns {', '.join(PATTERNS)}), so no superstep uses it"
-            )
-            continue
-        if not comm_models.get(comm_models.CLASSIC).usable(s):
-            hint = " (a shorthand: read the file with read_params_file)" if "g" in s.extra else ""
-            missing.append(
-                f'g.{key}: no g for "{comm_models.CLASSIC}": give "linreg": {{"g": seconds per word, "l": seconds}}{hint}'
-            )
-            continue
-        usable.append(key)
-    if not params.g:
-        missing.append('g: no surface: give at least "put/alltoall": {"linreg": {"g": seconds per word, "l": seconds}}')
-    elif usable and not any(k.startswith("put/") for k in usable):
-        missing.append(
-            "g: no put surface (put/alltoall, put/permutation or put/shift): the supersteps of other "
-            "primitives than those given have none to fall back on"
-        )
-    return missing
 
 
 # ---------------------------------------------------------------------- spread

@@ -586,3 +586,46 @@ def computing_rate(params: Params) -> tuple[float, str] | None:
             return 1.0 / f, kernel
     avg = params.f_average.get("double")
     return (1.0 / avg, "the mean rate of the double kernels") if avg else None
+
+
+# ----------------------------------------------------------- hand-written files
+
+# the keys of a g surface: <primitive>/<pattern>
+PRIMITIVES = ("put", "hpput", "get", "hpget", "send")
+PATTERNS = ("alltoall", "permutation", "shift")
+
+
+def is_hand_written(params: Params) -> bool:
+    """A parameter file written by hand: `bspkit fit` always writes `fitted`, a hand file has none."""
+    return params.fitted is None
+
+
+def expand_shorthand(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A hand-written file's shorthand in the full form (docs/probe-format.md): "l": 2e-5 for
+    {"empty": 2e-5}, a surface {"g": 3e-9, "l": 2e-5} for {"linreg": {"g": 3e-9, "l": 2e-5}},
+    a surface 3e-9 for {"linreg": {"g": 3e-9}}. Other data are returned as they are."""
+    out = dict(data)
+    if isinstance(out.get("l"), (int, float)) and not isinstance(out.get("l"), bool):
+        out["l"] = {"empty": out["l"]}
+    g = out.get("g")
+    if isinstance(g, Mapping):
+        surfaces: dict[str, Any] = {}
+        for key, s in g.items():
+            if isinstance(s, (int, float)) and not isinstance(s, bool):
+                s = {"linreg": {"g": s}}
+            elif isinstance(s, Mapping) and "g" in s and not {"linreg", "levels", "predict", "lsq", "lsq_2.5"} & set(s):
+                s = {
+                    "linreg": {k: s[k] for k in ("g", "l") if k in s},
+                    **{k: v for k, v in s.items() if k not in ("g", "l")},
+                }
+            surfaces[key] = s
+        out["g"] = surfaces
+    return out
+
+
+def read_params_file(source: str | Path | Mapping[str, Any]) -> Params:
+    """A parameter file (a path, or its JSON object): one `bspkit fit` wrote or one written by
+    hand, in the full form or the shorthand. OSError, json.JSONDecodeError or
+    bspkit.model.params.ParamsError as Params.read."""
+    data = source if isinstance(source, Mapping) else json.loads(Path(source).read_text(encoding="utf-8"))
+    return Params.from_json(expand_shorthand(data) if isinstance(data, Mapping) else data)

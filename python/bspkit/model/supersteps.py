@@ -16,7 +16,7 @@ from typing import Any
 
 from bspkit.model import comm_models
 from bspkit.model.comm_models import CommModel
-from bspkit.model.params import Params, Surface
+from bspkit.model.params import PATTERNS, PRIMITIVES, Params, Surface, value_of
 
 # A driver's JSON object (docs/algorithm-output.md) and one entry of its "supersteps".
 DriverRun = Mapping[str, Any]
@@ -115,3 +115,71 @@ def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -
 
 def relative_error(pred: float | None, measured: float) -> float | None:
     return None if pred is None or measured <= 0 else (pred - measured) / measured
+
+
+# ----------------------------------------------------- a hand-written file
+
+
+def _number(v: Any) -> float | None:
+    """A parameter as a file holds it (a number or a triplet) as a number, None where it is none."""
+    try:
+        return value_of(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+
+
+def check_hand_written(params: Params) -> list[str]:
+    """What a parameter file lacks to predict a run at its p (one line each, naming the key and
+    what it is for); [] when nothing is missing: f of at least one kernel, l.empty, p, and g
+    surfaces bspkit.model.supersteps can use under "g const" (Bisseling's g, or a per-h fit), put/* among
+    them (the fallback of the other primitives). The models the file cannot serve ("g(h)" and
+    "g(h,h*)" need `levels` or `predict`) are not missing: bspkit.model.supersteps gives them none."""
+    missing = []
+    if not isinstance(params.p, int) or isinstance(params.p, bool) or params.p < 1:
+        missing.append("p: the number of processes the parameters are for (an integer >= 1)")
+    if not isinstance(params.f, Mapping) or not any(_positive(v) for v in params.f.values()):
+        missing.append(
+            'f: the seconds per operation of at least one kernel, e.g. {"matmul_double_blas": 1.2e-10} '
+            "(the work of a run is costed with it)"
+        )
+    else:
+        missing += [
+            f"f.{k}: {v!r} is not a positive number (seconds per operation)"
+            for k, v in params.f.items()
+            if not _positive(v)
+        ]
+    if not isinstance(params.l, Mapping):
+        missing.append(
+            'l: an object {variant: seconds}, e.g. {"empty": 2e-5} '
+            '(read the file with read_params_file for the shorthand "l": 2e-5)'
+        )
+    elif not _positive(_number(params.l.get("empty"))):
+        missing.append("l.empty: the seconds of a superstep without communication (the empty sync)")
+    usable = []
+    for key, s in params.g.items():
+        prim, _, pattern = key.partition("/")
+        if prim not in PRIMITIVES or pattern not in PATTERNS:
+            missing.append(
+                f"g.{key}: not a <primitive>/<pattern> key (primitives {', '.join(PRIMITIVES)}; "
+                f"patterns {', '.join(PATTERNS)}), so no superstep uses it"
+            )
+            continue
+        if not comm_models.get(comm_models.CLASSIC).usable(s):
+            hint = " (a shorthand: read the file with read_params_file)" if "g" in s.extra else ""
+            missing.append(
+                f'g.{key}: no g for "{comm_models.CLASSIC}": give "linreg": {{"g": seconds per word, "l": seconds}}{hint}'
+            )
+            continue
+        usable.append(key)
+    if not params.g:
+        missing.append('g: no surface: give at least "put/alltoall": {"linreg": {"g": seconds per word, "l": seconds}}')
+    elif usable and not any(k.startswith("put/") for k in usable):
+        missing.append(
+            "g: no put surface (put/alltoall, put/permutation or put/shift): the supersteps of other "
+            "primitives than those given have none to fall back on"
+        )
+    return missing
