@@ -209,6 +209,7 @@ def check_memory(alg: al.Algorithm, todo: Sequence[tuple[int, str | None]], npro
 def run(options: ValidateOptions, extra: Sequence[str]) -> int:
     from bspkit.commands._inputs import driver_launch, run_label
     from bspkit.measure import validation as va
+    from bspkit.pages import validate_report
 
     launch = options.launch
     alg = algorithm_arg(options.algorithm)
@@ -247,8 +248,9 @@ def run(options: ValidateOptions, extra: Sequence[str]) -> int:
     )
     sweep = va.Sweep(setup, resumed)
     sweep.run(todo, drivers)
-    js, page_path, nimg = sweep.finish()
-    va.print_summary(alg, sweep.result)
+    js = sweep.finish()
+    page_path, nimg = validate_report.write_page(sweep.result, outdir)
+    validate_report.print_summary(alg, sweep.result)
     print(f"results: {js}\nreport:  {page_path} ({nimg} plots)")
     if sweep.failed:
         raise Failure(

@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
 from bspkit import algorithms as al
-from bspkit.console import Failure, UsageError, progress
+from bspkit.console import Failure, UsageError, progress, write_text
 from bspkit.fileformat import format_problem
 from bspkit.measure import machine_state as ms
 from bspkit.measure.libraries import Library, bspkit_library
-from bspkit.model import comm_models, costs, verdict
+from bspkit.model import comm_models, costs
 from bspkit.model import drift as cm
 from bspkit.model import predict as fc
 from bspkit.model import supersteps as pd
 from bspkit.model.params import JsonObject, Params
-from bspkit.pages import validate_report
 from bspkit.units import quantity
 from bspkit.version import __version__
 
@@ -176,7 +175,7 @@ def calibrated_summary(rows: list[Row]) -> Summary | None:
 def kernel_of(alg: al.Algorithm, run: JsonObject) -> str | None:
     """The probe kernel nearest the driver's (its closed form's f_kernel), for f's spread."""
     try:
-        return costs.closed_form(alg.name, run.get("params") or {}, int(run.get("p") or 1)).f_kernel
+        return alg.closed_form(run.get("params") or {}, int(run.get("p") or 1)).f_kernel
     except (costs.CostError, KeyError, TypeError, ValueError):
         return None
 
@@ -483,79 +482,16 @@ class Sweep:
     def save(self) -> Path:
         """validate.json as it stands: a sweep cut short keeps every run that finished."""
         self.bring_up_to_date()
-        return validate_report.write_json(self.result, self.setup.outdir)
+        return write_json(self.result, self.setup.outdir)
 
-    def finish(self) -> tuple[Path, Path, int]:
-        """validate.json complete (or not, with failed runs) and the page: (json, page, plots)."""
+    def finish(self) -> Path:
+        """validate.json complete (or not, with failed runs)."""
         self.result["complete"] = not self.failed
-        self.bring_up_to_date()
-        return validate_report.write(self.result, self.setup.outdir)
+        return self.save()
 
 
-def _print_table(
-    alg: al.Algorithm, backend: str, nprocs: int, by_sweep: list[tuple[Any, Summary]], overall: Summary
-) -> None:
-    """The summary as the thesis' Tables D-G lay it out: the mean |relative error| per model
-    for each value of the second parameter and over all, the best model, the calibrated errors."""
-    print(
-        f"{alg.name} on {backend}, p = {nprocs}: {overall['runs']} runs, "
-        f"{overall['runs_used']} of >= {MIN_VALIDATED_TIME_S} s"
-    )
-    print(
-        f"  {'':<14} {'efficiency':>10} "
-        + " ".join(f"{m:>9}" for m in comm_models.NAMES)
-        + "   (mean |relative error|)"
-    )
-    sweep_key = alg.sweep_param
-    for v, sm in [*by_sweep, ("all", overall)]:
-        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in comm_models.NAMES)
-        eff = f"{sm['efficiency']:>10.1%}" if sm.get("efficiency") is not None else f"{'-':>10}"
-        print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
-    if overall.get("best_model"):
-        print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
-    if overall.get("band_coverage") is not None:
-        print(
-            f"  10-90% band (the parameters' spread): {overall['band_coverage']:.0%} of "
-            f"{overall['band_runs']} runs inside it"
-        )
-    print("  " + validate_report.comm_matters_sentence(overall))
-    cal = overall.get("calibrated")
-    if cal:
-        raw = cal["raw"]
-        cells = "; ".join(
-            f"{m} {validate_report.pct_or_dash(raw.get(m))} -> {validate_report.pct_or_dash(cal.get(m))}"
-            for m in comm_models.NAMES
-        )
-        print(f"  raw -> calibrated (mean |relative error|, {cal['runs_used']} runs): {cells}")
-        if cal["flagged"]:
-            print(
-                f"  {cal['flagged']} run(s) flagged: the machine moved during them enough to change their "
-                f"prediction by more than x{cm.WITHIN_RUN_FLAG:g}"
-            )
-
-
-def print_summary(alg: al.Algorithm, result: JsonObject) -> None:
-    """A finished sweep on the terminal: the verdict (bspkit.model.verdict), the table, the runs the
-    machine spoiled, the machine's drift and the calibration's cost."""
-    v = verdict.validate_verdict(result["summary"]["all"])
-    print("\n".join(v.lines()))
-    _print_table(alg, result["backend"], result["p"], result["summary"]["by_sweep"], result["summary"]["all"])
-    for row in result["rows"]:
-        state = row.get("machine_state") or {}
-        if state.get("all_marked"):
-            errs = ", ".join(
-                f"{m} {e:+.1%}"
-                for m in comm_models.NAMES
-                if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
-            )
-            print(
-                f"  the machine's: n = {row['size']} {row['sweep_value'] or ''} ({state['evidence']}); as it was: {errs}"
-            )
-    sentence = validate_report.drift_sentence(result)
-    if sentence:
-        print("  " + sentence)
-        cost = result.get("calibration_cost") or {}
-        if cost.get("share") is not None:
-            print(
-                f"  calibration: {cost['rounds']} rounds, {cost['calibration_s']:.1f} s = {cost['share']:.1%} of the sweep"
-            )
+def write_json(result: JsonObject, outdir: Path) -> Path:
+    """validate.json, whole or not at all (written after every run of a sweep)."""
+    js = outdir / "validate.json"
+    write_text(js, json.dumps(result, indent=1) + "\n")
+    return js

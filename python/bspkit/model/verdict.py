@@ -19,7 +19,6 @@ from bspkit.model import comm_models
 from bspkit.model import machine_scaling as mscale
 from bspkit.model.params import Params, computing_rate
 from bspkit.model.probe_validation import VALIDATION_THRESHOLD
-from bspkit.pages.htmlkit import esc
 from bspkit.units import quantity
 
 # A probe in which more than this share of the batches was marked measured mostly a busy
@@ -49,15 +48,6 @@ class Verdict:
         """For the terminal: the verdict, what next, then each note, wrapped."""
         texts = [f"VERDICT: {self.sentence}", f"Next: {self.advice}", *notes]
         return [ln for t in texts for ln in textwrap.wrap(t, width, subsequent_indent="  ")]
-
-    def html(self, notes: Sequence[str] = ()) -> str:
-        """For a page: a box (green unless a re-run is advised) with the verdict, what next and
-        each note."""
-        css = "warn" if self.level == "re-run" else "ok"
-        extra = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
-        return (
-            f'<div class="{css} verdict"><p><b>{esc(self.sentence)}</b></p><p>Next: {esc(self.advice)}</p>{extra}</div>'
-        )
 
 
 def _pct(v: float | None) -> str:

@@ -154,3 +154,11 @@ def page(title: str, body: str) -> str:
         f'<h1>{esc(title)}</h1>\n<p class="note">written by bspkit {__version__} on {now}</p>\n'
         f"{body}\n</body></html>\n"
     )
+
+
+def verdict_box(level: str, sentence: str, advice: str, notes: Sequence[str] = ()) -> str:
+    """A verdict (bspkit.model.verdict.Verdict) for a page: a box, green unless a re-run is
+    advised, with the verdict, what next and each note."""
+    css = "warn" if level == "re-run" else "ok"
+    extra = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
+    return f'<div class="{css} verdict"><p><b>{esc(sentence)}</b></p><p>Next: {esc(advice)}</p>{extra}</div>'

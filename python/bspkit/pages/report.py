@@ -30,6 +30,7 @@ from bspkit.pages.htmlkit import (
     signed_pct,
     table,
     us_col,
+    verdict_box,
     words,
 )
 from bspkit.pages.imh_report import IMH_SECTIONS
@@ -134,7 +135,9 @@ def verdict_block(params: Params) -> str:
     """The first screen's answer (bspkit.model.verdict): one sentence, the advice, and f, one g per
     primitive and l with their spreads."""
     rows = [[esc(h.name), esc(h.value), esc(h.spread_text), esc(h.note)] for h in verdict.headline_parameters(params)]
-    return verdict.probe_verdict(params).html(verdict.probe_notes(params, hardware_sentence(params))) + (
+    v = verdict.probe_verdict(params)
+    notes = verdict.probe_notes(params, hardware_sentence(params))
+    return verdict_box(v.level, v.sentence, v.advice, notes) + (
         table(["parameter", "value", "spread (1 sd)", "what"], rows) if rows else ""
     )
 

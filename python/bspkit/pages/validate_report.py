@@ -6,7 +6,6 @@ prediction-versus-measurement plots as one self-contained HTML page."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -17,10 +16,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter
 
+from bspkit.algorithms import Algorithm
 from bspkit.console import write_text
 from bspkit.fileformat import JsonObject
-from bspkit.model import comm_models, verdict
-from bspkit.pages.htmlkit import esc, img, page, table
+from bspkit.measure.validation import MIN_VALIDATED_TIME_S, Summary
+from bspkit.model import comm_models, drift, verdict
+from bspkit.pages.htmlkit import esc, img, page, table, verdict_box
 from bspkit.pages.plots import png_bytes
 from bspkit.units import quantity
 
@@ -230,7 +231,8 @@ def comm_matters_sentence(s: JsonObject) -> str:
 
 def verdict_block(summary: JsonObject) -> str:
     """The answer first (bspkit.model.verdict): can the predictions be trusted, and what next."""
-    return verdict.validate_verdict(summary).html()
+    v = verdict.validate_verdict(summary)
+    return verdict_box(v.level, v.sentence, v.advice)
 
 
 def marked_runs(rows: Sequence[JsonObject], sweep: str | None) -> str:
@@ -430,19 +432,81 @@ def drift_section(result: JsonObject, min_time_s: float) -> str:
     return "\n".join(out)
 
 
-def write_json(result: JsonObject, outdir: Path) -> Path:
-    """validate.json, whole or not at all (written after every run of a sweep)."""
-    js = outdir / "validate.json"
-    write_text(js, json.dumps(result, indent=1) + "\n")
-    return js
-
-
-def write(result: JsonObject, outdir: Path) -> tuple[Path, Path, int]:
-    js = write_json(result, outdir)
+def write_page(result: JsonObject, outdir: Path) -> tuple[Path, int]:
+    """validate.html beside validate.json: (its path, its plots)."""
     html, nimg = html_report(result)
     page_path = outdir / "validate.html"
     write_text(page_path, html)
-    return js, page_path, nimg
+    return page_path, nimg
 
 
-__all__ = ["html_report", "write", "write_json"]
+# ------------------------------------------------------------------ the terminal
+
+
+def _print_table(
+    alg: Algorithm, backend: str, nprocs: int, by_sweep: list[tuple[Any, Summary]], overall: Summary
+) -> None:
+    """The summary as the thesis' Tables D-G lay it out: the mean |relative error| per model
+    for each value of the second parameter and over all, the best model, the calibrated errors."""
+    print(
+        f"{alg.name} on {backend}, p = {nprocs}: {overall['runs']} runs, "
+        f"{overall['runs_used']} of >= {MIN_VALIDATED_TIME_S} s"
+    )
+    print(
+        f"  {'':<14} {'efficiency':>10} "
+        + " ".join(f"{m:>9}" for m in comm_models.NAMES)
+        + "   (mean |relative error|)"
+    )
+    sweep_key = alg.sweep_param
+    for v, sm in [*by_sweep, ("all", overall)]:
+        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in comm_models.NAMES)
+        eff = f"{sm['efficiency']:>10.1%}" if sm.get("efficiency") is not None else f"{'-':>10}"
+        print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
+    if overall.get("best_model"):
+        print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
+    if overall.get("band_coverage") is not None:
+        print(
+            f"  10-90% band (the parameters' spread): {overall['band_coverage']:.0%} of "
+            f"{overall['band_runs']} runs inside it"
+        )
+    print("  " + comm_matters_sentence(overall))
+    cal = overall.get("calibrated")
+    if cal:
+        raw = cal["raw"]
+        cells = "; ".join(f"{m} {pct_or_dash(raw.get(m))} -> {pct_or_dash(cal.get(m))}" for m in comm_models.NAMES)
+        print(f"  raw -> calibrated (mean |relative error|, {cal['runs_used']} runs): {cells}")
+        if cal["flagged"]:
+            print(
+                f"  {cal['flagged']} run(s) flagged: the machine moved during them enough to change their "
+                f"prediction by more than x{drift.WITHIN_RUN_FLAG:g}"
+            )
+
+
+def print_summary(alg: Algorithm, result: JsonObject) -> None:
+    """A finished sweep on the terminal: the verdict (bspkit.model.verdict), the table, the runs the
+    machine spoiled, the machine's drift and the calibration's cost."""
+    v = verdict.validate_verdict(result["summary"]["all"])
+    print("\n".join(v.lines()))
+    _print_table(alg, result["backend"], result["p"], result["summary"]["by_sweep"], result["summary"]["all"])
+    for row in result["rows"]:
+        state = row.get("machine_state") or {}
+        if state.get("all_marked"):
+            errs = ", ".join(
+                f"{m} {e:+.1%}"
+                for m in comm_models.NAMES
+                if (e := (row.get("rel_error_as_it_was") or {}).get(m)) is not None
+            )
+            print(
+                f"  the machine's: n = {row['size']} {row['sweep_value'] or ''} ({state['evidence']}); as it was: {errs}"
+            )
+    sentence = drift_sentence(result)
+    if sentence:
+        print("  " + sentence)
+        cost = result.get("calibration_cost") or {}
+        if cost.get("share") is not None:
+            print(
+                f"  calibration: {cost['rounds']} rounds, {cost['calibration_s']:.1f} s = {cost['share']:.1%} of the sweep"
+            )
+
+
+__all__ = ["html_report", "print_summary", "write_page"]
