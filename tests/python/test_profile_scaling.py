@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from synth_profile import SiteLaw, StepSpec, law_steps, log2p, records, write_profile
 
+from bspkit.commands._args import parse_run_spec
 from bspkit.model import profile as pf
 from bspkit.model import profile_scaling as ps
 from bspkit.model.params import Params
@@ -71,7 +72,7 @@ def write_runs(
 
 
 def scale(texts: list[str], p: int, n: float | None) -> ps.Scaling:
-    runs, use_cpu, names = ps.read_runs([ps.parse_run_spec(t) for t in texts], addr2line="")
+    runs, use_cpu, names = ps.read_runs([parse_run_spec(t) for t in texts], addr2line="")
     return ps.scale_runs(runs, use_cpu, names, p, n)
 
 
@@ -91,12 +92,12 @@ def truth_time(p: int, n: float, model: str) -> float:
 
 
 def test_run_specs_with_and_without_a_size() -> None:
-    assert ps.parse_run_spec("a/run.jsonl@n=4000") == ps.RunSpec(Path("a/run.jsonl"), "n", 4000.0)
-    assert ps.parse_run_spec("run.jsonl@size=1.5e6") == ps.RunSpec(Path("run.jsonl"), "size", 1.5e6)
-    assert ps.parse_run_spec("me@host/run.jsonl") == ps.RunSpec(Path("me@host/run.jsonl"))
+    assert parse_run_spec("a/run.jsonl@n=4000") == ps.RunSpec(Path("a/run.jsonl"), "n", 4000.0)
+    assert parse_run_spec("run.jsonl@size=1.5e6") == ps.RunSpec(Path("run.jsonl"), "size", 1.5e6)
+    assert parse_run_spec("me@host/run.jsonl") == ps.RunSpec(Path("me@host/run.jsonl"))
     for bad in ("run.jsonl@n=abc", "run.jsonl@n=-2", "run.jsonl@n=0"):
-        with pytest.raises(ps.ScalingError, match="not a positive number"):
-            ps.parse_run_spec(bad)
+        with pytest.raises(ValueError, match="not a positive number"):
+            parse_run_spec(bad)
 
 
 @pytest.mark.parametrize(

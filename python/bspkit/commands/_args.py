@@ -5,13 +5,18 @@ number), the launch options of the commands that start BSP programs (-n, -b, --b
 from __future__ import annotations
 
 import argparse
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from bspkit import algorithms as al
 from bspkit.console import UsageError
 from bspkit.measure.libraries import Library
+
+if TYPE_CHECKING:  # numpy: imported where a run spec is parsed
+    from bspkit.model.profile_scaling import RunSpec
 
 # what each command's `add_parser` receives: the top-level parser's subparsers
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -201,3 +206,25 @@ def _positive(v: str, text: str) -> int:
     if value < 1:
         raise ValueError(f"-n {text}: '{v}' is not a positive number of processes")
     return value
+
+
+# --scale's RUN.jsonl@NAME=VALUE
+SIZE_SPEC = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
+
+
+def parse_run_spec(text: str) -> RunSpec:
+    """RUN.jsonl@NAME=VALUE: "run.jsonl@n=4000" -> (run.jsonl, "n", 4000.0); a path with no
+    @NAME=VALUE at its end is the path alone."""
+    from bspkit.model.profile_scaling import RunSpec  # noqa: F811 (the class itself, at run time)
+
+    head, sep, tail = text.rpartition("@")
+    m = SIZE_SPEC.match(tail) if sep else None
+    if not m:
+        return RunSpec(Path(text))
+    try:
+        value = float(m.group(2))
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"'{text}': the problem size {m.group(1)}={m.group(2)} is not a positive number")
+    return RunSpec(Path(head), m.group(1), value)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bspkit.commands._args import Subparsers, positive_float, positive_int
+from bspkit.commands._args import Subparsers, parse_run_spec, positive_float, positive_int
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 from bspkit.model import comm_models
 
@@ -262,7 +262,10 @@ def run_scaling(options: ProfileOptions) -> int:
 
     assert options.to_p is not None
     try:
-        specs = [ps.parse_run_spec(text) for text in options.scale]
+        try:
+            specs = [parse_run_spec(text) for text in options.scale]
+        except ValueError as e:
+            raise Failure(str(e)) from None
         runs, use_cpu, texts = ps.read_runs(specs, options.section, options.phase)
         sc = ps.scale_runs(runs, use_cpu, texts, options.to_p, options.to_size)
         if options.params:

@@ -39,7 +39,6 @@ machine's parameters is a hook there, `ParamsDraw`, not drawn yet).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,7 +72,6 @@ MIN_P_VALUES = 3
 INTERVAL_DRAWS = 1000
 INTERVAL_QUANTILES = (0.1, 0.9)
 
-SIZE_SPEC = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
 QUANTITIES = ("S", "W", "h", "count", "Wall")  # Wall: all processes' work in a superstep
 INTEGER_QUANTITIES = ("S", "h", "count")
 
@@ -87,27 +85,11 @@ class ScalingError(Exception):
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One profile as given: RUN.jsonl, or RUN.jsonl@NAME=VALUE with its problem size."""
+    """One profile and the problem size it ran (its NAME and VALUE; None where not given)."""
 
     path: Path
     size_name: str | None = None
     size: float | None = None
-
-
-def parse_run_spec(text: str) -> RunSpec:
-    """RUN.jsonl@NAME=VALUE: "run.jsonl@n=4000" -> (run.jsonl, "n", 4000.0); a path with no
-    @NAME=VALUE at its end is the path alone."""
-    head, sep, tail = text.rpartition("@")
-    m = SIZE_SPEC.match(tail) if sep else None
-    if not m:
-        return RunSpec(Path(text))
-    try:
-        value = float(m.group(2))
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise ScalingError(f"'{text}': the problem size {m.group(1)}={m.group(2)} is not a positive number")
-    return RunSpec(Path(head), m.group(1), value)
 
 
 SiteMatch = tuple[str | None, str, tuple[tuple[str, int], ...]]  # phase, end, (object name, offset) per site
