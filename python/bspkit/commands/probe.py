@@ -153,6 +153,24 @@ def options_from(args: argparse.Namespace) -> ProbeOptions:
     )
 
 
+def suite_sections(suites: str) -> list[str]:
+    """bspprobe's sections for a --suites list ("all": every suite); ValueError naming an
+    unknown suite."""
+    names = [s.strip() for s in suites.split(",")]
+    if any(not n for n in names):
+        raise ValueError(f"--suites {suites!r}: an empty name in the list")
+    sections: list[str] = []
+    for name in names:
+        if name == "all":
+            chosen = [sec for secs in pr.SUITES.values() for sec in secs]
+        elif name in pr.SUITES:
+            chosen = list(pr.SUITES[name])
+        else:
+            raise ValueError(f"--suites: unknown suite {name!r}; choose from {', '.join([*pr.SUITES, 'all'])}")
+        sections += [sec for sec in chosen if sec not in sections]
+    return sections
+
+
 def bspprobe_args(options: ProbeOptions, extra: Sequence[str]) -> list[str]:
     """bspprobe's arguments: --suites and --disk-dir as bspprobe takes them, then those after
     `--`; the options that exclude each other are usage errors."""
@@ -163,7 +181,7 @@ def bspprobe_args(options: ProbeOptions, extra: Sequence[str]) -> list[str]:
         if any(a == "--only" or a.startswith("--only=") for a in args):
             raise UsageError("--suites and bspprobe's --only (after --) exclude each other")
         try:
-            args = ["--only", ",".join(pr.suite_sections(options.suites)), *args]
+            args = ["--only", ",".join(suite_sections(options.suites)), *args]
         except ValueError as e:
             raise UsageError(str(e)) from None
     if options.disk_dir is not None:

@@ -33,24 +33,6 @@ SUITES: dict[str, tuple[str, ...]] = {
 }
 
 
-def suite_sections(suites: str) -> list[str]:
-    """bspprobe's sections for a --suites list ("all": every suite); ValueError naming an
-    unknown suite."""
-    names = [s.strip() for s in suites.split(",")]
-    if any(not n for n in names):
-        raise ValueError(f"--suites {suites!r}: an empty name in the list")
-    sections: list[str] = []
-    for name in names:
-        if name == "all":
-            chosen = [sec for secs in SUITES.values() for sec in secs]
-        elif name in SUITES:
-            chosen = list(SUITES[name])
-        else:
-            raise ValueError(f"--suites: unknown suite {name!r}; choose from {', '.join([*SUITES, 'all'])}")
-        sections += [sec for sec in chosen if sec not in sections]
-    return sections
-
-
 def cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
