@@ -15,6 +15,11 @@
 #                   (no lint, no sanitizers).
 # Each suite's durations are kept as JUnit XML in <build>/test-results/, and the 10 slowest
 # tests are printed at the end (scripts/slowest-tests.py).
+# Every tier runs scripts/setup.sh first, so what it installs must be there: a test skipped for
+# one of those dependencies fails (BSPKIT_REQUIRE_DEPS=1: tests/python/conftest.py, the emulated
+# cluster's fixture), pytest prints every skip's reason (-rs), and a build without the MPI back
+# ends or without OpenBLAS, whose tests would be left out silently, fails the run.
+# BSPKIT_REQUIRE_DEPS=0 in the environment lets such tests skip instead.
 set -uo pipefail
 cd "$(dirname "$0")"
 mode=full
@@ -29,6 +34,7 @@ done
 
 scripts/setup.sh || exit 1
 export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-Haswell}"
+export BSPKIT_REQUIRE_DEPS="${BSPKIT_REQUIRE_DEPS:-1}"
 jobs=$(nproc)
 # Two tests per core: most of a test's time is spent waiting, on MPI's start-up (about 0.15 s
 # of CPU in 0.55 s) in the release suite, and under ThreadSanitizer, which sleeps 1 s at an
@@ -64,8 +70,29 @@ pytest_command() { # name pytest-args...: pytest tests/python on build/, its JUn
   local name="$1"; shift
   mkdir -p build/test-results
   results+=("build/test-results/pytest-$name.xml")
-  BSPKIT_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest -q -p no:cacheprovider \
+  BSPKIT_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest -q -rs -p no:cacheprovider \
     --junitxml="$PWD/build/test-results/pytest-$name.xml" "$@" tests/python
+}
+
+# The tests a build registers for what scripts/setup.sh installs: ctest runs only the tests
+# there are, so a build that did not find MPI (or OpenBLAS) would pass without its back ends'
+# (or the matrix products' and LU's) tests. Under BSPKIT_REQUIRE_DEPS=1 that fails the run.
+check_build_dependencies() { # build-dir
+  [ "$BSPKIT_REQUIRE_DEPS" = 1 ] || return 0
+  local dir="$1" label what count missing=()
+  for label in "mpi:Open MPI (the mpi back end)" "mpi-rma:Open MPI (the mpi-rma back end)" \
+               "lu:OpenBLAS (LU)" "cannon:OpenBLAS (Cannon's matrix product)"; do
+    what=${label#*:}
+    label=${label%%:*}
+    count=$(cd "$dir" && ctest -N -L "^$label\$" | sed -n 's/^Total Tests: //p')
+    [ "${count:-0}" -gt 0 ] || missing+=("no '$label' tests: $what was not found by the build")
+  done
+  if ((${#missing[@]})); then
+    echo "=== FAILED: $dir lacks tests of what scripts/setup.sh installs (BSPKIT_REQUIRE_DEPS=1) ==="
+    printf '  %s\n' "${missing[@]}"
+    echo "  (scripts/setup.sh installs it; a build configured before it may need rm -rf $dir)"
+    failed+=(dependencies)
+  fi
 }
 
 # A sanitizer build: every target the tests run (bench/ is never run by a test).
@@ -82,6 +109,7 @@ if [ "$mode" != quick ]; then
 fi
 
 scripts/build.sh build -DCMAKE_BUILD_TYPE=Release || exit 1
+check_build_dependencies build
 if [ "$mode" = quick ]; then
   run_suite quick build "$test_jobs" -L 'quick|unit'
   echo "=== python-quick: pytest -m 'not slow and not probe_run' (probe.smoke ran in ctest) ==="

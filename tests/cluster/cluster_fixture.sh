@@ -7,6 +7,8 @@
 #   without the capabilities), writes why to STATE_DIR/NAME.skip and exits 77, which ctest
 #   counts as skipped (and cluster_run.sh skips every cluster test with that reason). Else
 #   removes a cluster an interrupted run left, and makes the cluster with `bspkit cluster up`.
+#   A missing tool is a failure instead (exit 1) under BSPKIT_REQUIRE_DEPS=1 (run-tests.sh:
+#   scripts/setup.sh, which installs them all, ran first).
 # down: `bspkit cluster down`; skipped (77) when up was.
 set -u
 if [ $# -lt 5 ]; then
@@ -27,7 +29,15 @@ case $action in
       reason="not root: the emulated cluster needs network namespaces, veth pairs and tc"
     else
       for tool in ip tc unshare taskset mpirun; do
-        command -v "$tool" >/dev/null 2>&1 || { reason="$tool is not installed"; break; }
+        command -v "$tool" >/dev/null 2>&1 && continue
+        reason="$tool is not installed"
+        if [ "${BSPKIT_REQUIRE_DEPS:-}" = 1 ]; then
+          printf '%s\n' "$reason (scripts/setup.sh installs it)" >"$skip"
+          echo "FAIL: the tests on the emulated cluster: $reason, which scripts/setup.sh installs" \
+               "(BSPKIT_REQUIRE_DEPS=1: a missing dependency is a failure, not a skip)"
+          exit 1
+        fi
+        break
       done
     fi
     if [ -z "$reason" ]; then

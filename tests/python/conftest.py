@@ -29,6 +29,71 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# ------------------------------------------------- what scripts/setup.sh installs
+#
+# A test that cannot run without one of these skips with the reason missing_dependency()
+# gives, and only that way. Under BSPKIT_REQUIRE_DEPS=1 (run-tests.sh sets it: it ran
+# scripts/setup.sh first, so everything below must be there) such a skip is a failure
+# (pytest_runtest_makereport below); every other skip (not root, no network namespaces, a
+# peer's checkout not given) stays a skip.
+
+SETUP_DEPENDENCIES: dict[str, str] = {
+    # name: what the tests need of it (scripts/setup.sh's Debian package)
+    "Open MPI": "mpirun and mpicc, and the mpi and mpi-rma back ends built with them (openmpi-bin, libopenmpi-dev)",
+    "OpenBLAS": "cblas.h and libopenblas: the probe's BLAS kernels, the matrix products and LU (libopenblas-dev)",
+    "a C compiler": "cc (build-essential)",
+    "binutils": "addr2line, to name the sync sites of a profile (binutils, with build-essential)",
+    "Chromium": "headless chromium, to check a report in a real browser (chromium)",
+    "clang-format": "the C style check (clang-format)",
+    "ruff": "the Python style check (.venv: python/requirements.txt)",
+    "fio": "the disk suite's peer (fio)",
+    "ScaLAPACK": "pdgetrf, the LU peer (libscalapack-openmpi-dev)",
+    "TBB": "parallel_sort, a peer of the radix sort (libtbb-dev)",
+    "Boost": "spreadsort, a peer of the radix sort (libboost-dev)",
+    "iproute2": "ip and tc, for the emulated cluster (iproute2)",
+    "util-linux": "unshare, nsenter, taskset and setpriv, for the emulated cluster (util-linux)",
+}
+DEPENDENCY_SKIP = "missing dependency"  # how every such reason begins: "missing dependency NAME: ..."
+
+
+def missing_dependency(name: str, detail: str = "") -> str:
+    """The skip reason of a test that needs `name` (a key of SETUP_DEPENDENCIES), with what
+    exactly is missing; a name not there is a KeyError (at import, where the test defines it)."""
+    needed = SETUP_DEPENDENCIES[name]
+    return f"{DEPENDENCY_SKIP} {name}: {detail or needed} (scripts/setup.sh installs it)"
+
+
+def dependency_of(reason: str) -> str | None:
+    """The dependency a skip reason names when missing_dependency() made it, else None."""
+    if not reason.startswith(DEPENDENCY_SKIP + " "):
+        return None
+    name = reason[len(DEPENDENCY_SKIP) + 1 :].split(":", 1)[0]
+    return name if name in SETUP_DEPENDENCIES else None
+
+
+def require_dependencies() -> bool:
+    """BSPKIT_REQUIRE_DEPS=1: a skip for a missing dependency of setup.sh's fails the test."""
+    return os.environ.get("BSPKIT_REQUIRE_DEPS", "") == "1"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # noqa: ANN201 (a generator)
+    report = yield
+    if report.skipped and not hasattr(report, "wasxfail") and require_dependencies():
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        name = dependency_of(reason)
+        if name is not None:
+            report.outcome = "failed"
+            report.longrepr = (
+                f"{item.nodeid} would be skipped for a missing dependency, which BSPKIT_REQUIRE_DEPS=1 "
+                f"(run-tests.sh) does not allow: {reason}. Run scripts/setup.sh, which installs {name}; "
+                "BSPKIT_REQUIRE_DEPS=0 lets the test skip."
+            )
+    return report
+
+
 # The build the tests run bspkit's programs from ($BSPKIT_BUILD_DIR); None when it is not set.
 BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None
 

@@ -26,7 +26,7 @@ from bspkit.model.comm_models import NAMES as MODELS
 from bspkit.model.params import Params
 from bspkit.model.supersteps import predict
 
-from conftest import BUILD, run_bspkit
+from conftest import BUILD, missing_dependency, run_bspkit
 from synth import PARAMS_JSON
 
 
@@ -301,7 +301,7 @@ def test_a_driver_refuses_inputs_too_big_for_memory(backend: str) -> None:
     """By hand, without bspkit run: the skeleton's bspalg_alloc checks before it fills memory."""
     assert BUILD is not None
     if backend == "mpi" and not (BUILD / "lib" / "bspkit").exists() and not list(BUILD.glob("src/*mpi*")):
-        pytest.skip("no MPI back end built")
+        pytest.skip(missing_dependency("Open MPI", "no MPI back end built"))
     r = subprocess.run(
         [str(BUILD / "bin" / "bsprun"), "-b", backend, "-n", "2", str(BUILD / "bin" / "bspalg-inprod"), "--size", str(10**12)],
         capture_output=True, text=True, timeout=120,

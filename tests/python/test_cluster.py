@@ -19,18 +19,21 @@ from bspkit.commands._inputs import run_label
 from bspkit.console import UsageError
 from bspkit.measure import cluster as cl
 
-from conftest import BUILD, run_bspkit
+from conftest import BUILD, missing_dependency, run_bspkit
 
 IS_ROOT = os.geteuid() == 0
-HAVE_TOOLS = all(shutil.which(t) for t in ("ip", "tc", "unshare", "taskset"))
+MISSING_IPROUTE = [t for t in ("ip", "tc") if not shutil.which(t)]
+MISSING_UTIL_LINUX = [t for t in ("unshare", "taskset") if not shutil.which(t)]
 
 
 def can_make_namespaces() -> str | None:
     """Why this machine cannot make a cluster, or None."""
     if not IS_ROOT:
         return "needs root (network namespaces, veth pairs and tc)"
-    if not HAVE_TOOLS:
-        return "needs ip, tc, unshare and taskset"
+    if MISSING_IPROUTE:
+        return missing_dependency("iproute2", f"no {' or '.join(MISSING_IPROUTE)}")
+    if MISSING_UTIL_LINUX:
+        return missing_dependency("util-linux", f"no {' or '.join(MISSING_UTIL_LINUX)}")
     probe = subprocess.run(
         ["unshare", "--net", "sh", "-c", "ip link add name bkt0 type veth peer name bkt1 && "
          "tc qdisc add dev bkt0 root tbf rate 1gbit burst 64kb latency 50ms"],
@@ -209,7 +212,9 @@ def as_user(*args: str) -> list[str]:
     return list(args)
 
 
-@pytest.mark.skipif(IS_ROOT and not shutil.which("setpriv"), reason="root, and no setpriv to drop it")
+@pytest.mark.skipif(
+    IS_ROOT and not shutil.which("setpriv"), reason=missing_dependency("util-linux", "root, and no setpriv to drop it")
+)
 def test_without_root_one_clear_message(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(cl.__file__).parents[1])}
     for action in (["up", "--hosts", "2", "--rate", "1gbit"], ["down"], ["status"]):
@@ -272,7 +277,10 @@ def test_results_on_a_cluster_are_filed_apart(tmp_path: Path) -> None:
 HAVE_MPI_BUILD = bool(BUILD and (BUILD / "bin" / "bspalg-inprod").is_file() and (BUILD / "lib" / "bspkit").is_dir())
 
 
-@pytest.mark.skipif(not HAVE_MPI_BUILD or not shutil.which("mpirun"), reason="needs a build with the MPI back ends")
+@pytest.mark.skipif(
+    not HAVE_MPI_BUILD or not shutil.which("mpirun"),
+    reason=missing_dependency("Open MPI", "no mpirun, or a build without the MPI back ends"),
+)
 def test_run_passes_the_hostfile_to_mpirun(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     """`bspkit run --hostfile F` reaches mpirun: F with one slot cannot hold 2 processes."""
     one = tmp_path / "one-slot"

@@ -21,7 +21,7 @@ import pytest
 
 from bspkit.measure.rawdata import RawRun, load_raw
 
-from conftest import BUILD, built_program, needs_programs
+from conftest import BUILD, built_program, missing_dependency, needs_programs
 
 PROBE = BUILD / "probe" / "bspprobe" if BUILD else None
 pytestmark = [
@@ -48,7 +48,12 @@ def runs(procs: tuple[int, ...], backends: tuple[str, ...] = BACKENDS) -> list[A
             b,
             p,
             id=f"{b}-p{p}",
-            marks=pytest.mark.skipif(not backend_built(b), reason=f"the {b} back end is not built"),
+            marks=pytest.mark.skipif(
+                not backend_built(b),
+                reason=f"the {b} back end is not built"
+                if b == "threads"
+                else missing_dependency("Open MPI", f"the {b} back end is not built"),
+            ),
         )
         for b in backends
         for p in procs

@@ -25,7 +25,15 @@ from bspkit.model.comm_models import NAMES as MODELS
 from bspkit.model.params import Params
 from bspkit.units import quantity
 
-from conftest import assert_self_contained, bspkit_in_process, built_program, needs_programs, report_pngs, run_bspkit
+from conftest import (
+    assert_self_contained,
+    bspkit_in_process,
+    built_program,
+    missing_dependency,
+    needs_programs,
+    report_pngs,
+    run_bspkit,
+)
 from synth import L_EMPTY, PARAMS_JSON
 
 # Three processes, four supersteps:
@@ -306,7 +314,10 @@ int main(void) {
 """
 CALL_LINE = next(i for i, ln in enumerate(SITE_PROGRAM.splitlines(), 1) if "the call site" in ln)
 needs_toolchain = pytest.mark.skipif(
-    not (shutil.which("cc") and st.addr2line_program()), reason="needs cc and addr2line (binutils)"
+    not (shutil.which("cc") and st.addr2line_program()),
+    reason=missing_dependency("a C compiler", "no cc")
+    if not shutil.which("cc")
+    else missing_dependency("binutils", "no addr2line"),
 )
 
 
@@ -477,7 +488,9 @@ DRIVER_RUNS = {
 
 
 @needs_programs("bsprun", "bspalg-inprod", "bspalg-cannon", "bspalg-matmul")
-@pytest.mark.skipif(not st.addr2line_program(), reason="needs addr2line (binutils) to name the drivers' sync sites")
+@pytest.mark.skipif(
+    not st.addr2line_program(), reason=missing_dependency("binutils", "no addr2line to name the drivers' sync sites")
+)
 @pytest.mark.parametrize("run", list(DRIVER_RUNS))
 def test_profile_agrees_with_the_drivers_own_count(tmp_path: Path, run: str) -> None:
     """The profile of a driver's run on threads: per superstep of the last repetition the same
@@ -530,7 +543,7 @@ int main(int argc, char **argv) {
 
 
 @needs_programs("bsprun", "bspcc")
-@pytest.mark.skipif(not st.addr2line_program(), reason="needs addr2line (binutils)")
+@pytest.mark.skipif(not st.addr2line_program(), reason=missing_dependency("binutils", "no addr2line"))
 @pytest.mark.parametrize("flags", [[], ["-no-pie"]], ids=["pie", "no-pie"])
 def test_profile_of_a_bsplib_program_names_its_sync_lines(tmp_path: Path, flags: list[str]) -> None:
     """A BSPlib program built with bspcc -g: each superstep's site is the line of its bsp_sync

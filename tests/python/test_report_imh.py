@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, check_report, render_in_chromium, run_bspkit
+from conftest import CHROMIUM, check_report, missing_dependency, render_in_chromium, run_bspkit
 from synth import ImhTruth, SynthSpec, write_synthetic
 
 IMH_IDS = ("imh-mem", "imh-pp", "imh-disk", "imh-model")
@@ -64,7 +64,7 @@ def test_a_run_without_the_suites_has_no_such_sections(synth_run: Path) -> None:
     assert not any(f'id="{sid}"' in html for sid in IMH_IDS)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium (scripts/setup.sh installs it)")
+@pytest.mark.skipif(CHROMIUM is None, reason=missing_dependency("Chromium", "no chromium"))
 @pytest.mark.slow
 def test_headless_chromium_shows_every_section_with_its_tables_and_plots(imh_report: Path, tmp_path: Path) -> None:
     seen = render_in_chromium(imh_report / "report.html", tmp_path)
