@@ -2,10 +2,12 @@
 each in `REGISTRY`, from which the commands take everything they know about an algorithm,
 and running a driver through bsprun.
 
-Adding an algorithm on the Python side: write its cost model (the work of the whole problem
-in the driver's unit, from the run's parameters) and add one record to `REGISTRY`. The
-per-superstep costs come from the driver's own JSON (docs/algorithm-output.md), and
-prediction (bspkit.model.supersteps) is the same for every algorithm.
+Adding an algorithm on the Python side (algorithms/README.md, step 5): write its work model
+(the work of the whole problem in the driver's unit, from the run's parameters), its
+closed-form cost in bspkit.model.costs.<module> with a `<module>_cost` here that calls it,
+and add one record to `REGISTRY`. A run's prediction prices the per-superstep costs of the
+driver's own JSON (docs/algorithm-output.md, bspkit.model.supersteps), the same for every
+algorithm; `bspkit predict` prices the record's closed form (`closed_form`), without a run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from bspkit.console import describe_exit
 from bspkit.fileformat import format_problem
 from bspkit.measure.libraries import Library
+from bspkit.model.costs import Cost, CostError
 from bspkit.model.costs.lu_reference import lu_flops, stage_table
 
 # The format of a driver's JSON object that this bspkit reads (docs/algorithm-output.md).
@@ -32,6 +35,9 @@ RUN_FORMAT = 1
 ProblemParams = Mapping[str, Any]
 # A cost model: the work of the whole problem in the driver's work unit, None if unknown.
 WorkModel = Callable[[ProblemParams], float | None]
+# A closed-form cost: (the `bspkit run` name, the problem as the driver's params, p) -> the
+# supersteps of a run (bspkit.model.costs); raises CostError outside the model.
+ClosedForm = Callable[[str, ProblemParams, int], Cost]
 
 
 class AlgorithmError(Exception):
@@ -154,6 +160,48 @@ def lu_memory(params: ProblemParams) -> float | None:
     return 8.0 * (matrices * n * n + buffers) + (16 << 20)
 
 
+# ------------------------------------------------------------------ closed forms
+# Each calls the `cost` of its module of bspkit.model.costs (the formulas and their sources
+# are there), imported on the first call: those modules load numpy, which the parser and
+# --help must not (test_commands_layer.py).
+
+
+def inprod_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
+    from bspkit.model.costs import inprod
+
+    return inprod.cost(algorithm, problem, p)
+
+
+def matmul_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
+    from bspkit.model.costs import matmul
+
+    return matmul.cost(algorithm, problem, p)
+
+
+def cannon_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
+    from bspkit.model.costs import cannon
+
+    return cannon.cost(algorithm, problem, p)
+
+
+def llcs_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
+    from bspkit.model.costs import llcs
+
+    return llcs.cost(algorithm, problem, p)
+
+
+def rdxsort_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
+    from bspkit.model.costs import rdxsort
+
+    return rdxsort.cost(algorithm, problem, p)
+
+
+def lu_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
+    from bspkit.model.costs import lu
+
+    return lu.cost(algorithm, problem, p)
+
+
 # ---------------------------------------------------------------------- records
 
 
@@ -167,6 +215,7 @@ class Algorithm:
     description: str
     total_work: WorkModel  # cost model of the whole problem, for the efficiency (eq. 4.12)
     sizes: tuple[int, ...]  # validate's default problem sizes (--size); --quick takes the first two
+    cost: ClosedForm | None = None  # its closed-form BSP cost, for `bspkit predict`; None: it has none
     sweep_option: str | None = None  # driver option of the second parameter validate sweeps
     sweep_values: tuple[str, ...] = ()  # validate's default values of it
     memory: WorkModel | None = None  # bytes of the whole run at its peak, to refuse one that cannot fit
@@ -177,6 +226,17 @@ class Algorithm:
     def sweep_param(self) -> str | None:
         """The second parameter's name in the driver's "params" (e.g. "q" for --q)."""
         return self.sweep_option.lstrip("-") if self.sweep_option else None
+
+    def closed_form(self, problem: ProblemParams, p: int) -> Cost:
+        """Its cost on `problem` (the driver's params: n, q, alpha, bits, nb, ...; omitted ones
+        take the driver's defaults) at p processes, without a run."""
+        if self.cost is None:
+            raise CostError(
+                f"no closed-form cost for '{self.name}'; there is one for: {', '.join(closed_form_names())}"
+            )
+        if p < 1:
+            raise CostError(f"p must be at least 1, not {p}")
+        return self.cost(self.name, problem, p)
 
 
 MATMUL_SIZES = (1000, 1500, 2000, 3000)
@@ -199,6 +259,7 @@ def radix_sort_record(name: str, variant: str, description: str) -> Algorithm:
         ("--variant", variant),
         description,
         radix_sort_work,
+        cost=rdxsort_cost,
         memory=radix_sort_memory,
         sizes=RDXSORT_SIZES,
         sweep_option="--bits",
@@ -214,6 +275,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         (),
         "inner product, cyclic distribution",
         inner_product_work,
+        cost=inprod_cost,
         memory=inner_product_memory,
         sizes=(64 * 10**6, 160 * 10**6, 320 * 10**6),  # 320e6: 5 GiB of vectors, 0.14 s at p = 2
     ),
@@ -223,6 +285,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--dist", "blockcyclic"),
         "memory-efficient matrix multiplication, q blocks, customized block-cyclic distribution (thesis 4.2)",
         matrix_product_work,
+        cost=matmul_cost,
         memory=matrix_product_memory,
         sizes=MATMUL_SIZES,
         sweep_option="--q",
@@ -234,6 +297,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--dist", "static2d"),
         "memory-efficient matrix multiplication, q blocks, static 2D distribution, rows by hpget (thesis 4.2)",
         matrix_product_work,
+        cost=matmul_cost,
         memory=matrix_product_memory,
         sizes=MATMUL_SIZES,
         sweep_option="--q",
@@ -245,6 +309,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--variant", "put"),
         "Cannon-style MatMul with put (Gerbessiotis & Lee, Fig. 7)",
         matrix_product_work,
+        cost=cannon_cost,
         memory=cannon_memory,
         sizes=CANNON_SIZES,
     ),
@@ -254,6 +319,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--variant", "get"),
         "Cannon-style MatMulG with get (Gerbessiotis & Lee, Fig. 8)",
         matrix_product_work,
+        cost=cannon_cost,
         memory=cannon_memory,
         sizes=CANNON_SIZES,
     ),
@@ -263,6 +329,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--kernel", "dp"),
         "LLCS, blocked wavefront, dynamic-programming kernel (thesis 5.1)",
         llcs_work,
+        cost=llcs_cost,
         memory=llcs_memory,
         sizes=(20000, 40000, 80000),
         sweep_option="--alpha",
@@ -274,6 +341,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         ("--kernel", "bitpar"),
         "LLCS, blocked wavefront, bit-parallel kernel (thesis 5.2)",
         llcs_work,
+        cost=llcs_cost,
         memory=llcs_memory,
         sizes=(100000, 200000, 400000),
         sweep_option="--alpha",
@@ -298,6 +366,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         (),
         "out-of-core matrix multiplication: A, B and C on files, streamed through --memory bytes (Kang et al. 5.2.4)",
         matrix_product_work,
+        cost=None,  # none: its time is mostly the disk's, which the IMH model prices (`bspkit imh oocmm`)
         sizes=(1024, 2048, 3072),
     ),
     Algorithm(
@@ -306,6 +375,7 @@ REGISTRY: tuple[Algorithm, ...] = (
         (),
         "LU with partial pivoting, 2D block-cyclic on BSP2D, nb columns a stage (Horvitz & Bisseling, sec. 2)",
         lu_work,
+        cost=lu_cost,
         memory=lu_memory,
         sizes=LU_SIZES,
         sweep_option="--nb",
@@ -315,6 +385,20 @@ REGISTRY: tuple[Algorithm, ...] = (
 )
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in REGISTRY}
+
+
+def closed_form_names() -> list[str]:
+    """The algorithms with a closed-form cost (`bspkit predict` takes them)."""
+    return [a.name for a in ALGORITHMS.values() if a.cost is not None]
+
+
+def closed_form(algorithm: str, problem: ProblemParams, p: int) -> Cost:
+    """The cost of `algorithm` (a `bspkit run` name) on `problem` (the driver's params: n, q,
+    alpha, bits, nb, ...; omitted ones take the driver's defaults) at p processes."""
+    alg = ALGORITHMS.get(algorithm)
+    if alg is None:
+        raise CostError(f"no closed-form cost for '{algorithm}'; there is one for: {', '.join(closed_form_names())}")
+    return alg.closed_form(problem, p)
 
 
 def find_algorithm(name: str) -> Algorithm:

@@ -1,7 +1,7 @@
 """The closed-form costs of the dense algorithms (bspkit.model.costs: inprod, matmul, cannon) against
 what the drivers count and against the independent schedule model of test_matmul_cost.py:
 
-  * bspkit.model.costs itself: an unknown algorithm or p < 1 is a CostError that says why; a Cost's
+  * closed_form (bspkit.algorithms): an unknown algorithm or p < 1 is a CostError that says why; a Cost's
     S, W, H and supersteps() from its StepKinds; problems outside a model are refused;
   * every superstep of a driver run (threads back end, p = 1 .. 8, small n that divide nothing
     and n that do, -r 1 --json) equals the expanded closed form: w, h, count, msg_words (as the
@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 from test_matmul_cost import Step, cannon_model, matmul_model
 
-from bspkit.model.costs import MODULES, Cost, CostError, StepKind, cannon, closed_form, matmul
+from bspkit.algorithms import closed_form, closed_form_names
+from bspkit.model.costs import Cost, CostError, StepKind, cannon, matmul
 
 from conftest import built_program, needs_programs
 
@@ -81,7 +82,7 @@ def test_unknown_algorithm_names_the_known_ones() -> None:
     with pytest.raises(CostError) as err:
         closed_form("matmul-cyclic", {}, 4)
     assert "matmul-cyclic" in str(err.value)
-    for name in MODULES:
+    for name in closed_form_names():
         assert name in str(err.value)
 
 

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from bspkit.model.costs import Cost, CostError, closed_form
+from bspkit.algorithms import closed_form
+from bspkit.model.costs import Cost, CostError
 from bspkit.model.costs import llcs as llcs_model
 from bspkit.model.costs import lu_reference as lu_cost
 from bspkit.model.costs import rdxsort as rdx_model

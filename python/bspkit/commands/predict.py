@@ -26,9 +26,7 @@ DEFAULT_PROCS = "1,2,4,...,1024"
 
 
 def add_parser(subparsers: Subparsers) -> None:
-    from bspkit.model.costs import MODULES  # light: no numpy
-
-    algs = ", ".join(MODULES)
+    algs = ", ".join(al.closed_form_names())
     pr = subparsers.add_parser(
         "predict",
         help="predict an algorithm's time at any p and n from its closed-form cost, without a run",
@@ -248,8 +246,8 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
     from bspkit.pages import predict_report as fr
 
     alg = algorithm_arg(options.algorithm)
-    if alg.name not in costs.MODULES:
-        raise UsageError(f"{alg.name} has no closed-form cost; there is one for: {', '.join(costs.MODULES)}")
+    if alg.cost is None:
+        raise UsageError(f"{alg.name} has no closed-form cost; there is one for: {', '.join(al.closed_form_names())}")
     try:
         procs = parse_procs(options.procs)
     except ValueError as e:
@@ -263,7 +261,7 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
 
     def cost_of(problem: Mapping[str, Any], p: int) -> costs.Cost:
         try:
-            return costs.closed_form(alg.name, problem, p)
+            return alg.closed_form(problem, p)
         except costs.CostError as e:
             raise Failure(str(e)) from None
 

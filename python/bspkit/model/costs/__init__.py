@@ -2,39 +2,26 @@
 messages c and mean message size h* as functions of the problem (n, q, alpha, ...) and p,
 without a run (`bspkit predict`).
 
-Each algorithm's module (`bspkit.model.costs.<module>`, named in `MODULES`) has one function
+Each algorithm's module (`bspkit.model.costs.<module>`) has one function
 `cost(algorithm, problem, p) -> Cost`; the formulas and their sources (thesis eq. 4.5-4.10,
-5.2-5.5, Gerbessiotis & Lee, Horvitz & Bisseling) are in its docstring. A `Cost` lists the
-supersteps in the order the driver meets them, consecutive equal ones as one `StepKind` with
-`repeat`, so a run at p = 1024 stays a short list while `supersteps()` gives the driver's
-own per-superstep list (docs/algorithm-output.md) for small runs. Where the data decides a
-count (radix sort's key exchange, LU's row interchanges), the step's `source` says so and
-its value is the expectation over the driver's random inputs, with `h_low`/`h_high` bounds.
+5.2-5.5, Gerbessiotis & Lee, Horvitz & Bisseling) are in its docstring. The algorithm's
+record in bspkit.algorithms.REGISTRY holds it (its `cost`), and
+bspkit.algorithms.closed_form(algorithm, problem, p) evaluates it: this package names no
+algorithm. A `Cost` lists the supersteps in the order the driver meets them, consecutive
+equal ones as one `StepKind` with `repeat`, so a run at p = 1024 stays a short list while
+`supersteps()` gives the driver's own per-superstep list (docs/algorithm-output.md) for small
+runs. Where the data decides a count (radix sort's key exchange, LU's row interchanges), the
+step's `source` says so and its value is the expectation over the driver's random inputs,
+with `h_low`/`h_high` bounds.
 
 tests/python/test_closed_forms_*.py check every model against the drivers' counts.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-# The algorithm (`bspkit run` name) -> the module of bspkit.model.costs that models it.
-MODULES: dict[str, str] = {
-    "inprod": "inprod",
-    "matmul-blockcyclic": "matmul",
-    "matmul-static2d": "matmul",
-    "cannon-put": "cannon",
-    "cannon-get": "cannon",
-    "llcs-dp": "llcs",
-    "llcs-bitpar": "llcs",
-    "rdxsort": "rdxsort",
-    "rdxsort-opt": "rdxsort",
-    "rdxsort-combined": "rdxsort",
-    "lu": "lu",
-}
 
 # What a step's numbers are: exact for every input, the mean over the driver's random inputs
 # (with bounds), or only a bound.
@@ -109,14 +96,3 @@ class Cost:
     def supersteps(self) -> list[dict[str, Any]]:
         """Every superstep in order, as the driver's JSON lists them (repeats expanded)."""
         return [k.as_superstep() for k in self.steps for _ in range(k.repeat)]
-
-
-def closed_form(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
-    """The cost of `algorithm` (a `bspkit run` name) on `problem` (the driver's params: n, q,
-    alpha, bits, nb, ...; omitted ones take the driver's defaults) at p processes."""
-    module = MODULES.get(algorithm)
-    if module is None:
-        raise CostError(f"no closed-form cost for '{algorithm}'; there is one for: {', '.join(MODULES)}")
-    if p < 1:
-        raise CostError(f"p must be at least 1, not {p}")
-    return importlib.import_module(f"bspkit.model.costs.{module}").cost(algorithm, problem, p)
