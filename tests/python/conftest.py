@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from html import unescape as html_unescape
 from pathlib import Path
 
@@ -92,6 +93,43 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
                 "BSPKIT_REQUIRE_DEPS=0 lets the test skip."
             )
     return report
+
+
+# Open MPI reads its settings from the environment (OMPI_MCA_*, and OMPI_*, PMIX_*, PRTE_*, PMI_*
+# of a job it runs in) and from ~/.openmpi/mca-params.conf: a user's
+# OMPI_MCA_rmaps_base_oversubscribe=1 lets 2 processes onto a host with one slot, and a shell
+# inside an MPI job makes bspkit's programs think they are ranks of it. The tests run MPI as
+# bspkit does on a machine set up by scripts/setup.sh: without any of them but, as root, the
+# pair that lets root run mpirun. tests/mpi_env.cmake.in does the same for ctest.
+MPI_ENV_PREFIXES = ("OMPI_", "PMIX_", "PRTE_", "PMI_")
+MPI_ENV_KEPT = frozenset({"OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"})
+
+
+def mpi_env_changes(environ: dict[str, str] | os._Environ[str]) -> tuple[list[str], dict[str, str]]:
+    """What the tests take out of `environ` and what they set: (names to unset, {name: value})."""
+    kept = MPI_ENV_KEPT if os.geteuid() == 0 else frozenset()  # not root: bsprun sets neither (tools_test.sh)
+    unset = sorted(k for k in environ if k.startswith(MPI_ENV_PREFIXES) and k not in kept)
+    settings: dict[str, str] = {}
+    user_file = Path(environ.get("HOME", "/nonexistent")) / ".openmpi" / "mca-params.conf"
+    if user_file.is_file() and shutil.which("ompi_info"):
+        # Open MPI's default list of parameter files, without the user's
+        done = subprocess.run(["ompi_info", "--path", "sysconfdir", "--parsable"], capture_output=True, text=True)
+        sysconf = done.stdout.strip().rpartition(":")[2]
+        if done.returncode == 0 and sysconf:
+            settings["OMPI_MCA_mca_base_param_files"] = f"{sysconf}/openmpi-mca-params.conf"
+    return unset, settings
+
+
+@pytest.fixture(autouse=True, scope="session")
+def mpi_test_environment() -> Iterator[None]:
+    """Every test runs with Open MPI's environment as mpi_env_changes() leaves it."""
+    unset, settings = mpi_env_changes(os.environ)
+    with pytest.MonkeyPatch.context() as mp:
+        for name in unset:
+            mp.delenv(name)
+        for name, value in settings.items():
+            mp.setenv(name, value)
+        yield
 
 
 # The build the tests run bspkit's programs from ($BSPKIT_BUILD_DIR); None when it is not set.

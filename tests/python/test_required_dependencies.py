@@ -1,11 +1,12 @@
 """conftest.py's rules for the test environment: under BSPKIT_REQUIRE_DEPS=1 (run-tests.sh) a
 test skipped for a dependency scripts/setup.sh installs fails, and any other skip stays a
-skip."""
+skip; Open MPI's settings of the user's environment do not reach the tests."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,11 +14,13 @@ from pathlib import Path
 import pytest
 
 from conftest import (
+    BUILD,
     DEPENDENCY_SKIP,
     PYDIR,
     SETUP_DEPENDENCIES,
     dependency_of,
     missing_dependency,
+    mpi_env_changes,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -109,3 +112,63 @@ def test_the_reasons_name_their_dependency() -> None:
         assert dependency_of(other) is None, other
     with pytest.raises(KeyError):
         missing_dependency("a dependency setup.sh does not know")
+
+
+def test_open_mpi_settings_of_the_user_are_not_the_tests(tmp_path: Path) -> None:
+    environ = {
+        "HOME": str(tmp_path),
+        "PATH": os.environ.get("PATH", ""),
+        "OMPI_MCA_rmaps_base_oversubscribe": "1",
+        "OMPI_MCA_btl": "self",
+        "OMPI_COMM_WORLD_SIZE": "4",
+        "PMIX_RANK": "1",
+        "PRTE_MCA_rmaps_default_mapping_policy": "node",
+        "PMI_SIZE": "4",
+        "OMPI_ALLOW_RUN_AS_ROOT": "1",
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+        "BSPKIT_SOMETHING": "kept",
+    }
+    unset, settings = mpi_env_changes(environ)
+    assert unset == sorted(
+        [
+            "OMPI_MCA_rmaps_base_oversubscribe",
+            "OMPI_MCA_btl",
+            "OMPI_COMM_WORLD_SIZE",
+            "PMIX_RANK",
+            "PRTE_MCA_rmaps_default_mapping_policy",
+            "PMI_SIZE",
+            # root needs them to run mpirun; anyone else, bsprun sets neither (tools_test.sh)
+            *([] if os.geteuid() == 0 else ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"]),
+        ]
+    )
+    assert settings == {}  # no ~/.openmpi/mca-params.conf here: Open MPI's defaults are the tests'
+    # and this session runs so
+    assert not [k for k in os.environ if k.startswith(("OMPI_MCA_rmaps", "OMPI_MCA_btl", "OMPI_COMM_WORLD"))]
+
+
+HAVE_MPI_TEST = bool(BUILD and (BUILD / "CTestTestfile.cmake").is_file() and shutil.which("ctest"))
+
+
+@pytest.mark.skipif(not HAVE_MPI_TEST, reason="BSPKIT_BUILD_DIR is not set or has no ctest tests")
+def test_ctest_runs_mpi_without_the_users_open_mpi_settings() -> None:
+    """tests/mpi_env.cmake.in: OMPI_MCA_btl=self alone stops every MPI job of two processes; a
+    test on the mpi back end passes all the same, since ctest takes it out of the environment."""
+    assert BUILD is not None
+    listed = subprocess.run(
+        ["ctest", "--test-dir", str(BUILD), "-N", "-R", r"^semantics\.drma_put\.mpi\.p2$"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if "Total Tests: 1" not in listed.stdout:
+        pytest.skip(missing_dependency("Open MPI", "the build has no tests on the mpi back end"))
+    env = dict(os.environ, OMPI_MCA_btl="self", OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_COMM_WORLD_SIZE="5")
+    done = subprocess.run(
+        ["ctest", "--test-dir", str(BUILD), "-R", r"^semantics\.drma_put\.mpi\.p2$", "--output-on-failure"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "100% tests passed, 0 tests failed out of 1" in done.stdout
