@@ -154,10 +154,13 @@ def problems_of(options: PredictOptions, alg: al.Algorithm) -> list[dict[str, An
         if not sep or not key:
             raise UsageError(f"--set {setting}: write KEY=VALUE, e.g. --set key_bits=64")
         base[key.strip()] = number(value.strip(), f"--set {key}")
-    sizes = [number(s, "--size") for s in options.sizes] or list(alg.sizes)
-    for s in sizes:
-        if not isinstance(s, int) or s < 1:
-            raise UsageError(f"--size {s}: a problem size is a positive integer")
+    sizes: list[Any] = []
+    for text in options.sizes:
+        size = number(text, "--size")
+        if not isinstance(size, int) or size < 1:  # said as written: 1e99 stays 1e99
+            raise UsageError(f"--size {text}: a problem size is a positive integer")
+        sizes.append(size)
+    sizes = sizes or list(alg.sizes)
     if options.values and alg.sweep_param is None:
         raise UsageError(f"{alg.name} has no second parameter for --values")
     values: list[Any] = [number(v, "--values") for v in options.values] or [None]

@@ -1,8 +1,9 @@
 """The validation sweep (`bspkit validate`): an algorithm's problem sizes and its second
 parameter, the driver run for each, every run predicted from a probe's parameter file under
-the three models (bspkit.model.supersteps), and the errors summarized as the thesis' Tables D-G do.
-The page and validate.json are written by bspkit.pages.validate_report; the command's options are
-read by bspkit.commands.validate."""
+each model of communication (bspkit.model.comm_models, bspkit.model.supersteps), and the errors
+summarized as the thesis' Tables D-G do. validate.json is written here; the page and the
+terminal summary by bspkit.pages.validate_report; the command's options are read by
+bspkit.commands.validate."""
 
 from __future__ import annotations
 

@@ -44,7 +44,10 @@ from bspkit.model import machine_scaling as ms
 from bspkit.model import supersteps as pd
 from bspkit.model.costs import Cost, StepKind
 from bspkit.model.params import Params
+from bspkit.version import __version__
 
+# the format of `bspkit predict --json` (docs/prediction.md)
+PREDICT_FORMAT = 1
 BAND = (10.0, 90.0)  # percentiles of the interval
 BAND_SAMPLES = 4000
 
@@ -411,9 +414,9 @@ class Sweep:
         return max((pt for pt in self.points if problem_key(pt.request) == last), key=lambda pt: pt.p)
 
     def to_json(self) -> JsonObject:
-        """The output contract: the target's prediction at the top level (predicted_s, models,
-        interval_s, p, supersteps), every point in `table`."""
-        out = self.target().to_json()
+        """The output contract: its format and writer, the target's prediction at the top level
+        (predicted_s, models, interval_s, p, supersteps), every point in `table`."""
+        out = {"format": PREDICT_FORMAT, "bspkit_version": __version__, **self.target().to_json()}
         out["table"] = [pt.to_json() for pt in self.points]
         out["warnings"] = list(self.warnings)
         return out

@@ -1,5 +1,5 @@
 """The HTML report of one or several probe runs: one self-contained page (plots embedded as
-base64 PNG), a section per measurement, the memory-hierarchy sections (report_imh) where the
+base64 PNG), a section per measurement, the memory-hierarchy sections (pages.imh_report) where the
 suites ran."""
 
 from __future__ import annotations

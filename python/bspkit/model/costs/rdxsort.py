@@ -418,7 +418,7 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
         notes = (
             "the key exchange (each round's second superstep) depends on the keys: its h, count and h* are"
             " expectations over uniform random keys (the max over processes of each one's expected words and"
-            " requests), h within [h_low, h_high] with probability 1 - 1e-9 (McDiarmid)"
+            " requests), h within [h_low, h_high] with probability at least 0.999999999 (McDiarmid)"
             + ("; so is the closing local step's w, the keys received in the last round" if combined else ""),
         )
     return Cost(algorithm, p, filled, "key", None, tuple(steps), notes)
