@@ -43,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, REPO
+from conftest import BUILD, REPO, missing_dependency
 
 RUN_KINDS = ("sh", "python")
 DOC_PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -140,6 +140,10 @@ def page_dir(page: Path, root: Path) -> Path:
     return work
 
 
+# a program a docs block needs (<!-- needs: PROG -->) -> the dependency of scripts/setup.sh that brings it
+PROVIDER = {"mpirun": "Open MPI", "mpicc": "Open MPI", "addr2line": "binutils", "chromium": "Chromium", "fio": "fio"}
+
+
 def skip_reason(block: Block) -> str | None:
     """Why this block cannot run here, or None."""
     if "build/" in block.text and not (BUILD and (BUILD / "bin" / "bsprun").is_file()):
@@ -147,8 +151,8 @@ def skip_reason(block: Block) -> str | None:
     if ".venv/bin/bspkit" in block.text and not (bspkit_venv() / "bin" / "bspkit").is_file():
         return f"no bspkit command in {bspkit_venv()}/bin"
     missing = [prog for prog in block.marks.get("needs", "").split() if shutil.which(prog) is None]
-    if missing:
-        return f"needs {', '.join(missing)}"
+    if missing:  # the programs docs need come with scripts/setup.sh's packages (mpirun: Open MPI)
+        return missing_dependency(PROVIDER.get(missing[0], missing[0]), f"{', '.join(missing)} is not on PATH")
     return None
 
 
@@ -277,7 +281,7 @@ def test_c_files_build_and_run(block: Block, backend: str, tmp_path: Path) -> No
     if not (BUILD and (BUILD / "bin" / "bspcc").is_file()):
         pytest.skip("BSPKIT_BUILD_DIR is not set or holds no build")
     if backend != "threads" and shutil.which("mpirun") is None:
-        pytest.skip("needs mpirun")
+        pytest.skip(missing_dependency("Open MPI", "mpirun is not on PATH"))
     source = tmp_path / block.marks["file"]
     source.write_text(block.text)
     exe = tmp_path / source.stem
