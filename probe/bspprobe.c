@@ -575,8 +575,9 @@ static void write_header(probe_ctx *c, const char *date) {
   }
   bspp_json_obj_end(j);
   bspp_emit(c);
-  if (res > 1e-6)
-    bspp_add_warning(c, "the clock's resolution is %.3g s: short samples are coarse", res);
+  if (res > 1e-6) /* in the unit people read (1.5 µs, 10.0 ms), never e-notation */
+    bspp_add_warning(c, "the clock's resolution is %.1f %s: short samples are coarse",
+                     res < 1e-3 ? res * 1e6 : res * 1e3, res < 1e-3 ? "µs" : "ms");
   if (la[0] > g_machine.cores)
     bspp_add_warning(c, "load average %.2f > %d cores at start: noisy run", la[0], g_machine.cores);
   else if (la[0] >= 0.5 * g_machine.cores)

@@ -152,6 +152,58 @@ double bspalg_median(const double *v, int n) {
 
 static void json_number(FILE *f, double x) { bspk_json_write_number(f, "%.10g", x); }
 
+/* v with `decimals` decimals, the thousands separated, the fraction's trailing zeros dropped
+ * (350, not 350.0): python/bspkit/units.py's plain. */
+static void fixed(char *buf, size_t size, double v, int decimals) {
+  char raw[400], out[560];
+  snprintf(raw, sizeof raw, "%.*f", decimals, fabs(v));
+  size_t whole = strcspn(raw, "."), end = strlen(raw), k = 0;
+  if (v < 0 && strspn(raw, "0.") != end) out[k++] = '-';
+  for (size_t i = 0; i < whole; i++) {
+    if (i > 0 && (whole - i) % 3 == 0) out[k++] = ',';
+    out[k++] = raw[i];
+  }
+  while (end > whole + 1 && raw[end - 1] == '0') end--;
+  if (end > whole + 1) {
+    memcpy(out + k, raw + whole, end - whole);
+    k += end - whole;
+  }
+  out[k] = '\0';
+  snprintf(buf, size, "%s", out);
+}
+
+/* v with `digits` significant digits in fixed notation (units.py's plain). */
+static void plain(char *buf, size_t size, double v, int digits) {
+  if (v == 0.0) {
+    snprintf(buf, size, "0");
+  } else if (fabs(v) < 1e-3) {
+    snprintf(buf, size, v > 0 ? "< 0.001" : "> -0.001");
+  } else {
+    int decimals = digits - 1 - (int)floor(log10(fabs(v)));
+    fixed(buf, size, v, decimals > 0 ? decimals : 0);
+  }
+}
+
+void bspalg_count(char *buf, size_t size, double v) {
+  static const struct {
+    double factor;
+    const char *prefix;
+  } prefixes[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}};
+  if (!isfinite(v)) {
+    snprintf(buf, size, "\xe2\x80\x93"); /* units.py's MISSING, an en dash */
+    return;
+  }
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+    if (fabs(v) >= prefixes[i].factor) {
+      char digits[560];
+      plain(digits, sizeof digits, v / prefixes[i].factor, 4);
+      snprintf(buf, size, "%s %s", digits, prefixes[i].prefix);
+      return;
+    }
+  if (fabs(v) >= 1000.0) fixed(buf, size, nearbyint(v), 0);
+  else plain(buf, size, v, 4);
+}
+
 /* What one superstep cost, over all processes (process 0, after the gather). */
 typedef struct {
   double w, h, count, words, msg_words;
@@ -346,11 +398,14 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
       W += c.w;
       H += c.h;
     }
+    char W_text[64], H_text[64];
+    bspalg_count(W_text, sizeof W_text, W);
+    bspalg_count(H_text, sizeof H_text, H);
     printf(
-        "%s on %d process%s: %.6f s (median of %d), W = %.6g %s, H = %.6g words, S = %d, check: "
+        "%s on %d process%s: %.6f s (median of %d), W = %s %s, H = %s words, S = %d, check: "
         "%s%s%s\n",
-        info->algorithm, p, p == 1 ? "" : "es", median_time, reps, W,
-        info->work_unit ? info->work_unit : "units", H, synced,
+        info->algorithm, p, p == 1 ? "" : "es", median_time, reps, W_text,
+        info->work_unit ? info->work_unit : "units", H_text, synced,
         info->verified > 0   ? "passed"
         : info->verified < 0 ? "FAILED"
                              : "not done",

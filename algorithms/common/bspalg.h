@@ -100,6 +100,11 @@ double bspalg_max_over_procs(double v);
  * the `reps` repetitions, in seconds. Returns the median time (on every process). */
 double bspalg_report(const bspalg_info *info, const double *times, int reps);
 
+/* A count (flops, words) as text for people, as bspkit's units.count writes it: up to a
+ * million with the thousands separated (12,345), above it with an SI prefix and 4
+ * significant digits (1 M, 2.147 G); never e-notation. The human summary's W and H. */
+void bspalg_count(char *buf, size_t size, double v);
+
 /* Median of n doubles (n >= 1); does not change `v`. */
 double bspalg_median(const double *v, int n);
 

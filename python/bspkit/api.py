@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bspkit import units
 from bspkit.measure.rawdata import RawRun, load_raw
 from bspkit.model import comm_models
 from bspkit.model import supersteps as pd
@@ -111,7 +112,7 @@ def predict_supersteps(
     for i, step in enumerate(steps):
         w = _number(step, ("w", "work"), i)
         if w > 0 and f_s_per_unit is None:
-            raise ValueError(f"superstep {i} has work w = {w:g}: give f_s_per_unit (seconds per work unit)")
+            raise ValueError(f"superstep {i} has work w = {units.count(w)}: give f_s_per_unit (seconds per work unit)")
         work.append(w * (f_s_per_unit or 0.0))
         record = {
             "h": _number(step, ("h",), i),

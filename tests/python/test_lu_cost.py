@@ -183,7 +183,7 @@ def counted_per_stage(run: Mapping[str, Any], per_stage: Sequence[int]) -> list[
 
 
 def numbers(line: str) -> list[float]:
-    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?", line)]
+    return [float(x.replace(",", "")) for x in re.findall(r"-?\d[\d,]*(?:\.\d+)?", line)]
 
 
 def mentions(values: Sequence[float], value: float) -> bool:

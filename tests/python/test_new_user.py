@@ -367,8 +367,8 @@ def test_table_3_keeps_each_cell_to_one_short_line(imh_run: tuple[Any, Any]) -> 
     fit = params.imh["mem"]["fits"]["read/double/cold/p1"]["memory"]
     drop(fit, "T_e")
     fit["flags"] = [fl for fl in fit["flags"] if not fl.startswith(("T_p: ", "T_c: "))] + [
-        "T_p: 2.43e-09 but its 95% interval reaches zero",
-        "T_c: 1.26e-09 but its 95% interval reaches zero",
+        "T_p: 2.43 ns but its 95% interval reaches zero",
+        "T_c: 1.26 ns but its 95% interval reaches zero",
     ]
     fit["flags"].append("a remark of the whole fit that would take a whole line of its own to say what it means")
     html = "".join(report_imh.processor_memory_section(run, params, "").parts)

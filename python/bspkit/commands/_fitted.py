@@ -90,7 +90,7 @@ def _validation_lines(params: Params) -> list[str]:
         out.append(
             f"  calibrated by its {len(cal.get('rounds') or [])} calibration rounds: mean |error| "
             f"{cal['mean_abs_rel_error']:.1%} over {val['used'] - cal['flagged']} points "
-            f"({cal['flagged']} flagged: the machine moved around them by more than x{cal['within_run_flag']:g})"
+            f"({cal['flagged']} flagged: the machine moved around them by more than x{plain(cal['within_run_flag'])})"
         )
     return out
 

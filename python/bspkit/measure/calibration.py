@@ -21,6 +21,7 @@ from bspkit.fileformat import JsonObject, format_problem
 from bspkit.measure import programs
 from bspkit.model.drift import HEADLINE, Calibration, CalibrationError, Drift
 from bspkit.model.params import Params
+from bspkit.units import plain
 from bspkit.version import __version__
 
 CALIBRATION_FORMAT = 1
@@ -153,9 +154,9 @@ def verdict(drift: Drift, bound: float = REPROBE_FACTOR) -> str:
     head = drift.headline
     off = [k for k in (*HEADLINE, "g_small", "l_shift") if head.get(k) and not 1 / bound <= head[k] <= bound]  # type: ignore[operator]
     if not off:
-        return f"every parameter within x{bound:g} of the probe: its parameters still describe this machine"
+        return f"every parameter within x{plain(bound)} of the probe: its parameters still describe this machine"
     parts = ", ".join(f"{k} x{head[k]:.2f}" for k in off)
     return (
-        f"the machine has moved ({parts}, beyond x{bound:g}): predict with the calibrated parameters "
+        f"the machine has moved ({parts}, beyond x{plain(bound)}): predict with the calibrated parameters "
         "(--calibrate), and re-probe if it stays so"
     )

@@ -38,6 +38,7 @@ from scipy import stats as sstats
 
 from bspkit.fileformat import JsonObject
 from bspkit.measure.rawdata import RawRun
+from bspkit.units import quantity
 
 CONFIDENCE = 0.95
 HOLDOUT_EVERY = 4  # every 4th point (in (N, S) order) is held out of the processor-memory fit
@@ -102,7 +103,7 @@ def nonneg_lsq(columns: Mapping[str, Sequence[float]], y: Sequence[float], relat
         half = tq * math.sqrt(max(float(cov[active.index(k), active.index(k)]), 0.0))
         if v - half <= 0:
             out["coef"][name] = None
-            out["flags"].append(f"{name}: {v:.3g} but its {CONFIDENCE:.0%} interval reaches zero")
+            out["flags"].append(f"{name}: {quantity(v, 's', 3)} but its {CONFIDENCE:.0%} interval reaches zero")
         else:
             out["coef"][name] = [v, v - half, v + half]
     rel = (X @ b - yv) / yv

@@ -23,6 +23,7 @@ from typing import Any
 from bspkit.model import imh
 from bspkit.model import supersteps as pd
 from bspkit.model.params import Params
+from bspkit.units import quantity
 
 GROUP_ORDER = ("L1", "L2", "L3", "memory")
 
@@ -181,7 +182,7 @@ def table_text(alg: str, rows: Sequence[Mapping[str, Any]]) -> str:
     for r in rows:
         term = r.get("memory_s", r.get("disk_s"))
         lines.append(
-            f"{r['size']:>6} {r['measured_s']:>10.4g} {r['bsp_s'] or float('nan'):>10.4g} {pct(r['bsp_error']):>8} "
-            f"{r['imh_s'] or float('nan'):>10.4g} {pct(r['imh_error']):>8} {term:>12.4g}"
+            f"{r['size']:>6} {quantity(r['measured_s'], 's'):>10} {quantity(r['bsp_s'], 's'):>10} "
+            f"{pct(r['bsp_error']):>8} {quantity(r['imh_s'], 's'):>10} {pct(r['imh_error']):>8} {quantity(term, 's'):>12}"
         )
     return "\n".join(lines)

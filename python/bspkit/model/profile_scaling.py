@@ -50,7 +50,7 @@ from bspkit.model import comm_models
 from bspkit.model import profile as pf
 from bspkit.model import supersteps as pd
 from bspkit.model.params import Params
-from bspkit.units import quantity
+from bspkit.units import plain, quantity
 from bspkit.version import __version__
 
 TOOL = "bspkit-profile-scaling"
@@ -74,6 +74,7 @@ INTERVAL_QUANTILES = (0.1, 0.9)
 
 QUANTITIES = ("S", "W", "h", "count", "Wall")  # Wall: all processes' work in a superstep
 INTEGER_QUANTITIES = ("S", "h", "count")
+QUANTITY_UNITS = {"W": "s", "Wall": "s"}  # the others are counts
 
 
 class ScalingError(Exception):
@@ -233,7 +234,7 @@ class Law:
             if e == 1:
                 parts.append(base)
             elif e != 0:
-                parts.append(f"{base}^{e:g}")
+                parts.append(f"{base}^{plain(e)}")
         if self.k:
             parts.append("log2(p)")
         return "*".join(parts) or "1"
@@ -262,6 +263,7 @@ class FittedLaw:
     exact: bool
     points: int  # the configurations (p, n) fitted
     size_name: str = "n"
+    unit: str = ""  # of the values ("s": W, Wall): the coefficients are shown in it (3.708 ns*n*p^-1)
 
     def at(self, p: float, n: float | None) -> float:
         t = self.law.term(np.array([float(p)]), np.array([float(n if n is not None else 1.0)]))[0]
@@ -269,7 +271,7 @@ class FittedLaw:
 
     def text(self) -> str:
         def num(v: float) -> str:
-            return f"{v:.4g}"
+            return quantity(v, self.unit) if self.unit else coefficient(v)
 
         if self.law.constant:
             return num(self.c0)
@@ -323,7 +325,12 @@ def _fit(law: Law, t: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, 
 
 
 def fit_law(
-    p: Sequence[float], n: Sequence[float | None], y: Sequence[float], integer: bool, size_name: str = "n"
+    p: Sequence[float],
+    n: Sequence[float | None],
+    y: Sequence[float],
+    integer: bool,
+    size_name: str = "n",
+    unit: str = "",
 ) -> FittedLaw:
     """The law of y over the runs (p, n): the smallest leave-one-out error, the simplest
     within TIE_REL of it. With 2 runs: the constant where they agree, else the line in p
@@ -373,7 +380,7 @@ def fit_law(
         and bool(np.all(np.abs(in_sample - ya) <= tol))
         and (m < 3 and law.constant or m >= 3 and bool(np.all(np.abs(loo - ya) <= tol)))
     )
-    return FittedLaw(law, c0, c1, cv, float(smape(in_sample, ya, floor).mean()), residuals, exact, m, size_name)
+    return FittedLaw(law, c0, c1, cv, float(smape(in_sample, ya, floor).mean()), residuals, exact, m, size_name, unit)
 
 
 def _tidy(v: float) -> float:
@@ -488,6 +495,7 @@ def scale_site(key: SiteMatch, text: str, runs: Sequence[Run], p: int, n: float 
             ys,
             integer=q in INTEGER_QUANTITIES and all(float(v).is_integer() for v in ys),
             size_name=size_name,
+            unit=QUANTITY_UNITS.get(q, ""),
         )
         if (p, n) in points:
             ests[q] = Estimate(points[(p, n)], "measured", law)
@@ -752,7 +760,16 @@ def prediction_interval(
 
 def size_text(v: float) -> str:
     """4000.0 -> "4000", 1e6 -> "1000000", 0.5 -> "0.5"."""
-    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:g}"
+    return str(int(v)) if v.is_integer() and abs(v) < 1e15 else plain(v)
+
+
+def coefficient(v: float, digits: int = 4) -> str:
+    """A count's coefficient in fixed notation with `digits` significant digits, however
+    small (0.0001234, where units.plain says < 0.001)."""
+    if v == 0 or not math.isfinite(v) or abs(v) >= 1e-3:
+        return plain(v, digits) if math.isfinite(v) else str(v)
+    decimals = digits - 1 - math.floor(math.log10(abs(v)))
+    return f"{v:.{decimals}f}".rstrip("0")
 
 
 def _num(v: float | None, unit: str) -> str:
@@ -760,7 +777,7 @@ def _num(v: float | None, unit: str) -> str:
 
 
 def _est_text(est: Estimate, unit: str) -> str:
-    value = _num(est.value, unit) if unit else f"{est.value:.4g}"
+    value = _num(est.value, unit) if unit else coefficient(est.value)
     if est.source == "measured" or est.law is None:
         return f"{value}  (measured)" if est.source == "measured" else value
     if est.source == "exact":
@@ -792,10 +809,10 @@ def summary_lines(sc: Scaling) -> list[str]:
             out.append(f"      h = {_est_text(s.h, '')} words; messages {_est_text(s.count, '')}")
         if sc.site_times and sc.best_model:
             out.append(f"      time ({sc.best_model}) {_num(sc.site_times[i].get(sc.best_model), 's')}")
-    out.append(f"  at p = {sc.p}{size}: S = {sc.S:.4g}, W = {_num(sc.W_s, 's')}, H = {_num(sc.H, 'words')}")
+    out.append(f"  at p = {sc.p}{size}: S = {coefficient(sc.S)}, W = {_num(sc.W_s, 's')}, H = {_num(sc.H, 'words')}")
     target = sc.measured_at_target()
     if sc.params_path is not None:
-        scale = f"compute x {sc.compute_scale:.4g}" + (f": {sc.scale_note}" if sc.scale_note else "")
+        scale = f"compute x {coefficient(sc.compute_scale)}" + (f": {sc.scale_note}" if sc.scale_note else "")
         out.append(f"  predicted on the machine of {sc.params_path} ({scale}):")
         for m in comm_models.NAMES:
             mark = "  <- predicted_s" if m == sc.best_model else ""

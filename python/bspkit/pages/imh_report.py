@@ -44,7 +44,7 @@ def _kind(why: str) -> str:
 
 
 def _interval(why: str) -> str:
-    """ "2.6e-10 but its 95% interval reaches zero" -> "its 95% interval reaches zero" (the
+    """ "0.26 ns but its 95% interval reaches zero" -> "its 95% interval reaches zero" (the
     value stands in its cell, in its unit)."""
     return why.split(" but ", 1)[-1]
 

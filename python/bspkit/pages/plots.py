@@ -19,7 +19,7 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from bspkit.measure.rawdata import GPoint
 from bspkit.model.estimators import model_g, model_t
 from bspkit.model.params import AsTest, FKernel, LatencyDetail, PredictModel, Surface, TotalExchangeRow, ValidationPoint
-from bspkit.units import plain, quantity
+from bspkit.units import count, plain, quantity
 
 DPI = 96
 
@@ -31,12 +31,25 @@ def png_bytes(fig: Any) -> bytes:
     return buf.getvalue()
 
 
+def _tick(v: float) -> str:
+    """An axis tick in fixed notation (0.0001, 250, 10,000, 1 M above a million), never
+    e-notation."""
+    v = float(v)
+    if v == 0 or not math.isfinite(v):
+        return "0" if v == 0 else ""
+    if abs(v) >= 1e6:
+        return count(v)
+    decimals = max(0, 3 - math.floor(math.log10(abs(v))))
+    text = f"{v:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def _words(v: float) -> str:
     v = float(v)
     for div, suf in ((1 << 20, "M"), (1 << 10, "K")):
         if v >= div and v % div == 0:
             return f"{int(v // div)}{suf}"
-    return f"{v:g}"
+    return _tick(v)
 
 
 def _pow2_formatter() -> FuncFormatter:
@@ -48,7 +61,7 @@ def _pow10_formatter(unit: str = "") -> FuncFormatter:
         if abs(x - round(x)) > 1e-6:
             return ""
         v = 10.0 ** round(x)
-        return f"{v:g}{unit}"
+        return f"{_tick(v)}{unit}"
 
     return FuncFormatter(f)
 
@@ -57,7 +70,7 @@ def _per_word_axes(ax: Any, xlabel: str, ylabel: str) -> None:
     """Time per word against h: log axes, h in words (powers of two as 1K, 1M)."""
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _words(v) if v >= 1 else f"{v:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _words(v) if v >= 1 else _tick(v)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
@@ -175,7 +188,7 @@ def compute_speed(f_detail: Mapping[str, FKernel], title: str) -> bytes:
     if rates:
         left = 10.0 ** math.floor(math.log10(min(rates)) - 1e-9)
         ax.set_xlim(left, max(rates) * 3)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:,.0f}" if v >= 1 else _tick(v)))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("operations per second 1/f [M/s] (log scale)")
     for yi, r in zip(y, rates, strict=True):
@@ -228,7 +241,7 @@ def validation(rows: list[ValidationPoint], threshold: float, title: str) -> byt
     ax.set_xlim(lo, hi)
     ax.set_ylim(lo, hi)
     for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        axis.set_major_formatter(FuncFormatter(lambda v, _p: _tick(v)))
         axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("measured time [µs]")
     ax.set_ylabel("predicted time, eq. (2.6) [µs]")
@@ -266,7 +279,7 @@ def drift(
     ax.set_yscale("log")
     ax.set_xlabel("position in the probe's random order (seq)")
     ax.set_ylabel("measured / model")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: _tick(v)))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
@@ -290,7 +303,7 @@ def grouped_bars(
     if log and vals_all:
         ax.set_yscale("log")
         ax.set_ylim(10.0 ** math.floor(math.log10(min(vals_all)) - 1e-9), max(vals_all) * 2)
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: _tick(v)))
         ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=8)
@@ -382,5 +395,5 @@ def linear_cost_curves(
 def _bytes(v: float) -> str:
     for div, suf in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
         if v >= div:
-            return f"{v / div:g}{suf}"
-    return f"{v:g}"
+            return f"{_tick(v / div)}{suf}"
+    return _tick(v)

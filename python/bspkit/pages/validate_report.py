@@ -23,7 +23,7 @@ from bspkit.measure.validation import MIN_VALIDATED_TIME_S, Summary
 from bspkit.model import comm_models, drift, verdict
 from bspkit.pages.htmlkit import esc, img, page, table, verdict_box
 from bspkit.pages.plots import png_bytes
-from bspkit.units import quantity
+from bspkit.units import plain, quantity
 
 
 def _log_log_axes(ax: Any, xlabel: str, ylabel: str, title: str, legend_fontsize: int) -> None:
@@ -113,9 +113,9 @@ def plot_drift(calibrations: Sequence[JsonObject], title: str) -> bytes:
         if pts:
             ax.plot([x for x, _ in pts], [y for _, y in pts], marker=marker, color=color, label=label, alpha=0.8)
     ax.axhline(1.0, color="black", lw=0.8)
-    ax.axhspan(1 / QUIET_DRIFT, QUIET_DRIFT, color="grey", alpha=0.15, label=f"within x{QUIET_DRIFT:g}")
+    ax.axhspan(1 / QUIET_DRIFT, QUIET_DRIFT, color="grey", alpha=0.15, label=f"within x{plain(QUIET_DRIFT)}")
     ax.set_yscale("log")
-    ratio = FuncFormatter(lambda v, _pos: f"x{v:g}")
+    ratio = FuncFormatter(lambda v, _pos: f"x{plain(v)}")
     ax.yaxis.set_major_formatter(ratio)
     ax.yaxis.set_minor_formatter(ratio)
     ax.set_xlabel("minutes since the first calibration")
@@ -395,7 +395,7 @@ def drift_section(result: JsonObject, min_time_s: float) -> str:
         "drift over the run (the geometric mean of before and after); f is the run's own, which the driver "
         "times right after its repetitions, scaled by the f drift over the run relative to that moment "
         "(sqrt(f before / f after)). A run whose predictions with the calibration before and with the one after "
-        f"differ by more than x{result.get('within_run_flag', 1.2):g} is flagged (the machine moved during it) "
+        f"differ by more than x{plain(result.get('within_run_flag', 1.2))} is flagged (the machine moved during it) "
         "and left out of the calibrated mean.</p>"
     )
     out.append(img(plot_drift(cals, f"{result['algorithm']}: drift over the sweep"), "drift over the sweep"))
@@ -478,7 +478,7 @@ def _print_table(
         if cal["flagged"]:
             print(
                 f"  {cal['flagged']} run(s) flagged: the machine moved during them enough to change their "
-                f"prediction by more than x{drift.WITHIN_RUN_FLAG:g}"
+                f"prediction by more than x{plain(drift.WITHIN_RUN_FLAG)}"
             )
 
 

@@ -18,3 +18,12 @@ add_test(NAME alg.toy.calibrate-with-checkpoints
                  ${BSPRUN} -n 2 --checkpoint-dir ${CMAKE_CURRENT_BINARY_DIR}/no-checkpoints
                  $<TARGET_FILE:bspalg-toy> --calibrate quick)
 set_tests_properties(alg.toy.calibrate-with-checkpoints PROPERTIES TIMEOUT 30 LABELS "algorithms;errors;toy")
+# the skeleton's human line: counts as people read them (2 M, not 2e+06), never e-notation
+if("threads" IN_LIST BSPKIT_TEST_BACKENDS)
+  add_test(NAME alg.toy.human-line.threads.p2
+           COMMAND ${BSPRUN} -b threads -n 2 $<TARGET_FILE:bspalg-toy> --size 2000000 -r 1)
+  set_tests_properties(alg.toy.human-line.threads.p2 PROPERTIES TIMEOUT 30
+                       LABELS "bsp;algorithms;threads;toy;quick"
+                       PASS_REGULAR_EXPRESSION "W = 2 M addition, H = 1 words, S = 1, check: passed"
+                       FAIL_REGULAR_EXPRESSION "[0-9][eE][-+]?[0-9]")
+endif()

@@ -405,7 +405,7 @@ def _shown_stages(stages: int) -> list[int]:
 
 
 def _bounds(low: float, high: float) -> str:
-    return "" if low == high else f" [{low:.0f}, {high:.0f}]"
+    return "" if low == high else f" [{low:,.0f}, {high:,.0f}]"
 
 
 def stage_table(run: Mapping[str, Any]) -> list[str]:
@@ -429,8 +429,8 @@ def stage_table(run: Mapping[str, Any]) -> list[str]:
     out = []
     if total("S") == 0:  # one process: no superstep separates the stages
         out.append(
-            f"cost (one process, no supersteps): counted W = {W_run:.8g} flops, H = {H_run:.0f}, S = {S_run} |"
-            f" closed form W = 2/3 n^3 - n^2/2 - n/6 = {total('W'):.8g}, H = 0, S = 0"
+            f"cost (one process, no supersteps): counted W = {W_run:,.0f} flops, H = {H_run:,.0f}, S = {S_run} |"
+            f" closed form W = 2/3 n^3 - n^2/2 - n/6 = {total('W'):,.0f}, H = 0, S = 0"
         )
     else:
         shown = _shown_stages(len(model))
@@ -444,8 +444,8 @@ def stage_table(run: Mapping[str, Any]) -> list[str]:
                 if M > 1
                 else ")"
             ),
-            f"  {'stage':>5} {'columns':>11} {'S counted':>9} {'model':>5} {'W counted':>12} {'model':>12}"
-            f" {'H counted':>10} {'model':>10}",
+            f"  {'stage':>5} {'columns':>11} {'S counted':>9} {'model':>5} {'W counted':>15} {'model':>15}"
+            f" {'H counted':>11} {'model':>11}",
         ]
         for k in shown:
             m, mine = model[k], groups[k]
@@ -453,12 +453,12 @@ def stage_table(run: Mapping[str, Any]) -> list[str]:
             W = sum(float(x.get("w", 0.0)) for x in mine)
             H = sum(float(x.get("h", 0.0)) for x in mine)
             out.append(
-                f"  {k:>5} {f'{m.j0}-{m.j1 - 1}':>11} {S:>9} {m.S:>5} {W:>12.7g} {m.W:>12.7g} {H:>10.0f} {m.H:>10.0f}"
+                f"  {k:>5} {f'{m.j0}-{m.j1 - 1}':>11} {S:>9} {m.S:>5} {W:>15,.0f} {m.W:>15,.0f} {H:>11,.0f} {m.H:>11,.0f}"
                 + _bounds(m.H_min, m.H_max)
             )
         out.append(
-            f"  {'all':>5} {f'0-{n - 1}':>11} {S_run:>9} {total('S'):>5.0f} {W_run:>12.7g} {total('W'):>12.7g}"
-            f" {H_run:>10.0f} {total('H'):>10.0f}" + _bounds(total("H_min"), total("H_max"))
+            f"  {'all':>5} {f'0-{n - 1}':>11} {S_run:>9} {total('S'):>5.0f} {W_run:>15,.0f} {total('W'):>15,.0f}"
+            f" {H_run:>11,.0f} {total('H'):>11,.0f}" + _bounds(total("H_min"), total("H_max"))
         )
     if S_run != total("S"):
         out.append(
