@@ -100,6 +100,12 @@ static void usage(FILE *f) {
       "                        better (the machine's state beside every point does; the\n"
       "                        report marks the points where a process lost its core).\n"
       "  --no-calibration      no calibration rounds (the default).\n"
+      "  --sentinels           re-measure one fixed point per regime (compute, sync, small h,\n"
+      "                        large h) at moments spread over the run: before the first\n"
+      "                        section, after each section and about 40 times (quick: 13)\n"
+      "                        inside the g grid's order; `sentinel` records. The default\n"
+      "                        when the g section runs and --reps is not given.\n"
+      "  --no-sentinels        no sentinel visits.\n"
       "  -o FILE, --output FILE\n"
       "                        where to write the samples ('-': stdout). Default:\n"
       "                        bspprobe-<host>-p<P>-<UTC date>.jsonl in the current directory.\n"
@@ -148,7 +154,8 @@ static void usage(FILE *f) {
       "  --reps N              exactly N repetitions per g/validation/memcpy_h point, N\n"
       "                        samples per latency test (l, as, the hw barrier and round\n"
       "                        trip), N per f kernel and memcpy (for tests; default:\n"
-      "                        repeat until the point took long enough, see below).\n"
+      "                        repeat until the median is known well enough, see below);\n"
+      "                        no sentinel visits unless --sentinels.\n"
       "  --mem-max-bytes N     mem: the largest array one process walks (N elements x\n"
       "                        stride S x element size); given, it also caps the STREAM\n"
       "                        arrays (else 4 x the last-level cache).\n"
@@ -179,9 +186,13 @@ static void usage(FILE *f) {
       "h* in {1, 16, 256, 4096, 65536}, c in {1, 8, 64, 512}, c*h* <= H_MAX. The points of all\n"
       "primitives and patterns are measured in one random order. Each sample: bsp_sync, clock,\n"
       "c requests, bsp_sync (send: and the receiver drains its queue), clock; the max over\n"
-      "processes. Per point: 1-2 warm-ups, then at least 9 (quick: 5) repetitions and until\n"
-      "they took 20 ms (quick: 4 ms), at most 400 (quick: 200). Latency tests: 500 (quick:\n"
-      "100) samples, each a batch of back-to-back supersteps lasting about 100 us.\n"
+      "processes. Per point: 1-2 warm-ups, then 6 repetitions, then more (half as many again\n"
+      "each time) until the 95%% interval of their median (order statistics) is within +-3%%\n"
+      "(quick: +-5%%) of it, at most 400 (quick: 200) and no more once they took 20 ms\n"
+      "(quick: 4 ms); the same for memcpy_h and the As total exchange. Latency tests: 500\n"
+      "(quick: 100) samples, each a batch of back-to-back supersteps lasting about 100 us.\n"
+      "A fixed-work canary (bspk_state.h) runs on every process before and after every timed\n"
+      "batch; its times are in the batch's state object.\n"
       "\n"
       "Calibration: a round times the f dot products (double, plain loop and BLAS; 5\n"
       "repetitions after 1 warm-up, process 0 alone), put/alltoall at (h*, c) = (256, 8) and\n"
@@ -194,7 +205,7 @@ static void usage(FILE *f) {
       "\n"
       "Output: one JSON object per line: a header (machine, library, back end, BLAS, timer,\n"
       "load), then f, memcpy, memcpy_h, hw_barrier, hw_pingpong, l, g, validation,\n"
-      "calibration, as and load records, then a\n"
+      "calibration, sentinel, as and load records, then a\n"
       "footer (elapsed time, load, warnings such as a load average above the core count).\n"
       "Every record is flushed as it is written, so a run that is killed leaves a usable\n"
       "file.\n"
@@ -261,6 +272,7 @@ static void parse_args(int argc, char **argv) {
   o->sections = (1u << NSECTIONS) - 1;
   o->mlock = 1;
   o->calibration = 0; /* --calibration: see --help */
+  o->sentinels = -1;  /* the default: sentinel.c */
   o->primitives = (1u << NPRIMS) - 1;
   o->patterns = (1u << NPATTERNS) - 1;
   o->max_words = 0;
@@ -335,6 +347,12 @@ static void parse_args(int argc, char **argv) {
     } else if (!strcmp(a, "--no-calibration")) {
       NOVALUE();
       o->calibration = 0;
+    } else if (!strcmp(a, "--sentinels")) {
+      NOVALUE();
+      o->sentinels = 1;
+    } else if (!strcmp(a, "--no-sentinels")) {
+      NOVALUE();
+      o->sentinels = 0;
     } else if (!strcmp(a, "--no-mlock")) {
       o->mlock = 0;
     } else if (!strcmp(a, "--reps")) {
@@ -354,6 +372,8 @@ static void parse_args(int argc, char **argv) {
   }
   if (o->calibrate && selection)
     die_usage("%s does not apply to --calibrate (its round measures a fixed set)", selection);
+  if (o->calibrate && o->sentinels == 1)
+    die_usage("%s does not apply to --calibrate (its round measures a fixed set)", "--sentinels");
   if (o->calibrate) o->sections = 0;
   if (!o->max_words) o->max_words = DEFAULT_MAX_WORDS;
   if (!o->library_name) {
@@ -572,8 +592,30 @@ static void write_header(probe_ctx *c, const char *date) {
     bspp_json_num(j, "min_point_s", c->prm.min_point_s);
     bspp_json_int(j, "latency_samples", c->prm.l_samples);
     bspp_json_num(j, "latency_batch_s", c->prm.l_batch_s);
+    bspp_json_str(j, "rule", "adaptive");
+    bspp_json_num(j, "target_ci_rel", c->prm.target_ci_rel);
+    bspp_json_num(j, "confidence", 0.95);
+    bspp_json_num(j, "max_point_s", c->prm.max_point_s);
+    bspp_json_int(j, "mem_reps", c->prm.mem_reps);
   }
   bspp_json_obj_end(j);
+  bspp_json_obj_begin(j, "canary");
+  bspp_json_int(j, "bytes", (long long)BSPK_CANARY_BYTES);
+  bspp_json_str(j, "kernel",
+                "one load and one store per 64-byte line of the buffer, folded into a chain of "
+                "integer multiplies; two passes, the shorter one kept");
+  bspp_json_obj_end(j);
+  if (bspp_sentinels_on(c)) {
+    bspp_json_obj_begin(j, "sentinels");
+    const char *regimes[] = {"compute", "sync", "small_h", "large_h"};
+    bspp_json_strs(j, "regimes", regimes, 4);
+    bspp_json_str(j, "visits",
+                  "before the first section, after each section, and every so many points "
+                  "inside the g grid's order");
+    bspp_json_obj_end(j);
+  } else {
+    bspp_json_null(j, "sentinels");
+  }
   bspp_emit(c);
   if (res > 1e-6) /* in the unit people read (1.5 µs, 10.0 ms), never e-notation */
     bspp_add_warning(c, "the clock's resolution is %.1f %s: short samples are coarse",
@@ -633,6 +675,12 @@ static void write_footer(probe_ctx *c, double calibration_s) {
     if (c->opt->sections >> i & 1) bspp_json_num(j, bspp_section_names[i], c->section_s[i]);
   if (c->opt->calibrate) bspp_json_num(j, "calibration", calibration_s);
   bspp_json_obj_end(j);
+  if (bspp_sentinels_on(c)) {
+    bspp_json_obj_begin(j, "sentinels");
+    bspp_json_int(j, "visits", c->sentinel_visits);
+    bspp_json_num(j, "seconds", c->sentinel_s);
+    bspp_json_obj_end(j);
+  }
   bspp_json_int(j, "records", c->records + 1);
   bspp_emit(c);
 }
@@ -680,6 +728,12 @@ static void spmd(void) {
       bspp_run_calibration_round(c, 0, -1);
       calibration_s = bspk_monotonic_seconds() - t;
     }
+    int sentinels = bspp_sentinels_on(c);
+    if (sentinels) {
+      bsp_sync();
+      bspp_progress(c, "sentinels", 0, 1, 1);
+      bspp_sentinel_visit(c, "start", -1);
+    }
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
       int sec = order[i];
       if (!(c->opt->sections >> sec & 1)) continue;
@@ -701,6 +755,12 @@ static void spmd(void) {
       if (c->s == 0) {
         bspp_progress_end(c, bspp_section_names[sec]);
         bspp_maybe_load_record(c, 1);
+      }
+      if (sentinels) {
+        char where[64];
+        snprintf(where, sizeof where, "after %s", bspp_section_names[sec]);
+        bsp_sync();
+        bspp_sentinel_visit(c, where, -1);
       }
     }
     bsp_sync();

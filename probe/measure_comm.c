@@ -13,7 +13,8 @@
 #include "probe.h"
 
 static void write_comm_record(probe_ctx *c, const char *type, const comm_op *o,
-                              const double *samples, int reps, int warmups, long seq) {
+                              const double *samples, int reps, int warmups, long seq, double ci_rel,
+                              int stop) {
   jbuf *j = &c->j;
   bspp_json_begin(j, type);
   bspp_json_str(j, "primitive", bspp_prim_names[o->prim]);
@@ -25,6 +26,7 @@ static void write_comm_record(probe_ctx *c, const char *type, const comm_op *o,
   bspp_json_int(j, "reps", reps);
   bspp_json_int(j, "warmup", warmups);
   bspp_json_int(j, "seq", seq);
+  bspp_json_adaptive(j, ci_rel, stop);
   bspp_json_raw(j, "state", c->batch_state_json);
   if (o->prim == PRIM_SEND)
     bspp_json_str(j, "note",
@@ -93,16 +95,24 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
       bspp_run_calibration_round(c, round++, i);
       after_round = 1;
     }
+    if (bspp_sentinel_due(c, i, n)) {
+      bspp_progress(c, "sentinels", i, n, 1);
+      char where[64];
+      snprintf(where, sizeof where, "in %s", sec);
+      bspp_sentinel_visit(c, where, i);
+      after_round = 1;
+    }
     const point *pt = &pts[order[i]];
     comm_op o = {pt->prim, pt->pattern, pt->hs, pt->count, 0};
     bspp_comm_target(c, &o, perm);
     bspp_progress(c, point_label(label, sizeof label, pt->validation ? "validation" : sec, pt), i,
                   n, i == 0 || after_round);
-    int warm;
-    int reps =
-        bspp_time_point(c, bspp_comm_run, &o, c->prm.min_reps, c->prm.min_point_s, out, &warm);
+    int warm, stop = -1;
+    double ci_rel = -1;
+    int reps = bspp_time_point_adaptive(c, bspp_comm_run, &o, out, &warm, &ci_rel, &stop);
     if (c->s == 0)
-      write_comm_record(c, pt->validation ? "validation" : type, &o, out, reps, warm, i);
+      write_comm_record(c, pt->validation ? "validation" : type, &o, out, reps, warm, i, ci_rel,
+                        stop);
   }
   if (calibrate) {
     bspp_progress(c, "calibration", n, n, 1);
@@ -316,9 +326,9 @@ void bspp_measure_as(probe_ctx *c) {
       long h = hs[t - nlat];
       snprintf(label, sizeof label, "as TotalExchange h=%ld", h);
       bspp_progress(c, label, i, n, i == 0);
-      int warm;
-      int reps = bspp_time_point(c, op_total_exchange, &h, c->prm.min_reps, c->prm.min_point_s, out,
-                                 &warm);
+      int warm, stop = -1;
+      double ci_rel = -1;
+      int reps = bspp_time_point_adaptive(c, op_total_exchange, &h, out, &warm, &ci_rel, &stop);
       if (c->s == 0) {
         bspp_json_begin(j, "as");
         bspp_json_str(j, "test", "TotalExchange");
@@ -327,6 +337,7 @@ void bspp_measure_as(probe_ctx *c) {
         bspp_json_nums(j, "samples_s", out, reps, "%.6g");
         bspp_json_int(j, "reps", reps);
         bspp_json_int(j, "warmup", warm);
+        bspp_json_adaptive(j, ci_rel, stop);
         bspp_json_str(
             j, "note",
             "each process bsp_puts h words to every process, itself included (h_total = p*h "

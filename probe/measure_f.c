@@ -254,10 +254,16 @@ void bspp_measure_f(probe_ctx *c) {
     if (reps > 1024) reps = 1024;
     snprintf(label, sizeof label, "f %s n=%ld", bspp_f_kernel_names[k], n);
     bspp_progress(c, label, i, nk, 1);
+    /* the canary before and after (bspk_state.h), outside the timing; process 0 ran alone */
+    double canary = bspk_canary_seconds(c->canary_buf, 1);
     bspk_machine_counters machine_before = bspk_machine_counters_now();
     bspk_thread_state before = bspk_thread_state_now();
+    before.canary_s = canary;
     bspp_f_time_kernel(&st, k, n, samples, reps);
-    char *state = bspk_state_json_since(before, machine_before); /* process 0 ran alone */
+    bspk_thread_state after = bspk_thread_state_now();
+    after.canary_s = bspk_canary_seconds(c->canary_buf, 1);
+    bspk_thread_delta ran = bspk_thread_delta_of(before, after);
+    char *state = bspk_state_json(&ran, 1, machine_before, bspk_machine_counters_now());
     jbuf *j = &c->j;
     bspp_json_begin(j, "f");
     bspp_json_str(j, "kernel", bspp_f_kernel_names[k]);

@@ -69,9 +69,9 @@ static void measure_memcpy_h(probe_ctx *c) {
     char what[96];
     snprintf(what, sizeof what, "hw memcpy h=%ld", hs[i]);
     bspp_progress(c, what, i, n, i == 0);
-    int warm;
-    int reps =
-        bspp_time_point(c, op_memcpy_h, &hs[i], c->prm.min_reps, c->prm.min_point_s, out, &warm);
+    int warm, stop = -1;
+    double ci_rel = -1;
+    int reps = bspp_time_point_adaptive(c, op_memcpy_h, &hs[i], out, &warm, &ci_rel, &stop);
     if (c->s == 0) {
       jbuf *j = &c->j;
       bspp_json_begin(j, "memcpy_h");
@@ -81,6 +81,7 @@ static void measure_memcpy_h(probe_ctx *c) {
       bspp_json_nums(j, "samples_s", out, reps, "%.6g");
       bspp_json_int(j, "reps", reps);
       bspp_json_int(j, "warmup", warm);
+      bspp_json_adaptive(j, ci_rel, stop);
       bspp_json_str(j, "note",
                     "every process copies h words from its area src to its area dst (the "
                     "h-relations' buffers, reused: hot) after a common bsp_sync; timed as a g "

@@ -635,7 +635,7 @@ void bspp_measure_mem(probe_ctx *c) {
       .per_level = quick ? 10 : 20,
       .per_memory = quick ? 8 : 16,
       .per_boundary = quick ? 2 : 6,
-      .reps = c->opt->reps > 0 ? c->opt->reps : c->prm.min_reps,
+      .reps = c->opt->reps > 0 ? c->opt->reps : c->prm.mem_reps,
       .warm_sample_s = 50e-6,
   };
   if (mp.reps > c->gather_stride) mp.reps = c->gather_stride;

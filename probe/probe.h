@@ -18,8 +18,10 @@
  *   calibrate.c   the short calibration (also for other programs, calibration.h)
  *                                                   (measure_f, timing, output, probe_ctx)
  *   -- bspprobe_core ends here; the rest is the bspprobe program only --
+ *   sentinel.c     the sentinels: a fixed point per regime re-measured through the run
+ *                                              (timing, measure_f, output, probe_ctx)
  *   measure_comm.c  the sections g, validation, l, As; calibration rounds among the g points
- *                                              (calibrate, timing, output, probe_ctx, rng)
+ *                                    (sentinel, calibrate, timing, output, probe_ctx, rng)
  *   measure_hw.c   the section hw: memcpy in the h-relations' regime, a raw spin barrier,
  *                  a cache-line ping-pong              (timing, output, probe_ctx)
  *   measure_mem.c, measure_pp.c, measure_disk.c  the memory-hierarchy suites
@@ -109,6 +111,7 @@ typedef struct {
   int procs;                /* -n P: bsp_begin(P); 0: bsp_nprocs() */
   int calibrate;            /* --calibrate: one calibration round instead of the sections */
   int calibration;          /* rounds among the validation points (--no-calibration: 0) */
+  int sentinels;            /* sentinel visits: 1 on, 0 off, -1 the default (sentinel.c) */
   int mlock;                /* 1: lock the memory into RAM (mlockall); --no-mlock: 0 */
   long long mem_max_bytes;  /* mem: the largest array per process (0: the mode's default) */
   long long pp_max_bytes;   /* pp: the largest message (0: the mode's default) */
@@ -124,8 +127,14 @@ typedef struct {
   int min_reps;       /* at least this many repetitions per point */
   int max_reps;       /* at most this many */
   double min_point_s; /* and repetitions until their total is at least this */
-  int l_samples;      /* samples of each l / As latency test */
-  double l_batch_s;   /* each such sample: a batch of supersteps lasting about this long */
+  /* the adaptive rule of the g, validation, memcpy_h and TotalExchange points (timing.c):
+   * after min_reps, more until the 95% interval of the median is within +-target_ci_rel of
+   * it, or max_reps, or the samples took max_point_s */
+  double target_ci_rel;
+  double max_point_s;
+  int mem_reps;     /* samples per point of the mem suite */
+  int l_samples;    /* samples of each l / As latency test */
+  double l_batch_s; /* each such sample: a batch of supersteps lasting about this long */
   int validation_per_combo;
   /* f */
   long dot_n;
@@ -180,6 +189,16 @@ typedef struct probe_ctx {
   bspk_thread_state batch_start;
   bspk_machine_counters batch_machine;
   char *batch_state_json;
+  /* the canary (bspk_state.h) around each batch: this process's buffer, the time before the
+   * current batch, its work (3 in the batch BSPKIT_CANARY_SLOW names, else 1), the batches
+   * timed so far and the one the test hook slows (-1: none) */
+  uint64_t *canary_buf;
+  double canary_before_s;
+  int canary_work;
+  long batches, canary_slow;
+  /* sentinel visits made so far (sentinel.c), the same count on every process */
+  int sentinel_visits;
+  double sentinel_s;    /* what they took (process 0's clock) */
   volatile double sink; /* keeps computed results alive */
   volatile long isink;
   /* process 0 only */
@@ -251,6 +270,8 @@ void bspp_ctx_teardown(probe_ctx *c); /* collective: deregisters and frees */
  * appends to its samples for the gather; after it, process 0 holds the batch's state object in
  * c->batch_state_json, which the record writers put under "state". */
 #define BSPP_STATE_WORDS BSPK_STATE_WORDS
+/* The canary before a batch (before its warm-up); bspp_state_end times the one after it. */
+void bspp_canary_before(probe_ctx *c);
 void bspp_state_begin(probe_ctx *c);
 int bspp_state_end(probe_ctx *c, int n);
 void bspp_state_collect(probe_ctx *c, int n);
@@ -284,6 +305,32 @@ typedef void (*op_fn)(probe_ctx *c, const void *arg);
  * each repetition. Returns the repetitions, *warmups the warm-up runs. */
 int bspp_time_point(probe_ctx *c, op_fn fn, const void *arg, int min_reps, double min_s,
                     double *out, int *warmups);
+/* The adaptive rule (c->prm: min_reps, max_reps, min_point_s, target_ci_rel, max_point_s).
+ * Why a point stopped: */
+enum { BSPP_STOP_CI, BSPP_STOP_MAX_REPS, BSPP_STOP_TIME, BSPP_STOP_FIXED, BSPP_NSTOPS };
+extern const char *const bspp_stop_names[BSPP_NSTOPS]; /* "ci", "max_reps", "time", "fixed" */
+typedef struct {
+  int min_reps, max_reps;
+  double min_s, target, max_s;
+} bspp_adaptive_rule;
+/* The 0-based rank j of the distribution-free 95% interval of the median of n samples,
+ * [x_(j), x_(n-1-j)] of the sorted samples: the largest j with P(B <= j) <= 0.025 for B
+ * binomial(n, 1/2); -1 for n < 6 (no such interval). */
+int bspp_median_ci_rank(int n);
+/* Half the width of that interval over the median (x is not changed); -1 when n < 6 or the
+ * median is not positive. */
+double bspp_median_ci_rel(const double *x, int n);
+/* After n samples x (their sum elapsed_s): 0 when the point stops (*stop says why), else the
+ * count of samples to reach before the next check. *ci_rel: bspp_median_ci_rel(x, n). */
+int bspp_adaptive_next(const bspp_adaptive_rule *r, const double *x, int n, double elapsed_s,
+                       double *ci_rel, int *stop);
+/* One point under the adaptive rule (--reps N: exactly N, stop "fixed"); like bspp_time_point,
+ * and on process 0 *ci_rel and *stop of the samples kept. */
+int bspp_time_point_adaptive(probe_ctx *c, op_fn fn, const void *arg, double *out, int *warmups,
+                             double *ci_rel, int *stop);
+/* A record's median_ci_rel (null when undefined) and stop: the adaptive rule's outcome. */
+void bspp_json_adaptive(jbuf *j, double ci_rel, int stop);
+
 /* Batched latency samples: each = (time of `batch` back-to-back calls of fn) / batch, max over
  * processes; n samples (--reps N when given) into out (process 0). Returns their number,
  * *batch_out the batch size. */
@@ -333,6 +380,17 @@ void bspp_measure_as(probe_ctx *c);
 /* The planned grid, for the header: fills msg_words[] and counts[] (each at most 64). */
 void bspp_plan_grid_axes(const probe_ctx *c, long *msg_words, int *nm, long *counts, int *nc);
 long bspp_grid_points_per_combo(const probe_ctx *c);
+
+/* ---- sentinel.c: the machine's noise, re-measured through the run (issue 39) ------------ */
+
+/* Whether this run makes sentinel visits (--sentinels, --no-sentinels, else the default: with
+ * the g section and without --reps). */
+int bspp_sentinels_on(const probe_ctx *c);
+/* One visit (collective): the four regimes, one `sentinel` record each; where: the section it
+ * follows or is inside, seq: the position in that section's order (-1: between sections). */
+void bspp_sentinel_visit(probe_ctx *c, const char *where, long seq);
+/* Inside the g section's order of n points: a visit before point i (i > 0) every so often. */
+int bspp_sentinel_due(const probe_ctx *c, long i, long n);
 
 /* ---- measure_hw.c: the hardware references (memcpy_h, hw_barrier, hw_pingpong) ---------- */
 

@@ -23,14 +23,16 @@ const char *const bspp_pattern_names[NPATTERNS] = {"alltoall", "permutation", "s
 static void probe_set_params(probe_params *pr, int quick) {
   if (quick) {
     *pr = (probe_params){
-        .min_reps = 5, .max_reps = 200, .min_point_s = 4e-3,
+        .min_reps = 6, .max_reps = 200, .min_point_s = 0,
+        .target_ci_rel = 0.05, .max_point_s = 4e-3, .mem_reps = 5,
         .l_samples = 100, .l_batch_s = 100e-6, .validation_per_combo = 8,
         .dot_n = 1L << 20, .dot_pool_bytes = 64L << 20, .dot_reps = 20,
         .ijk_n = 200, .ijk_reps = 5, .gemm_n = 1000, .gemm_reps = 5,
         .memcpy_bytes = 8L << 20, .memcpy_pool_bytes = 64L << 20, .memcpy_reps = 20};
   } else {
     *pr = (probe_params){
-        .min_reps = 9, .max_reps = 400, .min_point_s = 20e-3,
+        .min_reps = 6, .max_reps = 400, .min_point_s = 0,
+        .target_ci_rel = 0.03, .max_point_s = 20e-3, .mem_reps = 9,
         .l_samples = 500, .l_batch_s = 100e-6, .validation_per_combo = 30,
         .dot_n = 1L << 21, .dot_pool_bytes = 128L << 20, .dot_reps = 30,
         .ijk_n = 500, .ijk_reps = 5, .gemm_n = 2000, .gemm_reps = 5,
@@ -54,6 +56,10 @@ probe_ctx *bspp_ctx_setup(const probe_opts *opt, long hmax) {
   if (c->prm.memcpy_reps > c->gather_stride) c->gather_stride = c->prm.memcpy_reps;
   if (c->opt->reps > c->gather_stride) c->gather_stride = c->opt->reps;
   c->gather_stride += BSPP_STATE_WORDS; /* the machine's state rides with the samples */
+  c->canary_buf = bspk_canary_buffer(); /* NULL (out of memory): no canary, null in the state */
+  c->canary_before_s = -1;
+  c->canary_work = 1;
+  c->canary_slow = bspk_canary_slow_batch();
   c->src = xmalloc((size_t)c->area_words * WORD_BYTES);
   c->dst = xmalloc((size_t)c->area_words * WORD_BYTES);
   for (long i = 0; i < c->area_words; i++) { /* touch every page before timing */
@@ -86,6 +92,7 @@ void bspp_ctx_teardown(probe_ctx *c) {
   free(c->j.b);
   free(c->batch_state_json);
   free(c->cal_f.pool);
+  free(c->canary_buf);
   free(c);
 }
 

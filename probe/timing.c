@@ -12,7 +12,17 @@
  *
  * How many repetitions: one warm-up (two when it took under 1 ms), then enough that their
  * total is at least min_point_s, and at least min_reps, at most max_reps; the warm-up time
- * used for that decision is the max over processes, so every process decides alike.
+ * used for that decision is the max over processes, so every process decides alike. That is
+ * bspp_time_point (the calibration's rule). The g grid, the validation points, memcpy_h and
+ * the As suite's total exchange use bspp_time_point_adaptive instead (issue 39): after the
+ * warm-ups, min_reps samples, then more in steps of half as many again until the
+ * distribution-free 95% interval of their median (order statistics of the samples, each the
+ * max over processes) is within +-target_ci_rel of the median, or max_reps, or the samples
+ * took max_point_s. Process 0 decides from the gathered samples and tells the others (one
+ * superstep each way per check, outside the timed samples).
+ *
+ * The canary (bspk_state.h) runs on every process before the warm-up of each batch and after
+ * its last sample; its times go into the batch's state object.
  *
  * Latency tests (l, As Empty/Comp/Full/Simple/Scatter) are too short for one timing each:
  * a sample is a batch of back-to-back supersteps timed together, divided by the batch size.
@@ -22,21 +32,32 @@
 #endif
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "probe.h"
 
 /* ---- the machine's state around a batch ---------------------------------------------------- */
 
+void bspp_canary_before(probe_ctx *c) {
+  c->canary_work = c->batches == c->canary_slow ? 3 : 1;
+  c->canary_before_s = bspk_canary_seconds(c->canary_buf, c->canary_work);
+}
+
 void bspp_state_begin(probe_ctx *c) {
   if (c->s == 0) c->batch_machine = bspk_machine_counters_now();
   c->batch_start = bspk_thread_state_now();
+  c->batch_start.canary_s = c->canary_before_s;
 }
 
-/* Appends this process's part of the state to local[n..) (bspk_thread_delta_pack); returns the
- * new count. */
+/* Appends this process's part of the state to local[n..) (bspk_thread_delta_pack), the canary
+ * after the batch included; returns the new count. */
 int bspp_state_end(probe_ctx *c, int n) {
-  bspk_thread_delta_pack(bspk_thread_delta_of(c->batch_start, bspk_thread_state_now()),
-                         c->local + n);
+  bspk_thread_state now = bspk_thread_state_now();
+  now.canary_s = c->canary_before_s >= 0 ? bspk_canary_seconds(c->canary_buf, c->canary_work) : -1;
+  bspk_thread_delta_pack(bspk_thread_delta_of(c->batch_start, now), c->local + n);
+  c->canary_before_s = -1;
+  c->canary_work = 1;
+  c->batches++;
   return n + BSPP_STATE_WORDS;
 }
 
@@ -63,6 +84,7 @@ static double time_once(probe_ctx *c, op_fn fn, const void *arg) {
 
 int bspp_time_point(probe_ctx *c, op_fn fn, const void *arg, int min_reps, double min_s,
                     double *out, int *warmups) {
+  bspp_canary_before(c);
   double w = bspk_max_over_processes(time_once(c, fn, arg), c->allv);
   *warmups = 1;
   if (w < 1e-3) { /* the decision uses the agreed max, so every process takes it alike */
@@ -84,9 +106,122 @@ int bspp_time_point(probe_ctx *c, op_fn fn, const void *arg, int min_reps, doubl
   return reps;
 }
 
+/* ---- the adaptive rule ------------------------------------------------------------------------
+ */
+
+const char *const bspp_stop_names[BSPP_NSTOPS] = {"ci", "max_reps", "time", "fixed"};
+
+int bspp_median_ci_rank(int n) {
+  if (n < 6) return -1;
+  /* P(B <= j) summed term by term; the terms in logarithms (2^-n underflows past n = 1074) */
+  const double log_half_n = (double)n * log(0.5), lgn = lgamma((double)n + 1.0);
+  double cdf = 0;
+  int j = -1;
+  for (int k = 0; k <= n / 2; k++) {
+    cdf += exp(lgn - lgamma((double)k + 1.0) - lgamma((double)(n - k) + 1.0) + log_half_n);
+    if (cdf > 0.025) break;
+    j = k;
+  }
+  return j;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+double bspp_median_ci_rel(const double *x, int n) {
+  int j = bspp_median_ci_rank(n);
+  if (j < 0) return -1;
+  double *v = xmalloc((size_t)n * sizeof *v);
+  memcpy(v, x, (size_t)n * sizeof *v);
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  double rel = med > 0 ? (v[n - 1 - j] - v[j]) / (2 * med) : -1;
+  free(v);
+  return rel;
+}
+
+int bspp_adaptive_next(const bspp_adaptive_rule *r, const double *x, int n, double elapsed_s,
+                       double *ci_rel, int *stop) {
+  *ci_rel = bspp_median_ci_rel(x, n);
+  if (n < r->min_reps) return r->min_reps;
+  int timed_enough = elapsed_s >= r->min_s;
+  if (timed_enough && *ci_rel >= 0 && *ci_rel <= r->target) {
+    *stop = BSPP_STOP_CI;
+    return 0;
+  }
+  if (n >= r->max_reps) {
+    *stop = BSPP_STOP_MAX_REPS;
+    return 0;
+  }
+  if (timed_enough && elapsed_s >= r->max_s) {
+    *stop = BSPP_STOP_TIME;
+    return 0;
+  }
+  int next = n + (n / 2 > 2 ? n / 2 : 2);
+  double per = n > 0 ? elapsed_s / n : 0;
+  if (per > 0) { /* no further than max_s (or min_s, while it is not reached) allows */
+    double until = timed_enough ? r->max_s : r->min_s;
+    double fit = ceil((until - elapsed_s) / per);
+    if (fit < 1) fit = 1;
+    if (fit < next - n) next = n + (int)fit;
+  }
+  if (next > r->max_reps) next = r->max_reps;
+  return next > n ? next : n + 1;
+}
+
+/* The adaptive rule's outcome of a point: the interval's relative half-width and why it
+ * stopped (docs/probe-format.md). */
+void bspp_json_adaptive(jbuf *j, double ci_rel, int stop) {
+  if (ci_rel >= 0) bspp_json_num(j, "median_ci_rel", ci_rel);
+  else bspp_json_null(j, "median_ci_rel");
+  bspp_json_str(j, "stop", stop >= 0 && stop < BSPP_NSTOPS ? bspp_stop_names[stop] : NULL);
+}
+
+int bspp_time_point_adaptive(probe_ctx *c, op_fn fn, const void *arg, double *out, int *warmups,
+                             double *ci_rel, int *stop) {
+  if (c->opt->reps > 0) {
+    int reps = bspp_time_point(c, fn, arg, c->opt->reps, 0, out, warmups);
+    if (c->s == 0) {
+      *ci_rel = bspp_median_ci_rel(out, reps);
+      *stop = BSPP_STOP_FIXED;
+    }
+    return reps;
+  }
+  const bspp_adaptive_rule rule = {c->prm.min_reps, c->prm.max_reps, c->prm.min_point_s,
+                                   c->prm.target_ci_rel, c->prm.max_point_s};
+  bspp_canary_before(c);
+  double w = bspk_max_over_processes(time_once(c, fn, arg), c->allv);
+  *warmups = 1;
+  if (w < 1e-3) {
+    time_once(c, fn, arg);
+    *warmups = 2;
+  }
+  bspp_state_begin(c);
+  int n = 0, target = rule.min_reps;
+  for (;;) {
+    for (; n < target; n++) c->local[n] = time_once(c, fn, arg);
+    bspp_gather_max(c, c->local, n, out); /* process 0 decides from the samples kept */
+    double next = 0;
+    if (c->s == 0) {
+      double elapsed = 0;
+      for (int i = 0; i < n; i++) elapsed += out[i];
+      next = bspp_adaptive_next(&rule, out, n, elapsed, ci_rel, stop);
+    }
+    next = bspk_max_over_processes(next, c->allv); /* process 0's decision, on every process */
+    if (next <= n) break;
+    target = (int)next;
+  }
+  bspp_gather_max(c, c->local, bspp_state_end(c, n), out);
+  bspp_state_collect(c, n);
+  return n;
+}
+
 int bspp_time_batched(probe_ctx *c, op_fn fn, const void *arg, int n, double *out,
                       long *batch_out) {
   double w = 0;
+  bspp_canary_before(c);
   for (int r = 0; r < 2; r++) { /* warm-up, then calibration */
     bsp_sync();
     double t0 = bspk_monotonic_seconds();

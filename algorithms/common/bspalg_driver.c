@@ -174,15 +174,23 @@ typedef struct {
   double *words;                  /* reps * BSPK_STATE_WORDS: this process's deltas, packed */
   bspk_machine_counters *machine; /* 2 * reps, process 0: before and after each repetition */
   bspk_thread_state start;
+  uint64_t *canary; /* this process's canary buffer (NULL: no canary) */
+  long slow_rep;    /* BSPKIT_CANARY_SLOW: the repetition whose canary does 3x its work */
 } run_state;
 
+/* The canary (bspk_state.h) runs before the machine's counters are read and after the
+ * repetition's end is: outside the repetition's timing, in its state object. */
 static void state_begin(run_state *st, int rep) {
+  double canary = bspk_canary_seconds(st->canary, rep == st->slow_rep ? 3 : 1);
   if (bsp_pid() == 0) st->machine[2 * rep] = bspk_machine_counters_now();
   st->start = bspk_thread_state_now();
+  st->start.canary_s = canary;
 }
 
 static void state_end(run_state *st, int rep) {
-  bspk_thread_delta d = bspk_thread_delta_of(st->start, bspk_thread_state_now());
+  bspk_thread_state now = bspk_thread_state_now();
+  now.canary_s = bspk_canary_seconds(st->canary, rep == st->slow_rep ? 3 : 1);
+  bspk_thread_delta d = bspk_thread_delta_of(st->start, now);
   if (bsp_pid() == 0) st->machine[2 * rep + 1] = bspk_machine_counters_now();
   bspk_thread_delta_pack(d, st->words + (size_t)rep * BSPK_STATE_WORDS);
 }
@@ -331,7 +339,7 @@ static int section(void) {
   double *times = calloc((size_t)opts.reps, sizeof *times);
   run_state machine = {calloc((size_t)opts.reps * BSPK_STATE_WORDS, sizeof(double)),
                        calloc((size_t)opts.reps * 2, sizeof(bspk_machine_counters)),
-                       {0, 0, 0, 0, 0, 0}};
+                       bspk_thread_state_now(), bspk_canary_buffer(), bspk_canary_slow_batch()};
   if (!done || !times || !machine.words || !machine.machine) bsp_abort("%s: out of memory\n", prog);
   bspalg_checkpoint_protect(done, sizeof *done);
   bspalg_checkpoint_protect(times, (size_t)opts.reps * sizeof *times);
@@ -345,6 +353,7 @@ static int section(void) {
     free(times);
     free(machine.words);
     free(machine.machine);
+    free(machine.canary);
     return 2;
   }
   bspalg_phase("setup");
@@ -447,6 +456,7 @@ static int section(void) {
   free(times);
   free(machine.words);
   free(machine.machine);
+  free(machine.canary);
   return verified < 0 ? 1 : 0;
 }
 

@@ -18,6 +18,13 @@
  *       waited for a core), in seconds;
  *     - the runnable tasks at the end (/proc/stat procs_running, ourselves included).
  * Where the kernel does not offer one (no PSI, not Linux) the value is negative: "unknown".
+ *
+ * And what no scheduler counter shows: a process that holds its core may still run slower
+ * because the core's clock dropped, or a sibling hyperthread or the other guests of the socket
+ * share its pipeline, caches or memory bandwidth. A *canary* (bspk_canary_seconds) is a fixed
+ * piece of work timed on every process right before and after a batch, outside its timing:
+ * the same work every time, so a canary slower than its usual time says the machine was
+ * slower then (issue 39).
  * The JSON object that bspprobe, the drivers and the profile write from these is described in
  * docs/probe-format.md ("The machine's state").
  */
@@ -28,6 +35,7 @@
 #define _GNU_SOURCE
 #endif
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +52,7 @@ typedef struct {
   double waited_s; /* time runnable but waiting for a core so far (schedstat); -1 unknown */
   long involuntary, voluntary; /* context switches so far (RUSAGE_THREAD) */
   int cpu;                     /* the core it is on now; -1 unknown */
+  double canary_s; /* the canary's time taken with this state (bspk_canary_seconds); -1 none */
 } bspk_thread_state;
 
 /* The machine at one moment; negative: unknown. */
@@ -58,6 +67,7 @@ typedef struct {
   double wall_s, cpu_s, waited_s;
   long involuntary;
   int cpu_end, migrated; /* migrated: the core at the end differs from the one at the start */
+  double canary_before_s, canary_after_s; /* the canary before and after the batch; -1 none */
 } bspk_thread_delta;
 
 /* The run delay of the calling thread: the 2nd field of /proc/thread-self/schedstat (ns); -1
@@ -90,6 +100,7 @@ static inline bspk_thread_state bspk_thread_state_now(void) {
 #else
   s.cpu = -1;
 #endif
+  s.canary_s = -1.0;
   return s;
 }
 
@@ -101,12 +112,14 @@ static inline bspk_thread_delta bspk_thread_delta_of(bspk_thread_state a, bspk_t
   d.involuntary = (a.involuntary >= 0 && b.involuntary >= 0) ? b.involuntary - a.involuntary : -1;
   d.cpu_end = b.cpu;
   d.migrated = (a.cpu >= 0 && b.cpu >= 0) ? a.cpu != b.cpu : -1;
+  d.canary_before_s = a.canary_s;
+  d.canary_after_s = b.canary_s;
   return d;
 }
 
 /* A delta as BSPK_STATE_WORDS doubles, for the gather of every process's delta to process 0
  * (bsp_put of a double array), and back. */
-#define BSPK_STATE_WORDS 6
+#define BSPK_STATE_WORDS 8
 static inline void bspk_thread_delta_pack(bspk_thread_delta d, double *v) {
   v[0] = d.wall_s;
   v[1] = d.cpu_s;
@@ -114,10 +127,74 @@ static inline void bspk_thread_delta_pack(bspk_thread_delta d, double *v) {
   v[3] = (double)d.involuntary;
   v[4] = (double)d.cpu_end;
   v[5] = (double)d.migrated;
+  v[6] = d.canary_before_s;
+  v[7] = d.canary_after_s;
 }
 static inline bspk_thread_delta bspk_thread_delta_unpack(const double *v) {
-  bspk_thread_delta d = {v[0], v[1], v[2], (long)v[3], (int)v[4], (int)v[5]};
+  bspk_thread_delta d = {v[0], v[1], v[2], (long)v[3], (int)v[4], (int)v[5], v[6], v[7]};
   return d;
+}
+
+/* ---- the canary ------------------------------------------------------------------------------
+ *
+ * A fixed amount of work: one pass over a buffer of BSPK_CANARY_BYTES (1 MiB: past the L2 of
+ * most cores, so in the last-level cache that other guests of the socket share), one load and
+ * one store per 64-byte line, each line's value folded into a dependent chain of integer
+ * multiplies and shifts (the core's clock). The pass runs twice back to back and the canary's
+ * time is the shorter one: the first pass also brings the buffer back into the caches after a
+ * batch that evicted it, and an interrupt or a tick that hits one pass does not count. About
+ * 2 x 30 us on a 4 GHz core. The buffer is the caller's (bspk_canary_buffer), one per process:
+ * the processes must not share lines. work > 1 runs the pass that many times (the test hook
+ * BSPKIT_CANARY_SLOW plants a slowdown with it); the time is still of all of them. */
+#define BSPK_CANARY_BYTES ((size_t)1 << 20)
+
+static inline uint64_t bspk_canary_pass(volatile uint64_t *buf, uint64_t x) {
+  const size_t words = BSPK_CANARY_BYTES / sizeof *buf;
+  for (size_t i = 0; i < words; i += 8) { /* one word per 64-byte line */
+    uint64_t v = buf[i];
+    x ^= v + i;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    buf[i] = v + (x & 1); /* stored back: the work has an effect the compiler must keep */
+  }
+  return x;
+}
+
+/* The canary's time in seconds (the shorter of two passes, each `work` times the fixed
+ * work); -1 without a buffer. */
+static inline double bspk_canary_seconds(uint64_t *buf, int work) {
+  if (!buf) return -1.0;
+  double best = -1.0;
+  uint64_t x = buf[1];
+  for (int pass = 0; pass < 2; pass++) {
+    double t0 = bspk_monotonic_seconds();
+    for (int w = 0; w < (work > 1 ? work : 1); w++) x = bspk_canary_pass(buf, x);
+    double t = bspk_monotonic_seconds() - t0;
+    if (best < 0 || t < best) best = t;
+  }
+  buf[0] += x & 1; /* the chain's result is kept too */
+  return best;
+}
+
+/* A canary buffer (malloc'd, filled, and the canary run over it a few times, so that the first
+ * canary timed finds it as later ones do; NULL when out of memory: then no canary is taken). */
+static inline uint64_t *bspk_canary_buffer(void) {
+  uint64_t *buf = (uint64_t *)malloc(BSPK_CANARY_BYTES);
+  if (!buf) return NULL;
+  for (size_t i = 0; i < BSPK_CANARY_BYTES / sizeof *buf; i++) buf[i] = (uint64_t)i * 2654435761u;
+  for (int i = 0; i < 4; i++) bspk_canary_seconds(buf, 1);
+  return buf;
+}
+
+/* The test hook (tests/python/test_noise.py): BSPKIT_CANARY_SLOW=N makes the canary around
+ * the caller's N-th batch (counted from 0: bspprobe's batches in the order it times them, a
+ * driver's repetitions) do three times its work, a planted slowdown. -1 when not set. */
+static inline long bspk_canary_slow_batch(void) {
+  const char *v = getenv("BSPKIT_CANARY_SLOW");
+  if (!v || !*v) return -1;
+  char *end;
+  long n = strtol(v, &end, 10);
+  return *end == 0 && n >= 0 ? n : -1;
 }
 
 static inline bspk_machine_counters bspk_machine_counters_now(void) {
@@ -165,7 +242,7 @@ static inline int bspk_cores_online(void) {
  * the machine's counters before (a) and after (b) it. Unknown values are null. */
 static inline char *bspk_state_json(const bspk_thread_delta *d, int p, bspk_machine_counters a,
                                     bspk_machine_counters b) {
-  size_t cap = 256 + (size_t)p * 112, n = 0;
+  size_t cap = 320 + (size_t)p * 144, n = 0;
   char *s = (char *)malloc(cap);
   if (!s) return NULL;
 #define BSPK_STATE_ADD(...) (n += (size_t)snprintf(s + n, n < cap ? cap - n : 0, __VA_ARGS__))
@@ -187,6 +264,12 @@ static inline char *bspk_state_json(const bspk_thread_delta *d, int p, bspk_mach
   BSPK_STATE_LIST("involuntary", d[i].involuntary >= 0, "%ld", d[i].involuntary);
   BSPK_STATE_LIST("cpus", d[i].cpu_end >= 0, "%d", d[i].cpu_end);
   BSPK_STATE_LIST("migrated", d[i].migrated >= 0, "%s", d[i].migrated ? "true" : "false");
+  int canary = 0; /* the canary's lists only where some process timed it */
+  for (int i = 0; i < p; i++) canary |= d[i].canary_before_s >= 0 || d[i].canary_after_s >= 0;
+  if (canary) {
+    BSPK_STATE_LIST("canary_before_s", d[i].canary_before_s >= 0, "%.4g", d[i].canary_before_s);
+    BSPK_STATE_LIST("canary_after_s", d[i].canary_after_s >= 0, "%.4g", d[i].canary_after_s);
+  }
 #undef BSPK_STATE_LIST
   double steal = bspk_counter_delta(a.steal_s, b.steal_s);
   double pressure = bspk_counter_delta(a.cpu_pressure_s, b.cpu_pressure_s);

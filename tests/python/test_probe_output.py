@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from bspkit.measure.rawdata import RawRun, load_raw
@@ -349,6 +350,85 @@ def test_state(backend: str, p: int, tmp_path: Path) -> None:
 
     summary = fit_run(run).machine_state["summary"]
     assert summary["batches"] == len(timed) and 0 <= summary["marked"] <= len(timed)
+
+
+# ------------------------------------------------------------------ the machine's noise (issue 39)
+
+
+def check_canary(state: dict[str, Any], procs: int, where: str) -> None:
+    """The canary's times before and after the batch, one per process, each > 0."""
+    for key in ("canary_before_s", "canary_after_s"):
+        assert len(state[key]) == procs and all(is_positive(t) for t in state[key]), f"{where}: {key} of {state}"
+
+
+@pytest.mark.parametrize(("backend", "p"), runs((2,), ("threads",)))
+def test_canary_planted(backend: str, p: int, tmp_path: Path) -> None:
+    """Without --reps every g point runs under the adaptive rule (at least 6 repetitions, its
+    interval's half-width and why it stopped recorded, the half-width that of its samples) and
+    every batch carries the canary; BSPKIT_CANARY_SLOW=5 triples the canary's work around the
+    sixth batch, which the reader then lists as slowed with the evidence."""
+    from bspkit.measure.rawdata import median_ci_rel
+
+    out = tmp_path / "canary.jsonl"
+    args = ["--quick", "--only", "g", "--primitives", "put", "--patterns", "alltoall", "--max-words", "4096"]
+    cmd = bsprun(backend, p, *args, "--no-sentinels", "--seed", "3", "--output", str(out))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=100, env={**os.environ, "BSPKIT_CANARY_SLOW": "5"})
+    assert r.returncode == 0, r.stderr
+    records, run = read_run(out)
+    header = records[0]
+    assert header["repetitions"]["rule"] == "adaptive" and header["repetitions"]["target_ci_rel"] == 0.05, header
+    assert header["canary"]["bytes"] == 1 << 20 and header["sentinels"] is None, header
+    g = [rec for rec in records if rec["type"] == "g"]
+    assert [rec["seq"] for rec in g] == list(range(10))
+    for rec in g:
+        check_canary(rec["state"], p, f"g seq {rec['seq']}")
+        assert rec["reps"] >= 6 and rec["stop"] in ("ci", "max_reps", "time"), rec
+        ci = rec["median_ci_rel"]
+        assert ci == pytest.approx(median_ci_rel(rec["samples_s"]), abs=1e-4), rec
+        if rec["stop"] == "ci":
+            assert ci <= 0.05, rec
+    slowed = {row["seq"]: row for row in run.canary_slowed}
+    assert 5 in slowed and slowed[5]["ratio"] > 2, run.canary_slowed
+    assert slowed[5]["evidence"].startswith("canary "), slowed[5]
+    assert next(pt for pt in run.g if pt.seq == 5).mark is not None
+
+
+@pytest.mark.parametrize(("backend", "p"), runs((2,), ("threads",)))
+def test_sentinels(backend: str, p: int, tmp_path: Path) -> None:
+    """--sentinels with sections l and g: a visit at the start and after each section, each with
+    the four regimes (compute, sync, small h of 64 words, large h of min(2^17, H_MAX) words) as
+    `sentinel` records with their samples, median, time and the state with the canary; the
+    footer counts the visits and the fit gives each regime's spread over them."""
+    out = tmp_path / "sentinels.jsonl"
+    args = ["--quick", "--only", "l,g", "--primitives", "put", "--patterns", "alltoall", "--max-words", "4096"]
+    run_probe_ok(bsprun(backend, p, *args, "--sentinels", "--output", str(out)), out, 100)
+    records, run = read_run(out)
+    assert records[0]["sentinels"]["regimes"] == ["compute", "sync", "small_h", "large_h"], records[0]
+    sentinels = [rec for rec in records if rec["type"] == "sentinel"]
+    assert [(rec["visit"], rec["regime"]) for rec in sentinels] == [
+        (v, regime) for v in range(3) for regime in ("compute", "sync", "small_h", "large_h")
+    ]
+    assert [rec["where"] for rec in sentinels[::4]] == ["start", "after l", "after g"]
+    times = [rec["t_s"] for rec in sentinels]
+    assert times == sorted(times) and all(rec["seq"] is None for rec in sentinels)
+    for rec in sentinels:
+        n = check_samples(rec, "sentinel")
+        assert n == rec["reps"] == {"compute": 15, "sync": 15, "small_h": 15, "large_h": 9}[rec["regime"]], rec
+        assert rec["median_s"] == pytest.approx(float(np.median(rec["samples_s"])), rel=1e-5), rec
+        check_state(rec["state"], p, "sentinel")
+        check_canary(rec["state"], p, "sentinel")
+        if rec["regime"] == "compute":
+            assert rec["kernel"] == "dot_double_naive" and rec["n"] == 32768 and rec["procs"] == p, rec
+        elif rec["regime"].endswith("_h"):
+            want = 64 if rec["regime"] == "small_h" else 4096
+            assert rec["h"] == want and rec["count"] == p - 1 and rec["primitive"] == "put", rec
+    assert records[-1]["sentinels"]["visits"] == 3, records[-1]
+    assert len(run.sentinels) == 12
+    from bspkit.model.fit import fit_run
+
+    noise = fit_run(run).noise["regimes"]
+    assert list(noise) == ["compute", "sync", "small_h", "large_h"] and all(r["visits"] == 3 for r in noise.values())
+    assert noise["small_h"]["h"] == 64 and noise["large_h"]["h"] == 4096 and "h" not in noise["sync"]
 
 
 # ------------------------------------------------------------------ hw (the hardware references)

@@ -12,12 +12,22 @@ Marked batches are the machine's, not the model's: fits leave them out, checks s
 on the unmarked ones and report the marked ones apart, with the evidence, and with a prediction
 of the run on the machine *as it was*: the time stretched by 1 / (the share of its core the
 slowest process held).
+
+What no scheduler counter shows (issue 39): a process that held its core may still have run
+slower (the core's clock, a sibling hyperthread, the last-level cache and memory bandwidth
+shared with other guests). The canary, a fixed piece of work every process times right before
+and after every batch (`canary_before_s`, `canary_after_s` in the state object), shows it: a
+batch whose canary took more than `threshold` x its median over the run on some process
+(`CanaryReference`: the median x (1 + 4 robust sd of log), at least `CANARY_MIN_RATIO`) is
+marked too (kind "canary"), with the evidence ("canary 1.8x its median on process 1").
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bspkit.units import quantity
@@ -29,6 +39,14 @@ LOST_MARK = 0.10
 
 # The largest share of a batch taken as lost: a batch that lost more is stretched 20x at most.
 MOST_LOST = 0.95
+
+# A canary must be at least this much slower than its median to mark a batch, however steady
+# the canary was in the run: below it, the canary's own jitter on a VM.
+CANARY_MIN_RATIO = 1.2
+# ... and at least its median x (1 + CANARY_SDS robust sd of its log) over the run.
+CANARY_SDS = 4.0
+# 1.4826 x the median absolute deviation: the sd of a normal distribution
+MAD_TO_SD = 1.4826
 
 # /proc/stat counts steal in ticks of 1/USER_HZ (10 ms) per core: a batch shorter than a few
 # ticks sees 0 or whole ticks. One tick per core is taken off as the counter's resolution.
@@ -120,11 +138,15 @@ class BatchState:
 
 @dataclass(frozen=True)
 class Mark:
-    """A batch during which a process did not hold its core, with the evidence."""
+    """A batch during which a process did not hold its core, or (kind "canary") during which
+    the canary ran slower than the run's canary marks (issue 39), with the evidence."""
 
-    held_share: float  # the share of its core the slowest process held (BatchState.held_share)
+    held_share: float  # the share of its core the slowest process held (BatchState.held_share);
+    # for a canary mark the pace the canary kept, 1 / its ratio to its median
     worst_process: int | None  # pid of that process (None: the steal alone, all alike)
     evidence: str  # one line a reader can check against the numbers
+    kind: str = "core"  # "core": a process lost its core; "canary": only the canary says so
+    canary_ratio: float | None = None  # the slowest canary over its median, where it marked too
 
     @property
     def stretch(self) -> float:
@@ -132,12 +154,16 @@ class Mark:
         return 1.0 / max(self.held_share, 1.0 - MOST_LOST)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "held_share": self.held_share,
             "worst_process": self.worst_process,
             "stretch": self.stretch,
             "evidence": self.evidence,
         }
+        if self.kind != "core" or self.canary_ratio is not None:
+            out["kind"] = self.kind
+            out["canary_ratio"] = self.canary_ratio
+        return out
 
 
 def _pct(v: float) -> str:
@@ -185,6 +211,161 @@ def mark_of(state: BatchState | None, threshold: float = LOST_MARK) -> Mark | No
 
 def mark_of_json(obj: Any) -> Mark | None:
     return mark_of(BatchState.from_json(obj))
+
+
+# ------------------------------------------------------------------------------ the canary
+
+
+def canary_times(obj: Any) -> list[list[float]]:
+    """Per process (pid order), the canary's times around the batch of one state object (before
+    and after; either may be missing); [] where the state has none (older files, the profile)."""
+    if not isinstance(obj, Mapping):
+        return []
+    before, after = _numbers(obj.get("canary_before_s")), _numbers(obj.get("canary_after_s"))
+    out: list[list[float]] = []
+    for i in range(max(len(before), len(after))):
+        out.append(
+            [t for t in (before[i] if i < len(before) else None, after[i] if i < len(after) else None) if t and t > 0]
+        )
+    return out if any(out) else []
+
+
+def robust_sd_log(values: Iterable[float]) -> float | None:
+    """1.4826 x the median absolute deviation of log(values): the relative spread of values
+    that a few far ones do not move; None for fewer than 3 positive values."""
+    logs = [math.log(v) for v in values if v > 0]
+    if len(logs) < 3:
+        return None
+    mid = statistics.median(logs)
+    return MAD_TO_SD * statistics.median(abs(v - mid) for v in logs)
+
+
+@dataclass(frozen=True)
+class CanaryReference:
+    """The canary's usual time in one run: its median per process and over all, the robust sd
+    of its log, and the ratio to the median above which a batch is marked."""
+
+    median_s: float
+    per_process_s: tuple[float, ...]
+    sd_log: float
+    threshold: float
+    timings: int  # canary times it is made of
+    batches: int  # batches with a canary
+
+    def median_of(self, pid: int) -> float:
+        return self.per_process_s[pid] if pid < len(self.per_process_s) else self.median_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "median_s": self.median_s,
+            "per_process_median_s": list(self.per_process_s),
+            "sd_log": self.sd_log,
+            "threshold": self.threshold,
+            "min_ratio": CANARY_MIN_RATIO,
+            "sds": CANARY_SDS,
+            "timings": self.timings,
+            "batches": self.batches,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> CanaryReference | None:
+        """From params.json's noise.canary (a driver's repetitions checked against the probe's
+        canary), or None where it has none."""
+        if not isinstance(obj, Mapping):
+            return None
+        med, thr = _number(obj.get("median_s")), _number(obj.get("threshold"))
+        if not med or not thr:
+            return None
+        per = tuple(v for v in _numbers(obj.get("per_process_median_s")) if v)
+        return cls(
+            med, per, _number(obj.get("sd_log")) or 0.0, thr, int(obj.get("timings") or 0), int(obj.get("batches") or 0)
+        )
+
+
+def canary_reference(states: Iterable[Any]) -> CanaryReference | None:
+    """The canary's usual time over the state objects of one run (None: no canary in them)."""
+    per: list[list[float]] = []
+    batches = 0
+    for obj in states:
+        times = canary_times(obj)
+        if not times:
+            continue
+        batches += 1
+        for pid, ts in enumerate(times):
+            while len(per) <= pid:
+                per.append([])
+            per[pid].extend(ts)
+    every = [t for ts in per for t in ts]
+    if not every:
+        return None
+    medians = tuple(statistics.median(ts) if ts else statistics.median(every) for ts in per)
+    ratios = [t / medians[pid] for pid, ts in enumerate(per) for t in ts]
+    sd = robust_sd_log(ratios) or 0.0
+    return CanaryReference(
+        median_s=statistics.median(every),
+        per_process_s=medians,
+        sd_log=sd,
+        threshold=max(CANARY_MIN_RATIO, 1.0 + CANARY_SDS * sd),
+        timings=len(every),
+        batches=batches,
+    )
+
+
+def canary_mark(obj: Any, ref: CanaryReference | None) -> Mark | None:
+    """The batch's canary mark: its slowest canary (before or after it, on any process) above
+    ref.threshold x that process's median; None otherwise or without a canary."""
+    if ref is None:
+        return None
+    worst: tuple[float, int, float, str] | None = None  # ratio, pid, time, when
+    for pid, ts in enumerate(_canary_pairs(obj)):
+        for t, when in ts:
+            ratio = t / ref.median_of(pid)
+            if worst is None or ratio > worst[0]:
+                worst = (ratio, pid, t, when)
+    if worst is None or worst[0] <= ref.threshold:
+        return None
+    ratio, pid, t, when = worst
+    evidence = (
+        f"canary {ratio:.1f}x its median on process {pid} ({when} the batch: {quantity(t, 's', 3)} against "
+        f"{quantity(ref.median_of(pid), 's', 3)}; marked above {ref.threshold:.2f}x)"
+    )
+    return Mark(held_share=1.0 / ratio, worst_process=pid, evidence=evidence, kind="canary", canary_ratio=ratio)
+
+
+def _canary_pairs(obj: Any) -> list[list[tuple[float, str]]]:
+    if not isinstance(obj, Mapping):
+        return []
+    before, after = _numbers(obj.get("canary_before_s")), _numbers(obj.get("canary_after_s"))
+    out: list[list[tuple[float, str]]] = []
+    for i in range(max(len(before), len(after))):
+        pair = [(before[i] if i < len(before) else None, "before"), (after[i] if i < len(after) else None, "after")]
+        out.append([(t, when) for t, when in pair if t and t > 0])
+    return out
+
+
+def batch_mark(obj: Any, ref: CanaryReference | None = None) -> Mark | None:
+    """The batch's mark from all the evidence: a process lost its core (mark_of), else the
+    canary says the machine was slower (canary_mark); where both, the first with the canary's
+    evidence added."""
+    core = mark_of_json(obj)
+    canary = canary_mark(obj, ref)
+    if core is None:
+        return canary
+    if canary is None:
+        return core
+    return replace(core, evidence=f"{core.evidence}; {canary.evidence}", canary_ratio=canary.canary_ratio)
+
+
+def repetition_canary_marks(run: Mapping[str, Any], reference: CanaryReference | None = None) -> list[Mark | None]:
+    """Per repetition of a driver's run (its JSON, docs/algorithm-output.md), the canary's mark:
+    against `reference` (the probe's canary, CanaryReference.from_json(params.noise["canary"]))
+    or, without one, the run's own canary over its repetitions; [] where the run recorded no
+    canary (older drivers, other BSPlibs' builds)."""
+    states = run.get("state")
+    if not isinstance(states, list) or not any(canary_times(s) for s in states):
+        return []
+    ref = reference or canary_reference(states)
+    return [canary_mark(s, ref) for s in states]
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ with a warning, so that what was measured before it can still be fitted.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any, TypedDict, TypeVar, cast
 import numpy as np
 
 from bspkit.fileformat import JsonObject, format_problem
-from bspkit.measure.machine_state import Mark, mark_of_json
+from bspkit.measure.machine_state import CanaryReference, Mark, batch_mark, canary_mark, canary_reference
 
 FORMAT_VERSION = 1
 
@@ -38,6 +39,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "stream": ("kernel", "bytes", "bytes_moved", "procs", "samples_s"),
     "pp": ("pattern", "bytes", "samples_s"),
     "disk": ("op", "access", "cache", "bytes", "samples_s"),
+    # a fixed point of one regime re-measured through the run (issue 39)
+    "sentinel": ("regime", "samples_s"),
 }
 # Records that describe the run once (the last one wins); no samples.
 SINGLE = ("caches", "disk_info")
@@ -94,6 +97,25 @@ def stats(samples: Any) -> Stats:
     return Stats(int(x.size), med, q1, q3, float(x.min()), float(x.max()), outliers, spread)
 
 
+def median_ci_rel(samples: Any) -> float | None:
+    """Half the width of the distribution-free 95% interval of the median over the median (the
+    order statistics [x_(j), x_(n-1-j)], j the largest with P(B <= j) <= 0.025 for B binomial(n,
+    1/2)): what bspprobe's adaptive rule stops on (its records' `median_ci_rel`); None for
+    fewer than 6 samples or a median that is not positive."""
+    x = np.sort(np.asarray(samples, dtype=float))
+    n = int(x.size)
+    if n < 6:
+        return None
+    cdf, j = 0.0, -1
+    for k in range(n // 2 + 1):
+        cdf += math.comb(n, k) / (1 << n)
+        if cdf > 0.025:
+            break
+        j = k
+    med = float(np.median(x))
+    return float((x[n - 1 - j] - x[j]) / (2 * med)) if med > 0 else None
+
+
 @dataclass
 class GPoint:
     """One grid point of a g surface (or one validation point)."""
@@ -111,6 +133,10 @@ class GPoint:
     # marked visits of a point with unmarked ones are left out of `samples` and counted here
     mark: Mark | None = None
     marked_visits: int = 0
+    # the adaptive rule (issue 39): the achieved interval's half-width over the median of the
+    # samples kept, as bspprobe wrote it (None in older files) and why the point stopped
+    median_ci_rel: float | None = None
+    stop: str | None = None
 
     @property
     def key(self) -> str:
@@ -148,6 +174,12 @@ class RawRun:
     read_warnings: list[str] = field(default_factory=list)
     # every record's machine state, in file order: (record type, the state object as read)
     states: list[tuple[str, Any]] = field(default_factory=list)
+    # the sentinels (issue 39): records as read, with "_samples", "_stats" and "_mark" added
+    sentinels: list[JsonObject] = field(default_factory=list)
+    # the canary's usual time in this run (None: no canary recorded) and the batches it marked,
+    # one row each (record type, label, seq, ratio, process, evidence, where: file:line)
+    canary: CanaryReference | None = None
+    canary_slowed: list[JsonObject] = field(default_factory=list)
 
     def g_keys(self) -> list[str]:
         """The primitive/pattern pairs measured, in the order first seen."""
@@ -186,7 +218,7 @@ def _samples(rec: JsonObject, where: str) -> np.ndarray:
     return x
 
 
-def _gpoint(rec: JsonObject, where: str) -> GPoint:
+def _gpoint(rec: JsonObject, where: str, canary: CanaryReference | None = None) -> GPoint:
     x = _samples(rec, where)
     try:
         hstar = int(rec["msg_words"])
@@ -198,7 +230,8 @@ def _gpoint(rec: JsonObject, where: str) -> GPoint:
     h = rec.get("h")
     h = int(h) if isinstance(h, (int, float)) and h > 0 else hstar * c
     seq = rec.get("seq")
-    mark = mark_of_json(rec.get("state"))
+    mark = batch_mark(rec.get("state"), canary)
+    ci = rec.get("median_ci_rel")
     return GPoint(
         str(rec["primitive"]),
         str(rec["pattern"]),
@@ -210,6 +243,8 @@ def _gpoint(rec: JsonObject, where: str) -> GPoint:
         int(seq) if isinstance(seq, (int, float)) else None,
         mark=mark,
         marked_visits=1 if mark else 0,
+        median_ci_rel=float(ci) if isinstance(ci, (int, float)) and not isinstance(ci, bool) else None,
+        stop=str(rec["stop"]) if isinstance(rec.get("stop"), str) else None,
     )
 
 
@@ -227,7 +262,7 @@ def merged_mark(*visits: tuple[Mark, int]) -> Mark:
     n = sum(k for _m, k in visits)
     stretch = sum(m.stretch * k for m, k in visits) / n
     worst = min((m for m, _k in visits), key=lambda m: m.held_share)
-    return Mark(held_share=1.0 / stretch, worst_process=worst.worst_process, evidence=worst.evidence)
+    return replace(worst, held_share=1.0 / stretch)
 
 
 def _merge_points(points: list[GPoint]) -> list[GPoint]:
@@ -257,6 +292,35 @@ def _merge_points(points: list[GPoint]) -> list[GPoint]:
             if pt.seq is not None:
                 pt.seqs = (pt.seq,)
     return list(merged.values())
+
+
+def record_label(rtype: str, rec: JsonObject) -> str:
+    """A timed batch named as a reader finds it in the file: "g put/alltoall h*=64 c=8", "l empty"."""
+    if rtype in ("g", "validation"):
+        return f"{rtype} {rec.get('primitive')}/{rec.get('pattern')} h*={rec.get('msg_words')} c={rec.get('count')}"
+    if rtype == "sentinel":
+        return f"sentinel {rec.get('regime')} (visit {rec.get('visit')}, {rec.get('where')})"
+    name = rec.get({"f": "kernel", "l": "variant", "as": "test"}.get(rtype, "type"))
+    h = f" h={rec['h']}" if rtype == "as" and rec.get("h") else ""
+    return f"{rtype} {name}{h}"
+
+
+def _note_canary(run: RawRun, rtype: str, rec: JsonObject, where: str) -> None:
+    """A batch the canary marks, listed in run.canary_slowed (whatever else marked it too)."""
+    mark = canary_mark(rec.get("state"), run.canary)
+    if mark is None:
+        return
+    run.canary_slowed.append(
+        {
+            "record": rtype,
+            "label": record_label(rtype, rec),
+            "seq": rec.get("seq"),
+            "ratio": mark.canary_ratio,
+            "process": mark.worst_process,
+            "evidence": mark.evidence,
+            "where": where,
+        }
+    )
 
 
 def load_raw(path: str | Path) -> RawRun:
@@ -312,15 +376,18 @@ def load_raw(path: str | Path) -> RawRun:
     if footer is None:
         read_warnings.append(f"{path}: no footer record: the run did not finish; fitting what is there")
     run = RawRun(path=path, header=header, footer=footer, read_warnings=read_warnings)
+    # the canary's usual time over the whole run first: a batch's canary is judged against it
+    run.canary = canary_reference(rec.get("state") for _t, rec, _w in pending)
     g_points: list[GPoint] = []
     v_points: list[GPoint] = []
     for rtype, rec, where in pending:
         if isinstance(rec.get("state"), dict):
             run.states.append((rtype, rec["state"]))
+            _note_canary(run, rtype, rec, where)
         if rtype == "g":
-            g_points.append(_gpoint(rec, where))
+            g_points.append(_gpoint(rec, where, run.canary))
         elif rtype == "validation":
-            v_points.append(_gpoint(rec, where))
+            v_points.append(_gpoint(rec, where, run.canary))
         elif rtype in ("load", "calibration"):
             getattr(run, rtype).append(rec)
         elif rtype in SINGLE:
@@ -331,7 +398,7 @@ def load_raw(path: str | Path) -> RawRun:
             rec = dict(rec)
             rec["_samples"] = _samples(rec, where)
             rec["_stats"] = stats(rec["_samples"])
-            rec["_mark"] = mark_of_json(rec.get("state"))
+            rec["_mark"] = batch_mark(rec.get("state"), run.canary)
             if rtype == "f":
                 rec["ops"] = _converted(rec, "ops", float, f"{where}: ops must be a number")
                 run.f.append(rec)
@@ -344,6 +411,8 @@ def load_raw(path: str | Path) -> RawRun:
                 run.as_tests.append(rec)
             elif rtype in ("mem", "stream", "pp", "disk"):
                 getattr(run, rtype).append(rec)
+            elif rtype == "sentinel":
+                run.sentinels.append(rec)
     run.g = _merge_points(g_points)
     run.validation = _merge_points(v_points)
     return run

@@ -26,7 +26,7 @@ import numpy as np
 
 from bspkit.fileformat import JsonObject
 from bspkit.measure.hardware import hardware_of
-from bspkit.measure.machine_state import LOST_MARK, summarize
+from bspkit.measure.machine_state import LOST_MARK, robust_sd_log, summarize
 from bspkit.measure.rawdata import GPoint, RawRun, Stats
 from bspkit.measure.rawdata import stats as _stats
 from bspkit.model.estimators import (
@@ -46,6 +46,7 @@ from bspkit.model.imh import fit_imh
 from bspkit.model.params import (
     AsSuite,
     AsTest,
+    CanaryNoise,
     FKernel,
     LatencyDetail,
     LinregRecord,
@@ -56,6 +57,7 @@ from bspkit.model.params import (
     Noise,
     Params,
     PredictModel,
+    SentinelRegime,
     Surface,
     TotalExchangeRow,
     json_safe,
@@ -369,7 +371,7 @@ def noise_summary(run: RawRun) -> Noise:
     fw = (run.footer or {}).get("warnings")
     if isinstance(fw, list):
         warnings.extend(f"bspprobe: {w}" for w in fw)
-    return {
+    out: Noise = {
         "samples": total_all,
         "outliers": outl_all,
         "g_samples": total,
@@ -391,6 +393,120 @@ def noise_summary(run: RawRun) -> Noise:
         "loadavg_max": load_max,
         "warnings": warnings,
     }
+    regimes = sentinel_noise(run)
+    if regimes:
+        out["regimes"] = regimes
+        for regime, row in regimes.items():
+            sd = row.get("rel_sd")
+            if sd is not None and sd > SENTINEL_WARN:
+                warnings.append(
+                    f"the sentinel {regime} ({row['what']}) moved by {sd:.0%} (robust sd) between its "
+                    f"{row['visits']} visits: the machine changed speed during the run"
+                )
+    canary = canary_noise(run)
+    if canary:
+        out["canary"] = canary
+    adaptive = adaptive_summary(run)
+    if adaptive:
+        out["adaptive"] = adaptive
+    return out
+
+
+# The regimes of the sentinels, in the order the noise object lists them.
+SENTINEL_REGIMES = ("compute", "sync", "small_h", "large_h")
+# A regime whose visits' medians scatter more than this (robust sd of log) is named in the
+# noise warnings: the machine moved that much between moments of the run.
+SENTINEL_WARN = 0.10
+
+
+def _sentinel_what(rec: JsonObject) -> str:
+    regime = rec.get("regime")
+    if regime == "compute":
+        return f"{rec.get('kernel')} n={rec.get('n')} on {rec.get('procs')} processes at once"
+    if regime == "sync":
+        return "bsp_sync alone (batched)"
+    return f"{rec.get('primitive')}/{rec.get('pattern')} h={rec.get('h')} in {rec.get('count')} message(s)"
+
+
+def sentinel_noise(run: RawRun) -> dict[str, SentinelRegime]:
+    """params.json's `noise.regimes`: per regime of the sentinels (issue 39), the machine's
+    time-to-time variability from the medians of its visits spread over the run: `rel_sd`, their
+    robust sd of log (1.4826 x the median absolute deviation of log median), the largest over the
+    smallest, their count and times, the h of the h regimes; beside it the visits' own spread (IQR
+    / median, the median over the visits), which is the noise within one moment. {} for a run
+    without sentinels (files before issue 39)."""
+    groups: dict[str, list[JsonObject]] = {}
+    for rec in run.sentinels:
+        groups.setdefault(str(rec["regime"]), []).append(rec)
+    out: dict[str, SentinelRegime] = {}
+    for regime in sorted(groups, key=lambda r: (SENTINEL_REGIMES.index(r) if r in SENTINEL_REGIMES else 99, r)):
+        recs = sorted(groups[regime], key=lambda r: (r.get("t_s") or 0.0, r.get("visit") or 0))
+        medians = [float(r["_stats"].median) for r in recs]
+        positive = [m for m in medians if m > 0]
+        sd = robust_sd_log(positive)
+        row: SentinelRegime = {
+            "what": _sentinel_what(recs[0]),
+            "visits": len(recs),
+            "median_s": float(np.median(medians)),
+            "rel_sd": sd,
+            "max_over_min": max(positive) / min(positive) if positive else None,
+            "within_spread": float(np.median([r["_stats"].spread for r in recs])),
+            "marked_visits": sum(1 for r in recs if r.get("_mark") is not None),
+            "series": [[r.get("t_s"), m] for r, m in zip(recs, medians, strict=True)],
+        }
+        if isinstance(recs[0].get("h"), (int, float)):
+            row["h"] = int(recs[0]["h"])
+        out[regime] = row
+    return out
+
+
+# at most this many of the batches the canary marked are listed in the parameter file
+CANARY_LISTED = 50
+
+
+def canary_noise(run: RawRun) -> CanaryNoise | None:
+    """The canary (issue 39): its usual time and spread in this run, the ratio above which it
+    marks a batch, and the batches it marked (at most CANARY_LISTED listed; their data stay in
+    the raw file, the fit leaves the g points among them out as it does batches in which a
+    process lost its core). None for a run without a canary."""
+    ref = run.canary
+    if ref is None:
+        return None
+    slowed = list(run.canary_slowed)
+    return {
+        **ref.as_dict(),  # type: ignore[typeddict-item]
+        "slowed_count": len(slowed),
+        "slowed": slowed[:CANARY_LISTED],
+        "note": (
+            "a batch whose canary (before or after it, on any process) took more than threshold x that "
+            "process's median: the machine was slower then by what no scheduler counter shows; its samples stay "
+            "in the raw file, the fit leaves its g points out"
+        ),
+    }
+
+
+def adaptive_summary(run: RawRun) -> JsonObject | None:
+    """How the adaptive rule ended the g and validation points (issue 39): per reason the
+    points, their repetitions (median, max), and the achieved interval's half-width (median,
+    90th percentile). None for files without the rule's keys."""
+    pts = [pt for pt in list(run.g) + list(run.validation) if pt.stop is not None]
+    if not pts:
+        return None
+    by: dict[str, list[GPoint]] = {}
+    for pt in pts:
+        by.setdefault(str(pt.stop), []).append(pt)
+    out: JsonObject = {"points": len(pts)}
+    for stop, group in sorted(by.items()):
+        reps = [pt.stats.n for pt in group]
+        cis = [pt.median_ci_rel for pt in group if pt.median_ci_rel is not None]
+        out[stop] = {
+            "points": len(group),
+            "reps_median": float(np.median(reps)),
+            "reps_max": max(reps),
+            "ci_rel_median": float(np.median(cis)) if cis else None,
+            "ci_rel_p90": float(np.percentile(cis, 90)) if cis else None,
+        }
+    return out
 
 
 MACHINE_KEYS = (
@@ -456,6 +572,10 @@ def machine_state_of(run: RawRun, left_out: Mapping[str, int], kept_marked: list
         "left_out_points": dict(left_out),
         "marked_visits_dropped": sum(pt.marked_visits for pt in run.g + run.validation if pt.mark is None),
         "kept_marked": kept_marked,
+        # the canary's marks (issue 39), counted apart from the core's: the g and validation
+        # points among them are left out or scored apart as the core's marks are
+        "canary_marked": len(run.canary_slowed),
+        "canary_threshold": run.canary.threshold if run.canary else None,
     }
 
 

@@ -184,8 +184,53 @@ class NoisyPoint(TypedDict):
     outliers: int
 
 
+class SentinelRegime(TypedDict):
+    """`noise.regimes`: one regime's sentinel visits (issue 39): the machine's time-to-time
+    variability there."""
+
+    what: str  # the point re-measured
+    h: NotRequired[int]  # small_h and large_h: the words per process of the sentinel's h-relation
+    visits: int
+    median_s: float  # the median of the visits' medians
+    rel_sd: float | None  # robust sd of log(visit median): 1.4826 x MAD; None below 3 visits
+    max_over_min: float | None  # the slowest visit's median over the fastest's
+    within_spread: float  # the visits' own IQR / median (their median): the noise of one moment
+    marked_visits: int  # visits in which a process lost its core or the canary was slow
+    series: list[list[float | None]]  # [t_s, median_s] per visit, in time order
+
+
+class CanarySlowed(TypedDict):
+    """`noise.canary.slowed`: one batch the canary marked."""
+
+    record: str  # the record type
+    label: str  # "g put/alltoall h*=64 c=8"
+    seq: int | None
+    ratio: float | None  # its slowest canary over that process's median
+    process: int | None
+    evidence: str
+    where: str  # file:line of the record
+
+
+class CanaryNoise(TypedDict, total=False):
+    """`noise.canary`: the fixed-work canary around every batch (issue 39)."""
+
+    median_s: float
+    per_process_median_s: list[float]
+    sd_log: float  # robust sd of log(time / its process's median)
+    threshold: float  # a batch is marked above this x its median: max(min_ratio, 1 + sds x sd_log)
+    min_ratio: float
+    sds: float
+    timings: int
+    batches: int
+    slowed_count: int
+    slowed: list[CanarySlowed]  # the first 50
+    note: str
+
+
 class Noise(TypedDict, total=False):
-    """`noise`: outliers, spread, load and the run's warnings."""
+    """`noise`: outliers, spread, load and the run's warnings; since issue 39 also the
+    sentinels' variability per regime (`regimes`), the canary and how the adaptive rule ended
+    the points (all three absent in files without them)."""
 
     samples: int
     outliers: int
@@ -198,6 +243,9 @@ class Noise(TypedDict, total=False):
     loadavg_end: list[float] | None
     loadavg_max: float | None
     warnings: list[str]
+    regimes: dict[str, SentinelRegime]
+    canary: CanaryNoise
+    adaptive: JsonObject
 
 
 # The statistics of the validation's relative errors (in `validation`, its `global`,
