@@ -85,6 +85,14 @@ def _validation_lines(params: Params) -> list[str]:
                 else ""
             )
         )
+    from bspkit.model import trust
+    from bspkit.model.probe_validation import probe_split
+
+    sp = probe_split(val, params.noise)
+    if sp is not None:
+        note = "" if sp.machine_known else " (the machine's time-to-time noise not measured: sampling alone)"
+        text = f"error split: {trust.split_sentence(sp, 'eq. (2.6)')}{note}"
+        out += textwrap.wrap(text, 100, initial_indent="  ", subsequent_indent="    ")
     cal = val.get("calibrated") or {}
     if cal.get("mean_abs_rel_error") is not None:
         out.append(

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as sstats
 
+from bspkit.model import trust
 from bspkit.model.estimators import CONFIDENCE
 from bspkit.model.params import (
     LatencyDetail,
@@ -56,6 +57,7 @@ from bspkit.model.params import (
     is_hand_written,
     value_of,
 )
+from bspkit.model.probe_validation import probe_split
 from bspkit.units import quantity
 
 LAW_CONSTANT = "a"
@@ -751,13 +753,23 @@ class Spread:
       g_h and g_h_hstar: the rms over the levels of the fits of A_s, else of the global fits'
       g_inf).
     `sources` names, per field ("f dot_double_blas", "l", "put/alltoall g_h", ...), what its
-    number is made of."""
+    number is made of.
+
+    Beside the parameters (issue 39, bspkit.model.trust): `noise`, the machine's time-to-time
+    variability per regime (params.json `noise.regimes`: compute, sync, small_h, large_h; {}
+    where the probe did not measure it), and `model`, the sd of log of eq. (2.6)'s residual
+    beyond that noise in the probe's check (its split's sqrt(max(0, rms^2 - noise^2)); None
+    without a split or without the machine's noise). Where it is known, g_h_hstar is the per-h fits' residual, not
+    the check's rms: that rms is the noise and the model's residual, which the band adds
+    itself."""
 
     f: dict[str, float | None]
     l: float | None
     g: dict[str, SurfaceSpread]
     at_target: dict[str, float | None] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    noise: dict[str, float] = field(default_factory=dict)
+    model: float | None = None
 
     @staticmethod
     def range_10_90(sd: float) -> tuple[float, float]:
@@ -787,7 +799,7 @@ def _spread_of(value: Any) -> float | None:
     return float(s) / IQR_PER_SD if isinstance(s, (int, float)) and math.isfinite(s) else None
 
 
-def _surface_spread(key: str, s: Surface, validation: Mapping[str, Any]) -> SurfaceSpread:
+def _surface_spread(key: str, s: Surface, validation: Mapping[str, Any], split: bool = False) -> SurfaceSpread:
     sources: dict[str, str] = {}
     lg = _rel_sd_of_triplet(s.linreg.get("g"))
     if lg is not None:
@@ -807,7 +819,10 @@ def _surface_spread(key: str, s: Surface, validation: Mapping[str, Any]) -> Surf
         sources["g_h"] = "rms of the levels' residual_rel_rms"
     rows = [r for r in validation.get("points") or [] if r.get("key") == key and "rel_error" in r]
     g_hh: float | None = None
-    if len(rows) >= 3:
+    if split and levels_rms is not None:  # the check's residuals are the band's noise and model terms
+        g_hh = levels_rms
+        sources["g_h_hstar"] = "rms of the levels' residual_rel_rms (the check's residuals: noise and model)"
+    elif len(rows) >= 3:
         g_hh = _rms([float(r["rel_error"]) for r in rows])
         sources["g_h_hstar"] = f"rms relative error of {len(rows)} validation points"
     elif levels_rms is not None:
@@ -833,11 +848,20 @@ def parameter_spread(machine: Params | MachineAtP) -> Spread:
     l_sd = _spread_of(params.l_detail.get("empty"))
     if l_sd is not None:
         sources["l"] = "l_detail.empty (q3 - q1) / median / 1.349"
-    g = {key: _surface_spread(key, s, params.validation) for key, s in params.g.items()}
+    noise = trust.regimes_of(params.noise)
+    if noise:
+        sources["noise"] = "noise.regimes rel_sd (the probe's sentinels)"
+    sp = probe_split(params.validation, params.noise) if params.validation.get("points") else None
+    # the model's residual beyond the noise, where the noise holds the machine's (else the check's
+    # rms is mostly that noise, and g's spread keeps it as it did)
+    model = sp.overall.model_sd if sp is not None and sp.judged and sp.machine_known else None
+    if model is not None:
+        sources["model"] = f"the probe's check: residual beyond the noise over {sp.overall.n} points"  # type: ignore[union-attr]
+    g = {key: _surface_spread(key, s, params.validation, model is not None) for key, s in params.g.items()}
     for key, ss in g.items():
         sources.update({f"{key} {k}": v for k, v in ss.sources.items()})
     if not isinstance(machine, MachineAtP) or not machine.fits:
-        return Spread(f, l_sd, g, {}, sources)
+        return Spread(f, l_sd, g, {}, sources, noise, model)
     at_target = {fit.name: fit.error_rel for fit in machine.fits}
 
     def added(name: str, what: str) -> None:
@@ -866,4 +890,4 @@ def parameter_spread(machine: Params | MachineAtP) -> Spread:
         )
         for name in ("linreg_g", "linreg_l", "g_h", "g_h_hstar"):
             added(f"{key} {name}", "the error of the fits over p at the target p")
-    return Spread(f, l_sd, g, at_target, sources)
+    return Spread(f, l_sd, g, at_target, sources, noise, model)

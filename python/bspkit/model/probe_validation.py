@@ -1,17 +1,20 @@
 """The probe's validation: eq. (2.6) with the fitted parameters against the off-grid h-relations
-bspprobe measured among its grid points (`validate`); the machine's drift during the run, from
-the grid itself (`machine_drift`); and the validation again calibrated by the probe's
-calibration rounds (`calibrated_validation`, issue 17)."""
+bspprobe measured among its grid points (`validate`); its error split into the machine's noise
+and the model's error by primitive, message size and h (`probe_split`, bspkit.model.trust); the
+machine's drift during the run, from the grid itself (`machine_drift`); and the validation
+again calibrated by the probe's calibration rounds (`calibrated_validation`, issue 17)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from bspkit.fileformat import JsonObject
 from bspkit.measure.rawdata import RawRun
+from bspkit.model import trust
 from bspkit.model.comm_models import predict_time, predict_time_levels
 from bspkit.model.drift import (
     WITHIN_RUN_FLAG,
@@ -173,18 +176,63 @@ def run_point_visits(run: RawRun, row: ValidationPoint) -> tuple[int, ...]:
     return ()
 
 
+# The dimensions of the probe check's regimes, finest first (trust.split judges them in this order).
+SPLIT_DIMENSIONS = ("primitive x size", "primitive", "size", "h")
+
+
+def point_labels(key: str, msg_words: float, h: float) -> dict[str, str]:
+    """The regimes of a validation point: its primitive, its message size band (h*), its h band."""
+    prim = key.split("/", 1)[0]
+    size = trust.band_of(msg_words, trust.SIZE_BANDS)
+    return {
+        "primitive x size": f"{prim}, {size}",
+        "primitive": prim,
+        "size": size,
+        "h": trust.band_of(h, trust.H_BANDS),
+    }
+
+
+def probe_split(val: Mapping[str, Any], noise: Mapping[str, Any] | None = None) -> trust.Split | None:
+    """The split of the check's error (bspkit.model.trust) over its scored points (those measured
+    while every process held its core), each with its median's own standard error
+    (`median_rse`, stored per point) and the machine's time-to-time variability of its h's regime
+    (params.json `noise.regimes`, where the probe measured it). None without scored points."""
+    machine = trust.regimes_of(noise)
+    points = []
+    for r in val.get("points") or []:
+        if "rel_error" not in r or "marked" in r:
+            continue
+        regime = trust.comm_regime(float(r["h"]), noise)
+        pt = trust.check_point(
+            float(r["predicted_s"]),
+            float(r["measured_s"]),
+            point_labels(str(r["key"]), float(r["msg_words"]), float(r["h"])),
+            rel_se=r.get("median_rse"),
+            machine_sd=machine.get(regime),
+        )
+        if pt is not None:
+            points.append(pt)
+    if not any(pt.noise_sd > 0 for pt in points):
+        return None  # a file from before the points kept their noise: nothing to split by
+    return trust.split(points, SPLIT_DIMENSIONS, "all primitives and sizes", machine)
+
+
 def validate(
     run: RawRun,
     g: dict[str, Surface],
     f: dict[str, float | None] | None = None,
     l_s: dict[str, float] | None = None,
     calibration: JsonObject | None = None,
+    noise: Mapping[str, Any] | None = None,
 ) -> Validation:
     """Eq. (2.6) with the fitted parameters against the off-grid validation points: fitted
     per value of h of the grid and interpolated (`level_fits`; the prediction the check is
     about, `predicted_s`) and, for comparison, one fit over the whole grid
     (`predicted_global_s`). With f, l and the probe's calibration reference (computed from the
-    run's rounds when not given), also calibrated by those rounds (`calibrated`)."""
+    run's rounds when not given), also calibrated by those rounds (`calibrated`). Each point
+    carries its median's relative standard error (`median_rse`, from its samples), and the
+    check its error split into noise and model (`split`: probe_split; with the machine's
+    time-to-time variability where `noise`, params.json's object, has its regimes)."""
     rows: list[ValidationPoint] = []
     curve, factor_at = machine_drift(run, g)
     for pt in run.validation:
@@ -197,6 +245,9 @@ def validate(
             "seq": pt.seq,
             "drift_factor": factor_at(pt.seq),
         }
+        rse = trust.median_rel_se(pt.samples)
+        if rse is not None:
+            row["median_rse"] = rse
         surface = g.get(pt.key)
         pm = surface.predict if surface else None
         levels = surface.levels if surface else None
@@ -259,6 +310,9 @@ def validate(
         "factor_bound": DRIFT_STABLE,
         **_error_stats([r["rel_error"] for r in stable]),
     }
+    sp = probe_split(out, noise)
+    if sp is not None:
+        out["split"] = sp.to_json()
     if calibration is None:
         calibration = calibration_reference(run)
     reference = Params(f=dict(f or {}), l=dict(l_s or {}), g=g, calibration=calibration)

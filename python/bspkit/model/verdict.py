@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bspkit.model import comm_models
+from bspkit.model import comm_models, trust
 from bspkit.model import machine_scaling as mscale
 from bspkit.model.params import Params, computing_rate
-from bspkit.model.probe_validation import VALIDATION_THRESHOLD
+from bspkit.model.probe_validation import VALIDATION_THRESHOLD, probe_split
 from bspkit.units import quantity
 
 # A probe in which more than this share of the batches was marked measured mostly a busy
@@ -55,7 +55,9 @@ def _pct(v: float | None) -> str:
 
 
 def probe_verdict(params: Params) -> Verdict:
-    """The verdict on one probe's parameters."""
+    """The verdict on one probe's parameters: the check of eq. (2.6), its error split into the
+    machine's noise and the model's bias (probe_validation.probe_split), and how busy the
+    machine was."""
     val = params.validation
     ms_json: Mapping[str, Any] = params.machine_state or {}
     state: Mapping[str, Any] = ms_json.get("summary") or {}
@@ -93,21 +95,53 @@ def probe_verdict(params: Params) -> Verdict:
             f"No check of g was possible (no validation point could be scored); {busy}.{spoiled}",
             "Use them with the stated spreads, or re-run with the validation section (the default) to check g.",
         )
+    threshold = f"threshold {VALIDATION_THRESHOLD:.0%}"
+    sp = probe_split(val, params.noise)
     if val.get("pass") and kept:
         return Verdict(
             "re-run",
             f"g can be trusted ({check}); {busy}.{spoiled}",
             "Re-run on a quieter machine before trusting those; `uptime` shows the load.",
         )
+    if sp is not None and sp.judged and sp.machine_known and not kept:
+        clause = trust.split_sentence(sp, "eq. (2.6)")
+        within = trust.pc(sp.trust_within)
+        if sp.within_noise:
+            return Verdict(
+                "band" if marked else "trust",
+                f"These f, g and l can be trusted: {check} "
+                + (f"({threshold}), and" if val.get("pass") else f"(above the {threshold}), but")
+                + f" {clause}; {busy}.",
+                f"Use them within ±{within}: `bspkit predict` and `bspkit validate` take this parameter file"
+                + (
+                    "."
+                    if val.get("pass")
+                    else "; the error is the machine's time-to-time noise, a quieter machine narrows it."
+                ),
+            )
+        if val.get("pass"):
+            return Verdict(
+                "band",
+                f"These f, g and l can be trusted: {check} ({threshold}), but {clause}; {busy}.",
+                "Use them with the stated spreads, minding the regimes named: predictions that lean on them carry "
+                "that bias (the per-h table of g(h) and the validation plot show where).",
+            )
+        return Verdict(
+            "re-run",
+            f"g is not yet to be trusted: {check} ({threshold}), and {clause}; so the model misses, not the "
+            f"machine; {busy}.{spoiled}",
+            "The per-h table of g(h) and the validation plot show where eq. (2.6) misses; predictions that lean on "
+            "the regimes named carry that error.",
+        )
     if val.get("pass"):
         return Verdict(
             "band" if marked else "trust",
-            f"These f, g and l can be trusted: {check} (threshold {VALIDATION_THRESHOLD:.0%}); {busy}.",
+            f"These f, g and l can be trusted: {check} ({threshold}); {busy}.",
             "Use them with the stated spreads: `bspkit predict` and `bspkit validate` take this parameter file.",
         )
     return Verdict(
         "re-run",
-        f"g is not yet to be trusted: {check} (threshold {VALIDATION_THRESHOLD:.0%}), so the machine's state does "
+        f"g is not yet to be trusted: {check} ({threshold}), so the machine's state does "
         f"not explain the error; {busy}.{spoiled}",
         "Re-run with --reps 30 to tell noise from model; if the error stays, the per-h table of g(h) and the "
         "validation plot show the h where eq. (2.6) misses.",
@@ -164,7 +198,9 @@ def headline_parameters(params: Params) -> list[Headline]:
 
 
 def validate_verdict(summary: Mapping[str, Any], model: str | None = None) -> Verdict:
-    """The verdict on a validation sweep's predictions (validate.summaries' overall summary)."""
+    """The verdict on a validation sweep's predictions (validate.summaries' overall summary):
+    the mean error, its split into the machine's noise and the model's (summary `split`,
+    bspkit.model.trust) where the machine's noise is known, and the band's coverage."""
     best = model or summary.get("best_model")
     err = summary.get(best) if best else None
     used = int(summary.get("runs_used") or 0)
@@ -187,16 +223,45 @@ def validate_verdict(summary: Mapping[str, Any], model: str | None = None) -> Ve
             f"No run could be scored: {busy}.",
             "Re-run on a quieter machine, or with larger sizes (runs of at least 0.1 s are scored).",
         )
+    cov: Mapping[str, Any] = summary.get("band_check") or {}
+    narrow = f" But {trust.coverage_text(cov)}." if cov.get("too_narrow") else ""
+    narrow_advice = " Widen what you read of the band: it claims more than the runs show." if narrow else ""
+    # the split is of the best model's errors
+    sp = trust.Split.from_json(summary.get("split") or {}) if best == summary.get("best_model") else None
+    if sp is not None and sp.judged and sp.machine_known:
+        clause = trust.split_sentence(sp, best or "the model")
+        mean = f"{best} is {_pct(err)} off on average over {used} run(s)"
+        if sp.within_noise:
+            return Verdict(
+                "trust" if not busy_parts else "band",
+                f"The predictions can be trusted: {mean}, and {clause}; {busy}.{narrow}",
+                f"Use the model within ±{trust.pc(sp.trust_within)} for sizes and p you have not run "
+                f"(`bspkit predict`).{narrow_advice}",
+            )
+        if err <= VALIDATION_THRESHOLD:
+            return Verdict(
+                "band",
+                f"The predictions can be trusted on average: {mean}, but {clause}; {busy}.{narrow}",
+                "Use the model minding the runs named: their predictions carry that bias; compare predicted and "
+                f"measured per superstep (`bspkit profile`) to find the superstep it misses.{narrow_advice}",
+            )
+        return Verdict(
+            "re-run",
+            f"The predictions are {_pct(err)} off on average ({best}, {used} run(s)), and {clause}; so the model "
+            f"misses, not the machine ({busy}).{narrow}",
+            "Check the probe's own verdict first (its report); then compare predicted and measured per superstep "
+            "(`bspkit profile`) to find the superstep the model misses.",
+        )
     if err <= VALIDATION_THRESHOLD:
         return Verdict(
             "trust" if not busy_parts else "band",
-            f"The predictions can be trusted: {best} is {_pct(err)} off on average over {used} run(s); {busy}.",
-            "Use the model for sizes and p you have not run (`bspkit predict`).",
+            f"The predictions can be trusted: {best} is {_pct(err)} off on average over {used} run(s); {busy}.{narrow}",
+            f"Use the model for sizes and p you have not run (`bspkit predict`).{narrow_advice}",
         )
     return Verdict(
         "re-run",
         f"The predictions are {_pct(err)} off on average ({best}, {used} run(s)) although the machine's state does "
-        f"not explain it ({busy}).",
+        f"not explain it ({busy}).{narrow}",
         "Check the probe's own verdict first (its report); then compare predicted and measured per superstep "
         "(`bspkit profile`) to find the superstep the model misses.",
     )

@@ -11,10 +11,10 @@ from typing import Any
 from bspkit.console import progress
 from bspkit.measure.hardware import hardware_sentence, ratio_columns
 from bspkit.measure.rawdata import RawRun
-from bspkit.model import verdict
+from bspkit.model import trust, verdict
 from bspkit.model.estimators import BSPBENCH_H_MAX, CONFIDENCE, LINE_BREAK, LOSS, LOSS_SCALE
 from bspkit.model.params import AsTest, LinregRecord, Params, Surface, Validation, ValidationPoint, computing_rate
-from bspkit.model.probe_validation import VALIDATION_THRESHOLD
+from bspkit.model.probe_validation import VALIDATION_THRESHOLD, probe_split
 from bspkit.pages import plots
 from bspkit.pages.htmlkit import (
     NOT_MEASURED_HTML,
@@ -568,6 +568,56 @@ def _validation_verdict(val: Validation) -> str:
     )
 
 
+def split_html(sp: trust.Split | None, what: str) -> str:
+    """A check's error split into the machine's noise and the model's (bspkit.model.trust): the
+    sentence, then per regime n, the bias with its 95 % interval, the noise band, the model's
+    scatter and the bias beyond the noise; the flagged regimes in red."""
+    if sp is None:
+        return ""
+    sentence = trust.split_sentence(sp, what)
+    machine = (
+        ""
+        if sp.machine_known
+        else " The machine's time-to-time noise was not measured (a probe without sentinels): the noise is the "
+        "points' own sampling alone, and the verdict does not use the split."
+    )
+    rows = []
+    for st in [sp.overall, *sp.regimes]:
+        flag = st.biased or st.scattered
+        ci = f"{trust.pc(st.bias_ci[0], True)} to {trust.pc(st.bias_ci[1], True)}" if st.bias_ci else "–"
+        scatter = trust.pc(math.expm1(trust.Z_10_90 * st.scatter_sd)) if st.scatter_sd is not None else "–"
+        verdict_cell = (
+            '<span class="bad">' + ("biased" if st.biased else "scatters") + "</span>"
+            if flag
+            else ("within the noise" if st.judged_on >= trust.MIN_POINTS else f"too few ({st.judged_on})")
+        )
+        rows.append(
+            [
+                esc(st.regime),
+                str(st.n),
+                esc(trust.pc(st.mean_rel_error, True)),
+                esc(trust.pc(st.bias, True)),
+                esc(ci),
+                esc(trust.pc(st.noise_band)),
+                esc(scatter),
+                esc(trust.pc(st.bias_beyond_noise, True)),
+                f"{st.shares.get('noise', 0.0):.0%}",
+                verdict_cell,
+            ]
+        )
+    head = ["regime", "n", "mean error", "bias", "bias, 95% interval", "noise (10-90%)", "model scatter"]
+    head += ["bias beyond noise", "noise share", ""]
+    return (
+        f"<p>How far to trust it: {esc(sentence)}.{esc(machine)} Bias: exp(mean log(predicted / measured)) - 1; "
+        "noise: each point's median's own standard error and the machine's time-to-time variability of its regime, "
+        "as the 90th percentile of their 10-90% band; model scatter: the scatter beyond that noise "
+        "(docs/prediction.md, How far to trust a number).</p>"
+        + f'<details><summary class="plain">the error by regime ({len(rows)} rows)</summary>'
+        + table(head, rows)
+        + "</details>"
+    )
+
+
 def _machine_state(run: RawRun, val: Validation, s: Section) -> None:
     """How the machine's speed moved during the run (probe_validation.machine_drift), where it was dated."""
     drift: Mapping[str, Any] = val.get("drift") or {}
@@ -680,6 +730,7 @@ def validation_section(run: RawRun, params: Params, anchor: str) -> Section:
         return s
     if val.get("used"):
         s.add(_validation_verdict(val))
+        s.add(split_html(probe_split(val, params.noise), "eq. (2.6)"))
         gl: Mapping[str, Any] = val.get("global") or {}
         if gl.get("mean_abs_rel_error") is not None:
             s.add(
