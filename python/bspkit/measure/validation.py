@@ -22,7 +22,7 @@ from bspkit.console import Failure, UsageError, progress, write_text
 from bspkit.fileformat import format_problem
 from bspkit.measure import machine_state as ms
 from bspkit.measure.libraries import Library, bspkit_library
-from bspkit.model import comm_models, costs
+from bspkit.model import comm_models, costs, trust
 from bspkit.model import drift as cm
 from bspkit.model import predict as fc
 from bspkit.model import supersteps as pd
@@ -70,6 +70,15 @@ class Row(TypedDict):
     band_model: NotRequired[str]
     interval_s: NotRequired[list[float]]
     in_band: NotRequired[bool]
+    # the band of the parameters' spread alone (the band before issue 39), for comparison
+    interval_parameters_s: NotRequired[list[float]]
+    in_band_parameters: NotRequired[bool]
+    # the noise of the measured time (bspkit.model.trust): the relative standard error of the
+    # median over the repetitions kept, the machine's time-to-time variability over the regimes
+    # the run spends its predicted time in (seconds per regime: regime_s)
+    median_rse: NotRequired[float | None]
+    machine_sd: NotRequired[float | None]
+    regime_s: NotRequired[dict[str, float]]
     calibrated: NotRequired[JsonObject]  # calibration.calibrated_prediction, with --calibrate
     # the machine's state (bspkit.measure.machine_state.run_verdict): repetitions left out, or a run
     # marked as a whole with its evidence and its prediction as the machine was
@@ -103,7 +112,40 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
     banded = [r["in_band"] for r in long_rows if "in_band" in r]
     out["band_runs"] = len(banded)
     out["band_coverage"] = sum(banded) / len(banded) if banded else None
+    # its Wilson 95 % interval, and whether the band is too narrow (bspkit.model.trust.coverage)
+    out["band_check"] = trust.coverage(banded)
+    alone = [r["in_band_parameters"] for r in long_rows if "in_band_parameters" in r]
+    out["band_check_parameters"] = trust.coverage(alone)
     return out
+
+
+def validation_split(
+    rows: Sequence[Row], model: str | None, label: str = "all runs", sweep_name: str | None = None
+) -> trust.Split | None:
+    """The split of the runs' error under a model into the machine's noise and the model's
+    (bspkit.model.trust), over the runs summarize() scores, by swept value then all together;
+    None without a scored run with its noise (a validate.json from before the noise)."""
+    if model is None:
+        return None
+    points = []
+    for r in rows:
+        if r["measured_s"] < MIN_VALIDATED_TIME_S or is_marked(r):
+            continue
+        v = r.get("sweep_value")
+        value = f"{sweep_name} = {v}" if sweep_name and v is not None else str(v)
+        pt = trust.check_point(
+            (r.get("predicted_s") or {}).get(model) or 0.0,
+            r["measured_s"],
+            {"sweep": f"{label}, {value}"} if v is not None else {},
+            rel_se=r.get("median_rse"),
+            machine_sd=r.get("machine_sd"),
+        )
+        if pt is not None:
+            points.append(pt)
+    if not any(pt.noise_sd > 0 for pt in points):
+        return None
+    several = len({pt.labels.get("sweep") for pt in points}) > 1
+    return trust.split(points, ("sweep",) if several else (), label)
 
 
 def mean_abs_errors(rows: Sequence[Row], rel_error: Callable[[Row], ByModel]) -> dict[str, float | None]:
@@ -139,11 +181,16 @@ def comm_share(row: Row) -> float | None:
     return comm / total if comm is not None and total else None
 
 
-def group_summary(rows: list[Row]) -> Summary:
-    """summarize(), plus the errors with f timed on one process alone, the mean efficiency, and
+def group_summary(rows: list[Row], label: str = "all runs", sweep_name: str | None = None) -> Summary:
+    """summarize(), plus the errors with f timed on one process alone, the mean efficiency,
     summarize() of the runs where communication matters (the thesis' question: which g model
-    predicts them; on a run dominated by work every model is right)."""
+    predicts them; on a run dominated by work every model is right), and the best model's error
+    split into the machine's noise and the model's (`split`, validation_split; label names the
+    runs: "cannon-put, p = 2")."""
     out = summarize(rows)
+    sp = validation_split(rows, out.get("best_model"), label, sweep_name)
+    if sp is not None:
+        out["split"] = sp.to_json()
     out["marked"] = marked_summary(rows)
     out["reps_left_out"] = sum((r.get("machine_state") or {}).get("marked_reps", 0) for r in rows if not is_marked(r))
     heavy = [r for r in rows if (comm_share(r) or 0.0) >= COMM_MATTERS_SHARE]
@@ -223,10 +270,30 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         stretched = {m: (v * held.stretch if (v := pred[m]) is not None else None) for m in comm_models.NAMES}
         row["as_it_was_s"] = stretched
         row["rel_error_as_it_was"] = {m: pd.relative_error(stretched[m], measured) for m in comm_models.NAMES}
-    banded = fc.run_band(params, pred, int(d.get("S") or 0), fc.spread_of(params), kernel_of(alg, d))
+    # the noise of the measured time: its median's own standard error over the repetitions kept,
+    # the machine's time-to-time variability over the regimes the run spends its time in
+    row["median_rse"] = trust.median_rel_se(held.times_s)
+    best = comm_models.best(pred)
+    steps = d.get("supersteps") or []
+    machine = trust.regimes_of(params.noise)
+    if best is not None and machine:
+        comm = trust.steps_of_run(params, steps, best, pd.superstep_comm_s)
+        regime_s = trust.regime_seconds(comm, float(pred["work_s"] or 0.0), pd.empty_sync_s(params), params.noise)
+        row["regime_s"] = regime_s
+        row["machine_sd"] = trust.mixed_sd(regime_s, machine)
+    spread = fc.spread_of(params)
+    kernel = kernel_of(alg, d)
+    banded = fc.run_band(params, pred, int(d.get("S") or 0), spread, kernel, steps)
     if banded is not None:
         model, (low, high) = banded
         row.update(band_model=model, interval_s=[low, high], in_band=low <= measured <= high)
+    # the band as it was before the noise and the model's residuals (the parameters' spread alone)
+    bare = fc.Spread(spread.f, spread.g, spread.l, spread.f_kernels)
+    if bare != spread:
+        alone = fc.run_band(params, pred, int(d.get("S") or 0), bare, kernel)
+        if alone is not None:
+            low, high = alone[1]
+            row.update(interval_parameters_s=[low, high], in_band_parameters=low <= measured <= high)
     return row
 
 
@@ -271,10 +338,13 @@ def _iso(epoch_s: float) -> str:
     return dt.datetime.fromtimestamp(epoch_s, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[Summary, list[tuple[Any, Summary]]]:
+def summaries(
+    rows: list[Row], sweep_vals: list[str], label: str = "all runs", sweep_name: str | None = None
+) -> tuple[Summary, list[tuple[Any, Summary]]]:
     """(the summary over every run, [(value, the summary of its runs), ...]); each row is
-    marked with the best model overall."""
-    overall = group_summary(rows)
+    marked with the best model overall. label: what the runs are ("cannon-put, p = 2"), and
+    sweep_name the swept parameter's, for the split's regimes."""
+    overall = group_summary(rows, label, sweep_name)
     for r in rows:
         r["best_model"] = overall.get("best_model")
     by_sweep = []
@@ -282,7 +352,8 @@ def summaries(rows: list[Row], sweep_vals: list[str]) -> tuple[Summary, list[tup
     for v in values:
         rs = [r for r in rows if r["sweep_value"] == v]
         if rs:
-            by_sweep.append((v if v is not None else "all sizes", group_summary(rs)))
+            value = f"{label}, {sweep_name} = {v}" if sweep_name and v is not None else label
+            by_sweep.append((v if v is not None else "all sizes", group_summary(rs, value, sweep_name)))
     return overall, by_sweep
 
 
@@ -477,7 +548,9 @@ class Sweep:
                 "share": self._calibration_s / sweep_s if sweep_s > 0 else None,
             }
         if self.rows:
-            overall, by_sweep = summaries(self.rows, list(self.setup.sweep_values))
+            s = self.setup
+            label = f"{s.alg.name}, p = {s.nprocs}"
+            overall, by_sweep = summaries(self.rows, list(s.sweep_values), label, s.alg.sweep_param)
             self.result["summary"] = {"all": overall, "by_sweep": by_sweep}
 
     def save(self) -> Path:

@@ -22,11 +22,21 @@ Processes beyond the cores of one machine take turns: f is then f p / cores (Mac
 Where the time goes: T = work (W f) + bandwidth (the communication beyond l) + latency
 (l S, the empty sync per superstep); "what if" halves each of f, g and l in turn.
 
-The band: T is resampled with f, g and l each scaled by an independent log-normal factor
-whose spread is the parameters' relative spread (the probe's sample spread and fit residuals,
-the fit over p's error at the target; f's: of the algorithm's kernel, or of the repetitions of
-the run f came from); interval_s is the 10th to 90th percentile of those totals. It holds what
-the parameters say of themselves, not how the machine drifts between the probe and the run.
+The band (issue 39: bands that cover): T = W f + bandwidth + l S is resampled with three kinds
+of independent log-normal factors, and interval_s is the 10th to 90th percentile of the totals:
+
+- the parameters' spread: f, g and l each scaled by the parameter's relative spread (the
+  probe's sample spread and fit residuals, the fit over p's error at the target; f's: of the
+  algorithm's kernel, or of the repetitions of the run f came from);
+- the machine's noise: its time-to-time variability per regime (params.json `noise.regimes`,
+  the probe's sentinels): W f by the compute regime's, l S by the sync regime's, the
+  bandwidth by the small-h and large-h regimes' in proportion to the time of the supersteps
+  of each (bspkit.model.trust.comm_regime);
+- the model's own residuals: the bandwidth by the probe check's residual beyond the noise
+  (bspkit.model.trust: sqrt(max(0, rms^2 - noise^2)) of eq. (2.6) against the off-grid points).
+
+A parameter file without noise regimes or without a check (hand-written, or fitted over p)
+gives the parameters' spread alone.
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from bspkit.model import comm_models
+from bspkit.model import comm_models, trust
 from bspkit.model import drift as cm
 from bspkit.model import machine_scaling as ms
 from bspkit.model import supersteps as pd
@@ -61,19 +71,29 @@ class ForecastError(Exception):
 @dataclass(frozen=True)
 class Spread:
     """Relative spreads (a standard deviation of log T, about the relative one) of the three
-    machine parameters a prediction rests on."""
+    machine parameters a prediction rests on; the machine's time-to-time noise per regime
+    (compute, sync, small_h, large_h) and the communication model's residual beyond it."""
 
     f: float = 0.0  # of a kernel the file does not know (the median over its kernels)
     g: float = 0.0
     l: float = 0.0  # noqa: E741 (the BSP parameter's name)
     f_kernels: Mapping[str, float] = field(default_factory=dict)  # f's spread per probe kernel
+    noise: Mapping[str, float] = field(default_factory=dict)  # regime -> sd of log (params.noise.regimes)
+    model: float = 0.0  # sd of log of the model's residual beyond the noise (the probe's check)
 
     def f_of(self, kernel: str | None) -> float:
         """f's spread for the algorithm's kernel (Cost.f_kernel), else the median one."""
         return self.f_kernels.get(kernel, self.f) if kernel else self.f
 
     def to_json(self) -> JsonObject:
-        return {"f": self.f, "g": self.g, "l": self.l, "f_kernels": dict(self.f_kernels)}
+        return {
+            "f": self.f,
+            "g": self.g,
+            "l": self.l,
+            "f_kernels": dict(self.f_kernels),
+            "noise": dict(self.noise),
+            "model": self.model,
+        }
 
 
 def spread_of(at: ms.MachineAtP | Params) -> Spread:
@@ -99,7 +119,14 @@ def spread_of(at: ms.MachineAtP | Params) -> Spread:
         gs = [v for s in spread.g.values() if (v := of_surface(s)) is not None]
         g = float(np.median(gs)) if gs else None
     kernels = {k: sd for k, v in spread.f.items() if (sd := log_sd(v)) is not None}
-    return Spread(float(np.median(fs)) if fs else 0.0, g or 0.0, log_sd(spread.l) or 0.0, kernels)
+    return Spread(
+        float(np.median(fs)) if fs else 0.0,
+        g or 0.0,
+        log_sd(spread.l) or 0.0,
+        kernels,
+        dict(spread.noise),
+        spread.model or 0.0,
+    )
 
 
 def shared_cores(params: Params, given: int | None) -> int | None:
@@ -299,21 +326,43 @@ def band(
     kernel: str | None = None,
     f_spread: float | None = None,
     seed: int = 1,
+    bandwidth_regimes: Mapping[str, float] | None = None,
 ) -> tuple[float, float]:
-    """The 10th-90th percentile of T with f (f_spread, else the kernel's), g and l scaled by
-    independent log-normal factors (median 1, the spreads as sigma)."""
+    """The 10th-90th percentile of T (the module's docstring): f (f_spread, else the kernel's),
+    g and l scaled by independent log-normal factors (median 1, the spreads as sigma); then the
+    machine's noise per regime and the model's residual, drawn only where they are known (a
+    spread without them gives the band of the parameters alone, draw for draw).
+    bandwidth_regimes: the bandwidth's seconds per regime (small_h, large_h); without them the
+    bandwidth takes the noisier regime's noise."""
     rng = np.random.default_rng(seed)
 
     def factor(sigma: float) -> Any:
         return np.exp(rng.normal(0.0, sigma, BAND_SAMPLES)) if sigma > 0 else np.ones(BAND_SAMPLES)
 
-    totals = (
-        work_s * factor(spread.f_of(kernel) if f_spread is None else f_spread)
-        + bandwidth_s * factor(spread.g)
-        + latency_s * factor(spread.l)
-    )
-    low, high = np.percentile(totals, BAND)
+    work = work_s * factor(spread.f_of(kernel) if f_spread is None else f_spread)
+    bandwidth = bandwidth_s * factor(spread.g)
+    latency = latency_s * factor(spread.l)
+    noise = spread.noise
+    if noise or spread.model > 0:
+        work = work * factor(noise.get("compute", 0.0))
+        latency = latency * factor(noise.get("sync", 0.0))
+        comm = {k: v for k, v in (bandwidth_regimes or {}).items() if v > 0 and k in ("small_h", "large_h")}
+        if comm:
+            total = sum(comm.values())
+            mix = sum((v / total) * factor(noise.get(k, 0.0)) for k, v in comm.items())
+        else:
+            mix = factor(max(noise.get("small_h", 0.0), noise.get("large_h", 0.0)))
+        bandwidth = bandwidth * mix * factor(spread.model)
+    low, high = np.percentile(work + bandwidth + latency, BAND)
     return float(low), float(high)
+
+
+def bandwidth_by_regime(params: Params, steps: Sequence[tuple[float, float, bool, float]]) -> dict[str, float]:
+    """The bandwidth's seconds (each superstep's communication beyond l) per regime, small_h
+    or large_h by the superstep's h (bspkit.model.trust.comm_regime); steps: (h, seconds of
+    its communication and sync, synced, repeat)."""
+    parts = trust.regime_seconds(steps, 0.0, pd.empty_sync_s(params), params.noise)
+    return {k: parts[k] for k in ("small_h", "large_h")}
 
 
 def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
@@ -358,36 +407,73 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
     comm_s = models[best] - work_s  # type: ignore[operator]
     latency_s = min(cost.S * l_empty, comm_s)
     bandwidth_s = max(comm_s - latency_s, 0.0)
-    low, high = band(work_s, bandwidth_s, latency_s, machine.spread, cost.f_kernel, rate.spread)
+    regimes = None
+    if machine.spread.noise:
+        steps = [(st.h, c, st.sync, st.repeat) for st in cost.steps if (c := _comm_cost(params, st, best, memo))]
+        regimes = bandwidth_by_regime(params, steps)
+    low, high = band(
+        work_s, bandwidth_s, latency_s, machine.spread, cost.f_kernel, rate.spread, bandwidth_regimes=regimes
+    )
     return Point(cost, machine, rate, models, best, work_s, latency_s, bandwidth_s, (low, high), kind_costs)
 
 
 def params_draw(params: Params, spread: Spread) -> Callable[[np.random.Generator], Params]:
     """Parameter files drawn from the spread of this one: every g and l scaled by a log-normal
-    factor (one for g, one for l), f left alone; for the bands of predictions that price
-    their own quantities (`bspkit profile --scale`: profile_scaling.ParamsDraw)."""
+    factor, f left alone; for the bands of predictions that price their own quantities
+    (`bspkit profile --scale`: profile_scaling.ParamsDraw). g's factor holds g's spread, the
+    model's residual and the machine's noise of the h-relation's regime (small h below
+    trust.SMALL_H_BELOW words, large h from it); l's holds l's spread and the sync regime's
+    noise. The compute's noise is not the parameters': compute_noise_draw gives its factor."""
+    small = math.hypot(spread.g, spread.model, spread.noise.get("small_h", 0.0))
+    large = math.hypot(spread.g, spread.model, spread.noise.get("large_h", 0.0))
+    l_sd = math.hypot(spread.l, spread.noise.get("sync", 0.0))
 
     def draw(rng: np.random.Generator) -> Params:
-        g = math.exp(rng.normal(0.0, spread.g)) if spread.g > 0 else 1.0
-        l_factor = math.exp(rng.normal(0.0, spread.l)) if spread.l > 0 else 1.0
-        drift = cm.Drift(f={}, g=[(1, g)], l={"empty": l_factor, "shift": l_factor})
+        g = math.exp(rng.normal(0.0, small)) if small > 0 else 1.0
+        l_factor = math.exp(rng.normal(0.0, l_sd)) if l_sd > 0 else 1.0
+        g_at: list[tuple[int, float]] = [(1, g)]
+        if large != small:  # the regimes' noise differs: a factor each, a step at SMALL_H_BELOW
+            g_large = math.exp(rng.normal(0.0, large)) if large > 0 else 1.0
+            g_at = [(trust.SMALL_H_BELOW - 1, g), (trust.SMALL_H_BELOW, g_large)]
+        drift = cm.Drift(f={}, g=g_at, l={"empty": l_factor, "shift": l_factor})
         return cm.scaled(params, drift, scale_f=False)
 
     return draw
 
 
+def compute_noise_draw(spread: Spread) -> Callable[[np.random.Generator], float]:
+    """A factor for a prediction's compute time per draw of its band: the machine's
+    time-to-time noise of the compute regime (1 where it is unknown). For `bspkit profile
+    --scale`, whose compute is the profiles' own, not the parameter file's f."""
+    sd = spread.noise.get("compute", 0.0)
+
+    def draw(rng: np.random.Generator) -> float:
+        return math.exp(rng.normal(0.0, sd)) if sd > 0 else 1.0
+
+    return draw
+
+
 def run_band(
-    params: Params, prediction: Mapping[str, float | None], supersteps: int, spread: Spread, kernel: str | None = None
+    params: Params,
+    prediction: Mapping[str, float | None],
+    supersteps: int,
+    spread: Spread,
+    kernel: str | None = None,
+    steps: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[str, tuple[float, float]] | None:
     """The band of a driver run's prediction (bspkit.model.supersteps.predict's dict, the run's S): that
-    of its most detailed model, None where no model predicted it."""
+    of its most detailed model, None where no model predicted it. steps: the run's supersteps
+    (the driver's JSON), which share the bandwidth between the small-h and large-h regimes."""
     best = comm_models.best(prediction)
     comm = prediction.get(f"{best} comm_s") if best else None
     work = prediction.get("work_s")
     if best is None or comm is None or work is None:
         return None
     latency = min(supersteps * pd.empty_sync_s(params), comm)
-    return best, band(work, max(comm - latency, 0.0), latency, spread, kernel)
+    regimes = None
+    if steps and spread.noise:
+        regimes = bandwidth_by_regime(params, trust.steps_of_run(params, steps, best, pd.superstep_comm_s))
+    return best, band(work, max(comm - latency, 0.0), latency, spread, kernel, bandwidth_regimes=regimes)
 
 
 # --------------------------------------------------------------------- a sweep

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bspkit.model import comm_models
+from bspkit.model import comm_models, trust
 from bspkit.model.predict import Point, Sweep, problem_key
 from bspkit.pages import htmlkit as hk
 from bspkit.units import count, plain, quantity
@@ -126,6 +126,24 @@ def text(sweep: Sweep) -> list[str]:
     return out
 
 
+def band_parts(pt: Point) -> str:
+    """What the band is made of (bspkit.model.predict.band), each part as 1 sd: "the parameters'
+    spread (f ±2.0%, g ±5.0%, l ±3.0%), the machine's noise (compute ±4.0%, ...) and the
+    model's residual (±3.0%)"; "" where the parameter file has no noise and no check."""
+    sp = pt.machine.spread
+    if not sp.noise and not sp.model:
+        return ""
+    f_sd = pt.f.spread if pt.f.spread is not None else sp.f_of(pt.cost.f_kernel)
+    parts = [f"the parameters' spread (f ±{trust.pc(f_sd)}, g ±{trust.pc(sp.g)}, l ±{trust.pc(sp.l)})"]
+    names = {"compute": "compute", "sync": "sync", "small_h": "small h", "large_h": "large h"}
+    noise = ", ".join(f"{names.get(k, k)} ±{trust.pc(v)}" for k, v in sp.noise.items())
+    if noise:
+        parts.append(f"the machine's noise ({noise})")
+    if sp.model:
+        parts.append(f"the model's residual beyond it (±{trust.pc(sp.model)})")
+    return ", ".join(parts[:-1]) + " and " + parts[-1] + ", each as 1 sd" if len(parts) > 1 else parts[0]
+
+
 def target_lines(pt: Point) -> list[str]:
     low, high = pt.interval_s
     shares = pt.shares()
@@ -136,6 +154,7 @@ def target_lines(pt: Point) -> list[str]:
     )
     out = [
         f"at p = {pt.p} ({problem_label(pt)}): {_s(pt.predicted_s)} under {pt.best_model}, {band}",
+        *([f"  the band holds {band_parts(pt)}"] if high > low and band_parts(pt) else []),
         f"  where the time goes: f W {shares['work']:.0%} ({_s(pt.work_s)}), "
         f"g H {shares['bandwidth']:.0%} ({_s(pt.bandwidth_s)}), l S {shares['latency']:.0%} ({_s(pt.latency_s)})",
         "  what if, halving one parameter:",

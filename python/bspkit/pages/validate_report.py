@@ -20,9 +20,10 @@ from bspkit.algorithms import Algorithm
 from bspkit.console import write_text
 from bspkit.fileformat import JsonObject
 from bspkit.measure.validation import MIN_VALIDATED_TIME_S, Summary
-from bspkit.model import comm_models, drift, verdict
+from bspkit.model import comm_models, drift, trust, verdict
 from bspkit.pages.htmlkit import esc, img, page, table, verdict_box
 from bspkit.pages.plots import png_bytes
+from bspkit.pages.report import split_html
 from bspkit.units import plain, quantity
 
 
@@ -229,6 +230,22 @@ def comm_matters_sentence(s: JsonObject) -> str:
     )
 
 
+def band_sentence(s: JsonObject) -> str | None:
+    """The 10-90% band's coverage with its Wilson 95% interval (bspkit.model.trust.coverage), and
+    the band of the parameters' spread alone beside it; None without banded runs."""
+    cov = s.get("band_check")
+    if not cov:
+        if s.get("band_coverage") is None:
+            return None
+        return f"The 10-90% band held {s['band_coverage']:.0%} of {s['band_runs']} run(s)."
+    what = "The 10-90% band (the parameters' spread, the machine's noise, the model's residuals)"
+    text = trust.coverage_text(cov, what)
+    alone = s.get("band_check_parameters")
+    if alone:
+        text += f"; the parameters' spread alone held {alone['coverage']:.0%}"
+    return text + "."
+
+
 def verdict_block(summary: JsonObject) -> str:
     """The answer first (bspkit.model.verdict): can the predictions be trusted, and what next."""
     v = verdict.validate_verdict(summary)
@@ -327,6 +344,10 @@ def html_report(result: JsonObject) -> tuple[str, int]:
             f"<p>best model: <b>{esc(best)}</b>, mean |relative error| {_pct(s['best_error'])} % ({verdict} the 10 % target).</p>"
         )
     parts.append(f"<p>{esc(comm_matters_sentence(s))}</p>")
+    parts.append(split_html(trust.Split.from_json(s.get("split") or {}), best or "the model"))
+    band = band_sentence(s)
+    if band:
+        parts.append(f"<p>{esc(band)}</p>")
     parts.insert(0, verdict_block(s))
     parts.append(marked_runs(rows, sweep))
     sentence = drift_sentence(result)
@@ -464,11 +485,12 @@ def _print_table(
         print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
     if overall.get("best_model"):
         print(f"  best model: {overall['best_model']} ({overall['best_error']:.1%})")
-    if overall.get("band_coverage") is not None:
-        print(
-            f"  10-90% band (the parameters' spread): {overall['band_coverage']:.0%} of "
-            f"{overall['band_runs']} runs inside it"
-        )
+    band = band_sentence(overall)
+    if band:
+        print(f"  {band}")
+    sp = trust.Split.from_json(overall.get("split") or {})
+    if sp is not None:
+        print(f"  error split: {trust.split_sentence(sp, overall.get('best_model') or 'the model')}")
     print("  " + comm_matters_sentence(overall))
     cal = overall.get("calibrated")
     if cal:
