@@ -22,7 +22,8 @@
 
 /* One superstep's counts on this process. The words this process moved are kept per peer
  * (out_to: its puts and sends; in_from: its gets), so that process 0 can rebuild the whole
- * p x p traffic matrix and take h = max(sent, received) for every process (eq. 2.1). */
+ * p x p traffic matrix and take h = max(sent, received) for every process (eq. 2.1), and
+ * h_inout = sent + received (eq. 2.2). */
 typedef struct {
   double work;
   double requests; /* requests issued to other processes */
@@ -206,7 +207,7 @@ void bspalg_count(char *buf, size_t size, double v) {
 
 /* What one superstep cost, over all processes (process 0, after the gather). */
 typedef struct {
-  double w, h, count, words, msg_words;
+  double w, h, h_inout, count, words, msg_words;
 } step_cost;
 
 /* bspkit's version, from CMake (the project's one version). */
@@ -295,6 +296,8 @@ static void write_json(const bspalg_info *info, const double *max_times, int rep
     json_number(f, cost[k].w);
     fputs(", \"h\": ", f);
     json_number(f, cost[k].h);
+    fputs(", \"h_inout\": ", f);
+    json_number(f, cost[k].h_inout);
     fputs(", \"count\": ", f);
     json_number(f, cost[k].count);
     fputs(", \"words\": ", f);
@@ -392,7 +395,10 @@ double bspalg_report(const bspalg_info *info, const double *times, int reps) {
           c.words += row[2 + t] + row[2 + p + t];
         }
       }
-      for (int s = 0; s < p; s++) c.h = fmax(c.h, fmax(sent[s], recv[s]));
+      for (int s = 0; s < p; s++) {
+        c.h = fmax(c.h, fmax(sent[s], recv[s]));        /* eq. 2.1 */
+        c.h_inout = fmax(c.h_inout, sent[s] + recv[s]); /* eq. 2.2 */
+      }
       c.msg_words = requests > 0 ? c.words / requests : 0.0;
       cost[k] = c;
       W += c.w;

@@ -27,3 +27,13 @@ if("threads" IN_LIST BSPKIT_TEST_BACKENDS)
                        PASS_REGULAR_EXPRESSION "W = 2 M addition, H = 1 words, S = 1, check: passed"
                        FAIL_REGULAR_EXPRESSION "[0-9][eE][-+]?[0-9]")
 endif()
+# the skeleton's h_inout (thesis eq. 2.2) beside h (eq. 2.1): at p = 4 process s puts a word to
+# each process after it, so process 0 sends 3, process 3 receives 3 and processes 1 and 2 send
+# and receive 3 together: h = 3, h_inout = 3 (not 2 h: the traffic is one-sided), count = 3
+if("threads" IN_LIST BSPKIT_TEST_BACKENDS)
+  add_test(NAME alg.toy.h-inout.threads.p4
+           COMMAND ${BSPRUN} -b threads -n 4 $<TARGET_FILE:bspalg-toy> --size 1000 -r 1 --json -)
+  set_tests_properties(alg.toy.h-inout.threads.p4 PROPERTIES TIMEOUT 30
+                       LABELS "bsp;algorithms;threads;toy;quick"
+                       PASS_REGULAR_EXPRESSION "\"h\": 3, \"h_inout\": 3, \"count\": 3, \"words\": 6")
+endif()
