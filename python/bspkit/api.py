@@ -103,8 +103,11 @@ def predict_supersteps(
     work units, e.g. flops), "h" (words, the h-relation), "count" (or "messages": messages
     per process), "primitive" ("put", "get", "send"; default put) and "pattern" ("alltoall",
     "permutation", "shift"; default alltoall), "sync" (False for local work after the last
-    sync: no communication, no l). Missing numbers are 0; a superstep with h = 0 costs the
-    empty sync l. f_s_per_unit: seconds per work unit, needed when some w is not 0.
+    sync: no communication, no l), and optionally "h_inout" (thesis eq. 2.2's h: the max over
+    processes of words sent + received; without it the models that read it predict nothing).
+    Missing numbers are 0; a superstep with h = 0 costs the model's l (the empty sync; the
+    thesis' g const: l after an all-to-all). f_s_per_unit: seconds per work unit, needed when
+    some w is not 0.
     """
     steps = list(supersteps)
     per: dict[str, list[float | None]] = {m: [] for m in MODELS}
@@ -116,6 +119,7 @@ def predict_supersteps(
         work.append(w * (f_s_per_unit or 0.0))
         record = {
             "h": _number(step, ("h",), i),
+            "h_inout": _number(step, ("h_inout",), i) if step.get("h_inout") is not None else None,
             "count": _number(step, ("count", "messages"), i),
             "primitive": step.get("primitive"),
             "pattern": step.get("pattern"),

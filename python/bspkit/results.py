@@ -95,6 +95,34 @@ def new_validation(algorithm: str, label: str, nprocs: int) -> Path:
     return results_root() / "validate" / f"{algorithm}-{_safe(label)}-p{nprocs}-{_now()}"
 
 
+def validations(algorithm: str, root: Path | None = None) -> list[Path]:
+    """validate.json of every sweep of this algorithm under results/validate/, newest first (by
+    the <time> of its directory's name, then the file's time). A directory's name starts with
+    the algorithm's, but "rdxsort-..." also starts "rdxsort-opt-...": the caller checks the
+    file's own "algorithm"."""
+    found = (results_root(root) / "validate").glob(f"{_safe(algorithm)}-*-p*-*/validate.json")
+
+    def when(path: Path) -> tuple[str, float]:
+        stamp = "-".join(path.parent.name.rsplit("-", 2)[-2:])
+        return (stamp if _is_time(stamp) else "", path.stat().st_mtime)
+
+    return sorted(found, key=when, reverse=True)
+
+
+def run_time(directory: Path) -> dt.datetime | None:
+    """When a run filed under results/ was started: the <time> its directory's name ends with."""
+    stamp = "-".join(directory.name.rsplit("-", 2)[-2:])
+    return dt.datetime.strptime(stamp, TIME_FORMAT) if _is_time(stamp) else None
+
+
+def _is_time(stamp: str) -> bool:
+    try:
+        dt.datetime.strptime(stamp, TIME_FORMAT)
+    except ValueError:
+        return False
+    return True
+
+
 def imh_predictions(algorithm: str, nprocs: int) -> Path:
     """The directory of `bspkit imh ALG -n P`'s predictions."""
     return results_root() / "imh" / f"{algorithm}-p{nprocs}"

@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from html import unescape as html_unescape
 from pathlib import Path
 
@@ -131,6 +131,26 @@ def mpi_test_environment() -> Iterator[None]:
             mp.setenv(name, value)
         yield
 
+
+@pytest.fixture(autouse=True)
+def no_validation_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prediction takes its model from the newest `bspkit validate` of its algorithm under
+    results/ (bspkit.model.model_choice): in a test there is none, unless the test files its
+    own and asks for them with a root of its own (REAL_VALIDATIONS)."""
+    from bspkit import results
+
+    monkeypatch.setattr(
+        results, "validations", lambda algorithm, root=None: REAL_VALIDATIONS(algorithm, root) if root else []
+    )
+
+
+def _real_validations() -> Callable[[str, Path | None], list[Path]]:
+    from bspkit import results
+
+    return results.validations
+
+
+REAL_VALIDATIONS = _real_validations()  # bspkit.results.validations itself, before any test patches it
 
 # The build the tests run bspkit's programs from ($BSPKIT_BUILD_DIR); None when it is not set.
 BUILD = Path(os.environ["BSPKIT_BUILD_DIR"]) if os.environ.get("BSPKIT_BUILD_DIR") else None

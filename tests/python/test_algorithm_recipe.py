@@ -271,9 +271,17 @@ def toy_cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
             msg_words=1 if comm else 0,
             primitive="put" if comm else None,
             pattern="alltoall" if comm else None,
+            h_inout=p - 1,  # process s sends p - 1 - s words and receives s (thesis eq. 2.2)
         ),
         StepKind(
-            "add the offset", 1, w=max(s + b for s, b in enumerate(blocks)), h=0, count=0, msg_words=0, sync=False
+            "add the offset",
+            1,
+            w=max(s + b for s, b in enumerate(blocks)),
+            h=0,
+            count=0,
+            msg_words=0,
+            sync=False,
+            h_inout=0,
         ),
     )
     return Cost(algorithm, p, {"n": n, "block": n // p}, "addition", None, steps)

@@ -94,8 +94,16 @@ def test_predict_supersteps_against_hand_computed_times(params_file: Path) -> No
     # put/alltoall: g const = Bisseling's g h + l (1.1e-9, 5e-6); g(h) and g(h,h*) = the per-h
     # fit at h = 1024: A = 9e-6, B = 3e-8 per message
     first = {"g const": 1.1e-9 * 1024 + 5.0e-6, "g(h)": 9.0e-6, "g(h,h*)": 9.0e-6 + 4 * 3.0e-8}
+    # the seeds': the global fit (1e-9, 1500, 20) plus l0; the all-to-all g_inf plus l after an
+    # all-to-all (4 us) in every superstep; eq. 2.2's h at h_inout / 2 (here 2048 / 2: balanced)
+    first["g(h,h*)+l0"] = 1.0e-9 * (1024 + 1500.0 + 20.0 * 4) + L_EMPTY
+    first["thesis g const"] = 1.0e-9 * 1024 + 4.0e-6
+    first["g(h,h*) [in+out]"] = first["g(h,h*)"]
+    steps[0]["h_inout"] = 2048
+    pred = bspkit.predict_supersteps(params, steps, f_s_per_unit=F)
     for model in bspkit.MODELS:
-        expected = [1000 * F + first[model], 500 * F + L_EMPTY, 10 * F]
+        empty = 4.0e-6 if model == "thesis g const" else L_EMPTY
+        expected = [1000 * F + first[model], 500 * F + empty, 10 * F]
         assert pred.per_superstep[model] == pytest.approx(expected, rel=1e-12)
         assert pred.total[model] == pytest.approx(sum(expected), rel=1e-12)
 

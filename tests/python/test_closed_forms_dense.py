@@ -107,12 +107,14 @@ def test_cost_totals_and_expansion() -> None:
         "kind": "fetch",
         "w": 1.0,
         "h": 10.0,
+        "h_inout": None,  # not given: not known
         "count": 2.0,
         "msg_words": 5.0,
         "primitive": "hpget",
         "pattern": "alltoall",
         "sync": True,
     }
+    assert cost.H_inout is None
     assert expanded[-1]["sync"] is False and cost.exact
     assert not Cost("x", 2, {}, "flop", None, (StepKind("swap", 1, 1.0, 2.0, 1.0, 2.0, source="expected"),)).exact
 

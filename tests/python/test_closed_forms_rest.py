@@ -3,7 +3,8 @@ the drivers' own counts (threads back end, p = 1..8, small n, -r 1) and against 
 references where no run can reach (p = 1024; grids to 8 x 8):
 
   * data-independent supersteps: the expanded supersteps() equal the driver's list, superstep
-    by superstep (w, h, count, msg_words, primitive, pattern, sync; the JSON prints 10 digits),
+    by superstep (w, h, h_inout, count, msg_words, primitive, pattern, sync; the JSON prints 10
+    digits),
     and S, W, H, for sizes that divide nothing, and Cost.problem is the driver's params;
   * data-dependent ones (radix sort's key exchange, LU's row interchanges): w and the labels
     exactly, h within [h_low, h_high], and h, count and h* near the expectation, with the
@@ -38,7 +39,8 @@ needs_llcs = needs_programs("bsprun", "bspalg-llcs")
 needs_rdxsort = needs_programs("bsprun", "bspalg-rdxsort")
 needs_lu = needs_programs("bsprun", "bspalg-lu", hint=" (no CBLAS?)")
 
-FIELDS = ("w", "h", "count", "msg_words", "primitive", "pattern", "sync")
+# h_inout: thesis eq. 2.2's h (max over processes of sent + received), counted by the drivers
+FIELDS = ("w", "h", "h_inout", "count", "msg_words", "primitive", "pattern", "sync")
 
 
 def run_driver(driver: Path | None, p: int, *args: str) -> dict[str, Any]:
@@ -304,7 +306,7 @@ def test_lu_swaps_near_their_expectation(rows: int, cols: int) -> None:
     n, nb = 600, 16
     run = run_driver(LU, rows * cols, "--size", str(n), "--nb", str(nb), "--grid", f"{rows}x{cols}", "--no-check")
     swaps = assert_exact_but_expected(run, closed_form("lu", run["params"], rows * cols))
-    for field, tolerance in (("h", 0.06), ("count", 0.05), ("msg_words", 0.06)):
+    for field, tolerance in (("h", 0.06), ("h_inout", 0.06), ("count", 0.05), ("msg_words", 0.06)):
         counted = sum(c[field] for c, _ in swaps)
         model = sum(getattr(k, field) for _, k in swaps)
         assert counted == pytest.approx(model, rel=tolerance), field
@@ -513,6 +515,9 @@ def test_rdxsort_key_exchange_near_its_expectation(variant: str, p: int, n: int,
             assert abs(counted["w"] - kind.w) <= near_expectation_tolerance(p, sim["sd_placed"]) + 0.005 * kind.w
             continue
         assert abs(counted["h"] - kind.h) <= near_expectation_tolerance(p, sim["sd_words"]) + 0.005 * kind.h
+        # eq. 2.2: sent + received, each as near its expectation as h is
+        inout_tolerance = 2 * near_expectation_tolerance(p, sim["sd_words"]) + 0.005 * kind.h_inout
+        assert abs(counted["h_inout"] - kind.h_inout) <= inout_tolerance
         assert abs(counted["count"] - kind.count) <= near_expectation_tolerance(p, sim["sd_requests"]) + 0.5
         assert counted["msg_words"] == pytest.approx(kind.msg_words, rel=0.01, abs=4 * sim["msg_words"][1])
 

@@ -42,9 +42,10 @@ def toy_cost(problem: Mapping[str, Any], p: int) -> Cost:
     n = int(problem["n"])
     h = 0 if p == 1 else n // p
     steps = (
-        StepKind("setup", 1, float(n), 0, 0, 0),
-        StepKind("exchange", 2, n * n / p, h, p - 1, h / max(p - 1, 1), "put", "alltoall"),
-        StepKind("finish", 1, float(n) / p, 0, 0, 0, sync=False),
+        StepKind("setup", 1, float(n), 0, 0, 0, h_inout=0),
+        # every process sends and receives h words: eq. 2.2's h_inout is 2 h
+        StepKind("exchange", 2, n * n / p, h, p - 1, h / max(p - 1, 1), "put", "alltoall", h_inout=2 * h),
+        StepKind("finish", 1, float(n) / p, 0, 0, 0, sync=False, h_inout=0),
     )
     return Cost("toy", p, {"n": n}, "flop", "dot_double_naive", steps)
 

@@ -8,7 +8,12 @@ per model (supersteps.superstep_comm_s):
   g(h):     A(h) of the per-h fit (`levels`: log-linear between the grid's h), else the
             global g_inf (h + h_half) of eq. (2.5) (lsq_2.5's where the predict model is 2.6)
   g(h,h*):  A(h) + B(h) c of the per-h fit, else g_inf (h + h_half + o c) of `predict`
-and l empty for a superstep without communication (h = 0)."""
+and l empty for a superstep without communication (h = 0); the seeds' definitions beside them
+(test_seed_models.py has their own hand computations):
+  g(h,h*)+l0:        g_inf (h + h_half + o c) of `predict`, plus l empty
+  thesis g const:    g_inf of the primitive's all-to-all `predict` times h, plus l after an
+                     all-to-all, also for a superstep without communication
+  g(h,h*) [in+out]:  g(h,h*) at h_inout / 2 (here balanced supersteps: h_inout = 2 h)."""
 
 from __future__ import annotations
 
@@ -28,6 +33,8 @@ from bspkit.model.supersteps import PredictionError, predict, relative_error, su
 
 from synth import C_GRID, H_GRID, L_EMPTY, PARAMS_JSON, cache_t, grid_points
 
+L_A2A = PARAMS_JSON["l"]["alltoall"]
+
 F = 2.0e-9
 
 PARAMS = Params.from_json(PARAMS_JSON)
@@ -35,6 +42,7 @@ PARAMS = Params.from_json(PARAMS_JSON)
 PUT = {
     "w": 1.0e6,
     "h": 4096,
+    "h_inout": 8192,
     "count": 16,
     "msg_words": 256,
     "primitive": "put",
@@ -53,6 +61,7 @@ EMPTY = {
 GET = {
     "w": 2.0e5,
     "h": 1000,
+    "h_inout": 2000,
     "count": 250,
     "msg_words": 4,
     "primitive": "get",
@@ -79,7 +88,13 @@ EXPECT = {
         "put": A_4096 + 3.0e-8 * 16,
         "get": 3.0e-9 * (1000 + 800.0 + 0.0 * 250),
     },
+    "g(h,h*)+l0": {"put": 1.0e-9 * (4096 + 1500.0 + 20.0 * 16) + L_EMPTY, "get": 3.0e-9 * (1000 + 800.0) + L_EMPTY},
+    "thesis g const": {"put": 1.0e-9 * 4096 + L_A2A, "get": 3.0e-9 * 1000 + L_A2A},
 }
+EXPECT["g(h,h*) [in+out]"] = EXPECT["g(h,h*)"]  # balanced: h_inout / 2 = h
+# what a superstep without communication costs: l empty, but for the thesis' g const
+L_OF = {m: L_A2A if m == "thesis g const" else L_EMPTY for m in MODELS}
+OURS = ("g const", "g(h)", "g(h,h*)")
 
 
 def run_of(steps: list[dict[str, Any]], f: float | None = F) -> dict[str, Any]:
@@ -99,10 +114,11 @@ def test_superstep_comm_per_model() -> None:
     for m in MODELS:
         assert superstep_comm_s(PARAMS, PUT, m) == pytest.approx(EXPECT[m]["put"], rel=1e-12), m
         assert superstep_comm_s(PARAMS, GET, m) == pytest.approx(EXPECT[m]["get"], rel=1e-12), m
-        # no communication: the empty sync, whatever the model and the primitive named
-        assert superstep_comm_s(PARAMS, EMPTY, m) == L_EMPTY
-        assert superstep_comm_s(PARAMS, {**PUT, "h": 0}, m) == L_EMPTY
-        assert superstep_comm_s(PARAMS, {"w": 1.0}, m) == L_EMPTY
+        # no communication: the model's l (the empty sync but for the thesis' g const), whatever
+        # the primitive named
+        assert superstep_comm_s(PARAMS, EMPTY, m) == L_OF[m]
+        assert superstep_comm_s(PARAMS, {**PUT, "h": 0}, m) == L_OF[m]
+        assert superstep_comm_s(PARAMS, {"w": 1.0}, m) == L_OF[m]
 
 
 def test_predict_sums_work_and_communication() -> None:
@@ -111,11 +127,11 @@ def test_predict_sums_work_and_communication() -> None:
     assert pred["work_s"] == pytest.approx(work, rel=1e-12)
     assert pred["f_s_per_unit"] == F
     for m in MODELS:
-        comm = EXPECT[m]["put"] + L_EMPTY + EXPECT[m]["get"]  # the trailing entry: no l
+        comm = EXPECT[m]["put"] + L_OF[m] + EXPECT[m]["get"]  # the trailing entry: no l
         assert pred[m + " comm_s"] == pytest.approx(comm, rel=1e-12), m
         assert pred[m] == pytest.approx(work + comm, rel=1e-12), m
-    # the three models differ on this run (the test tells them apart)
-    assert len({round(pred[m], 12) for m in MODELS}) == 3
+    # our three models differ on this run (the test tells them apart)
+    assert len({round(pred[m], 12) for m in OURS}) == 3
 
 
 def test_non_sync_entry_costs_only_its_work() -> None:
@@ -131,7 +147,7 @@ def test_non_sync_entry_costs_only_its_work() -> None:
     # a synchronized empty superstep costs its work and l
     with_sync = predict(PARAMS, run_of([PUT, GET, {**TAIL, "sync": True}]))
     for m in MODELS:
-        assert with_sync[m] - base[m] == pytest.approx(TAIL["w"] * F + L_EMPTY, rel=1e-9)
+        assert with_sync[m] - base[m] == pytest.approx(TAIL["w"] * F + L_OF[m], rel=1e-9)
 
 
 def test_f_is_needed_and_an_argument_overrides_the_runs() -> None:
@@ -196,7 +212,7 @@ def test_missing_parameters() -> None:
     # only empty supersteps need no g
     pred = predict(params, run_of([EMPTY, EMPTY, TAIL]))
     for m in MODELS:
-        assert pred[m] == pytest.approx((2 * 5.0e5 + 3.0e5) * F + 2 * L_EMPTY, rel=1e-12)
+        assert pred[m] == pytest.approx((2 * 5.0e5 + 3.0e5) * F + 2 * L_OF[m], rel=1e-12)
     # linreg without g: g const takes the time per word of the largest h measured (the last
     # level's g(h)) and l empty; without levels either it has no prediction
     params_json = copy.deepcopy(PARAMS_JSON)

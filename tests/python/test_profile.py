@@ -91,6 +91,7 @@ def test_h_relation_counts_and_totals(analysis: pf.Analysis) -> None:
     s0, s1, s2, s3 = a.steps
     assert (s0.sent, s0.received, s0.messages) == ([15, 30, 0], [0, 10, 35], [3, 3, 0])
     assert (s0.h, s0.count, s0.words, s0.msg_words, s0.primitive) == (35, 3, 45, 7.5, "put")
+    assert s0.h_inout == 40  # thesis eq. 2.2: process 1 sends 30 and receives 10
     # gets: the owner (1) sends the data it is asked for
     assert (s1.sent, s1.received, s1.messages) == ([0, 50, 0], [42, 0, 8], [0, 6, 0])
     # c: the requests each process issued, the gets counted for their callers (the drivers'
@@ -205,6 +206,11 @@ COMM = {  # per superstep 0 (put, h 35, 3 messages), 1 (get, h 50, 6 messages), 
     "g const": [1.1e-9 * 35 + 5.0e-6, 2.5e-9 * 50 + L_EMPTY, L_EMPTY],
     "g(h)": [A_SMALL, 3.0e-9 * (50 + 800.0), L_EMPTY],
     "g(h,h*)": [A_SMALL + B_SMALL * 3, 3.0e-9 * (50 + 800.0 + 0.0 * 6), L_EMPTY],
+    # the seeds': the global fits plus l0; the all-to-all g_inf plus l after an all-to-all
+    # (4 us) in every superstep; g(h,h*) at h_inout / 2 (h_inout 40 and 50: 20 and 25 words)
+    "g(h,h*)+l0": [1.0e-9 * (35 + 1500.0 + 20.0 * 3) + L_EMPTY, 3.0e-9 * (50 + 800.0) + L_EMPTY, L_EMPTY],
+    "thesis g const": [1.0e-9 * 35 + 4.0e-6, 3.0e-9 * 50 + 4.0e-6, 4.0e-6],
+    "g(h,h*) [in+out]": [A_SMALL + B_SMALL * 3, 3.0e-9 * (25 + 800.0), L_EMPTY],
 }
 COMPUTE = [3.0, 0.4, 0.1, 0.3]
 
@@ -231,8 +237,8 @@ def test_prediction_per_superstep_and_total(analysis: pf.Analysis) -> None:
         assert pred.comm[m] == pytest.approx(sum(COMM[m]), rel=1e-12)
         assert pred.total[m] == pytest.approx(2.0 * W + sum(COMM[m]), rel=1e-12)
     assert not pred.same_machine
-    # the three models tell this run apart
-    assert len({round(pred.comm[m], 15) for m in MODELS}) == 3
+    # our three models tell this run apart
+    assert len({round(pred.comm[m], 15) for m in ("g const", "g(h)", "g(h,h*)")}) == 3
 
 
 def test_compute_scale_from_the_computing_rates() -> None:

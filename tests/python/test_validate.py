@@ -112,6 +112,7 @@ def fake_driver(
         {
             "w": 1e8 / v,
             "h": 4096,
+            "h_inout": 8192,  # an all-to-all: each process sends and receives h (thesis eq. 2.2)
             "count": 16 * v,
             "msg_words": 256 // v,
             "primitive": "put",
@@ -121,6 +122,7 @@ def fake_driver(
         {
             "w": 1e7,
             "h": 0,
+            "h_inout": 0,
             "count": 0,
             "msg_words": 0,
             "primitive": None,

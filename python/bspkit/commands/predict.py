@@ -245,6 +245,7 @@ def machines_at(params: Sequence[Params], procs: Sequence[int], cores: int | Non
 
 def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
     from bspkit.model import costs
+    from bspkit.model import model_choice as mc
     from bspkit.model import predict as fc
     from bspkit.pages import predict_report as fr
 
@@ -268,19 +269,24 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
         except costs.CostError as e:
             raise Failure(str(e)) from None
 
+    # the model the newest validate of ALG found best (bspkit.model.model_choice), else the most detailed
+    evidence = mc.evidence(alg.name, options.backend)
     try:
-        result: Sweep = fc.sweep(alg.name, problems, procs, cost_of, machines, rate)
+        result: Sweep = fc.sweep(alg.name, problems, procs, cost_of, machines, rate, order=mc.order(evidence))
     except fc.ForecastError as e:
         raise Failure(str(e)) from None
+    used = result.target().best_model
     say = sys.stderr if options.json == "-" else sys.stdout
     for line in fr.text(result):
         print(line, file=say)
+    print(mc.why(used, evidence, alg.name), file=say)
+    data = {**result.to_json(), "model_choice": mc.choice_json(used, evidence, alg.name)}
     if options.html:
         write_text(Path(options.html), fr.html(result))
         print(f"page written to {options.html}", file=say)
     if options.json == "-":
-        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+        sys.stdout.write(json.dumps(data) + "\n")
     elif options.json:
-        write_text(Path(options.json), json.dumps(result.to_json(), indent=1) + "\n")
+        write_text(Path(options.json), json.dumps(data, indent=1) + "\n")
         print(f"predictions written to {options.json}", file=say)
     return 0

@@ -126,8 +126,11 @@ def checkpoint_options(args: argparse.Namespace) -> tuple[str, ...]:
 def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -> dict[str, Any]:
     """The run's predicted time under each g model and its error, as `--json` holds it under
     "prediction": the parameter file, the models, predicted_s and error per model (None where
-    a model cannot predict), the work, and where f came from (the run itself: the driver
-    timed its kernel with --measure-f, so the error is that of g and l alone)."""
+    a model cannot predict), the work, where f came from (the run itself: the driver
+    timed its kernel with --measure-f, so the error is that of g and l alone), and the model
+    chosen by evidence (bspkit.model.model_choice: the best of the newest validate of the
+    algorithm, else the most detailed) with the line that says why."""
+    from bspkit.model import model_choice as mc
     from bspkit.model import supersteps as pd
 
     try:
@@ -135,6 +138,9 @@ def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
     f_all = d.get("f_all_s_per_unit")
+    algorithm = str(d.get("algorithm"))
+    evidence = mc.evidence(algorithm, d.get("backend"))
+    used = mc.chosen(pred, evidence)
     return {
         "params": str(params_path) if params_path is not None else None,
         "models": list(comm_models.NAMES),
@@ -145,6 +151,7 @@ def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -
         "f_source": "this run, every process at once (f_all_s_per_unit)"
         if f_all
         else "this run, process 0 alone (f_s_per_unit)",
+        "model_choice": mc.choice_json(used, evidence, algorithm) if used else None,
     }
 
 
@@ -157,16 +164,19 @@ def print_prediction(pred: Mapping[str, Any], d: Mapping[str, Any], say: TextIO)
         file=say,
     )
     print_models(pred["models"], pred["predicted_s"], pred["error"], say)
+    if pred.get("model_choice"):
+        print("  " + pred["model_choice"]["why"], file=say)
 
 
 def print_models(models: Sequence[str], seconds: Mapping[str, Any], errors: Mapping[str, Any], say: TextIO) -> None:
     """One line per model: its predicted time and error, or '-' where it has none."""
+    width = max((len(m) for m in models), default=8)
     for m in models:
         v, err = seconds[m], errors[m]
         print(
-            f"  {m:<8} {quantity(v, 's')} ({signed_percent(err)})"
+            f"  {m:<{width}} {quantity(v, 's')} ({signed_percent(err)})"
             if v is not None and err is not None
-            else f"  {m:<8} -",
+            else f"  {m:<{width}} -",
             file=say,
         )
 

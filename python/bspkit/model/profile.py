@@ -5,7 +5,8 @@ machine whose parameters a probe measured.
 Per superstep, over the processes: compute time (max, mean, min; load imbalance = max /
 mean), time waiting in the back end's arrival and inside bsp_sync, the h-relation of thesis
 eq. (2.1) (the words a process sends are its own `out` plus what others got from it with
-`in_get`; the words it receives, others' `out` naming it plus its own `in_get`), the message
+`in_get`; the words it receives, others' `out` naming it plus its own `in_get`), h_inout of
+thesis eq. (2.2) (the max over processes of sent + received), the message
 count (max over processes of the messages sent), the mean message size h* = words / messages,
 the primitive that moved most bytes, and the bsp_sync call site.
 
@@ -266,6 +267,11 @@ class StepStats:
     site_keys: list[st.SiteKey | None] = field(default_factory=list)
 
     @property
+    def h_inout(self) -> int:
+        """Thesis eq. (2.2): the max over processes of words sent + words received."""
+        return max((s + r for s, r in zip(self.sent, self.received, strict=True)), default=0)
+
+    @property
     def imbalance(self) -> float | None:
         """max / mean of the compute time over the processes (1: balanced)."""
         return self.compute.max / self.compute.mean if self.compute.mean > 0 else None
@@ -286,6 +292,7 @@ class StepStats:
             "wait_s": self.wait.to_json(),
             "sync_s": self.sync.to_json(),
             "h": self.h,
+            "h_inout": self.h_inout,
             "count": self.count,
             "words": self.words,
             "msg_words": self.msg_words,
@@ -591,7 +598,14 @@ def prediction_step(s: StepStats) -> pd.Superstep:
     """The superstep as predict.superstep_comm_s reads a driver's, its pattern inferred from
     the traffic (communication_pattern)."""
     prim = PRIMITIVE_FOR_PREDICTION.get(s.primitive or "", s.primitive)
-    return {"h": s.h, "count": s.count, "msg_words": s.msg_words, "primitive": prim, "pattern": s.pattern}
+    return {
+        "h": s.h,
+        "h_inout": s.h_inout,
+        "count": s.count,
+        "msg_words": s.msg_words,
+        "primitive": prim,
+        "pattern": s.pattern,
+    }
 
 
 @dataclass

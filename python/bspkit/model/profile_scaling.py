@@ -31,7 +31,9 @@ comm as for one superstep of a driver (predict.superstep_comm_s, with the primit
 communication pattern the site has in the run of the largest p; none for the supersteps
 that end at bsp_end), under each of predict.MODELS; scale carries the work to the target
 machine (profile.rate_scale). Where a run was taken at the target (p, n) itself, its own
-values are used ("measured"). The 10-90 % band (`interval_s`) draws each fitted quantity's
+values are used ("measured"). Eq. 2.2's h_inout (the models that read it,
+comm_models.CommModel.h_of) is not fitted: it is h times the site's h_inout / h in the run of
+the largest p (2 for a balanced exchange, 1 for one-sided traffic). The 10-90 % band (`interval_s`) draws each fitted quantity's
 value from its law's leave-one-out residuals (`prediction_interval`; the spread of the
 machine's parameters is a hook there, `ParamsDraw`, not drawn yet).
 """
@@ -104,6 +106,7 @@ class SiteRun:
     work_s: float = 0.0  # sum over the supersteps of the max work
     work_all_s: float = 0.0  # sum over the supersteps of all processes' work together
     H: int = 0
+    H_inout: int = 0  # sum of eq. 2.2's h_inout
     count: int = 0
     primitive: str | None = None  # of its costliest superstep in communication
     pattern: str | None = None
@@ -114,6 +117,7 @@ class SiteRun:
         self.work_s += work_s
         self.work_all_s += work_all_s
         self.H += step.h
+        self.H_inout += step.h_inout
         self.count += step.count
         if step.h > self.top_h:
             self.top_h = step.h
@@ -443,6 +447,7 @@ class SiteScaling:
     primitive: str | None
     pattern: str | None
     Wall: Estimate | None = None  # the work of all processes together per superstep
+    inout_ratio: float | None = None  # h_inout / h in the run of the largest p (None: no traffic there)
 
     @property
     def phase(self) -> str | None:
@@ -453,8 +458,10 @@ class SiteScaling:
         return self.key[1] == "bsp_sync"
 
     def comm_step(self, h: float | None = None, count: float | None = None) -> pd.Superstep:
+        words = self.h.value if h is None else h
         return {
-            "h": self.h.value if h is None else h,
+            "h": words,
+            "h_inout": words * self.inout_ratio if self.inout_ratio is not None else None,
             "count": self.count.value if count is None else count,
             "primitive": self.primitive,
             "pattern": self.pattern,
@@ -507,7 +514,16 @@ def scale_site(key: SiteMatch, text: str, runs: Sequence[Run], p: int, n: float 
     top = max(present, key=lambda r: (r.p, r.n or 0.0))  # the run nearest the target in p
     st = top.sites[key]
     return SiteScaling(
-        key, text, ests["S"], ests["W"], ests["h"], ests["count"], st.primitive, st.pattern, ests["Wall"]
+        key,
+        text,
+        ests["S"],
+        ests["W"],
+        ests["h"],
+        ests["count"],
+        st.primitive,
+        st.pattern,
+        ests["Wall"],
+        st.H_inout / st.H if st.H > 0 else None,
     )
 
 

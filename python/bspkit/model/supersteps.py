@@ -3,9 +3,12 @@ closed form's supersteps): T = sum over supersteps of (w f + comm(h, c, h*) + l)
 communication and synchronization of each superstep under each model of
 bspkit.model.comm_models. The drivers' JSON is described in docs/algorithm-output.md.
 
-A superstep's g surface is the probe's fit for its primitive and pattern, else the nearest one
-measured (the same primitive on another pattern, then put on all-to-all) that the model can
-use. A superstep without communication costs l (the probe's empty sync).
+A superstep's g surface is the probe's fit for its primitive and pattern (a model's own
+pattern where it names one: CommModel.surface_pattern), else the nearest one measured (the same
+primitive on another pattern, then put on all-to-all) that the model can use. Its h is the one
+the model reads (comm_models.step_h: h, or eq. 2.2's h_inout). A superstep without
+communication costs the model's l (CommModel.l_variant: the probe's empty sync, or the thesis'
+l after an all-to-all).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ def _surface_for(params: Params, primitive: str | None, pattern: str | None, mod
     """The probe's fit for this primitive and pattern usable by the model, else the nearest
     one measured: the same primitive on another pattern, then put on all-to-all."""
     prim = primitive or "put"
+    pattern = model.surface_pattern or pattern
     tries = [f"{prim}/{pattern or 'alltoall'}"]
     tries += [f"{prim}/{pat}" for pat in ("alltoall", "permutation", "shift")]
     tries += ["put/alltoall", "put/permutation", "put/shift"]
@@ -49,6 +53,20 @@ def empty_sync_s(params: Params) -> float:
     if v is None:
         raise PredictionError("the parameter file has no l (empty sync): run `bspkit probe` without --only")
     return v
+
+
+def model_l_s(params: Params, model: CommModel) -> float | None:
+    """The l the model charges (CommModel.l_variant) from the parameter file: the empty sync
+    (PredictionError where the file has none, as empty_sync_s), or another variant (None where
+    the file lacks it: the model cannot predict)."""
+    if model.l_variant == "empty":
+        return empty_sync_s(params)
+    return _number(params.l.get(model.l_variant)) if isinstance(params.l, Mapping) else None
+
+
+def empty_superstep_s(params: Params, model: str) -> float | None:
+    """What a superstep without communication costs under a model (its name): its l."""
+    return model_l_s(params, comm_models.get(model))
 
 
 def check_usable(params: Params) -> list[str]:
@@ -69,19 +87,40 @@ def check_usable(params: Params) -> list[str]:
             else "the probe measured none: was it cut short? (`bspkit fit` says what the raw file holds)"
         )
         raise PredictionError(f"the parameter file has no {' and no '.join(missing)}: {fix}")
-    return [m.name for m in comm_models.REGISTRY if _surface_for(params, None, None, m) is None]
+    return [
+        m.name
+        for m in comm_models.REGISTRY
+        if _surface_for(params, None, None, m) is None or (m.l_variant != "empty" and model_l_s(params, m) is None)
+    ]
 
 
 def superstep_comm_s(params: Params, step: Superstep, model: str) -> float | None:
-    """Time of one superstep's communication and synchronization under a model (its name)."""
-    h = float(step.get("h") or 0.0)
-    if h <= 0:
-        return empty_sync_s(params)
+    """Time of one superstep's communication and synchronization under a model (its name):
+    its l where it communicates nothing, else what the model makes of its surface at the h
+    the model reads (comm_models.step_h); None where the model cannot say (no surface, no l of
+    its variant, no h_inout counted)."""
     m = comm_models.get(model)
+    h = comm_models.step_h(m, step)
+    if h is None:
+        return None
+    if m.l_variant == "empty":  # asked only where charged: a file without it raises then
+
+        def l_s() -> float:
+            return empty_sync_s(params)
+    else:
+        value = model_l_s(params, m)
+        if value is None:
+            return None
+
+        def l_s() -> float:
+            return value
+
+    if h <= 0:
+        return l_s()
     surface = _surface_for(params, step.get("primitive"), step.get("pattern"), m)
     if surface is None:
         return None
-    return m.superstep_s(surface, h, float(step.get("count") or 0.0), lambda: empty_sync_s(params))
+    return m.superstep_s(surface, h, float(step.get("count") or 0.0), l_s)
 
 
 def predict(params: Params, run: DriverRun, f_s_per_unit: float | None = None) -> dict[str, float | None]:

@@ -14,6 +14,13 @@ runs. Where the data decides a count (radix sort's key exchange, LU's row interc
 step's `source` says so and its value is the expectation over the driver's random inputs,
 with `h_low`/`h_high` bounds.
 
+A step's `h_inout` is thesis eq. (2.2)'s h, the max over processes of words sent + words
+received, as the drivers count it (docs/algorithm-output.md): a balanced exchange 2 h, a
+one-sided one (a broadcast's root, a gather) h. Every module fills it: where h is an
+expectation (radix sort's key exchange, LU's swaps) h_inout is the same kind of expectation
+(the max over processes of the expected words). None would say that a step's closed form
+cannot tell it; the models that read it (comm_models.CommModel.h_of) then predict nothing.
+
 tests/python/test_closed_forms_*.py check every model against the drivers' counts.
 """
 
@@ -49,6 +56,7 @@ class StepKind:
     source: str = "closed form"  # one of SOURCES
     h_low: float | None = None  # bounds of h where source is not "closed form"
     h_high: float | None = None
+    h_inout: float | None = None  # max over processes of sent + received (eq. 2.2); None: not known
 
     def as_superstep(self) -> dict[str, Any]:
         """One of these supersteps as a driver's JSON lists it (plus its kind)."""
@@ -56,6 +64,7 @@ class StepKind:
             "kind": self.kind,
             "w": self.w,
             "h": self.h,
+            "h_inout": self.h_inout,
             "count": self.count,
             "msg_words": self.msg_words,
             "primitive": self.primitive,
@@ -88,6 +97,13 @@ class Cost:
     @property
     def H(self) -> float:
         return sum(k.repeat * k.h for k in self.steps)
+
+    @property
+    def H_inout(self) -> float | None:
+        """Sum of h_inout (eq. 2.2's H), None where a step does not know it."""
+        if any(k.h_inout is None for k in self.steps):
+            return None
+        return sum(k.repeat * (k.h_inout or 0.0) for k in self.steps)
 
     @property
     def exact(self) -> bool:

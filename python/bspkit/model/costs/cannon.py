@@ -23,7 +23,8 @@ Supersteps (all end in a sync; no open record after the last):
   l = 1 .. L - 1   "multiply, shift A and B": round l - 1's products, round l's transfers;
   l = L            "multiply": round L - 1's products, no communication;
   w_l = max_{i,j} 2 R_i K_{k_{l-1}(i,j)} C_j;  h_l = max over processes of max(words sent,
-  words received) (eq. 2.1); count_l = max over processes of requests issued; msg_words =
+  words received) (eq. 2.1); h_inout_l = max over processes of words sent + words received
+  (eq. 2.2); count_l = max over processes of requests issued; msg_words =
   all words / all requests; label hpput/permutation or hpget/permutation when round l moves
   anything, else null.
   S = L + 1, W = sum_l w_l.
@@ -33,6 +34,8 @@ process sends what it receives, so with
   a_l = #{i < P_r : (i + l) mod P_c != 0} = P_r - [(-l mod P_c) < P_r]        (rows moving A)
   b_l = #{j < P_c : (j + l) mod P_r != 0} = P_c - ceil((P_c - (-l mod P_r)) / P_r)  (columns moving B)
   w_l = 2 R K C = 2 n^3 / (p L) (l >= 1),  h_l = R K [a_l > 0] + K C [b_l > 0],
+  h_inout_l = 2 h_l (in a row, the owner of the A block a process receives is a bijection of
+  the row's columns, and so for B in a column: each process sends exactly what it receives),
   count_l = [a_l > 0] + [b_l > 0],  msg_words_l = (R K P_c a_l + K C P_r b_l) / (P_c a_l + P_r b_l).
   Hence W = 2 n^3 / p; H = 0 for p = 1; H = 2 n^2 / sqrt(p) for square p >= 4 (the paper's
   2 (n^2/p) sqrt(p) words, 2 N^2 a round); H = (p - 1) n^2 / p for prime p (1 x p: B never moves,
@@ -110,7 +113,7 @@ def even_supersteps(n: int, p: int, variant: str) -> tuple[StepKind, ...]:
     count[:L] = moves_a.astype(np.int64) + moves_b
     w = np.full(L + 1, 2.0 * R * K * C)
     w[0] = 0.0
-    return assemble(L, variant, w, h, count, words, requests)
+    return assemble(L, variant, w, h, count, words, requests, 2.0 * h)
 
 
 def general_supersteps(n: int, p: int, variant: str) -> tuple[StepKind, ...]:
@@ -120,7 +123,7 @@ def general_supersteps(n: int, p: int, variant: str) -> tuple[StepKind, ...]:
     i, j = x // Pc, x % Pc
     R, C = np.diff(part_starts(n, Pr))[i], np.diff(part_starts(n, Pc))[j]
     K = np.diff(part_starts(n, L))
-    w, h, count, words, requests = (np.zeros(L + 1) for _ in range(5))
+    w, h, h_inout, count, words, requests = (np.zeros(L + 1) for _ in range(6))
     per_chunk = max(1, CHUNK_CELLS // p)
     for l0 in range(0, L, per_chunk):
         l1 = min(L, l0 + per_chunk)
@@ -142,6 +145,7 @@ def general_supersteps(n: int, p: int, variant: str) -> tuple[StepKind, ...]:
             (row + b_owner)[b_moves], weights=b_words[b_moves], minlength=cells
         )
         h[l0:l1] = np.maximum(sent.reshape(rounds, p), received).max(axis=1)
+        h_inout[l0:l1] = (sent.reshape(rounds, p) + received).max(axis=1)
         if variant == "get":  # the user issues its requests
             issued = a_moves.astype(np.int64) + b_moves
         else:  # the owner issues them
@@ -152,18 +156,25 @@ def general_supersteps(n: int, p: int, variant: str) -> tuple[StepKind, ...]:
         count[l0:l1] = issued.max(axis=1)
         words[l0:l1] = received.sum(axis=1)
         requests[l0:l1] = a_moves.sum(axis=1) + b_moves.sum(axis=1)
-    return assemble(L, variant, w, h, count, words, requests)
+    return assemble(L, variant, w, h, count, words, requests, h_inout)
 
 
 def assemble(
-    L: int, variant: str, w: FloatArray, h: FloatArray, count: FloatArray, words: FloatArray, requests: FloatArray
+    L: int,
+    variant: str,
+    w: FloatArray,
+    h: FloatArray,
+    count: FloatArray,
+    words: FloatArray,
+    requests: FloatArray,
+    h_inout: FloatArray,
 ) -> tuple[StepKind, ...]:
     """Per-superstep arrays -> StepKinds, labelled with the variant's primitive where a round
     moves anything."""
     labels = ((None, None), (PRIMITIVE[variant], "permutation"))
     label = (requests > 0).astype(np.int64)
     sync = np.ones(L + 1, dtype=bool)
-    return merged_steps(KINDS, labels, kind_codes(L), label, w, h, count, message_size(words, requests), sync)
+    return merged_steps(KINDS, labels, kind_codes(L), label, w, h, count, message_size(words, requests), sync, h_inout)
 
 
 def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:

@@ -6,7 +6,7 @@ Process s holds n_s = ceil((n - s) / p) pairs (0 when s >= n); n_0 = ceil(n / p)
   superstep 0 ("local sums, put"): w = 2 ceil(n / p) flops (a multiply and an add per pair),
       every process puts its partial sum (1 word) to each of the p - 1 others:
       h = p - 1, count = p - 1, msg_words = 1 (p = 1: h = count = msg_words = 0); labelled
-      put/alltoall whatever p;
+      put/alltoall whatever p; each process also receives p - 1 words: h_inout = 2 (p - 1);
   superstep 1 ("add partial sums"): w = p (the p partial sums added), no communication, after
       the last sync (the open record: sync false).
   W = 2 ceil(n / p) + p, H = p - 1, S = 1.
@@ -45,7 +45,10 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
             msg_words=1.0 if others else 0.0,
             primitive="put",
             pattern="alltoall",
+            h_inout=2.0 * others,
         ),
-        StepKind(kind="add partial sums", repeat=1, w=float(p), h=0.0, count=0.0, msg_words=0.0, sync=False),
+        StepKind(
+            kind="add partial sums", repeat=1, w=float(p), h=0.0, count=0.0, msg_words=0.0, sync=False, h_inout=0.0
+        ),
     )
     return Cost(algorithm=algorithm, p=p, problem={"n": n}, work_unit="flop", f_kernel=F_KERNEL, steps=steps)

@@ -29,14 +29,18 @@ Supersteps (README.md of the driver; thesis Fig. 5.4 with one superstep per anti
         h = max_s sum_{x = s mod p, x + y = d, x < G - 1} beta_y   (p > 1; process s + 1
             receives exactly what s sends, so max(sent, received) = sent)
         count = the most boundaries one process sends, msg_words = words / requests
+        h_inout (eq. 2.2) = max_s (sent_s + sent_{s-1}): s receives what s - 1 sends
       The last one (d = 2G - 2) sends nothing and is unlabelled; with p = 1 none is labelled.
   2G - 1: the owner of block column G - 1, (G - 1) mod p, puts the LLCS (one word) to process
-      0: h = count = msg_words = 1 unless that owner is process 0; w = 0.
+      0: h = count = msg_words = 1 unless that owner is process 0; w = 0; h_inout = 1 (one
+      process sends the word, another receives it).
 
 Closed forms when the sizes divide (m and u multiples of G, and for bitpar n = 64 u), with
 b_m = m / G, b_n = n / G and c_d = min(d + 1, 2G - 1 - d) blocks on anti-diagonal d, of which
 c'_d = min(d + 1, G - 1, 2G - 2 - d) send (thesis eq. 5.2 and 5.3/5.5 as README.md derives):
-    w_d = b_m b_n ceil(c_d / p),   h_d = beta ceil(c'_d / p)
+    w_d = b_m b_n ceil(c_d / p),   h_d = beta ceil(c'_d / p),
+    h_inout_d = beta (2 floor(c'_d / p) + min(c'_d mod p, 2))   (p > 1: the senders lie at
+      consecutive x, so the c'_d mod p processes with one boundary more are neighbours)
     W = b_m b_n (p alpha (alpha + 1) - alpha)                                       (eq. 5.2)
     H = beta (p alpha (alpha + 1) - 2 alpha) + [p > 1],  beta = b_n / 2 (dp), b_n / 64 (bitpar)
     S = 2 G = 2 alpha p
@@ -138,7 +142,7 @@ class _Grid:
 
 
 def _wavefront_uniform(grid: _Grid, G: int, p: int) -> tuple[np.ndarray, ...]:
-    """Per anti-diagonal (w, h, count, words, requests) when every block is the same."""
+    """Per anti-diagonal (w, h, count, words, requests, h_inout) when every block is the same."""
     d = np.arange(2 * G - 1, dtype=np.int64)
     blocks = np.minimum(d + 1, 2 * G - 1 - d)
     senders = np.minimum(np.minimum(d + 1, G - 1), 2 * G - 2 - d)
@@ -147,19 +151,22 @@ def _wavefront_uniform(grid: _Grid, G: int, p: int) -> tuple[np.ndarray, ...]:
     beta = int(grid.words[0])
     w = busiest * int(grid.cols[0]) * int(grid.cells[0])
     requests = senders if p > 1 else np.zeros_like(d)
-    return w, sending * beta, sending, requests * beta, requests
+    inout = 2 * (senders // p) + np.minimum(senders % p, 2) if p > 1 else np.zeros_like(d)
+    return w, sending * beta, sending, requests * beta, requests, inout * beta
 
 
 def _wavefront_general(grid: _Grid, G: int, p: int) -> tuple[np.ndarray, ...]:
-    """Per anti-diagonal (w, h, count, words, requests) from the blocks themselves: the
-    blocks of one anti-diagonal lie at consecutive x, so process s's are those at positions
-    i = s - x_lo (mod p) along it; a padded reshape to rows of p sums them per process."""
+    """Per anti-diagonal (w, h, count, words, requests, h_inout) from the blocks themselves:
+    the blocks of one anti-diagonal lie at consecutive x, so process s's are those at
+    positions i = s - x_lo (mod p) along it; a padded reshape to rows of p sums them per
+    process, and the process at position i receives what the one at i - 1 (mod p) sends."""
     steps = 2 * G - 1
     w = np.zeros(steps, dtype=np.float64)
     h = np.zeros(steps, dtype=np.int64)
     count = np.zeros(steps, dtype=np.int64)
     words = np.zeros(steps, dtype=np.int64)
     requests = np.zeros(steps, dtype=np.int64)
+    inout = np.zeros(steps, dtype=np.int64)
     cols = grid.cols.astype(np.float64)
     cells = grid.cells.astype(np.float64)
     beta = grid.words
@@ -177,9 +184,12 @@ def _wavefront_general(grid: _Grid, G: int, p: int) -> tuple[np.ndarray, ...]:
             w[d] = np.pad(work, (0, pad)).reshape(-1, p).sum(axis=0).max()
             h[d] = np.pad(send, (0, pad)).reshape(-1, p).sum(axis=0).max()
             count[d] = np.pad(send > 0, (0, pad)).reshape(-1, p).sum(axis=0).max()
+        if p > 1:
+            per_process = np.pad(send, (0, -len(xs) % p)).reshape(-1, p).sum(axis=0)
+            inout[d] = (per_process + np.roll(per_process, 1)).max()
         words[d] = send.sum()
         requests[d] = (send > 0).sum()
-    return w, h, count, words, requests
+    return w, h, count, words, requests, inout
 
 
 def _runs(columns: tuple[np.ndarray, ...]) -> list[tuple[int, int]]:
@@ -206,12 +216,12 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
     m, n, G, kernel = filled["m"], filled["n"], filled["G"], filled["kernel"]
     grid = _Grid(m, n, G, kernel)
     columns = _wavefront_uniform(grid, G, p) if grid.uniform else _wavefront_general(grid, G, p)
-    w, h, count, words, requests = columns
+    w, h, count, words, requests, inout = columns
     msg_words = np.divide(words, requests, out=np.zeros(len(w)), where=requests > 0)
     last = 2 * G - 2  # the last anti-diagonal sends nothing and is not labelled
     labelled = np.arange(2 * G - 1) < last if p > 1 else np.zeros(2 * G - 1, dtype=bool)
     steps: list[StepKind] = []
-    for start, length in _runs((w, h, count, msg_words, labelled)):
+    for start, length in _runs((w, h, count, msg_words, labelled, inout)):
         steps.append(
             StepKind(
                 "wavefront",
@@ -222,6 +232,7 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
                 _number(msg_words[start]),
                 "put" if labelled[start] else None,
                 "shift" if labelled[start] else None,
+                h_inout=_number(inout[start]),
             )
         )
     owner = (G - 1) % p
@@ -236,6 +247,7 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
             1 if sends else 0,
             "put" if sends else None,
             "shift" if sends else None,
+            h_inout=int(sends),
         )
     )
     return Cost(algorithm, p, filled, "cell", None, tuple(steps))

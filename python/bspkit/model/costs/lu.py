@@ -75,6 +75,16 @@ coordinate 0 holds the most), so the max over t is at tc or at t* = the first t 
     (1 - rows(q, j1) / (n - j)) (a ratio of Gamma functions), count the max over (s, t) of the
     expected requests, msg_words = E words / E requests, E words = (first phase) + 2 E X (n - w).
 
+h_inout (thesis eq. 2.2: the max over processes of words sent + words received), per kind:
+  pivot: the owner of row j sends h and receives its column's M - 1 candidates with their
+         rows, (M - 1)(3 + w): h_inout = 3 (M - 1)(w + 2) + 3 M (N - 1) (any other process of
+         column tc: (M - 2) w less; the others receive 3 M);
+  broadcasts: q = 2 and phase 1 are one-sided (the root sends, the others receive): h_inout =
+         h; phase 2: the root sends (q - 1) c_root, member r sends (q - 2) c_r and receives
+         T - c_r: h_inout = max((q - 1) c_root, T + (q - 3) max_{r != root} c_r);
+  swap: each process of row q != sr sends and receives its c_q rows, those of row sr X:
+         h_inout = max_{s,t} (e(s, t) + 2 c_s width(t)), expected as h is (e one-sided).
+
 Totals in closed form for n divisible by nb M and nb N: lu_cost.closed_form_totals. Work
 unit: the flop; the probe's nearest f kernel: matmul_double_blas (dgemm dominates, OpenBLAS).
 """
@@ -159,7 +169,7 @@ class _Broadcast:
     """One phase of a broadcast in every scope (process row or column) of every stage: per
     (stage, scope) the h, the most requests of one member, all words and all requests; for the
     swap superstep also the root's and the first non-root member's max(sent, received) and the
-    root's requests."""
+    root's requests; h_inout, the max over members of sent + received (eq. 2.2)."""
 
     h: np.ndarray
     count: np.ndarray
@@ -168,6 +178,7 @@ class _Broadcast:
     root_e: np.ndarray
     first_e: np.ndarray
     root_requests: np.ndarray
+    h_inout: np.ndarray
 
 
 def broadcast(D: np.ndarray, q: int, root: np.ndarray, phase: int) -> _Broadcast:
@@ -177,7 +188,7 @@ def broadcast(D: np.ndarray, q: int, root: np.ndarray, phase: int) -> _Broadcast
     root = np.broadcast_to(np.asarray(root, dtype=np.int64).reshape(-1, 1), D.shape)
     if q == 2:  # direct: the root puts all of it, the other member receives it
         sends = (D > 0).astype(np.int64)
-        return _Broadcast(D, sends, D, sends, D, D, sends)
+        return _Broadcast(D, sends, D, sends, D, D, sends, D)
     nbytes = D * WORD_BYTES
     base, rem = nbytes // q, nbytes % q
     hi, lo = (base + 1 + WORD_BYTES - 1) // WORD_BYTES, (base + WORD_BYTES - 1) // WORD_BYTES
@@ -193,15 +204,16 @@ def broadcast(D: np.ndarray, q: int, root: np.ndarray, phase: int) -> _Broadcast
     first_e = np.where(first < rem, hi, lo)
     if phase == 0:
         sent = total - c_root
-        return _Broadcast(
-            np.maximum(sent, most), others_requests, sent, others_requests, sent, first_e, others_requests
-        )
+        h = np.maximum(sent, most)  # one-sided: the root sends, the others receive
+        return _Broadcast(h, others_requests, sent, others_requests, sent, first_e, others_requests, h)
     h = np.maximum(np.maximum((q - 1) * c_root, (q - 2) * most), total - least)
     count = np.maximum((q - 1) * (c_root > 0), (q - 2) * (most > 0))
     words = (q - 1) * c_root + (q - 2) * (total - c_root)
     requests = (q - 1) * (c_root > 0) + (q - 2) * others_requests
     zeros = np.zeros_like(h)
-    return _Broadcast(h, count, words, requests, zeros, zeros, zeros)
+    # member r sends (q - 2) c_r and receives T - c_r; the root sends (q - 1) c_root
+    h_inout = np.maximum((q - 1) * c_root, total + (q - 3) * most)
+    return _Broadcast(h, count, words, requests, zeros, zeros, zeros, h_inout)
 
 
 def _lgamma(x: np.ndarray) -> np.ndarray:
@@ -212,8 +224,15 @@ def _lgamma(x: np.ndarray) -> np.ndarray:
 
 
 def _totals(phase: _Broadcast) -> tuple[np.ndarray, ...]:
-    """Per stage over its scopes: h and count (the max), words and requests (the sum)."""
-    return phase.h.max(axis=1), phase.count.max(axis=1), phase.words.sum(axis=1), phase.requests.sum(axis=1)
+    """Per stage over its scopes: h and count (the max), words and requests (the sum), h_inout
+    (the max)."""
+    return (
+        phase.h.max(axis=1),
+        phase.count.max(axis=1),
+        phase.words.sum(axis=1),
+        phase.requests.sum(axis=1),
+        phase.h_inout.max(axis=1),
+    )
 
 
 def _number(x: Any) -> float:
@@ -226,8 +245,10 @@ def _ratio(words: Any, requests: Any) -> float:
     return _number(float(words) / float(requests)) if requests else 0
 
 
-def _exact(kind: str, w: Any, h: Any, count: Any, words: Any, requests: Any) -> StepKind:
-    return StepKind(kind, 1, _number(w), _number(h), _number(count), _ratio(words, requests), *LABEL)
+def _exact(kind: str, w: Any, h: Any, count: Any, words: Any, requests: Any, h_inout: Any) -> StepKind:
+    return StepKind(
+        kind, 1, _number(w), _number(h), _number(count), _ratio(words, requests), *LABEL, h_inout=_number(h_inout)
+    )
 
 
 def panel_flops(n: int, j0: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -266,13 +287,15 @@ def supersteps(n: int, nb: int, M: int, N: int) -> tuple[list[StepKind], tuple[s
         total = (
             panel_flops(n, j0, w).sum() + (w * (w - 1) * right[:, 0]).sum() + (2 * w * below[:, 0] * right[:, 0]).sum()
         )
-        steps.append(StepKind("local work after the last sync", 1, _number(total), 0, 0, 0, sync=False))
+        steps.append(StepKind("local work after the last sync", 1, _number(total), 0, 0, 0, sync=False, h_inout=0))
         return steps, ()
     if M == 1:
         return _one_process_row(n, nb, N, K, j0, w, j1, tc, right), ()
 
     # M > 1: the pivot supersteps' fixed counts
     pivot_h = (M - 1) * (2 * w + CANDIDATE_WORDS) + CANDIDATE_WORDS * M * (N - 1)
+    # the owner of row j: h out, and its column's M - 1 candidates with their rows in
+    pivot_inout = pivot_h + (M - 1) * (CANDIDATE_WORDS + w)
     pivot_count = M * N + M - 2
     pivot_words = M * ((M - 1) * (CANDIDATE_WORDS + w) + CANDIDATE_WORDS * (M * N - M)) + (M - 1) * w
     pivot_requests = M * (M * N - 1) + M - 1
@@ -296,13 +319,20 @@ def supersteps(n: int, nb: int, M: int, N: int) -> tuple[list[StepKind], tuple[s
     for stage in range(K):
         ws = int(w[stage])
         pivot = _exact(
-            "pivot", dgemm[stage - 1] if stage else 0, pivot_h[stage], pivot_count, pivot_words[stage], pivot_requests
+            "pivot",
+            dgemm[stage - 1] if stage else 0,
+            pivot_h[stage],
+            pivot_count,
+            pivot_words[stage],
+            pivot_requests,
+            pivot_inout[stage],
         )
         steps.append(pivot)
         c = np.arange(1, ws)
         column_work = (1 + 2 * (ws - c)) * np.maximum(rows_others[stage], rows_sr[stage] - c)
         steps += [
-            StepKind("pivot", 1, work, pivot.h, pivot.count, pivot.msg_words, *LABEL) for work in column_work.tolist()
+            StepKind("pivot", 1, work, pivot.h, pivot.count, pivot.msg_words, *LABEL, h_inout=pivot.h_inout)
+            for work in column_work.tolist()
         ]
         steps.append(swaps[stage])
         if panel_phase2 is not None:
@@ -347,6 +377,7 @@ def _one_process_row(
                 first.count[stage, 0],
                 first.words[stage, 0],
                 first.requests[stage, 0],
+                first.h_inout[stage, 0],
             )
         )
         if second is not None:
@@ -358,6 +389,7 @@ def _one_process_row(
                     second.count[stage, 0],
                     second.words[stage, 0],
                     second.requests[stage, 0],
+                    second.h_inout[stage, 0],
                 )
             )
     return steps
@@ -402,6 +434,8 @@ def _swap_supersteps(
 
     h_low = np.maximum(root_e, first_e).max(axis=1)
     h_expected = h_with(expected_rows)
+    # eq. 2.2: the broadcast's first phase is one-sided, the rows go both ways
+    h_inout_expected = h_with(2 * expected_rows)
     h_high = h_with(most_rows)
 
     # P(c_q > 0) = 1 - prod_{j in J} (n - j - a_q) / (n - j), a_q = rows(q, j1)
@@ -429,8 +463,9 @@ def _swap_supersteps(
             source="expected",
             h_low=_number(h_low[stage]),
             h_high=_number(h_high[stage]),
+            h_inout=float(h_inout_expected[stage]),
         )
         if others[stage] > 0
-        else _exact("swap", below[stage].max(), h_low[stage], count[stage], words[stage], requests[stage])
+        else _exact("swap", below[stage].max(), h_low[stage], count[stage], words[stage], requests[stage], h_low[stage])
         for stage in k.tolist()
     ]

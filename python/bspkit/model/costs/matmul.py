@@ -40,6 +40,7 @@ Superstep 2t + 1, output of step t:
       requests as for fetching it.
 Closing superstep ("add products"), only when F = 0: w = max_x a_x(L).
 In every superstep (eq. 2.1): h = max over processes of max(words sent, words received);
+h_inout (eq. 2.2) = max over processes of words sent + words received, from the same loads;
 count = max over processes of the requests it issued; msg_words (h*) = all words / all
 requests (0 without requests). Labels: input hpget/alltoall, remainder output send/alltoall,
 the store of C hpput/alltoall, a superstep without requests null. No open record after the
@@ -162,21 +163,26 @@ def merged_steps(
     count: FloatArray,
     msg_words: FloatArray,
     sync: BoolArray,
+    h_inout: FloatArray | None = None,
 ) -> tuple[StepKind, ...]:
     """Per-superstep arrays -> StepKinds, consecutive equal supersteps as one with repeat;
-    kind and label are indices into kind_names and labels ((primitive, pattern))."""
-    columns = (kind, label, w, h, count, msg_words, sync)
+    kind and label are indices into kind_names and labels ((primitive, pattern)); h_inout
+    (eq. 2.2) where the model gives it, else the StepKinds leave it None."""
+    inout = h_inout if h_inout is not None else np.full(len(kind), np.nan)
+    columns = (kind, label, w, h, count, msg_words, sync, inout)
     size = len(kind)
     if size == 0:
         return ()
     starts_run = np.zeros(size, dtype=bool)
     starts_run[0] = True
-    for column in columns:
+    for column in columns[:-1]:
         starts_run[1:] |= column[1:] != column[:-1]
+    if h_inout is not None:
+        starts_run[1:] |= h_inout[1:] != h_inout[:-1]
     starts = np.flatnonzero(starts_run)
     repeats = np.diff(np.append(starts, size)).tolist()
     # plain Python numbers, taken at each run's start (numpy scalars one by one are slow)
-    kinds, labels_at, ws, hs, counts, msgs, syncs = (column[starts].tolist() for column in columns)
+    kinds, labels_at, ws, hs, counts, msgs, syncs, inouts = (column[starts].tolist() for column in columns)
     return tuple(
         StepKind(
             kind=kind_names[kinds[r]],
@@ -188,6 +194,7 @@ def merged_steps(
             primitive=labels[labels_at[r]][0],
             pattern=labels[labels_at[r]][1],
             sync=bool(syncs[r]),
+            h_inout=float(inouts[r]) if h_inout is not None else None,
         )
         for r in range(len(repeats))
     )
@@ -355,6 +362,10 @@ class Phase:
     def received(self) -> FloatArray:
         return self.recv.reshape(self.steps, self.p)
 
+    def h_inout(self) -> FloatArray:
+        """Per step: the max over processes of words sent + words received (eq. 2.2)."""
+        return np.asarray((self.sent + self.recv).reshape(self.steps, self.p).max(axis=1))
+
     def summary(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
         """Per step: w, h, count (max over processes), h*, and all requests."""
         shape = (self.steps, self.p)
@@ -464,7 +475,7 @@ def supersteps(lay: Layout) -> tuple[StepKind, ...]:
     total = 2 * L + (lay.full == 0)
     kind = np.zeros(total, dtype=np.int64)
     label = np.zeros(total, dtype=np.int64)
-    w, h, count, msg = (np.zeros(total) for _ in range(4))
+    w, h, count, msg, inout = (np.zeros(total) for _ in range(5))
     adds_pending = np.zeros(lay.p)  # what arrived in the last output phase, to be added
     per_chunk = chunk_steps(lay)
     for t0 in range(0, L, per_chunk):
@@ -487,6 +498,7 @@ def supersteps(lay: Layout) -> tuple[StepKind, ...]:
         rows_in, rows_out = 2 * t, 2 * t + 1
         w[rows_in], h[rows_in], count[rows_in], msg[rows_in] = w_in, h_in, count_in, msg_in
         w[rows_out], h[rows_out], count[rows_out], msg[rows_out] = w_out, h_out, count_out, msg_out
+        inout[rows_in], inout[rows_out] = fetched.h_inout(), out.h_inout()
         kind[rows_in] = np.where(after_remainder, ADD_FETCH, FETCH)
         label[rows_in] = np.where(req_in > 0, FETCH_LABEL, NO_LABEL)
         remainder_step = t < lay.rem_steps
@@ -499,7 +511,7 @@ def supersteps(lay: Layout) -> tuple[StepKind, ...]:
         names.append(ADD_PRODUCTS)
         kind[-1] = len(names) - 1
         w[-1] = adds_pending.max()
-    return merged_steps(names, LABELS, kind, label, w, h, count, msg, np.ones(total, dtype=bool))
+    return merged_steps(names, LABELS, kind, label, w, h, count, msg, np.ones(total, dtype=bool), inout)
 
 
 # ------------------------------------------------------------------------------ the model

@@ -17,7 +17,8 @@ a round's digit has R = 2^width values; k = key_bits / 64 words per key.
 
 Per round, two supersteps (exact but for the key exchange's h, count and h*):
   histogram     w = max_s n_s = ceil(n / p); h = (p - 1) R, count = p - 1, h* = R (each
-                process puts its R counts to the p - 1 others; put / alltoall)
+                process puts its R counts to the p - 1 others; put / alltoall); each
+                receives as much: h_inout (eq. 2.2) = 2 (p - 1) R
   key exchange  w = p R + max_s n_s (the global offsets and the scatter); every key whose
                 final rank leaves the process' block is put to its owner (plain, opt: one
                 request per (digit value, owner) piece; combined: one per owner); labelled
@@ -64,7 +65,8 @@ periodic part is then damped by exp(-2 pi^2 (sigma / Delta)^2) < 2e-5).
           words, half a word more for an odd piece of 4-byte keys, odd_s = (1 + exp(-n_s / R)) / 2
           for a piece (pieces of one key are odd), 1/2 for combined's messages; received_s alike,
           the requests into s taken as n_s / n of all.
-  h = max_s max(E sent_s, E received_s), count = max_s E req_s, h* = E words / E requests:
+  h = max_s max(E sent_s, E received_s), count = max_s E req_s, h* = E words / E requests,
+          h_inout (eq. 2.2) = max_s (E sent_s + E received_s), an expectation as h is:
           h and count are the max of the processes' expectations, which lies below the
           expectation of the max by up to about sqrt(2 ln p) standard deviations of one
           process' count (the mean maximum of p normals): for h O(sqrt(n_s)) keys, 0.07 % at
@@ -245,6 +247,7 @@ class _Exchange:
     h: float
     h_low: float
     h_high: float
+    h_inout: float  # max_s (E sent_s + E received_s), eq. 2.2
     count: float
     msg_words: float
     received_most: float  # max_s E keys received (combined's closing step)
@@ -295,6 +298,7 @@ def _key_exchange(n: int, p: int, R: int, key_bytes: int, combined: bool) -> _Ex
         h=float(np.maximum(sent, received).max()),
         h_low=max(0.0, k * (leaving.max() - tau)),
         h_high=h_high,
+        h_inout=float((sent + received).max()),
         count=float(requests.max()),
         msg_words=float(total_words / total_requests) if total_requests > 0 else 0.0,
         received_most=float(leaving.max()),
@@ -385,12 +389,16 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
     for rnd in range(filled["rounds"]):
         R = 1 << _digit_width(key_bits, bits, rnd)
         if p > 1:
-            steps.append(StepKind("histogram", 1, most, (p - 1) * R, p - 1, R, "put", "alltoall"))
+            steps.append(
+                StepKind("histogram", 1, most, (p - 1) * R, p - 1, R, "put", "alltoall", h_inout=2 * (p - 1) * R)
+            )
         else:
-            steps.append(StepKind("histogram", 1, most, 0, 0, 0))
+            steps.append(StepKind("histogram", 1, most, 0, 0, 0, h_inout=0))
         label = (primitive, "alltoall") if p > 1 else (None, None)
         if not moves:
-            steps.append(StepKind("key exchange", 1, p * R + most, 0, 0, 0, primitive=label[0], pattern=label[1]))
+            steps.append(
+                StepKind("key exchange", 1, p * R + most, 0, 0, 0, primitive=label[0], pattern=label[1], h_inout=0)
+            )
             continue
         if R not in exchanges:
             exchanges[R] = _key_exchange(n, p, R, key_bits // 8, combined)
@@ -408,13 +416,18 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
                 source="expected",
                 h_low=x.h_low,
                 h_high=x.h_high,
+                h_inout=x.h_inout,
             )
         )
     notes: tuple[str, ...] = ()
     if moves:
         last = exchanges[1 << _digit_width(key_bits, bits, filled["rounds"] - 1)]
         if combined:
-            steps.append(StepKind("place received keys", 1, last.received_most, 0, 0, 0, sync=False, source="expected"))
+            steps.append(
+                StepKind(
+                    "place received keys", 1, last.received_most, 0, 0, 0, sync=False, source="expected", h_inout=0
+                )
+            )
         notes = (
             "the key exchange (each round's second superstep) depends on the keys: its h, count and h* are"
             " expectations over uniform random keys (the max over processes of each one's expected words and"

@@ -1,0 +1,131 @@
+"""The model of communication chosen by evidence: for an algorithm, the model that the newest
+`bspkit validate` of it found best (validate.json's summary over every run: the smallest mean
+|relative error| on the runs every model predicted, bspkit.measure.validation.summarize), else
+the most detailed model the parameters serve (comm_models.BEST_FIRST: the rule without
+evidence). `bspkit predict ALG` and `bspkit run ALG --predict` predict with it and say why in
+one line:
+
+    model g(h): the best in validate of cannon-put on 2026-11-28 (threads, p = 2; mean |error| 4.1% vs 7.9% g const)
+
+The sweeps are found under results/validate/ (bspkit.results.validations), the newest first; one
+of the back end asked for (its label: threads, mpi, mpi@CLUSTER, ...) is taken before the
+newest of another. A sweep counts when its file reads, is of the algorithm, has runs scored
+and names a best model that this bspkit knows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bspkit import results
+from bspkit.model import comm_models
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one validation sweep says of the models: its best and each model's mean |error|."""
+
+    algorithm: str
+    model: str  # the best model of the sweep
+    path: Path  # its validate.json
+    date: str | None  # when it ran (YYYY-MM-DD), from its directory's name
+    backend: str | None
+    p: int | None
+    errors: Mapping[str, float]  # per model: the mean |relative error| over the runs it predicted
+    runs: int  # the runs scored
+
+    def runner_up(self) -> tuple[str, float] | None:
+        """The model with the next smallest mean |error|, and it."""
+        others = sorted((e, m) for m, e in self.errors.items() if m != self.model)
+        return (others[0][1], others[0][0]) if others else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "validate": str(self.path),
+            "date": self.date,
+            "backend": self.backend,
+            "p": self.p,
+            "best_model": self.model,
+            "mean_abs_rel_error": dict(self.errors),
+            "runs": self.runs,
+        }
+
+
+def read_evidence(path: Path, algorithm: str) -> Evidence | None:
+    """The evidence of one validate.json, None where it gives none (unreadable, another
+    algorithm, no run scored, a best model this bspkit does not know)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, Mapping) or data.get("algorithm") != algorithm:
+        return None
+    summary = (data.get("summary") or {}).get("all") or {}
+    best = summary.get("best_model")
+    if best not in comm_models.BY_NAME or not summary.get("runs_used"):
+        return None
+    errors = {m: float(v) for m in comm_models.NAMES if isinstance(v := summary.get(m), int | float)}
+    if best not in errors:
+        return None
+    when = results.run_time(path.parent)
+    p = data.get("p")
+    return Evidence(
+        algorithm=algorithm,
+        model=str(best),
+        path=path,
+        date=when.strftime("%Y-%m-%d") if when else None,
+        backend=data.get("backend"),
+        p=p if isinstance(p, int) else None,
+        errors=errors,
+        runs=int(summary.get("runs_used") or 0),
+    )
+
+
+def evidence(algorithm: str, label: str | None = None, root: Path | None = None) -> Evidence | None:
+    """The newest validation of the algorithm that gives evidence: of the back end `label` where
+    there is one, else of any; None where there is none."""
+    found = [e for path in results.validations(algorithm, root) if (e := read_evidence(path, algorithm))]
+    same = [e for e in found if label is not None and e.backend == label]
+    return (same or found or [None])[0]
+
+
+def order(ev: Evidence | None) -> tuple[str, ...]:
+    """The models in the order a prediction takes the first that predicts: the evidence's best
+    first, then the most detailed (comm_models.BEST_FIRST)."""
+    if ev is None:
+        return comm_models.BEST_FIRST
+    return (ev.model, *(m for m in comm_models.BEST_FIRST if m != ev.model))
+
+
+def why(used: str, ev: Evidence | None, algorithm: str) -> str:
+    """One line: the model a prediction used, and why."""
+    if ev is None:
+        return (
+            f"model {used}: the most detailed the parameters serve (no validate of {algorithm} under results/validate/)"
+        )
+    sweep = f"validate of {algorithm}" + (f" on {ev.date}" if ev.date else "")
+    context = ", ".join(part for part in (ev.backend or "", f"p = {ev.p}" if ev.p else "") if part)
+    if used != ev.model:
+        return (
+            f"model {used}: the most detailed the parameters serve; {sweep}"
+            + (f" ({context})" if context else "")
+            + f" found {ev.model} best ({ev.errors[ev.model]:.1%}), which these parameters cannot predict"
+        )
+    second = ev.runner_up()
+    versus = f" vs {second[1]:.1%} {second[0]}" if second else ""
+    score = f"mean |error| {ev.errors[used]:.1%}{versus}"
+    return f"model {used}: the best in {sweep} ({context + '; ' if context else ''}{score})"
+
+
+def choice_json(used: str, ev: Evidence | None, algorithm: str) -> dict[str, Any]:
+    """The choice as a JSON object: the model, the line, and the evidence (null: none)."""
+    return {"model": used, "why": why(used, ev, algorithm), "evidence": ev.to_json() if ev else None}
+
+
+def chosen(values: Mapping[str, Any], ev: Evidence | None) -> str | None:
+    """The model of `values` (per model; None where it cannot predict) that the evidence picks."""
+    return comm_models.best(values, order(ev))
