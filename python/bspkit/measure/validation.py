@@ -99,8 +99,10 @@ def summarize(rows: Sequence[Row], rel_error: Callable[[Row], ByModel] = lambda 
     out["runs_used"] = len(long_rows)
     out.update(mean_abs_errors(long_rows, rel_error))
     # the best model is chosen on the runs every model could predict (a model that cannot
-    # predict the hard runs must not look better for it)
-    common = [rel_error(r) for r in long_rows if all(rel_error(r).get(m) is not None for m in comm_models.NAMES)]
+    # predict the hard runs must not look better for it); a model that predicts none (its
+    # parameters are not in the file) is left out of that test
+    scored = [m for m in comm_models.NAMES if out[m] is not None]
+    common = [rel_error(r) for r in long_rows if all(rel_error(r).get(m) is not None for m in scored)]
     vals = []
     for m in comm_models.NAMES:
         if out[m] is not None and common:

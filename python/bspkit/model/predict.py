@@ -312,7 +312,7 @@ def rate_from_run(run: Mapping[str, Any], algorithm: str) -> Rate:
 def _comm_cost(params: Params, step: StepKind, model: str, memo: dict[tuple[Any, ...], float | None]) -> float | None:
     """One superstep's communication and synchronization under a model (memoized: a run
     repeats the same shapes)."""
-    key = (model, step.h, step.count, step.primitive, step.pattern)
+    key = (model, step.h, step.h_inout, step.count, step.primitive, step.pattern)
     if key not in memo:
         memo[key] = pd.superstep_comm_s(params, step.as_superstep(), model)
     return memo[key]
@@ -365,8 +365,9 @@ def bandwidth_by_regime(params: Params, steps: Sequence[tuple[float, float, bool
     return {k: parts[k] for k in ("small_h", "large_h")}
 
 
-def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
-    """The predicted time of one closed-form cost on one machine."""
+def point(cost: Cost, machine: Machine, rate: Rate, order: Sequence[str] | None = None) -> Point:
+    """The predicted time of one closed-form cost on one machine; its best model the first of
+    `order` that predicts (default: the most detailed, comm_models.BEST_FIRST)."""
     params = machine.params
     l_empty = pd.empty_sync_s(params)
     memo: dict[tuple[Any, ...], float | None] = {}
@@ -383,9 +384,10 @@ def point(cost: Cost, machine: Machine, rate: Rate) -> Point:
                 break
             total += step.repeat * c
         models[model] = None if math.isnan(total) else work_s + total
-    best = comm_models.best(models)
+    best = comm_models.best(models, order)
     if best is None:
         raise ForecastError("the parameters predict no superstep under any model: the file has no usable g surface")
+    l_empty = pd.empty_superstep_s(params, best) or l_empty  # the l the best model charges a superstep
 
     kinds: dict[str, dict[str, Any]] = {}
     for step in cost.steps:
@@ -469,7 +471,7 @@ def run_band(
     work = prediction.get("work_s")
     if best is None or comm is None or work is None:
         return None
-    latency = min(supersteps * pd.empty_sync_s(params), comm)
+    latency = min(supersteps * (pd.empty_superstep_s(params, best) or pd.empty_sync_s(params)), comm)
     regimes = None
     if steps and spread.noise:
         regimes = bandwidth_by_regime(params, trust.steps_of_run(params, steps, best, pd.superstep_comm_s))
@@ -523,6 +525,7 @@ def sweep(
     cost_of: CostOf,
     machines: Mapping[int, Machine],
     given_rate: Rate | None = None,
+    order: Sequence[str] | None = None,
 ) -> Sweep:
     """Every problem at every p, with speedup and efficiency against the same problem at p = 1
     (predicted on the machine's parameters at p = 1). machines: the parameters at 1 and at
@@ -543,9 +546,9 @@ def sweep(
         # one f for the whole sweep (f is per core): the target machine's, so that the speedup
         # compares times of the same f
         rate = rate_of(cost_of(problem, 1), target.params, given_rate)
-        one = point(cost_of(problem, 1), machine(1), rate)
+        one = point(cost_of(problem, 1), machine(1), rate, order)
         for p in procs:
-            pt = one if p == 1 else point(cost_of(problem, p), machine(p), rate)
+            pt = one if p == 1 else point(cost_of(problem, p), machine(p), rate, order)
             work_1 = one.cost.W * rate.s_per_unit
             points.append(
                 replace(

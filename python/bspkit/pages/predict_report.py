@@ -57,17 +57,19 @@ def _machine_lines(sweep: Sweep) -> list[str]:
     return [f"p = {', '.join(map(str, ps))}: {source}" for source, ps in sources.items()]
 
 
-def row_head() -> tuple[str, ...]:
-    """The columns of a row per p: a time per model of communication, then the rest."""
-    return ("p", *comm_models.NAMES, "band 10-90%", "speedup", "effic.", "W", "H", "S", "fW", "gH", "lS")
+def row_head(names: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The columns of a row per p: a time per model of communication (`names`, default every
+    model), then the rest."""
+    models = comm_models.NAMES if names is None else names
+    return ("p", *models, "band 10-90%", "speedup", "effic.", "W", "H", "S", "fW", "gH", "lS")
 
 
-def point_row(pt: Point) -> list[str]:
+def point_row(pt: Point, names: Sequence[str] | None = None) -> list[str]:
     shares = pt.shares()
     low, high = pt.interval_s
     return [
         str(pt.p),
-        *(_s(pt.models[m]) for m in comm_models.NAMES),
+        *(_s(pt.models[m]) for m in (comm_models.NAMES if names is None else names)),
         f"{plain(low, 3)}-{plain(high, 3)} s" if high > low else "no spread",
         "-" if pt.speedup is None else plain(pt.speedup, 3),
         "-" if pt.efficiency is None else f"{pt.efficiency:.1%}",
@@ -114,8 +116,10 @@ def text(sweep: Sweep) -> list[str]:
     others = len(set(sweep.warnings) - set(sweep.target().machine.warnings))
     if others:
         out.append(f"  ({others} more warnings of the machines at the other p: in --json and the page)")
+    # the terminal's columns: the models marked for it, and the model each point used
+    names = comm_models.terminal_names(pt.best_model for pt in sweep.points)
     for group in by_problem(sweep):
-        out += ["", problem_label(group[0]) + ":", *_columns(row_head(), [point_row(pt) for pt in group])]
+        out += ["", problem_label(group[0]) + ":", *_columns(row_head(names), [point_row(pt, names) for pt in group])]
         notes = group[0].cost.notes
         out += [f"  note: {n}" for n in notes]
     if len(by_problem(sweep)) > 1:

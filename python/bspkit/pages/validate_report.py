@@ -473,14 +473,17 @@ def _print_table(
         f"{alg.name} on {backend}, p = {nprocs}: {overall['runs']} runs, "
         f"{overall['runs_used']} of >= {MIN_VALIDATED_TIME_S} s"
     )
+    width = {m: max(9, len(m)) for m in comm_models.NAMES}  # a column as wide as its model's name
     print(
         f"  {'':<14} {'efficiency':>10} "
-        + " ".join(f"{m:>9}" for m in comm_models.NAMES)
+        + " ".join(f"{m:>{width[m]}}" for m in comm_models.NAMES)
         + "   (mean |relative error|)"
     )
     sweep_key = alg.sweep_param
     for v, sm in [*by_sweep, ("all", overall)]:
-        cells = " ".join(f"{sm[m]:>9.1%}" if sm.get(m) is not None else f"{'-':>9}" for m in comm_models.NAMES)
+        cells = " ".join(
+            f"{sm[m]:>{width[m]}.1%}" if sm.get(m) is not None else f"{'-':>{width[m]}}" for m in comm_models.NAMES
+        )
         eff = f"{sm['efficiency']:>10.1%}" if sm.get("efficiency") is not None else f"{'-':>10}"
         print(f"  {(sweep_key + ' ' + str(v)) if sweep_key and v != 'all' else str(v):<14} {eff} {cells}")
     if overall.get("best_model"):
