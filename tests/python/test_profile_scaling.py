@@ -14,6 +14,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from synth_profile import SiteLaw, StepSpec, law_steps, log2p, records, write_profile
 
@@ -156,6 +157,19 @@ def test_a_program_of_known_laws_at_a_held_out_p(tmp_path: Path) -> None:
     # exact laws and noiseless work: the band is the prediction itself
     assert sc.interval_s is not None and sc.predicted_s is not None
     assert sc.interval_s == pytest.approx((sc.predicted_s, sc.predicted_s), rel=1e-9)
+    # the machine's compute noise (10 %, log-normal) on the profiles' compute: the band holds
+    # the compute's 10-90 % spread, +-12.8 % of its share of the time
+    noise = 0.10
+
+    def compute_noise(rng: np.random.Generator) -> float:
+        return float(np.exp(rng.normal(0.0, noise)))
+
+    ps.predict_scaling(sc, Params.from_json(PARAMS_JSON), "P.json", compute_noise=compute_noise)
+    low, high = sc.interval_s
+    compute = sum(truth.work(64, 2048) * truth.S(64, 2048) for truth in SITES)
+    share = compute / sc.predicted_s
+    assert high / sc.predicted_s - 1 == pytest.approx(share * (np.exp(1.2816 * noise) - 1), rel=0.25)
+    assert 1 - low / sc.predicted_s == pytest.approx(share * (1 - np.exp(-1.2816 * noise)), rel=0.25)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

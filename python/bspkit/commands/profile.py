@@ -278,8 +278,19 @@ def run_scaling(options: ProfileOptions) -> int:
             cores = fc.shared_cores(params, options.cores)
             if cores and options.to_p > cores:  # processes take turns on the cores
                 note = (note + ", " if note else "") + f"p = {options.to_p} on {cores} cores: they take turns"
-            draw = fc.params_draw(params, fc.spread_of(params))
-            ps.predict_scaling(sc, params, label, scale, note, options.model, params_draw=draw, cores=cores)
+            spread = fc.spread_of(params)
+            draw = fc.params_draw(params, spread)
+            ps.predict_scaling(
+                sc,
+                params,
+                label,
+                scale,
+                note,
+                options.model,
+                params_draw=draw,
+                cores=cores,
+                compute_noise=fc.compute_noise_draw(spread),
+            )
     except ps.ScalingError as e:
         raise Failure(str(e)) from None
     say = sys.stderr if options.json == "-" else sys.stdout

@@ -534,6 +534,8 @@ def scale_site(key: SiteMatch, text: str, runs: Sequence[Run], p: int, n: float 
 # to price its communication with (e.g. g and l drawn between a probe's quartiles). None
 # (the default): the parameter file as it is in every draw, the band is the fits' alone.
 ParamsDraw = Callable[[np.random.Generator], Params]
+# a factor on the profiles' compute per draw of the band
+ComputeDraw = Callable[[np.random.Generator], float]
 
 
 @dataclass
@@ -686,11 +688,13 @@ def predict_scaling(
     model: str | None = None,
     params_draw: ParamsDraw | None = None,
     cores: int | None = None,
+    compute_noise: ComputeDraw | None = None,
 ) -> Scaling:
     """The time of the program at the target on the machine of the parameter file, per model
     and per site; the best model (`model`, else the most detailed model (comm_models.BEST_FIRST) that predicts
     every site) and its 10-90 % band. cores: where the target's processes share fewer cores
-    than p, a superstep computes at least all its work over the cores."""
+    than p, a superstep computes at least all its work over the cores. compute_noise: a factor
+    on the profiles' compute per draw of the band (the machine's compute noise)."""
     cores = cores if cores and cores < sc.p else None
     sc.params_path, sc.compute_scale, sc.scale_note = params_path, compute_scale, scale_note
     sc.site_times = []
@@ -715,7 +719,9 @@ def predict_scaling(
     else:
         sc.best_model = comm_models.best(totals)
     if sc.best_model is not None and totals[sc.best_model] is not None:
-        sc.interval_s = prediction_interval(sc, params, sc.best_model, compute_scale, params_draw, cores=cores)
+        sc.interval_s = prediction_interval(
+            sc, params, sc.best_model, compute_scale, params_draw, cores=cores, compute_noise=compute_noise
+        )
     return sc
 
 
@@ -736,12 +742,15 @@ def prediction_interval(
     draws: int = INTERVAL_DRAWS,
     seed: int = 0,
     cores: int | None = None,
+    compute_noise: ComputeDraw | None = None,
 ) -> tuple[float, float] | None:
     """The 10-90 % band of the program's time under a model: each draw takes every fitted
     quantity of every site times (1 + one of its law's leave-one-out relative residuals, at
     random), exact and measured ones as they are, and prices it with the parameters of
     params_draw(rng) (the spread of the machine's parameters; None: the file as it is). The
-    band is widened to hold the prediction itself. None where a draw cannot be priced."""
+    band is widened to hold the prediction itself. None where a draw cannot be priced.
+    compute_noise(rng): a factor on the compute per draw (the machine's time-to-time noise of
+    the compute regime: the profiles' compute is measured once, at one moment)."""
     rng = np.random.default_rng(seed)
     point = sc.models.get(model)
     if point is None:
@@ -749,13 +758,14 @@ def prediction_interval(
     totals = np.empty(draws)
     for i in range(draws):
         prm = params_draw(rng) if params_draw is not None else params
+        scale = compute_scale * (compute_noise(rng) if compute_noise is not None else 1.0)
         total = 0.0
         for site in sc.sites:
             t = _site_time(
                 site,
                 prm,
                 model,
-                compute_scale,
+                scale,
                 _draw(site.S, rng),
                 _draw(site.W, rng),
                 _draw(site.h, rng),
