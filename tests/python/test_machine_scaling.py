@@ -353,6 +353,23 @@ def test_spread_at_an_extrapolated_p_adds_the_fits_error(noisy_probes: list[Para
     assert parameter_spread(params_at(noisy_probes, 1 << 16)).l > at_p.l  # type: ignore[operator]
 
 
+def test_the_machines_noise_is_carried_to_an_unprobed_p() -> None:
+    """The sentinels' time-to-time noise per regime is the machine's: a fit over p carries the
+    nearest probe's, so the band at p = 1024 holds it; without it there is none."""
+    files = []
+    for p in PS:
+        data = params_json(p, lambda q: 1e-5 * q)
+        if p == PS[-1]:
+            data["noise"] = {
+                "regimes": {"compute": {"rel_sd": 0.05, "visits": 9}, "sync": {"rel_sd": 0.2, "visits": 9}}
+            }
+        files.append(Params.from_json(data))
+    m = params_at(files, 1024)
+    assert m.params.noise["regimes"]["compute"]["rel_sd"] == 0.05
+    assert parameter_spread(m).noise == {"compute": 0.05, "sync": 0.2}
+    assert parameter_spread(params_at(probes(lambda q: 1e-5 * q), 1024)).noise == {}
+
+
 # -------------------------------------------------------------------- written by hand
 
 

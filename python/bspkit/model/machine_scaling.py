@@ -640,6 +640,11 @@ def params_at(files: Sequence[Params], p: int, *, force: bool = False) -> Machin
         machine={**nearest.machine, "p": p, "p_probed": ps},
         p=p,
     )
+    # the machine's time-to-time noise per regime (issue 39) is the machine's, not a law of p:
+    # the nearest probe's, so that a band at an unprobed p holds it too
+    regimes = nearest.noise.get("regimes") if isinstance(nearest.noise, Mapping) else None
+    if regimes:
+        result.noise["regimes"] = copy.deepcopy(regimes)
     # f: per core, the median file's value and detail
     for kernel in sorted({k for f in files for k, v in f.f.items() if v}):
         have = [f for f in files if f.f.get(kernel)]  # every file: f is per core
