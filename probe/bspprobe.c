@@ -102,8 +102,9 @@ static void usage(FILE *f) {
       "  --no-calibration      no calibration rounds (the default).\n"
       "  --sentinels           re-measure one fixed point per regime (compute, sync, small h,\n"
       "                        large h) at moments spread over the run: before the first\n"
-      "                        section, after each section and about 40 times (quick: 13)\n"
-      "                        inside the g grid's order; `sentinel` records. The default\n"
+      "                        section, after each section, between the parts of the mem\n"
+      "                        suite and about 100 times (quick: 33) inside the g grid's\n"
+      "                        order; `sentinel` records. The default\n"
       "                        when the g section runs and --reps is not given.\n"
       "  --no-sentinels        no sentinel visits.\n"
       "  -o FILE, --output FILE\n"
@@ -189,7 +190,8 @@ static void usage(FILE *f) {
       "processes. Per point: 1-2 warm-ups, then 6 repetitions, then more (half as many again\n"
       "each time) until the 95%% interval of their median (order statistics) is within +-3%%\n"
       "(quick: +-5%%) of it, at most 400 (quick: 200) and no more once they took 20 ms\n"
-      "(quick: 4 ms); the same for memcpy_h and the As total exchange. Latency tests: 500\n"
+      "(quick: 4 ms) or their share of the grid's budget of 90 s (quick: 20 s) left; the\n"
+      "same for memcpy_h and the As total exchange (without the budget). Latency tests: 500\n"
       "(quick: 100) samples, each a batch of back-to-back supersteps lasting about 100 us.\n"
       "A fixed-work canary (bspk_state.h) runs on every process before and after every timed\n"
       "batch; its times are in the batch's state object.\n"
@@ -596,14 +598,16 @@ static void write_header(probe_ctx *c, const char *date) {
     bspp_json_num(j, "target_ci_rel", c->prm.target_ci_rel);
     bspp_json_num(j, "confidence", 0.95);
     bspp_json_num(j, "max_point_s", c->prm.max_point_s);
+    bspp_json_num(j, "budget_s", c->prm.g_budget_s);
     bspp_json_int(j, "mem_reps", c->prm.mem_reps);
   }
   bspp_json_obj_end(j);
   bspp_json_obj_begin(j, "canary");
   bspp_json_int(j, "bytes", (long long)BSPK_CANARY_BYTES);
+  bspp_json_int(j, "passes", BSPK_CANARY_PASSES);
   bspp_json_str(j, "kernel",
-                "one load and one store per 64-byte line of the buffer, folded into a chain of "
-                "integer multiplies; two passes, the shorter one kept");
+                "passes over the buffer, one load and one store per 64-byte line, folded into a "
+                "chain of integer multiplies; timed twice, the shorter time kept");
   bspp_json_obj_end(j);
   if (bspp_sentinels_on(c)) {
     bspp_json_obj_begin(j, "sentinels");

@@ -88,6 +88,7 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
   int calibrate = 0, round = 0;
   for (long i = 0; i < n && c->opt->calibration; i++) calibrate |= pts[i].validation;
   char label[160];
+  const double t_begin = bspk_monotonic_seconds();
   for (long i = 0; i < n; i++) {
     int after_round = 0;
     while (calibrate && round < 10 && i == n * round / 10) {
@@ -107,6 +108,10 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
     bspp_comm_target(c, &o, perm);
     bspp_progress(c, point_label(label, sizeof label, pt->validation ? "validation" : sec, pt), i,
                   n, i == 0 || after_round);
+    /* the point's share of the budget left (process 0's clock decides: it alone applies the
+     * rule) */
+    double left = c->prm.g_budget_s - (bspk_monotonic_seconds() - t_begin);
+    c->point_max_s = left > 0 ? left / (double)(n - i) : 0;
     int warm, stop = -1;
     double ci_rel = -1;
     int reps = bspp_time_point_adaptive(c, bspp_comm_run, &o, out, &warm, &ci_rel, &stop);
@@ -114,6 +119,7 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
       write_comm_record(c, pt->validation ? "validation" : type, &o, out, reps, warm, i, ci_rel,
                         stop);
   }
+  c->point_max_s = -1;
   if (calibrate) {
     bspp_progress(c, "calibration", n, n, 1);
     bspp_run_calibration_round(c, round, n);

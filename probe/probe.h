@@ -132,6 +132,10 @@ typedef struct {
    * it, or max_reps, or the samples took max_point_s */
   double target_ci_rel;
   double max_point_s;
+  /* the points of one measure_points order (g and validation) share this budget: a point may
+   * take no more than the budget left over the points left (and max_point_s), beyond its
+   * min_reps samples */
+  double g_budget_s;
   int mem_reps;     /* samples per point of the mem suite */
   int l_samples;    /* samples of each l / As latency test */
   double l_batch_s; /* each such sample: a batch of supersteps lasting about this long */
@@ -196,6 +200,8 @@ typedef struct probe_ctx {
   double canary_before_s;
   int canary_work;
   long batches, canary_slow;
+  /* the current point's share of its section's budget (measure_comm.c; < 0: none) */
+  double point_max_s;
   /* sentinel visits made so far (sentinel.c), the same count on every process */
   int sentinel_visits;
   double sentinel_s;    /* what they took (process 0's clock) */

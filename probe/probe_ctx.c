@@ -24,7 +24,7 @@ static void probe_set_params(probe_params *pr, int quick) {
   if (quick) {
     *pr = (probe_params){
         .min_reps = 6, .max_reps = 200, .min_point_s = 0,
-        .target_ci_rel = 0.05, .max_point_s = 4e-3, .mem_reps = 5,
+        .target_ci_rel = 0.05, .max_point_s = 4e-3, .g_budget_s = 20, .mem_reps = 5,
         .l_samples = 100, .l_batch_s = 100e-6, .validation_per_combo = 8,
         .dot_n = 1L << 20, .dot_pool_bytes = 64L << 20, .dot_reps = 20,
         .ijk_n = 200, .ijk_reps = 5, .gemm_n = 1000, .gemm_reps = 5,
@@ -32,7 +32,7 @@ static void probe_set_params(probe_params *pr, int quick) {
   } else {
     *pr = (probe_params){
         .min_reps = 6, .max_reps = 400, .min_point_s = 0,
-        .target_ci_rel = 0.03, .max_point_s = 20e-3, .mem_reps = 9,
+        .target_ci_rel = 0.03, .max_point_s = 20e-3, .g_budget_s = 90, .mem_reps = 6,
         .l_samples = 500, .l_batch_s = 100e-6, .validation_per_combo = 30,
         .dot_n = 1L << 21, .dot_pool_bytes = 128L << 20, .dot_reps = 30,
         .ijk_n = 500, .ijk_reps = 5, .gemm_n = 2000, .gemm_reps = 5,
@@ -58,6 +58,7 @@ probe_ctx *bspp_ctx_setup(const probe_opts *opt, long hmax) {
   c->gather_stride += BSPP_STATE_WORDS; /* the machine's state rides with the samples */
   c->canary_buf = bspk_canary_buffer(); /* NULL (out of memory): no canary, null in the state */
   c->canary_before_s = -1;
+  c->point_max_s = -1;
   c->canary_work = 1;
   c->canary_slow = bspk_canary_slow_batch();
   c->src = xmalloc((size_t)c->area_words * WORD_BYTES);

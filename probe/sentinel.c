@@ -32,8 +32,8 @@ enum {
   SENTINEL_SYNC_SAMPLES = 15,
   SENTINEL_SMALL_REPS = 15,
   SENTINEL_LARGE_REPS = 9,
-  SENTINEL_G_VISITS = 40,        /* visits inside the g grid's order (quick: a third) */
-  SENTINEL_MIN_POINTS_APART = 25 /* at least this many points between two of them */
+  SENTINEL_G_VISITS = 100,       /* visits inside the g grid's order (quick: a third) */
+  SENTINEL_MIN_POINTS_APART = 15 /* at least this many points between two of them */
 };
 
 int bspp_sentinels_on(const probe_ctx *c) {

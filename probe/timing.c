@@ -39,6 +39,7 @@
 /* ---- the machine's state around a batch ---------------------------------------------------- */
 
 void bspp_canary_before(probe_ctx *c) {
+  bsp_sync(); /* every process runs it at once, as the one after the batch */
   c->canary_work = c->batches == c->canary_slow ? 3 : 1;
   c->canary_before_s = bspk_canary_seconds(c->canary_buf, c->canary_work);
 }
@@ -189,8 +190,10 @@ int bspp_time_point_adaptive(probe_ctx *c, op_fn fn, const void *arg, double *ou
     }
     return reps;
   }
+  double max_s = c->prm.max_point_s;
+  if (c->point_max_s >= 0 && c->point_max_s < max_s) max_s = c->point_max_s;
   const bspp_adaptive_rule rule = {c->prm.min_reps, c->prm.max_reps, c->prm.min_point_s,
-                                   c->prm.target_ci_rel, c->prm.max_point_s};
+                                   c->prm.target_ci_rel, max_s};
   bspp_canary_before(c);
   double w = bspk_max_over_processes(time_once(c, fn, arg), c->allv);
   *warmups = 1;

@@ -137,16 +137,20 @@ static inline bspk_thread_delta bspk_thread_delta_unpack(const double *v) {
 
 /* ---- the canary ------------------------------------------------------------------------------
  *
- * A fixed amount of work: one pass over a buffer of BSPK_CANARY_BYTES (1 MiB: past the L2 of
- * most cores, so in the last-level cache that other guests of the socket share), one load and
- * one store per 64-byte line, each line's value folded into a dependent chain of integer
- * multiplies and shifts (the core's clock). The pass runs twice back to back and the canary's
- * time is the shorter one: the first pass also brings the buffer back into the caches after a
- * batch that evicted it, and an interrupt or a tick that hits one pass does not count. About
- * 2 x 30 us on a 4 GHz core. The buffer is the caller's (bspk_canary_buffer), one per process:
- * the processes must not share lines. work > 1 runs the pass that many times (the test hook
- * BSPKIT_CANARY_SLOW plants a slowdown with it); the time is still of all of them. */
-#define BSPK_CANARY_BYTES ((size_t)1 << 20)
+ * A fixed amount of work: BSPK_CANARY_PASSES passes over a buffer of BSPK_CANARY_BYTES (128 KiB:
+ * in the L2 cache of every core of this century, so that what a batch left in the shared caches
+ * does not change it), one load and one store per 64-byte line, each line's value folded into a
+ * dependent chain of integer multiplies and shifts. Its time follows the core's clock and
+ * pipeline (another guest or a sibling hyperthread on the core) and the core's private caches.
+ * It is timed twice back to back and the canary's time is the shorter: the first also brings
+ * the buffer back after a batch that evicted it, and an interrupt or a tick that hits one does
+ * not count. About 2 x 25 us on a 4 GHz core. The buffer is the caller's (bspk_canary_buffer),
+ * one per process: the processes must not share lines. work > 1 runs the passes that many
+ * times (the test hook BSPKIT_CANARY_SLOW plants a slowdown with it). A 1 MiB buffer (past
+ * L2) was tried first: after a batch of 8 MiB per process its time rose 1.2-2x in 75% of the
+ * batches, two timings or not (the caches were full of the batch's dirty lines). */
+#define BSPK_CANARY_BYTES ((size_t)128 << 10)
+#define BSPK_CANARY_PASSES 8
 
 static inline uint64_t bspk_canary_pass(volatile uint64_t *buf, uint64_t x) {
   const size_t words = BSPK_CANARY_BYTES / sizeof *buf;
@@ -160,15 +164,16 @@ static inline uint64_t bspk_canary_pass(volatile uint64_t *buf, uint64_t x) {
   return x;
 }
 
-/* The canary's time in seconds (the shorter of two passes, each `work` times the fixed
+/* The canary's time in seconds (the shorter of two timings, each `work` times the fixed
  * work); -1 without a buffer. */
 static inline double bspk_canary_seconds(uint64_t *buf, int work) {
   if (!buf) return -1.0;
   double best = -1.0;
   uint64_t x = buf[1];
-  for (int pass = 0; pass < 2; pass++) {
+  for (int timing = 0; timing < 2; timing++) {
     double t0 = bspk_monotonic_seconds();
-    for (int w = 0; w < (work > 1 ? work : 1); w++) x = bspk_canary_pass(buf, x);
+    for (int w = 0; w < (work > 1 ? work : 1) * BSPK_CANARY_PASSES; w++)
+      x = bspk_canary_pass(buf, x);
     double t = bspk_monotonic_seconds() - t0;
     if (best < 0 || t < best) best = t;
   }

@@ -377,7 +377,7 @@ def test_canary_planted(backend: str, p: int, tmp_path: Path) -> None:
     records, run = read_run(out)
     header = records[0]
     assert header["repetitions"]["rule"] == "adaptive" and header["repetitions"]["target_ci_rel"] == 0.05, header
-    assert header["canary"]["bytes"] == 1 << 20 and header["sentinels"] is None, header
+    assert header["canary"]["bytes"] == 128 << 10 and header["sentinels"] is None, header
     g = [rec for rec in records if rec["type"] == "g"]
     assert [rec["seq"] for rec in g] == list(range(10))
     for rec in g:
