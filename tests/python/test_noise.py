@@ -120,6 +120,20 @@ def test_the_canary_marks_exactly_the_slowed_batch_and_names_it(tmp_path: Path) 
     assert again.noise["canary"]["slowed"][0]["evidence"] == row["evidence"]
 
 
+def test_a_canary_marked_l_is_kept_and_named_apart_from_the_cores_marks(tmp_path: Path) -> None:
+    """l is measured once per variant: the fit keeps it although the canary marked it and names
+    it in machine_state.canary_kept, not in kept_marked (which says a process lost its core)."""
+    records = with_canary(synthetic_records(SynthSpec(p=2, validation=0)), 2, {})
+    empty = next(r for r in records if r["type"] == "l" and r["variant"] == "empty")
+    empty["state"]["canary_after_s"][0] *= 2.0
+    params = fit_run(load_raw(write(tmp_path / "raw.jsonl", records)))
+    ms_json = params.machine_state
+    assert ms_json["kept_marked"] == [] and len(ms_json["canary_kept"]) == 1, ms_json
+    assert ms_json["canary_kept"][0].startswith("l empty: canary 2.0x its median on process 0 (after the batch")
+    assert params.l["empty"] is not None
+    assert [row["label"] for row in params.noise["canary"]["slowed"]] == ["l empty"]
+
+
 def test_a_slowdown_within_the_canarys_own_noise_marks_nothing(tmp_path: Path) -> None:
     """1.1x is below the 1.2x floor, and a jittery canary raises its own threshold (1 + 4 sd)."""
     records = with_canary(synthetic_records(SynthSpec(p=2, validation=0)), 2, {5: (0, "before", 1.1)})

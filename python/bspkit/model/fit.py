@@ -559,7 +559,9 @@ def unmarked_points(key: str, points: list[GPoint]) -> tuple[list[GPoint], str |
     )
 
 
-def machine_state_of(run: RawRun, left_out: Mapping[str, int], kept_marked: list[str]) -> JsonObject:
+def machine_state_of(
+    run: RawRun, left_out: Mapping[str, int], kept_marked: list[str], canary_kept: list[str] | None = None
+) -> JsonObject:
     """params.json's `machine_state`: how busy the machine was, what the fit left out for it
     and what it had to keep."""
     by_type: dict[str, list[Any]] = {}
@@ -576,6 +578,7 @@ def machine_state_of(run: RawRun, left_out: Mapping[str, int], kept_marked: list
         # points among them are left out or scored apart as the core's marks are
         "canary_marked": len(run.canary_slowed),
         "canary_threshold": run.canary.threshold if run.canary else None,
+        "canary_kept": list(canary_kept or []),
     }
 
 
@@ -595,8 +598,13 @@ def fit_run(run: RawRun) -> Params:
     memcpy_spw, memcpy_rows = fit_memcpy(run)
     g: dict[str, Surface] = {}
     left_out: dict[str, int] = {}
-    kept_marked = [f"f {rec['kernel']}: {rec['_mark'].evidence}" for rec in run.f if rec.get("_mark")]
-    kept_marked += [f"l {rec['variant']}: {rec['_mark'].evidence}" for rec in run.l if rec.get("_mark")]
+    # f and l are measured once each: kept although marked, and named (a process lost its core:
+    # kept_marked; only the canary says the machine was slower: canary_kept)
+    kept_marked, canary_kept = [], []
+    for rec, name in [(r, f"f {r['kernel']}") for r in run.f] + [(r, f"l {r['variant']}") for r in run.l]:
+        mark = rec.get("_mark")
+        if mark is not None:
+            (canary_kept if mark.kind == "canary" else kept_marked).append(f"{name}: {mark.evidence}")
     for key in run.g_keys():
         every = run.g_points(key)
         points, why_all = unmarked_points(key, every)
@@ -632,7 +640,7 @@ def fit_run(run: RawRun) -> Params:
             "units": "seconds; words of 8 bytes; error_bsp(star) in s^2/word^2",
         },
         imh=fit_imh(run),
-        machine_state=machine_state_of(run, left_out, kept_marked),
+        machine_state=machine_state_of(run, left_out, kept_marked, canary_kept),
     )
     params.hardware = dict(hardware_of(run, params.empty_sync_s()))
     # what a reader of the file gets: plain JSON values, NaN and infinities as null
