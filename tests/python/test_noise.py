@@ -172,6 +172,25 @@ def test_a_drivers_repetitions_are_checked_against_the_probes_canary() -> None:
     assert ms.repetition_canary_marks({}) == []
 
 
+def test_validate_scores_a_run_on_the_repetitions_the_canary_did_not_mark() -> None:
+    """measure/validation: a repetition whose canary ran 3x slower leaves the score (the run's
+    median over the other four), named with the canary's evidence; a state mark still wins."""
+    from bspkit.measure import validation as va
+
+    from synth import PARAMS_JSON
+
+    params = Params.from_json(PARAMS_JSON)
+    reps = [quiet_state(2, [(CANARY_S, CANARY_S)] * 2) for _ in range(5)]
+    reps[1] = quiet_state(2, [(CANARY_S, 3 * CANARY_S), (CANARY_S, CANARY_S)])
+    marks = va.repetition_marks({"state": reps}, params)
+    assert [m is not None for m in marks] == [False, True, False, False, False]
+    held = ms.run_verdict([1.0, 3.0, 1.1, 0.9, 1.2], marks)
+    assert held.times_s == (1.0, 1.1, 0.9, 1.2) and held.marked_reps == 1
+    assert held.evidence is not None and held.evidence.startswith("canary 3.0x its median on process 0")
+    # no canary recorded: the state's marks alone (none here)
+    assert va.repetition_marks({"state": [quiet_state(2, None)] * 3}, params) == [None, None, None]
+
+
 # --------------------------------------------------------------------------- the sentinels
 
 

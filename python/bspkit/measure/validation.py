@@ -230,6 +230,20 @@ def kernel_of(alg: al.Algorithm, run: JsonObject) -> str | None:
         return None
 
 
+def repetition_marks(run: JsonObject, params: Params) -> list[ms.Mark | None]:
+    """Per repetition of a driver run, its mark: the machine's state (a process did not hold its
+    core), else the canary timed around it (slower than the probe's canary, or without one the
+    run's own, by more than its threshold); [] where the run recorded neither."""
+    state = ms.repetition_marks(run)
+    reference = ms.CanaryReference.from_json((params.noise or {}).get("canary"))
+    canary = ms.repetition_canary_marks(run, reference)
+    if not canary:
+        return state
+    if not state:
+        return canary
+    return [s or c for s, c in zip(state, canary, strict=True)]
+
+
 def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int, sweep_value: str | None) -> Row:
     """One run with its predictions and errors under each model."""
     d = res.data
@@ -241,8 +255,10 @@ def measured_row(alg: al.Algorithm, res: al.RunResult, params: Params, size: int
         pred_alone = pd.predict(params, d, d.get("f_held_s_per_unit") or d.get("f_s_per_unit"))
     except pd.PredictionError as e:
         raise Failure(str(e)) from None
-    # the repetitions during which every process held its core (machine_state.run_verdict)
-    held = ms.run_verdict(d.get("times_s") or [d["time_s"]], ms.repetition_marks(d))
+    # the repetitions during which every process held its core and ran at its usual pace
+    # (machine_state.run_verdict): a state mark, else the canary's (issue 39: a slowdown no
+    # scheduler counter sees), against the probe's canary where it measured one
+    held = ms.run_verdict(d.get("times_s") or [d["time_s"]], repetition_marks(d, params))
     measured = statistics.median(held.times_s) if held.marked_reps and not held.all_marked else d["time_s"]
     row: Row = {
         "size": size,

@@ -613,6 +613,8 @@ def fit_run(run: RawRun) -> Params:
             kept_marked.append(why_all)
         g[key] = fit_surface(points, l0, run.p)
     calibration = calibration_reference(run)
+    # the machine's noise first: the check's split weighs each point's error by it
+    noise = noise_summary(run)
     params = Params(
         source=str(run.path),
         fitted=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -627,10 +629,10 @@ def fit_run(run: RawRun) -> Params:
         memcpy_detail=memcpy_rows,
         g=g,
         as_suite=fit_as(run),
-        validation=validate(run, g, f, l_s, calibration),
+        validation=validate(run, g, f, l_s, calibration, noise),
         calibration=calibration,
         checks={"memcpy": memcpy_check(g, memcpy_spw), "memcpy_factor": MEMCPY_FACTOR},
-        noise=noise_summary(run),
+        noise=noise,
         flags=f_flags + l_flags,
         fit_settings={
             "confidence": CONFIDENCE,

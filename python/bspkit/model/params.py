@@ -281,6 +281,8 @@ ValidationPoint = TypedDict(
         "measured_s": float,
         "seq": int | None,
         "drift_factor": float | None,
+        # the relative standard error of measured_s, from the point's own samples (bspkit.model.trust)
+        "median_rse": NotRequired[float],
         "skipped": NotRequired[str],  # why it was not predicted
         "predicted_s": NotRequired[float],  # eq. (2.6) per h
         "rel_error": NotRequired[float],
@@ -366,6 +368,8 @@ Validation = TypedDict(
         "drift": MachineDrift,
         # the points measured while a process did not hold its core, scored apart
         "marked": JsonObject,
+        # the error split into the machine's noise and the model's, by regime (bspkit.model.trust)
+        "split": JsonObject,
     },
     total=False,
 )
