@@ -97,11 +97,11 @@ static void measure_points(probe_ctx *c, const char *sec, const char *type, poin
       after_round = 1;
     }
     if (bspp_sentinel_due(c, i, n)) {
-      bspp_progress(c, "sentinels", i, n, 1);
+      /* a visit takes milliseconds: no progress line of its own (the throttled point lines go
+       * on), else a log gets two lines per visit, some 250 in a default probe */
       char where[64];
       snprintf(where, sizeof where, "in %s", sec);
       bspp_sentinel_visit(c, where, i);
-      after_round = 1;
     }
     const point *pt = &pts[order[i]];
     comm_op o = {pt->prim, pt->pattern, pt->hs, pt->count, 0};
