@@ -384,7 +384,8 @@ def test_canary_planted(backend: str, p: int, tmp_path: Path) -> None:
         check_canary(rec["state"], p, f"g seq {rec['seq']}")
         assert rec["reps"] >= 6 and rec["stop"] in ("ci", "max_reps", "time"), rec
         ci = rec["median_ci_rel"]
-        assert ci == pytest.approx(median_ci_rel(rec["samples_s"]), abs=1e-4), rec
+        # the samples are written rounded: relative agreement (a sanitizer build's half-widths are large)
+        assert ci == pytest.approx(median_ci_rel(rec["samples_s"]), rel=1e-4, abs=1e-4), rec
         if rec["stop"] == "ci":
             assert ci <= 0.05, rec
     slowed = {row["seq"]: row for row in run.canary_slowed}
