@@ -21,8 +21,7 @@ import numpy as np
 import pytest
 
 from bspkit.measure import machine_state as ms
-from bspkit.measure.rawdata import load_raw, median_ci_rel
-from bspkit.model.estimators import median_ci
+from bspkit.measure.rawdata import load_raw, median_ci, median_ci_rel
 from bspkit.model.fit import fit_run
 from bspkit.model.params import Params
 
@@ -324,7 +323,7 @@ def test_the_model_of_the_rule_stops_where_worked_out(kind: str) -> None:
 
 def test_the_ci_of_the_rule_is_the_fits_interval_of_the_median() -> None:
     """rawdata.median_ci_rel (the rule's, also of older files) is half the width of
-    estimators.median_ci (the fit's) over the median, for every n from 6 to 400."""
+    rawdata.median_ci (the fit's) over the median, for every n from 6 to 400."""
     rng = np.random.default_rng(5)
     assert median_ci_rel([1.0] * 5) is None
     for n in range(6, 401):

@@ -97,23 +97,34 @@ def stats(samples: Any) -> Stats:
     return Stats(int(x.size), med, q1, q3, float(x.min()), float(x.max()), outliers, spread)
 
 
-def median_ci_rel(samples: Any) -> float | None:
-    """Half the width of the distribution-free 95% interval of the median over the median (the
-    order statistics [x_(j), x_(n-1-j)], j the largest with P(B <= j) <= 0.025 for B binomial(n,
-    1/2)): what bspprobe's adaptive rule stops on (its records' `median_ci_rel`); None for
-    fewer than 6 samples or a median that is not positive."""
+def median_ci(samples: Any, conf: float = 0.95) -> tuple[float, float]:
+    """Distribution-free interval for the median from order statistics: [x_(j), x_(n-1-j)], j
+    the largest with P(B <= j) < (1 - conf) / 2 for B binomial(n, 1/2) (at least 0); the whole
+    range below 6 samples."""
     x = np.sort(np.asarray(samples, dtype=float))
     n = int(x.size)
     if n < 6:
-        return None
-    cdf, j = 0.0, -1
-    for k in range(n // 2 + 1):
+        return float(x[0]), float(x[-1])
+    tail = (1 - conf) / 2
+    cdf, j = 0.0, 0
+    for k in range(n // 2 + 1):  # the binomial's cdf, exactly (no scipy on a reader's import)
         cdf += math.comb(n, k) / (1 << n)
-        if cdf > 0.025:
+        if cdf >= tail:
             break
         j = k
+    return float(x[j]), float(x[n - 1 - j])
+
+
+def median_ci_rel(samples: Any) -> float | None:
+    """Half the width of median_ci's 95% interval over the median: what bspprobe's adaptive rule
+    stops on (its records' `median_ci_rel`); None for fewer than 6 samples or a median that is
+    not positive."""
+    x = np.asarray(samples, dtype=float)
+    if x.size < 6:
+        return None
+    lo, hi = median_ci(x)
     med = float(np.median(x))
-    return float((x[n - 1 - j] - x[j]) / (2 * med)) if med > 0 else None
+    return float((hi - lo) / (2 * med)) if med > 0 else None
 
 
 @dataclass

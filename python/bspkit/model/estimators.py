@@ -87,17 +87,6 @@ def checked(
     return float(value)
 
 
-def median_ci(samples: np.ndarray, conf: float = CONFIDENCE) -> tuple[float, float]:
-    """Distribution-free interval for the median from order statistics."""
-    x = np.sort(np.asarray(samples, dtype=float))
-    n = x.size
-    if n < 6:
-        return float(x[0]), float(x[-1])
-    j = int(sstats.binom.ppf((1 - conf) / 2, n, 0.5))
-    j = max(j - 1, 0)
-    return float(x[j]), float(x[n - 1 - j])
-
-
 def grid_arrays(points: list[GPoint]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     hs = np.array([p.msg_words for p in points], dtype=float)
     c = np.array([p.count for p in points], dtype=float)

@@ -27,7 +27,7 @@ import numpy as np
 from bspkit.fileformat import JsonObject
 from bspkit.measure.hardware import hardware_of
 from bspkit.measure.machine_state import LOST_MARK, robust_sd_log, summarize
-from bspkit.measure.rawdata import GPoint, RawRun, Stats
+from bspkit.measure.rawdata import GPoint, RawRun, Stats, median_ci
 from bspkit.measure.rawdata import stats as _stats
 from bspkit.model.estimators import (
     CONFIDENCE,
@@ -38,7 +38,6 @@ from bspkit.model.estimators import (
     level_fits,
     linreg,
     lsq_fit,
-    median_ci,
     squared_error,
     weighted_estimators,
 )
