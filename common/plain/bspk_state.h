@@ -47,7 +47,11 @@
 
 /* One process (thread) at one moment. */
 typedef struct {
-  double wall_s;   /* CLOCK_MONOTONIC */
+  /* CLOCK_MONOTONIC before and after the counters below were read: a delta's wall time runs
+   * from one state's wall_s to the next one's wall_end_s, so it holds every wait the counters
+   * saw (a thread preempted between reading its run delay and the clock would otherwise count a
+   * wait outside the window: run delay above the wall time) */
+  double wall_s, wall_end_s;
   double cpu_s;    /* this thread's CPU clock */
   double waited_s; /* time runnable but waiting for a core so far (schedstat); -1 unknown */
   long involuntary, voluntary; /* context switches so far (RUSAGE_THREAD) */
@@ -84,8 +88,8 @@ static inline double bspk_thread_waited_s(void) {
 
 static inline bspk_thread_state bspk_thread_state_now(void) {
   bspk_thread_state s;
-  s.waited_s = bspk_thread_waited_s();
   s.wall_s = bspk_monotonic_seconds();
+  s.waited_s = bspk_thread_waited_s();
   s.cpu_s = bspk_thread_cpu_seconds();
   s.involuntary = s.voluntary = -1;
 #ifdef RUSAGE_THREAD
@@ -101,12 +105,13 @@ static inline bspk_thread_state bspk_thread_state_now(void) {
   s.cpu = -1;
 #endif
   s.canary_s = -1.0;
+  s.wall_end_s = bspk_monotonic_seconds();
   return s;
 }
 
 static inline bspk_thread_delta bspk_thread_delta_of(bspk_thread_state a, bspk_thread_state b) {
   bspk_thread_delta d;
-  d.wall_s = b.wall_s - a.wall_s;
+  d.wall_s = b.wall_end_s - a.wall_s;
   d.cpu_s = (a.cpu_s >= 0 && b.cpu_s >= 0) ? b.cpu_s - a.cpu_s : -1.0;
   d.waited_s = (a.waited_s >= 0 && b.waited_s >= 0) ? b.waited_s - a.waited_s : -1.0;
   d.involuntary = (a.involuntary >= 0 && b.involuntary >= 0) ? b.involuntary - a.involuntary : -1;
