@@ -12,10 +12,13 @@ is taken just before the measured one because this machine's speed drifts over m
 of LLCS at p = 1 from 1.26 to 2.59 s within one minute): the prediction at p is then the
 ratio T(p)/T(1) of the model against that of the machine, taken in one moment. Runs are taken
 one after the other, never beside another job.
-Writes OUT/accuracy.json and prints a table (mean |error| per algorithm and model, coverage of
-the band). Usage, from the repository root:
+Writes OUT/accuracy.json and prints a table (median |error| per algorithm and p, mean |error| per
+model, the band's coverage with its Wilson 95 % interval). --rescore DIR... measures nothing: it
+predicts the rows of earlier sweeps again with this bspkit (after a change to the model or the
+band). Usage, from the repository root:
   .venv/bin/python bench/predict_accuracy.py --out results/predict-accuracy [--procs 1,2,4,8]
       [--algs cannon-put,matmul-blockcyclic,llcs-dp,rdxsort,lu] [-b threads] [--hostfile FILE]
+  .venv/bin/python bench/predict_accuracy.py --out results/rescored --rescore results/predict-accuracy
 """
 
 from __future__ import annotations
@@ -88,6 +91,117 @@ def driver_run(
     return run_json([*cmd, "--", "-r", str(reps), "--no-check", *extra, *driver_opts])
 
 
+def predict(alg: str, p: int, params: Path, f_path: Path) -> dict[str, Any]:
+    """`bspkit predict` of the case at p with the probe's parameters and f from the run in
+    f_path (its JSON); the model and the band's validation residual come from the newest
+    `bspkit validate` of the algorithm under results/validate/, as for any user."""
+    size, predict_opts, _ = CASES[alg]
+    return run_json(
+        [*BSPKIT, "predict", alg, "--size", str(size), "-n", str(p), *predict_opts]
+        + ["--params", str(params), "--f-from", str(f_path), "--json", "-"]
+        # every process of this bench runs on this machine's cores, emulated hosts too
+        + ["--cores", str(os.cpu_count() or 1)]
+    )
+
+
+def rescore(dirs: list[Path]) -> list[dict[str, Any]]:
+    """The rows of earlier sweeps (DIR/accuracy.json) predicted again by this bspkit from the
+    same probe and f runs (DIR/probe-pP, DIR/ALG-f-roundR-pP.json): the measurements stay, the
+    predictions and their bands are this version's."""
+    rows = []
+    for d in dirs:
+        for row in json.loads((d / "accuracy.json").read_text())["rows"]:
+            alg, p, rnd = row["algorithm"], row["p"], row["round"]
+            predicted = predict(
+                alg,
+                p,
+                d / f"probe-p{p}" / "params.json",
+                d / f"{alg}-f-round{rnd}-p{p}.json",
+            )
+            t = row["measured_s"]
+            low, high = predicted["interval_s"]
+            row.update(
+                sweep=str(d),
+                predicted_s=predicted["predicted_s"],
+                best_model=predicted["best_model"],
+                models=predicted["models"],
+                interval_s=predicted["interval_s"],
+                error=predicted["predicted_s"] / t - 1,
+                errors={
+                    m: (v / t - 1 if v else None)
+                    for m, v in predicted["models"].items()
+                },
+                in_band=low <= t <= high,
+                spread=predicted["machine"]["spread"],
+            )
+            rows.append(row)
+    return rows
+
+
+def write_summary(
+    out: Path, rows: list[dict[str, Any]], args: argparse.Namespace
+) -> None:
+    """Per algorithm: the median error at each p, the mean |error| per model, and the band's
+    coverage with its Wilson 95 % interval (bspkit.model.trust.coverage); the same over all
+    rows. Prints the table and writes OUT/accuracy.json."""
+    from bspkit.model import trust
+
+    summary: dict[str, Any] = {}
+    for alg in dict.fromkeys(r["algorithm"] for r in rows):
+        mine = [r for r in rows if r["algorithm"] == alg]
+        procs = sorted({r["p"] for r in mine})
+        per_p = {
+            p: statistics.median(r["error"] for r in mine if r["p"] == p) for p in procs
+        }
+        summary[alg] = {
+            "median_error_per_p": per_p,
+            "median_abs_error_per_p": {
+                p: statistics.median(abs(r["error"]) for r in mine if r["p"] == p)
+                for p in procs
+            },
+            "mean_abs_error": statistics.mean(abs(e) for e in per_p.values()),
+            "mean_abs_error_all_runs": statistics.mean(abs(r["error"]) for r in mine),
+            "per_model": {
+                m: statistics.mean(
+                    abs(r["errors"][m]) for r in mine if r["errors"][m] is not None
+                )
+                for m in mine[0]["errors"]
+                if any(r["errors"][m] is not None for r in mine)
+            },
+            "coverage": trust.coverage([r["in_band"] for r in mine]),
+        }
+        cov = summary[alg]["coverage"]
+        print(
+            f"{alg:<20} median |error| per p: "
+            + ", ".join(
+                f"p={p}: {e:.1%}"
+                for p, e in summary[alg]["median_abs_error_per_p"].items()
+            )
+            + f"; band coverage {cov['inside']}/{cov['runs']} ({100 * cov['ci'][0]:.0f}-{100 * cov['ci'][1]:.0f}%)"
+        )
+    total = trust.coverage([r["in_band"] for r in rows])
+    summary["all"] = {"coverage": total}
+    if total:
+        print(f"all: {trust.coverage_text(total)}")
+    machine: dict[str, Any] = {
+        "cores": os.cpu_count(),
+        "loadavg_end": os.getloadavg(),
+        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
+        "f_source": getattr(args, "f_source", None),
+    }
+    try:
+        machine["cpu"] = next(
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
+    except StopIteration:
+        machine["cpu"] = platform.machine()
+    (out / "accuracy.json").write_text(
+        json.dumps({"machine": machine, "rows": rows, "summary": summary}, indent=1)
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
@@ -107,15 +221,25 @@ def main() -> int:
         "(busy) the kernel timed on every process at once in a run at p = min(p, cores) (--measure-f's f_all: "
         "the rate of a core while the others compute too)",
     )
+    ap.add_argument(
+        "--rescore",
+        nargs="+",
+        metavar="DIR",
+        help="measure nothing: predict the rows of these earlier sweeps again with this bspkit (their probes "
+        "and f runs) and write OUT/accuracy.json from them",
+    )
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.rescore:
+        rows = rescore([Path(d) for d in args.rescore])
+        write_summary(out, rows, args)
+        return 0
     procs = [int(p) for p in args.procs.split(",")]
     params = {p: probe(args, p) for p in procs}
     rows: list[dict[str, Any]] = []
     for rnd in range(args.rounds):
         for alg in args.algs.split(","):
-            _, predict_opts, _ = CASES[alg]
             for p in procs:
                 # f from a run on one process taken just before the measured one: the machine's
                 # speed drifts between minutes, and a ratio taken in one moment does not
@@ -127,28 +251,7 @@ def main() -> int:
                 f_path = out / f"{alg}-f-round{rnd}-p{p}.json"
                 f_path.write_text(json.dumps(f_run))
                 measured = driver_run(args, alg, p, args.reps, [])
-                predicted = run_json(
-                    [
-                        *BSPKIT,
-                        "predict",
-                        alg,
-                        "--size",
-                        str(CASES[alg][0]),
-                        "-n",
-                        str(p),
-                        *predict_opts,
-                    ]
-                    + [
-                        "--params",
-                        str(params[p]),
-                        "--f-from",
-                        str(f_path),
-                        "--json",
-                        "-",
-                    ]
-                    # every process of this bench runs on this machine's cores, emulated hosts too
-                    + ["--cores", str(os.cpu_count() or 1)]
-                )
+                predicted = predict(alg, p, params[p], f_path)
                 t = measured["time_s"]
                 low, high = predicted["interval_s"]
                 row = {
@@ -178,46 +281,7 @@ def main() -> int:
                     f"{'in' if row['in_band'] else 'OUT'}",
                     flush=True,
                 )
-    summary = {}
-    for alg in args.algs.split(","):
-        mine = [r for r in rows if r["algorithm"] == alg]
-        per_p = {
-            p: statistics.median(r["error"] for r in mine if r["p"] == p) for p in procs
-        }
-        summary[alg] = {
-            "median_error_per_p": per_p,
-            "mean_abs_error": statistics.mean(abs(e) for e in per_p.values()),
-            "mean_abs_error_all_runs": statistics.mean(abs(r["error"]) for r in mine),
-            "per_model": {
-                m: statistics.mean(
-                    abs(r["errors"][m]) for r in mine if r["errors"][m] is not None
-                )
-                for m in mine[0]["errors"]
-                if any(r["errors"][m] is not None for r in mine)
-            },
-            "coverage": sum(r["in_band"] for r in mine) / len(mine),
-        }
-        print(
-            f"{alg:<20} mean |median error| over p {summary[alg]['mean_abs_error']:.1%} "
-            f"({', '.join(f'p={p}: {e:+.1%}' for p, e in per_p.items())}), band coverage {summary[alg]['coverage']:.0%}"
-        )
-    machine: dict[str, Any] = {
-        "cores": os.cpu_count(),
-        "loadavg_end": os.getloadavg(),
-        "blas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
-        "f_source": args.f_source,
-    }
-    try:
-        machine["cpu"] = next(
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        )
-    except StopIteration:
-        machine["cpu"] = platform.machine()
-    (out / "accuracy.json").write_text(
-        json.dumps({"machine": machine, "rows": rows, "summary": summary}, indent=1)
-    )
+    write_summary(out, rows, args)
     return 0
 
 

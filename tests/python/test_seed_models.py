@@ -422,6 +422,50 @@ def test_bspkit_predict_uses_the_model_validate_found_best(
     assert "g const" in header and "thesis g const" not in header and "[in+out]" not in header
 
 
+def test_the_band_holds_the_algorithms_validation_residual(
+    evidence_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where validate of the algorithm has run, the band of `bspkit predict` holds the best
+    model's residual beyond the noise over its runs (the split's model_sd): a log-normal factor
+    on the whole time, whose 10-90 % band alone is exp(+-1.2816 sd)."""
+    params = tmp_path / "params.json"
+    params.write_text(json.dumps({**PARAMS_JSON, "g": {k: v for k, v in PARAMS_JSON["g"].items() if k != "get/shift"}}))
+    args = ["predict", "inprod", "--size", "1000000", "-n", "2", "--params", str(params), "--f", "1e-9"]
+    assert cli.main([*args, "--json", "-"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert before["machine"]["spread"]["validation"] == 0.0
+    lo0, hi0 = before["interval_s"]
+    file_validation(
+        evidence_root,
+        "inprod-threads-p2-20261130-120000",
+        "inprod",
+        "threads",
+        2,
+        {
+            "runs_used": 9,
+            "best_model": "g(h,h*)",
+            "g const": 0.2,
+            "g(h)": 0.1,
+            "g(h,h*)": 0.08,
+            "split": {"all": {"n": 9, "model_sd": 0.1, "rms_log": 0.11, "noise_sd": 0.05}},
+        },
+    )
+    assert cli.main([*args, "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    after = json.loads(captured.out)
+    spread = after["machine"]["spread"]
+    assert spread["validation"] == 0.1
+    assert spread["validation_source"] == "validate of inprod, 2026-11-30, threads, p = 2, 9 run(s)"
+    assert after["model_choice"]["evidence"]["residual_sd"] == 0.1
+    lo, hi = after["interval_s"]
+    t = after["predicted_s"]
+    assert lo < lo0 and hi > hi0
+    # the residual dominates this band: about exp(+-1.2816 x 0.1) around the prediction
+    assert hi / lo >= math.exp(2 * 1.2816 * 0.1) * 0.95
+    assert lo < t < hi
+    assert "the model's residual beyond it in validation (±10%, validate of inprod, 2026-11-30" in captured.err
+
+
 def test_bspkit_run_predict_names_the_model_chosen(evidence_root: Path) -> None:
     from bspkit.commands.run import prediction
 

@@ -41,9 +41,12 @@ def synthetic_check(
     bias: float = 0.0,
     biased_cell: tuple[str, int] = ("send", 8),
     machine_sd: float = MACHINE_SD,
+    scatter: float = 0.0,
+    scattered_cell: tuple[str, int] = ("put", 8192),
 ) -> list[dict[str, Any]]:
     """Validation rows as probe_validation.validate writes them: per primitive x message size,
-    per_cell points; the prediction is the truth (times 1 + bias in biased_cell)."""
+    per_cell points; the prediction is the truth (times 1 + bias in biased_cell, and times a
+    log-normal factor of sd `scatter` in scattered_cell: a model error that averages out)."""
     rng = np.random.default_rng(seed)
     rows = []
     for prim in PRIMITIVES:
@@ -56,6 +59,8 @@ def synthetic_check(
                 samples = moment * np.exp(rng.normal(0.0, SAMPLE_SD, REPS))
                 measured = float(np.median(samples))
                 predicted = truth * (1 + bias if (prim, msg) == biased_cell else 1.0)
+                if (prim, msg) == scattered_cell and scatter:
+                    predicted *= math.exp(rng.normal(0.0, scatter))
                 rel = (predicted - measured) / measured
                 rows.append(
                     {
@@ -321,6 +326,32 @@ def validation_rows(bias: float, runs: int = 12, seed: int = 5) -> list[dict[str
             }
         )
     return rows
+
+
+def test_a_regime_that_scatters_without_bias_is_trusted_within_its_wider_band() -> None:
+    """A model error that averages out (scatter beyond the noise, no bias) is named with its own
+    band, and the check is still trusted within the band of all its errors; a bias is not."""
+    rows = synthetic_check(scatter=0.3)
+    sp = pv.probe_split({"points": rows}, noise_regimes())
+    assert sp is not None
+    assert [st.regime for st in sp.flagged] == ["put, h* >= 4,096 words"]
+    st = sp.flagged[0]
+    assert st.scattered and not st.biased
+    assert not sp.within_noise and sp.unbiased
+    # its own band holds the planted scatter and the noise: exp(1.28 sqrt(0.3^2 + noise^2)) - 1
+    assert st.error_band == pytest.approx(math.expm1(trust.Z_10_90 * math.hypot(0.3, expected_noise_sd())), rel=0.3)
+    assert st.error_band > sp.trust_within
+    text = trust.split_sentence(sp, "eq. (2.6)")
+    assert "bias is within the machine's noise in every regime" in text
+    assert "but it scatters beyond the noise in: put, h* >= 4,096 words: scatters ±" in text
+    assert f"wider where it scatters beyond the noise: put, h* >= 4,096 words ±{trust.pc(st.error_band)}" in text
+    v = verdict.probe_verdict(probe_params(rows, noise_regimes()))
+    assert v.level == "trust" and f"Use them within ±{trust.pc(sp.trust_within)}" in v.advice
+    # the same scatter with a bias elsewhere: that bias is named and nothing is trusted
+    biased = synthetic_check(scatter=0.3, bias=0.6)
+    sp2 = pv.probe_split({"points": biased}, noise_regimes())
+    assert sp2 is not None and not sp2.unbiased
+    assert verdict.probe_verdict(probe_params(biased, noise_regimes())).level != "trust"
 
 
 def test_the_validate_verdict_trusts_within_the_noise_or_names_the_bias() -> None:

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -271,6 +271,15 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
 
     # the model the newest validate of ALG found best (bspkit.model.model_choice), else the most detailed
     evidence = mc.evidence(alg.name, options.backend)
+    if evidence is not None and evidence.residual_sd:
+        # the band holds the model's own error as the algorithm's validation measured it
+        machines = {
+            p: replace(
+                m,
+                spread=replace(m.spread, validation=evidence.residual_sd, validation_source=evidence.residual_note()),
+            )
+            for p, m in machines.items()
+        }
     try:
         result: Sweep = fc.sweep(alg.name, problems, procs, cost_of, machines, rate, order=mc.order(evidence))
     except fc.ForecastError as e:

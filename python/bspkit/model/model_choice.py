@@ -37,6 +37,10 @@ class Evidence:
     p: int | None
     errors: Mapping[str, float]  # per model: the mean |relative error| over the runs it predicted
     runs: int  # the runs scored
+    # the best model's residual beyond the machine's noise over those runs (sd of log, its bias
+    # included: bspkit.model.trust's model_sd), and the runs it is of; None before the split
+    residual_sd: float | None = None
+    residual_runs: int = 0
 
     def runner_up(self) -> tuple[str, float] | None:
         """The model with the next smallest mean |error|, and it."""
@@ -52,7 +56,19 @@ class Evidence:
             "best_model": self.model,
             "mean_abs_rel_error": dict(self.errors),
             "runs": self.runs,
+            "residual_sd": self.residual_sd,
+            "residual_runs": self.residual_runs,
         }
+
+    def residual_note(self) -> str:
+        """Where the residual comes from: "validate of lu, 2026-11-28, threads, p = 2, 12 runs"."""
+        parts = [
+            f"validate of {self.algorithm}",
+            self.date or "",
+            self.backend or "",
+            f"p = {self.p}" if self.p else "",
+        ]
+        return ", ".join(x for x in parts if x) + f", {self.residual_runs} run(s)"
 
 
 def read_evidence(path: Path, algorithm: str) -> Evidence | None:
@@ -73,6 +89,9 @@ def read_evidence(path: Path, algorithm: str) -> Evidence | None:
         return None
     when = results.run_time(path.parent)
     p = data.get("p")
+    overall = ((summary.get("split") or {}).get("all") or {}) if isinstance(summary.get("split"), Mapping) else {}
+    resid = overall.get("model_sd")
+    resid_ok = isinstance(resid, int | float) and not isinstance(resid, bool) and resid >= 0
     return Evidence(
         algorithm=algorithm,
         model=str(best),
@@ -82,6 +101,8 @@ def read_evidence(path: Path, algorithm: str) -> Evidence | None:
         p=p if isinstance(p, int) else None,
         errors=errors,
         runs=int(summary.get("runs_used") or 0),
+        residual_sd=float(resid) if resid_ok else None,
+        residual_runs=int(overall.get("n") or 0) if resid_ok else 0,
     )
 
 

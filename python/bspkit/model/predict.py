@@ -32,8 +32,12 @@ of independent log-normal factors, and interval_s is the 10th to 90th percentile
   the probe's sentinels): W f by the compute regime's, l S by the sync regime's, the
   bandwidth by the small-h and large-h regimes' in proportion to the time of the supersteps
   of each (bspkit.model.trust.comm_regime);
-- the model's own residuals: the bandwidth by the probe check's residual beyond the noise
-  (bspkit.model.trust: sqrt(max(0, rms^2 - noise^2)) of eq. (2.6) against the off-grid points).
+- the model's own residuals: where `bspkit validate` of the algorithm has run, the whole
+  time T by its validation residual beyond the noise (the newest sweep's best model:
+  bspkit.model.trust's sqrt(max(0, rms^2 - noise^2)) over its runs, bias included;
+  bspkit.model.model_choice); else the bandwidth by the probe check's residual beyond the
+  noise (the same split of eq. (2.6) against the off-grid points). Not both: the first holds
+  the second.
 
 A parameter file without noise regimes or without a check (hand-written, or fitted over p)
 gives the parameters' spread alone.
@@ -80,6 +84,10 @@ class Spread:
     f_kernels: Mapping[str, float] = field(default_factory=dict)  # f's spread per probe kernel
     noise: Mapping[str, float] = field(default_factory=dict)  # regime -> sd of log (params.noise.regimes)
     model: float = 0.0  # sd of log of the model's residual beyond the noise (the probe's check)
+    # sd of log of the algorithm's own validation residual beyond the noise (its newest
+    # `bspkit validate`, bspkit.model.model_choice.Evidence), and where it comes from
+    validation: float = 0.0
+    validation_source: str = ""
 
     def f_of(self, kernel: str | None) -> float:
         """f's spread for the algorithm's kernel (Cost.f_kernel), else the median one."""
@@ -93,6 +101,8 @@ class Spread:
             "f_kernels": dict(self.f_kernels),
             "noise": dict(self.noise),
             "model": self.model,
+            "validation": self.validation,
+            "validation_source": self.validation_source,
         }
 
 
@@ -343,7 +353,10 @@ def band(
     bandwidth = bandwidth_s * factor(spread.g)
     latency = latency_s * factor(spread.l)
     noise = spread.noise
-    if noise or spread.model > 0:
+    # the algorithm's validation residual is the model's error of a whole run, the probe
+    # check's residual (of eq. 2.6 alone) included: the band takes one of them, not both
+    model_sd = 0.0 if spread.validation > 0 else spread.model
+    if noise or model_sd > 0:
         work = work * factor(noise.get("compute", 0.0))
         latency = latency * factor(noise.get("sync", 0.0))
         comm = {k: v for k, v in (bandwidth_regimes or {}).items() if v > 0 and k in ("small_h", "large_h")}
@@ -352,8 +365,9 @@ def band(
             mix = sum((v / total) * factor(noise.get(k, 0.0)) for k, v in comm.items())
         else:
             mix = factor(max(noise.get("small_h", 0.0), noise.get("large_h", 0.0)))
-        bandwidth = bandwidth * mix * factor(spread.model)
-    low, high = np.percentile(work + bandwidth + latency, BAND)
+        bandwidth = bandwidth * mix * factor(model_sd)
+    total = (work + bandwidth + latency) * factor(spread.validation)
+    low, high = np.percentile(total, BAND)
     return float(low), float(high)
 
 

@@ -31,6 +31,9 @@ a coarser regime is judged on its points outside the regimes already flagged, so
 named where it lives and nowhere else. With no regime flagged the check is **within the noise**:
 trust it within +-X, X = exp(|b| + 1.2816 s) - 1 over all points: the 10-90 % band of its own
 errors (s is sqrt(noise^2 + scatter^2) where the points scatter as much as the noise says or more).
+With no regime **biased** but some scattering beyond the noise, the model is still trusted within
+its errors' band (an error that averages out is not a bias), and the regimes that scatter are
+named with their own, wider band.
 
 Coverage (`coverage`): the share of measured runs inside their 10-90 % band, with its Wilson
 95 % interval; over COVERAGE_MIN_RUNS runs or more, a band whose interval lies wholly below the
@@ -231,6 +234,12 @@ class RegimeStats:
         return math.copysign(_rel(beyond), b) if beyond > 0 else 0.0
 
     @property
+    def error_band(self) -> float:
+        """The 10-90 % band of the regime's own errors about 0: exp(|b| + 1.2816 sd) - 1."""
+        sd = self.sd_log if self.sd_log is not None else quadrature(self.noise_sd, self.scatter_sd)
+        return _rel(abs(math.log1p(self.bias)) + Z_10_90 * (sd or 0.0))
+
+    @property
     def ci_half(self) -> float | None:
         return None if self.bias_ci is None else (self.bias_ci[1] - self.bias_ci[0]) / 2
 
@@ -387,7 +396,14 @@ class Split:
 
     @property
     def within_noise(self) -> bool:
+        """Nothing flagged: no bias and no scatter beyond the noise anywhere."""
         return self.judged and not self.flagged
+
+    @property
+    def unbiased(self) -> bool:
+        """No regime biased beyond the noise (some may scatter beyond it): the model is trusted
+        within its errors' band, wider where it scatters (trust_text names where)."""
+        return self.judged and not any(st.biased for st in self.flagged)
 
     @property
     def trust_within(self) -> float:
@@ -412,6 +428,7 @@ class Split:
             "flagged": [f"{st.regime}" for st in self.flagged],
             "judged": self.judged,
             "within_noise": self.within_noise,
+            "unbiased": self.unbiased,
             "noise_band": self.overall.noise_band,
             "trust_within": self.trust_within,
         }
@@ -491,7 +508,13 @@ def trust_text(sp: Split) -> str:
     parts = [f"the noise's {pc(o.noise_band)}"]
     if o.scatter_sd and _rel(Z_10_90 * o.scatter_sd) >= 0.005:
         parts.append(f"the model's scatter {pc(_rel(Z_10_90 * o.scatter_sd))}")
-    return f"trust, within ±{pc(sp.trust_within)} (the 10-90% band of its errors; {', '.join(parts)})"
+    wider = [
+        f"{st.regime} ±{pc((st.rest or st).error_band)}"
+        for st in sp.flagged
+        if st.scattered and not st.biased and (st.rest or st).error_band > sp.trust_within
+    ]
+    where = f"; wider where it scatters beyond the noise: {', '.join(wider)}" if wider else ""
+    return f"trust, within ±{pc(sp.trust_within)} (the 10-90% band of its errors; {', '.join(parts)}{where})"
 
 
 def explained_text(sp: Split) -> str:
@@ -511,6 +534,11 @@ def split_sentence(sp: Split, what: str) -> str:
     if sp.within_noise:
         return f"{what}'s bias is within the machine's noise in every regime ({explained_text(sp)}): {trust_text(sp)}"
     named = "; ".join(flagged_text(st) for st in sp.flagged)
+    if sp.unbiased:
+        return (
+            f"{what}'s bias is within the machine's noise in every regime ({explained_text(sp)}), but it scatters "
+            f"beyond the noise in: {named}: {trust_text(sp)}"
+        )
     return f"{what} is off beyond the machine's noise in: {named} ({explained_text(sp)})"
 
 

@@ -106,7 +106,7 @@ def probe_verdict(params: Params) -> Verdict:
     if sp is not None and sp.judged and sp.machine_known and not kept:
         clause = trust.split_sentence(sp, "eq. (2.6)")
         within = trust.pc(sp.trust_within)
-        if sp.within_noise:
+        if sp.unbiased:
             return Verdict(
                 "band" if marked else "trust",
                 f"These f, g and l can be trusted: {check} "
@@ -231,7 +231,7 @@ def validate_verdict(summary: Mapping[str, Any], model: str | None = None) -> Ve
     if sp is not None and sp.judged and sp.machine_known:
         clause = trust.split_sentence(sp, best or "the model")
         mean = f"{best} is {_pct(err)} off on average over {used} run(s)"
-        if sp.within_noise:
+        if sp.unbiased:
             return Verdict(
                 "trust" if not busy_parts else "band",
                 f"The predictions can be trusted: {mean}, and {clause}; {busy}.{narrow}",

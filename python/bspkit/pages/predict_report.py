@@ -133,9 +133,9 @@ def text(sweep: Sweep) -> list[str]:
 def band_parts(pt: Point) -> str:
     """What the band is made of (bspkit.model.predict.band), each part as 1 sd: "the parameters'
     spread (f ±2.0%, g ±5.0%, l ±3.0%), the machine's noise (compute ±4.0%, ...) and the
-    model's residual (±3.0%)"; "" where the parameter file has no noise and no check."""
+    model's residual (±3.0%: the algorithm's validation where it has one, else the probe's check)"; "" where the parameter file has no noise and no check."""
     sp = pt.machine.spread
-    if not sp.noise and not sp.model:
+    if not sp.noise and not sp.model and not sp.validation:
         return ""
     f_sd = pt.f.spread if pt.f.spread is not None else sp.f_of(pt.cost.f_kernel)
     parts = [f"the parameters' spread (f ±{trust.pc(f_sd)}, g ±{trust.pc(sp.g)}, l ±{trust.pc(sp.l)})"]
@@ -143,7 +143,11 @@ def band_parts(pt: Point) -> str:
     noise = ", ".join(f"{names.get(k, k)} ±{trust.pc(v)}" for k, v in sp.noise.items())
     if noise:
         parts.append(f"the machine's noise ({noise})")
-    if sp.model:
+    if sp.validation:
+        parts.append(
+            f"the model's residual beyond it in validation (±{trust.pc(sp.validation)}, {sp.validation_source})"
+        )
+    elif sp.model:
         parts.append(f"the model's residual beyond it (±{trust.pc(sp.model)})")
     return ", ".join(parts[:-1]) + " and " + parts[-1] + ", each as 1 sd" if len(parts) > 1 else parts[0]
 
