@@ -400,3 +400,97 @@ def test_a_driver_writes_the_canary_of_every_repetition_and_a_planted_one_is_mar
     # the machine's own jitter may mark another repetition too, never as far
     others = [m.canary_ratio for i, m in enumerate(marks) if m is not None and i != 2]
     assert all(r is not None and r < 2 for r in others), [m and m.evidence for m in marks]
+
+
+# ------------------------------------------------------------------ two states of the machine
+
+
+def two_state_run(tmp_path: Path, slow: tuple[float, float] = (0.3, 0.55), factor: float = 5.0) -> tuple[Path, int]:
+    """A synthetic probe whose grid and validation points are measured in one random order
+    (seq) and whose communication took `factor` times as long for the share `slow` of it, with
+    sentinels visiting every 20 points that see the same (compute unchanged). Returns the raw
+    file and the number of points measured in the slow state."""
+    rng = np.random.default_rng(3)
+    records = synthetic_records(SynthSpec(p=2))
+    timed = [r for r in records if r.get("type") in ("g", "validation")]
+    order = rng.permutation(len(timed))
+    n = len(timed)
+    lo, hi = int(slow[0] * n), int(slow[1] * n)
+    for seq, i in enumerate(order):
+        rec = timed[int(i)]
+        rec["seq"] = seq
+        if lo <= seq < hi:
+            rec["samples_s"] = [t * factor for t in rec["samples_s"]]
+    base = {"compute": 30e-6, "sync": 0.3e-6, "small_h": 2e-6, "large_h": 400e-6}
+    sentinels = []
+    for v, seq in enumerate(range(0, n, 4)):
+        for regime, t in base.items():
+            med = t * (factor if regime != "compute" and lo <= seq < hi else 1.0) * math.exp(rng.normal(0.0, 0.03))
+            sentinels.append(
+                {
+                    "type": "sentinel",
+                    "regime": regime,
+                    "visit": v,
+                    "where": "in g",
+                    "seq": seq,
+                    "t_s": 0.1 * seq,
+                    "samples_s": [med] * 9,
+                    "reps": 9,
+                    "median_s": med,
+                    **({"h": 64 if regime == "small_h" else 131072} if regime.endswith("_h") else {}),
+                }
+            )
+    records[-1:-1] = sentinels
+    return write(tmp_path / "raw.jsonl", records), hi - lo
+
+
+def test_two_states_of_the_machine_are_found_and_the_fit_is_of_the_usual_one(tmp_path: Path) -> None:
+    """Communication 5x slower for a quarter of the run: the sentinels find two states 5x apart,
+    the points measured in the slower one and across a switch are left out, and the fit gives the
+    faster state's g, which the same run without sentinels misses."""
+    from bspkit.measure import sentinel_states as ss
+    from bspkit.model import verdict
+
+    path, slow_points = two_state_run(tmp_path)
+    run = load_raw(path)
+    states = ss.find_states(run.sentinels)
+    assert states.count == 2
+    for regime in ("sync", "small_h", "large_h"):
+        assert states.ratio[regime] == pytest.approx(5.0, rel=0.1)
+    params = fit_run(run)
+    st = params.noise["states"]
+    assert st["count"] == 2 and st["run_state"] == "faster"
+    g_slow = sum(1 for pt in run.g if pt.mark is not None and "slower state" in pt.mark.evidence)
+    assert st["points"]["other"] == g_slow > 0
+    assert st["points"]["between"] >= 1  # the two switches fall between visits
+    assert st["points"]["run"] + st["points"]["other"] + st["points"]["between"] == len(run.g)
+    # the noise of the state the fit is of: the planted 3 %, not the 5x jump
+    assert params.noise["regimes"]["large_h"]["rel_sd"] < 0.06
+    # the fit is of the faster state: put's g_inf as planted (1 ns/word), and the check passes
+    g_inf = params.g["put/alltoall"].predict.g_inf  # type: ignore[union-attr]
+    assert g_inf == pytest.approx(1.0e-9, rel=0.1)
+    assert params.validation["mean_abs_rel_error"] < 0.1
+    v = verdict.probe_verdict(params)
+    assert "the machine ran in two states (the sentinels' communication: sync " in v.sentence
+    assert "in the faster one, which the fit is of" in v.sentence
+    notes = verdict.probe_notes(params, None)
+    assert any("These parameters are of the machine's faster state" in n and "up to 5." in n for n in notes)
+    # without the sentinels the same points mix both states and the check fails
+    plain = [json.loads(line) for line in path.read_text().splitlines()]
+    no_sentinels = write(tmp_path / "plain.jsonl", [r for r in plain if r.get("type") != "sentinel"])
+    mixed = fit_run(load_raw(no_sentinels))
+    assert "states" not in mixed.noise
+    assert mixed.validation["mean_abs_rel_error"] > 0.2
+
+
+def test_one_state_with_noise_is_not_split(tmp_path: Path) -> None:
+    """Sentinels that scatter (sd 20 %) but never jump: one state, nothing marked."""
+    from bspkit.measure import sentinel_states as ss
+
+    records = synthetic_records(SynthSpec(p=2))
+    records[-1:-1] = sentinel_records({"compute": 0.02, "sync": 0.2, "small_h": 0.2, "large_h": 0.2}, 120)
+    run = load_raw(write(tmp_path / "raw.jsonl", records))
+    assert ss.find_states(run.sentinels).count == 1
+    params = fit_run(run)
+    assert "states" not in params.noise
+    assert all(pt.mark is None for pt in run.g)

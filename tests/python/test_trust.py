@@ -343,7 +343,7 @@ def test_a_regime_that_scatters_without_bias_is_trusted_within_its_wider_band() 
     assert st.error_band > sp.trust_within
     text = trust.split_sentence(sp, "eq. (2.6)")
     assert "bias is within the machine's noise in every regime" in text
-    assert "but it scatters beyond the noise in: put, h* >= 4,096 words: scatters ±" in text
+    assert "; it scatters beyond the noise in: put, h* >= 4,096 words: scatters ±" in text
     assert f"wider where it scatters beyond the noise: put, h* >= 4,096 words ±{trust.pc(st.error_band)}" in text
     v = verdict.probe_verdict(probe_params(rows, noise_regimes()))
     assert v.level == "trust" and f"Use them within ±{trust.pc(sp.trust_within)}" in v.advice

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from bspkit.fileformat import JsonObject
+from bspkit.measure import sentinel_states as ss
 from bspkit.measure.hardware import hardware_of
 from bspkit.measure.machine_state import LOST_MARK, robust_sd_log, summarize
 from bspkit.measure.rawdata import GPoint, RawRun, Stats, median_ci
@@ -329,8 +330,9 @@ def memcpy_check(g: dict[str, Surface], memcpy_s_per_word: float | None) -> list
     return rows
 
 
-def noise_summary(run: RawRun) -> Noise:
-    """Outliers (> 1.5 IQR from the median), spread per point, load and timer warnings."""
+def noise_summary(run: RawRun, states: ss.States | None = None) -> Noise:
+    """Outliers (> 1.5 IQR from the median), spread per point, load and timer warnings; the
+    sentinels' noise per regime, of the run's state where the machine ran in two (`states`)."""
     warnings: list[str] = list(run.read_warnings)
     pts = list(run.g) + list(run.validation)
     total = sum(p.stats.n for p in pts)
@@ -392,7 +394,10 @@ def noise_summary(run: RawRun) -> Noise:
         "loadavg_max": load_max,
         "warnings": warnings,
     }
-    regimes = sentinel_noise(run)
+    regimes = sentinel_noise(run, ss.run_state_sentinels(run.sentinels, states) if states else None)
+    if states is not None and states.count > 1:
+        out["states"] = states.to_json()
+        warnings.append(states.sentence())
     if regimes:
         out["regimes"] = regimes
         for regime, row in regimes.items():
@@ -427,15 +432,15 @@ def _sentinel_what(rec: JsonObject) -> str:
     return f"{rec.get('primitive')}/{rec.get('pattern')} h={rec.get('h')} in {rec.get('count')} message(s)"
 
 
-def sentinel_noise(run: RawRun) -> dict[str, SentinelRegime]:
+def sentinel_noise(run: RawRun, sentinels: list[JsonObject] | None = None) -> dict[str, SentinelRegime]:
     """params.json's `noise.regimes`: per regime of the sentinels (issue 39), the machine's
     time-to-time variability from the medians of its visits spread over the run: `rel_sd`, their
     robust sd of log (1.4826 x the median absolute deviation of log median), the largest over the
     smallest, their count and times, the h of the h regimes; beside it the visits' own spread (IQR
     / median, the median over the visits), which is the noise within one moment. {} for a run
-    without sentinels (files before issue 39)."""
+    without sentinels (files before issue 39). sentinels: those to read (default: all of the run's)."""
     groups: dict[str, list[JsonObject]] = {}
-    for rec in run.sentinels:
+    for rec in run.sentinels if sentinels is None else sentinels:
         groups.setdefault(str(rec["regime"]), []).append(rec)
     out: dict[str, SentinelRegime] = {}
     for regime in sorted(groups, key=lambda r: (SENTINEL_REGIMES.index(r) if r in SENTINEL_REGIMES else 99, r)):
@@ -604,6 +609,9 @@ def fit_run(run: RawRun) -> Params:
         mark = rec.get("_mark")
         if mark is not None:
             (canary_kept if mark.kind == "canary" else kept_marked).append(f"{name}: {mark.evidence}")
+    # a machine that ran in two states (the sentinels): the fit is of the state of most points
+    states = ss.find_states(run.sentinels)
+    ss.mark_points(run, states)
     for key in run.g_keys():
         every = run.g_points(key)
         points, why_all = unmarked_points(key, every)
@@ -613,7 +621,7 @@ def fit_run(run: RawRun) -> Params:
         g[key] = fit_surface(points, l0, run.p)
     calibration = calibration_reference(run)
     # the machine's noise first: the check's split weighs each point's error by it
-    noise = noise_summary(run)
+    noise = noise_summary(run, states)
     params = Params(
         source=str(run.path),
         fitted=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

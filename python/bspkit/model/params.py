@@ -244,6 +244,7 @@ class Noise(TypedDict, total=False):
     loadavg_max: float | None
     warnings: list[str]
     regimes: dict[str, SentinelRegime]
+    states: JsonObject  # two states of the machine found by the sentinels (bspkit.measure.sentinel_states)
     canary: CanaryNoise
     adaptive: JsonObject
 

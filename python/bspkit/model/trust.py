@@ -32,7 +32,7 @@ named where it lives and nowhere else. With no regime flagged the check is **wit
 trust it within +-X, X = exp(|b| + 1.2816 s) - 1 over all points: the 10-90 % band of its own
 errors (s is sqrt(noise^2 + scatter^2) where the points scatter as much as the noise says or more).
 With no regime **biased** but some scattering beyond the noise, the model is still trusted within
-its errors' band (an error that averages out is not a bias), and the regimes that scatter are
+its errors' band (an error whose mean is within the noise is not a bias), and the regimes that scatter are
 named with their own, wider band.
 
 Coverage (`coverage`): the share of measured runs inside their 10-90 % band, with its Wilson
@@ -536,7 +536,7 @@ def split_sentence(sp: Split, what: str) -> str:
     named = "; ".join(flagged_text(st) for st in sp.flagged)
     if sp.unbiased:
         return (
-            f"{what}'s bias is within the machine's noise in every regime ({explained_text(sp)}), but it scatters "
+            f"{what}'s bias is within the machine's noise in every regime ({explained_text(sp)}); it scatters "
             f"beyond the noise in: {named}: {trust_text(sp)}"
         )
     return f"{what} is off beyond the machine's noise in: {named} ({explained_text(sp)})"

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bspkit.measure import sentinel_states as ss
 from bspkit.model import comm_models, trust
 from bspkit.model import machine_scaling as mscale
 from bspkit.model.params import Params, computing_rate
@@ -68,6 +69,9 @@ def probe_verdict(params: Params) -> Verdict:
         busy = f"a process lost its core in {marked} of {batches} timed batches, which the fit left out"
     else:
         busy = f"every process held its core in all {batches} timed batches"
+    two_states = ss.states_sentence((params.noise or {}).get("states"))
+    if two_states:
+        busy = f"{two_states}; {busy}"
     used = int(val.get("used") or 0)
     err = val.get("mean_abs_rel_error")
     mk: Mapping[str, Any] = val.get("marked") or {}
@@ -116,7 +120,12 @@ def probe_verdict(params: Params) -> Verdict:
                 + (
                     "."
                     if val.get("pass")
-                    else "; the error is the machine's time-to-time noise, a quieter machine narrows it."
+                    else (
+                        "; the error is the machine's time-to-time noise, a quieter machine narrows it."
+                        if sp.within_noise
+                        else "; the error is the machine's time-to-time noise and the model's scatter in the "
+                        "regimes named, whose own band is the one to read for programs that live there."
+                    )
                 ),
             )
         if val.get("pass"):
@@ -153,6 +162,9 @@ def probe_notes(params: Params, hardware: str | None) -> list[str]:
     hardware (bspkit.measure.hardware.hardware_sentence) where the run measured it."""
     state: Mapping[str, Any] = (params.machine_state or {}).get("summary") or {}
     notes = [f"The machine: {state['sentence']}."] if state.get("sentence") else []
+    advice = ss.states_advice((params.noise or {}).get("states"))
+    if advice:
+        notes.append(advice)
     return notes + ([f"Against the hardware, in this run: {hardware}."] if hardware else [])
 
 
