@@ -420,6 +420,16 @@ def test_bspkit_predict_uses_the_model_validate_found_best(
     assert cli.main(args) == 0
     header = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["p"])
     assert "g const" in header and "thesis g const" not in header and "[in+out]" not in header
+    # at a p the validation did not run, its winner is no evidence: the most detailed model
+    at4 = [a if a != "2" else "4" for a in args]
+    assert cli.main([*at4, "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert data["p"] == 4 and data["best_model"] == "g(h,h*)"
+    assert data["model_choice"]["why"] == (
+        "model g(h,h*): the most detailed the parameters serve at p = 4; validate of inprod on 2026-11-30 (threads, "
+        "p = 2) found g const best there (2.1%), and a model's win at one p is not evidence at another"
+    )
 
 
 def test_the_band_holds_the_algorithms_validation_residual(

@@ -281,15 +281,18 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
             for p, m in machines.items()
         }
     try:
-        result: Sweep = fc.sweep(alg.name, problems, procs, cost_of, machines, rate, order=mc.order(evidence))
+        result: Sweep = fc.sweep(
+            alg.name, problems, procs, cost_of, machines, rate, order=lambda p: mc.order(evidence, p)
+        )
     except fc.ForecastError as e:
         raise Failure(str(e)) from None
     used = result.target().best_model
     say = sys.stderr if options.json == "-" else sys.stdout
     for line in fr.text(result):
         print(line, file=say)
-    print(mc.why(used, evidence, alg.name), file=say)
-    data = {**result.to_json(), "model_choice": mc.choice_json(used, evidence, alg.name)}
+    target_p = result.target().p
+    print(mc.why(used, evidence, alg.name, target_p), file=say)
+    data = {**result.to_json(), "model_choice": mc.choice_json(used, evidence, alg.name, target_p)}
     if options.html:
         write_text(Path(options.html), fr.html(result))
         print(f"page written to {options.html}", file=say)

@@ -539,11 +539,15 @@ def sweep(
     cost_of: CostOf,
     machines: Mapping[int, Machine],
     given_rate: Rate | None = None,
-    order: Sequence[str] | None = None,
+    order: Sequence[str] | Callable[[int], Sequence[str]] | None = None,
 ) -> Sweep:
     """Every problem at every p, with speedup and efficiency against the same problem at p = 1
     (predicted on the machine's parameters at p = 1). machines: the parameters at 1 and at
-    every p of procs."""
+    every p of procs; order: the models' order (point), or a function of p giving it."""
+
+    def order_at(p: int) -> Sequence[str] | None:
+        return order(p) if callable(order) else order
+
     missing = sorted({1, *procs} - set(machines))
     if missing:
         raise ForecastError(f"no machine parameters at p = {', '.join(map(str, missing))}")
@@ -560,9 +564,9 @@ def sweep(
         # one f for the whole sweep (f is per core): the target machine's, so that the speedup
         # compares times of the same f
         rate = rate_of(cost_of(problem, 1), target.params, given_rate)
-        one = point(cost_of(problem, 1), machine(1), rate, order)
+        one = point(cost_of(problem, 1), machine(1), rate, order_at(1))
         for p in procs:
-            pt = one if p == 1 else point(cost_of(problem, p), machine(p), rate, order)
+            pt = one if p == 1 else point(cost_of(problem, p), machine(p), rate, order_at(p))
             work_1 = one.cost.W * rate.s_per_unit
             points.append(
                 replace(
