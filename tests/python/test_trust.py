@@ -156,6 +156,20 @@ def test_a_planted_bias_is_found_in_its_regime_and_nowhere_else() -> None:
     assert "send, h* < 64 words: +1" in text and "beyond the noise of" in text and " ± " in text
 
 
+def test_a_negative_bias_beyond_the_noise_stays_above_minus_100_percent() -> None:
+    """Predictions at half the measurement with a noise of 11 %: the part beyond the band is
+    exp(log 0.5 + 1.2816 x 0.11) - 1, about -43 %, and symmetric in log to the same bias upward."""
+
+    def st(bias: float) -> trust.RegimeStats:
+        pts = [trust.CheckPoint(1.0 + bias, 1.0, {}, None, 0.11) for _ in range(8)]
+        return trust.regime_stats("all", "all", pts)
+
+    down, up = st(-0.5), st(1.0)
+    assert down.bias_beyond_noise == pytest.approx(math.expm1(math.log(0.5) + trust.Z_10_90 * 0.11))
+    assert -1 < down.bias_beyond_noise < -0.4
+    assert math.log1p(down.bias_beyond_noise) == pytest.approx(-math.log1p(up.bias_beyond_noise))
+
+
 def test_without_the_machines_noise_the_split_is_the_points_own_sampling() -> None:
     sp = pv.probe_split({"points": synthetic_check()}, None)
     assert sp is not None and not sp.machine_known

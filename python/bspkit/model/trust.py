@@ -228,10 +228,12 @@ class RegimeStats:
 
     @property
     def bias_beyond_noise(self) -> float:
-        """The part of the bias the noise band does not hold (0 within it), signed."""
+        """The part of the bias the noise band does not hold (0 within it), signed: exp(b -+
+        1.2816 noise) - 1 for a bias b (log) beyond the band, so that a bias below 1 stays above
+        -100% (a prediction at half the measurement, noise 11%: -40%, not -65%)."""
         b = math.log1p(self.bias)
         beyond = max(0.0, abs(b) - Z_10_90 * self.noise_sd)
-        return math.copysign(_rel(beyond), b) if beyond > 0 else 0.0
+        return _rel(math.copysign(beyond, b)) if beyond > 0 else 0.0
 
     @property
     def error_band(self) -> float:
