@@ -111,7 +111,7 @@ def states_sentence(states: Any) -> str:
     across a switch are left out"; "" with one state (or no record of it)."""
     if not isinstance(states, dict) or not isinstance(states.get("count"), int) or states["count"] < 2:
         return ""
-    ratio = states.get("ratio") or {}
+    ratio = {k: r for k, r in (states.get("ratio") or {}).items() if isinstance(r, dict)}
     visits = states.get("other_visits") or {}
     parts = [f"a {name} one than the run's at {visits.get(name, 0)} visits: {_apart(r)}" for name, r in ratio.items()]
     points = states.get("points") or {}
@@ -127,7 +127,7 @@ def states_advice(states: Any) -> str:
     """What the states mean for a prediction; "" with one state."""
     if not states_sentence(states):
         return ""
-    ratio = states.get("ratio") or {}
+    ratio = {k: r for k, r in (states.get("ratio") or {}).items() if isinstance(r, dict) and r}
     told = []
     if FASTER in ratio:
         told.append(f"up to {1 / min(ratio[FASTER].values()):.1f}x faster")

@@ -332,7 +332,7 @@ def memcpy_check(g: dict[str, Surface], memcpy_s_per_word: float | None) -> list
 
 def noise_summary(run: RawRun, states: ss.States | None = None) -> Noise:
     """Outliers (> 1.5 IQR from the median), spread per point, load and timer warnings; the
-    sentinels' noise per regime, of the run's state where the machine ran in two (`states`)."""
+    sentinels' noise per regime, of the run's state where the machine ran in several (`states`)."""
     warnings: list[str] = list(run.read_warnings)
     pts = list(run.g) + list(run.validation)
     total = sum(p.stats.n for p in pts)
@@ -609,7 +609,7 @@ def fit_run(run: RawRun) -> Params:
         mark = rec.get("_mark")
         if mark is not None:
             (canary_kept if mark.kind == "canary" else kept_marked).append(f"{name}: {mark.evidence}")
-    # a machine that ran in two states (the sentinels): the fit is of the state of most points
+    # a machine that ran in several states (the sentinels): the fit is of the run's state
     states = ss.find_states(run.sentinels)
     ss.mark_points(run, states)
     for key in run.g_keys():
