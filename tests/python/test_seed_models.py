@@ -420,6 +420,19 @@ def test_bspkit_predict_uses_the_model_validate_found_best(
     assert cli.main(args) == 0
     header = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["p"])
     assert "g const" in header and "thesis g const" not in header and "[in+out]" not in header
+    # parameters of another back end (an mpi probe): a threads validation is no evidence for them,
+    # neither its model nor its residual
+    mpi_params = tmp_path / "mpi-params.json"
+    mpi_data = json.loads(params.read_text())
+    mpi_data["machine"] = {**(mpi_data.get("machine") or {}), "backend": "mpi"}
+    mpi_params.write_text(json.dumps(mpi_data))
+    on_mpi = [a if a != str(params) else str(mpi_params) for a in args]
+    assert cli.main([*on_mpi, "--json", "-"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["best_model"] == "g(h,h*)" and data["machine"]["spread"]["validation"] == 0.0
+    assert data["model_choice"]["why"].startswith(
+        "model g(h,h*): the most detailed the parameters serve on mpi; validate of inprod on 2026-11-30 (threads, p = 2)"
+    )
     # at a p the validation did not run, its winner is no evidence: the most detailed model
     at4 = [a if a != "2" else "4" for a in args]
     assert cli.main([*at4, "--json", "-"]) == 0

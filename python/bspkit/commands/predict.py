@@ -270,8 +270,14 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
             raise Failure(str(e)) from None
 
     # the model the newest validate of ALG found best (bspkit.model.model_choice), else the most detailed
-    evidence = mc.evidence(alg.name, options.backend)
-    if evidence is not None and evidence.residual_sd:
+    # the back end of the parameters (a file given with --params says its own), whose
+    # validation is evidence for them
+    backend = next(
+        (str(b) for m in machines.values() if isinstance(b := (m.params.machine or {}).get("backend"), str)),
+        options.backend,
+    )
+    evidence = mc.evidence(alg.name, backend)
+    if evidence is not None and evidence.residual_sd and mc.same_backend(evidence, backend):
         # the band holds the model's own error as the algorithm's validation measured it
         machines = {
             p: replace(
@@ -282,7 +288,7 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
         }
     try:
         result: Sweep = fc.sweep(
-            alg.name, problems, procs, cost_of, machines, rate, order=lambda p: mc.order(evidence, p)
+            alg.name, problems, procs, cost_of, machines, rate, order=lambda p: mc.order(evidence, p, backend)
         )
     except fc.ForecastError as e:
         raise Failure(str(e)) from None
@@ -291,8 +297,8 @@ def run(options: PredictOptions, extra: Sequence[str] = ()) -> int:
     for line in fr.text(result):
         print(line, file=say)
     target_p = result.target().p
-    print(mc.why(used, evidence, alg.name, target_p), file=say)
-    data = {**result.to_json(), "model_choice": mc.choice_json(used, evidence, alg.name, target_p)}
+    print(mc.why(used, evidence, alg.name, target_p, backend), file=say)
+    data = {**result.to_json(), "model_choice": mc.choice_json(used, evidence, alg.name, target_p, backend)}
     if options.html:
         write_text(Path(options.html), fr.html(result))
         print(f"page written to {options.html}", file=say)

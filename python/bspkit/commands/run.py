@@ -141,7 +141,8 @@ def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -
     algorithm = str(d.get("algorithm"))
     evidence = mc.evidence(algorithm, d.get("backend"))
     p = d.get("p") if isinstance(d.get("p"), int) else None
-    used = mc.chosen(pred, evidence, p)
+    backend = d.get("backend") if isinstance(d.get("backend"), str) else None
+    used = mc.chosen(pred, evidence, p, backend)
     return {
         "params": str(params_path) if params_path is not None else None,
         "models": list(comm_models.NAMES),
@@ -152,7 +153,7 @@ def prediction(params: Params, params_path: Path | None, d: Mapping[str, Any]) -
         "f_source": "this run, every process at once (f_all_s_per_unit)"
         if f_all
         else "this run, process 0 alone (f_s_per_unit)",
-        "model_choice": mc.choice_json(used, evidence, algorithm, p) if used else None,
+        "model_choice": mc.choice_json(used, evidence, algorithm, p, backend) if used else None,
     }
 
 

@@ -114,31 +114,47 @@ def evidence(algorithm: str, label: str | None = None, root: Path | None = None)
     return (same or found or [None])[0]
 
 
-def applies(ev: Evidence | None, p: int | None) -> bool:
-    """Whether the evidence chooses the model at p: it was taken at that p (or either p is not
-    known). A model that won at one p can win there for a reason that does not carry over (on
-    this VM g const won LU at p = 2 by 10 points, its larger communication making up for the
-    compute that two busy cores lose, and missed by 40-74% at p = 4 and 8, where g(h,h*) missed
-    by 15-18%): at another p the most detailed model serves."""
-    return ev is not None and (p is None or ev.p is None or ev.p == p)
+def same_backend(ev: Evidence | None, backend: str | None) -> bool:
+    """Whether the evidence was taken on the back end `backend` (mpi@CLUSTER counts as mpi);
+    True where either is not known."""
+    if ev is None or backend is None or ev.backend is None:
+        return ev is not None
+    return ev.backend.split("@", 1)[0] == backend.split("@", 1)[0]
 
 
-def order(ev: Evidence | None, p: int | None = None) -> tuple[str, ...]:
+def applies(ev: Evidence | None, p: int | None, backend: str | None = None) -> bool:
+    """Whether the evidence chooses the model at p on `backend`: it was taken there (or what is
+    not known is taken to agree). A model that won at one p can win there for a reason that does
+    not carry over (on this VM g const won LU at p = 2 by 10 points, its larger communication
+    making up for the compute that two busy cores lose, and missed by 40-74% at p = 4 and 8,
+    where g(h,h*) missed by 15-18%; on an emulated cluster it missed LU at p = 2 by 33%): at
+    another p or on another back end the most detailed model serves."""
+    return same_backend(ev, backend) and ev is not None and (p is None or ev.p is None or ev.p == p)
+
+
+def order(ev: Evidence | None, p: int | None = None, backend: str | None = None) -> tuple[str, ...]:
     """The models in the order a prediction at p takes the first that predicts: the evidence's
     best first where it applies at p, then the most detailed (comm_models.BEST_FIRST)."""
-    if ev is None or not applies(ev, p):
+    if ev is None or not applies(ev, p, backend):
         return comm_models.BEST_FIRST
     return (ev.model, *(m for m in comm_models.BEST_FIRST if m != ev.model))
 
 
-def why(used: str, ev: Evidence | None, algorithm: str, p: int | None = None) -> str:
-    """One line: the model a prediction (at p) used, and why."""
+def why(used: str, ev: Evidence | None, algorithm: str, p: int | None = None, backend: str | None = None) -> str:
+    """One line: the model a prediction (at p, on backend) used, and why."""
     if ev is None:
         return (
             f"model {used}: the most detailed the parameters serve (no validate of {algorithm} under results/validate/)"
         )
     sweep = f"validate of {algorithm}" + (f" on {ev.date}" if ev.date else "")
     context = ", ".join(part for part in (ev.backend or "", f"p = {ev.p}" if ev.p else "") if part)
+    if not same_backend(ev, backend):
+        return (
+            f"model {used}: the most detailed the parameters serve on {backend}; {sweep}"
+            + (f" ({context})" if context else "")
+            + f" found {ev.model} best there ({ev.errors[ev.model]:.1%}), and a model's win on one back end is not "
+            "evidence on another"
+        )
     if not applies(ev, p):
         return (
             f"model {used}: the most detailed the parameters serve at p = {p}; {sweep}"
@@ -158,11 +174,16 @@ def why(used: str, ev: Evidence | None, algorithm: str, p: int | None = None) ->
     return f"model {used}: the best in {sweep} ({context + '; ' if context else ''}{score})"
 
 
-def choice_json(used: str, ev: Evidence | None, algorithm: str, p: int | None = None) -> dict[str, Any]:
+def choice_json(
+    used: str, ev: Evidence | None, algorithm: str, p: int | None = None, backend: str | None = None
+) -> dict[str, Any]:
     """The choice as a JSON object: the model, the line, and the evidence (null: none)."""
-    return {"model": used, "why": why(used, ev, algorithm, p), "evidence": ev.to_json() if ev else None}
+    return {"model": used, "why": why(used, ev, algorithm, p, backend), "evidence": ev.to_json() if ev else None}
 
 
-def chosen(values: Mapping[str, Any], ev: Evidence | None, p: int | None = None) -> str | None:
-    """The model of `values` (per model; None where it cannot predict) that the evidence picks at p."""
-    return comm_models.best(values, order(ev, p))
+def chosen(
+    values: Mapping[str, Any], ev: Evidence | None, p: int | None = None, backend: str | None = None
+) -> str | None:
+    """The model of `values` (per model; None where it cannot predict) that the evidence picks at
+    p on backend."""
+    return comm_models.best(values, order(ev, p, backend))
