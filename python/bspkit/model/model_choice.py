@@ -148,19 +148,20 @@ def why(used: str, ev: Evidence | None, algorithm: str, p: int | None = None, ba
         )
     sweep = f"validate of {algorithm}" + (f" on {ev.date}" if ev.date else "")
     context = ", ".join(part for part in (ev.backend or "", f"p = {ev.p}" if ev.p else "") if part)
-    if not same_backend(ev, backend):
+    elsewhere = (
+        ("on", backend, "on one back end", "on another")
+        if not same_backend(ev, backend)
+        else ("at", f"p = {p}", "at one p", "at another")
+        if not applies(ev, p)
+        else None
+    )
+    if elsewhere is not None:  # the evidence was taken on another back end, or at another p
+        where, here, there, other = elsewhere
         return (
-            f"model {used}: the most detailed the parameters serve on {backend}; {sweep}"
+            f"model {used}: the most detailed the parameters serve {where} {here}; {sweep}"
             + (f" ({context})" if context else "")
-            + f" found {ev.model} best there ({ev.errors[ev.model]:.1%}), and a model's win on one back end is not "
-            "evidence on another"
-        )
-    if not applies(ev, p):
-        return (
-            f"model {used}: the most detailed the parameters serve at p = {p}; {sweep}"
-            + (f" ({context})" if context else "")
-            + f" found {ev.model} best there ({ev.errors[ev.model]:.1%}), and a model's win at one p is not "
-            "evidence at another"
+            + f" found {ev.model} best there ({ev.errors[ev.model]:.1%}), and a model's win {there} is not "
+            f"evidence {other}"
         )
     if used != ev.model:
         return (
