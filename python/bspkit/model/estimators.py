@@ -32,8 +32,6 @@ import math
 from typing import Any, Literal, TypedDict
 
 import numpy as np
-from scipy import optimize
-from scipy import stats as sstats
 
 from bspkit.measure.rawdata import GPoint
 from bspkit.model.params import Level
@@ -176,6 +174,9 @@ def lsq_fit(points: list[GPoint], with_o: bool = True) -> LsqResult:
 
     Values are raw here (possibly negative); the caller applies the null rule.
     """
+    from scipy import optimize  # here, not on import: scipy takes half a second (bspkit predict)
+    from scipy import stats as sstats
+
     hs, c, h, t = grid_arrays(points)
     k = 3 if with_o else 2
     n = t.size
@@ -241,6 +242,8 @@ LINE_BREAK = 0.5  # a top segment this much steeper than the median segment star
 
 def _ols(x: np.ndarray, y: np.ndarray) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
     """Ordinary least squares y = g x + l with 95 % intervals: ((g, lo, hi), (l, lo, hi))."""
+    from scipy import stats as sstats  # here, not on import: scipy takes half a second (bspkit predict)
+
     r = sstats.linregress(x, y)
     tq = float(sstats.t.ppf(0.5 + CONFIDENCE / 2, x.size - 2))
     g = (float(r.slope), float(r.slope - tq * r.stderr), float(r.slope + tq * r.stderr))
@@ -331,6 +334,8 @@ def level_fits(points: list[GPoint]) -> list[Level]:
     memory, and in steps where the library changes method; measured per h and interpolated,
     eq. (2.6) predicts the h-relations between the grid's values (the validation checks it).
     """
+    from scipy import optimize  # here, not on import: scipy takes half a second (bspkit predict)
+
     by_h: dict[int, list[GPoint]] = {}
     for p in points:
         by_h.setdefault(int(p.h), []).append(p)

@@ -41,7 +41,6 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from scipy import stats as sstats
 
 from bspkit.model import trust
 from bspkit.model.estimators import CONFIDENCE
@@ -248,6 +247,8 @@ def fit_over_p(
     for lw in (LAW_LOG, LAW_LINEAR):
         if lw not in slope_t:
             continue
+        from scipy import stats as sstats  # here, not on import: scipy takes half a second (bspkit predict)
+
         q = float(sstats.t.ppf(0.5 + SLOPE_CONFIDENCE / 2, n - 2)) if n - 2 >= 2 else Z_SLOPE
         if slope_t[lw] < q:
             continue  # a trend within the scatter: not extrapolated

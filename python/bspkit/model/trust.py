@@ -49,7 +49,6 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from scipy import stats as sstats
 
 Z95 = NormalDist().inv_cdf(0.975)
 Z_10_90 = NormalDist().inv_cdf(0.9)  # a 10-90 % band is +- 1.2816 sd
@@ -102,6 +101,8 @@ def median_rel_se(samples: Iterable[float]) -> float | None:
         return sd / math.sqrt(n) * (1.0 if n == 2 else math.sqrt(math.pi / 2))
     c = int(round((n + 1) / 2 - Z95 * math.sqrt(n / 4)))
     c = min(max(c, 1), n // 2)
+    from scipy import stats as sstats  # here, not on import: it takes half a second (bspkit predict)
+
     confidence = 1 - 2 * float(sstats.binom.cdf(c - 1, n, 0.5))
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     return float(x[n - c] - x[c - 1]) / (2 * z)
@@ -320,6 +321,8 @@ def regime_stats(dimension: str, regime: str, points: Sequence[CheckPoint]) -> R
     chi2: float | None = None
     p_scatter: float | None = None
     if n >= 2:
+        from scipy import stats as sstats  # here, not on import: it takes half a second (bspkit predict)
+
         s = float(np.std(r, ddof=1))
         half = float(sstats.t.ppf(0.975, n - 1)) * s / math.sqrt(n)
         ci = (_rel(b - half), _rel(b + half))
