@@ -1,7 +1,7 @@
 /*
  * bspalg-cannon - Cannon-style matrix multiplication C = A B (n x n) of Gerbessiotis & Lee
- * (the Mult suite: MatMul with put, Fig. 7, and MatMulG with get, Fig. 8), generalized to any
- * number of processes.
+ * (the Mult suite: MatMul with put, Fig. 7, MatMulG with get, Fig. 8, and MatMul with send, the
+ * "Send" column of their Table 1), generalized to any number of processes.
  *
  * Distribution. The processes form a Pr x Pc grid (mm_grid: the factorization of p closest to
  * square, so Pr = Pc = sqrt(p) when p is a square, 1 x p when p is prime); process
@@ -19,11 +19,18 @@
  * sends exactly one A block per round (and likewise one B block). A block the process holds
  * itself is used in place; the others arrive in one of two buffers:
  *   put (MatMul):  the owner bsp_hpputs its block into the user's buffer;
- *   get (MatMulG): the user bsp_hpgets the block from its owner.
+ *   get (MatMulG): the user bsp_hpgets the block from its owner;
+ *   send (MatMul, two-sided): the owner bsp_sends its block, tagged A or B (Fig. 7, lines 5-6
+ *                  "put/send": seed 002_ed6c85674bf8f665.txt, lines 151 and 181-182), and the
+ *                  user bsp_moves it from its queue into the buffer in the next superstep
+ *                  (Fig. 7, line 7, "Receive"), before multiplying it: bulk-synchronous
+ *                  message passing, BSPlib's two-sided communication (G & L's is MPI_Send +
+ *                  MPI_Recv under LAM MPI, seed line 158; Table 1's "Send" column, line 218).
  * The "pipelining" of the paper: round l's blocks travel in superstep l while round l - 1 is
  * multiplied; two buffers (rounds alternate) keep a high-performance transfer from landing in
- * the blocks being multiplied. cblas_dgemm on row-major blocks replaces the paper's transpose
- * (line 8) and loop (line 9).
+ * the blocks being multiplied (send needs them only to keep one layout for all variants: its
+ * blocks wait in the queue until moved). cblas_dgemm on row-major blocks replaces the paper's
+ * transpose (line 8) and loop (line 9).
  *
  * Local kernels (--kernel), for Kang et al.'s sec. 6, where the memory hierarchy decides:
  *   blas        cblas_dgemm (the default);
@@ -56,7 +63,12 @@
 #include "bspalg_driver.h"
 #include "matmul_common.h"
 
-typedef enum { VARIANT_PUT, VARIANT_GET } variant_kind;
+typedef enum { VARIANT_PUT, VARIANT_GET, VARIANT_SEND } variant_kind;
+static const char *const variant_names[] = {"put", "get", "send"}; /* in variant_kind order */
+/* The primitive of each variant in the supersteps' labels, in variant_kind order. */
+static const char *const variant_primitives[] = {"hpput", "hpget", "send"};
+/* The tag of a block sent (send): which of the two it is. */
+enum { TAG_A_BLOCK, TAG_B_BLOCK };
 typedef enum { KERNEL_BLAS, KERNEL_NAIVE, KERNEL_TRANSPOSED } kernel_kind;
 static const char *const kernel_names[] = {"blas", "naive",
                                            "transposed"}; /* in kernel_kind order */
@@ -69,22 +81,20 @@ static kernel_kind opt_kernel = KERNEL_BLAS;
 /* --help: what it does and its own options */
 static const char help[] =
     "Cannon-style matrix multiplication C = A B of random n x n matrices (Gerbessiotis & Lee:\n"
-    "MatMul with put, MatMulG with get) on the process grid closest to square (sqrt(p) x\n"
-    "sqrt(p) when p is a square; p prime gives 1 x p).\n"
+    "MatMul with put or send, MatMulG with get) on the process grid closest to square\n"
+    "(sqrt(p) x sqrt(p) when p is a square; p prime gives 1 x p).\n"
     "  --size N          matrix size n (default 1000)\n"
-    "  --variant V       put (MatMul, bsp_hpput, default) or get (MatMulG, bsp_hpget)\n"
+    "  --variant V       put (MatMul, bsp_hpput, default), get (MatMulG, bsp_hpget) or send\n"
+    "                    (MatMul with bsp_send, the blocks moved from the queue next superstep)\n"
     "  --kernel K        the local product: blas (cblas_dgemm, default), naive (the triple\n"
     "                    loop reading B down its columns) or transposed (B's block transposed\n"
     "                    first, then rows times rows): Kang et al. sec. 6\n";
 
 static int option(const char *arg, const char *value) {
-  static const char *const variants[] = {"put",
-                                         "get"}; /* in the order of VARIANT_PUT, VARIANT_GET */
   if (!value) return 0;
   if (!strcmp(arg, "--size")) opt_size = bspalg_parse_long(prog, "--size", value, 1, 1000000);
   else if (!strcmp(arg, "--variant"))
-    opt_variant =
-        bspalg_parse_choice(prog, "--variant", value, variants, 2) == 0 ? VARIANT_PUT : VARIANT_GET;
+    opt_variant = (variant_kind)bspalg_parse_choice(prog, "--variant", value, variant_names, 3);
   else if (!strcmp(arg, "--kernel"))
     opt_kernel = (kernel_kind)bspalg_parse_choice(prog, "--kernel", value, kernel_names, 3);
   else return 0;
@@ -150,15 +160,20 @@ static void transfer_round(const cannon_state *st, int l) {
     }
     return;
   }
-  /* put: send our A_ik to the process of this grid row that needs it in round l, B_kj to the
-   * one of this grid column */
+  /* put and send: send our A_ik to the process of this grid row that needs it in round l,
+   * B_kj to the one of this grid column (one message a block) */
   for (int j2 = 0; j2 < st->Pc; j2++) {
     int k = round_k(st, st->i, j2, l);
     long bytes = rows_of(st, st->i) * inner_of(st, k) * (long)sizeof(double);
     if (k % st->Pc != st->j || j2 == st->j || bytes == 0) continue;
     int dest = pid_of(st, st->i, j2);
-    bsp_hpput(dest, st->A + (long)(k / st->Pc) * st->a_slot, st->abuf,
-              (int)(a_off * (long)sizeof(double)), (int)bytes);
+    const double *block = st->A + (long)(k / st->Pc) * st->a_slot;
+    if (st->variant == VARIANT_SEND) {
+      int tag = TAG_A_BLOCK;
+      bsp_send(dest, &tag, block, (int)bytes);
+    } else {
+      bsp_hpput(dest, block, st->abuf, (int)(a_off * (long)sizeof(double)), (int)bytes);
+    }
     bspalg_put(dest, bytes / (long)sizeof(double));
   }
   for (int i2 = 0; i2 < st->Pr; i2++) {
@@ -166,9 +181,31 @@ static void transfer_round(const cannon_state *st, int l) {
     long bytes = inner_of(st, k) * cols_of(st, st->j) * (long)sizeof(double);
     if (k % st->Pr != st->i || i2 == st->i || bytes == 0) continue;
     int dest = pid_of(st, i2, st->j);
-    bsp_hpput(dest, st->B + (long)(k / st->Pr) * st->b_slot, st->bbuf,
-              (int)(b_off * (long)sizeof(double)), (int)bytes);
+    const double *block = st->B + (long)(k / st->Pr) * st->b_slot;
+    if (st->variant == VARIANT_SEND) {
+      int tag = TAG_B_BLOCK;
+      bsp_send(dest, &tag, block, (int)bytes);
+    } else {
+      bsp_hpput(dest, block, st->bbuf, (int)(b_off * (long)sizeof(double)), (int)bytes);
+    }
     bspalg_put(dest, bytes / (long)sizeof(double));
+  }
+}
+
+/* send: move round l's blocks, sent in superstep l, from the queue into round l's buffers
+ * (at most one A and one B block arrive a round). */
+static void receive_round(const cannon_state *st, int l) {
+  int messages = 0, queued_bytes = 0;
+  bsp_qsize(&messages, &queued_bytes);
+  for (int m = 0; m < messages; m++) {
+    int bytes = 0, tag = -1;
+    bsp_get_tag(&bytes, &tag);
+    int is_a = tag == TAG_A_BLOCK;
+    long slot = is_a ? st->a_slot : st->b_slot;
+    if ((!is_a && tag != TAG_B_BLOCK) || bytes < 0 || bytes > slot * (long)sizeof(double))
+      bsp_abort("%s: process %d: a message of %d bytes with tag %d in round %d\n", prog, st->pid,
+                bytes, tag, l);
+    bsp_move((is_a ? st->abuf : st->bbuf) + (long)(l % 2) * slot, bytes);
   }
 }
 
@@ -253,8 +290,13 @@ static void *setup(const bspalg_common_opts *opts) {
   mm_register_doubles(st->B, b_blocks * st->b_slot);
   mm_register_doubles(st->abuf, 2 * st->a_slot);
   mm_register_doubles(st->bbuf, 2 * st->b_slot);
+  if (st->variant == VARIANT_SEND) { /* from the skeleton's sync after setup on */
+    int tag_bytes = (int)sizeof(int);
+    bsp_set_tagsize(&tag_bytes);
+  }
   /* A checkpoint after every superstep: C, and the blocks that arrived for the next round in
-   * the (registered) buffers; A and B are registered too. */
+   * the (registered) buffers or, with send, in the checkpoint's messages; A and B are
+   * registered too. */
   st->progress = bspalg_alloc(sizeof *st->progress, "for the state");
   bspalg_checkpoint_protect(st->progress, sizeof *st->progress);
   mm_protect_doubles(st->A, a_blocks * st->a_slot);
@@ -270,12 +312,14 @@ static void prepare(void *state) {
   st->progress->l = 0;
 }
 
-/* Superstep l moves round l's blocks while round l - 1 is multiplied; from the superstep the
- * progress names (0, or the one after a restart's checkpoint). */
+/* Superstep l moves round l's blocks while round l - 1 is multiplied (send: after moving round
+ * l - 1's blocks out of the queue); from the superstep the progress names (0, or the one after
+ * a restart's checkpoint). */
 static void repetition(void *state) {
   const cannon_state *st = state;
-  const char *primitive = st->variant == VARIANT_PUT ? "hpput" : "hpget";
+  const char *primitive = variant_primitives[st->variant];
   for (int l = st->progress->l; l <= st->L; l++) {
+    if (l > 0 && st->variant == VARIANT_SEND) receive_round(st, l - 1);
     if (l > 0) multiply_round(st, l - 1);
     int moves = l < st->L && round_has_remote(st, l);
     if (l < st->L) transfer_round(st, l);
@@ -292,7 +336,9 @@ static void result(void *state, const void **bytes, size_t *nbytes) {
 }
 
 static const char *algorithm_of(void) {
-  return opt_variant == VARIANT_PUT ? "cannon-put" : "cannon-get";
+  static const char *const names[] = {"cannon-put", "cannon-get",
+                                      "cannon-send"}; /* in variant_kind order */
+  return names[opt_variant];
 }
 
 static int check(void *state, bspalg_check_report *report) {
@@ -341,8 +387,7 @@ static void params(void *state, char *json, size_t json_size) {
       json, json_size,
       "{\"n\": %ld, \"variant\": \"%s\", \"kernel\": \"%s\", \"grid_rows\": %d, \"grid_cols\": "
       "%d, \"rounds\": %d}",
-      st->n, st->variant == VARIANT_PUT ? "put" : "get", kernel_names[st->kernel], st->Pr, st->Pc,
-      st->L);
+      st->n, variant_names[st->variant], kernel_names[st->kernel], st->Pr, st->Pc, st->L);
 }
 
 /* The driver, read as a table (clang-format would give each field a line of its own). */
