@@ -166,18 +166,26 @@ def comma_list(text: str | None, what: str) -> list[str]:
 def parse_procs(text: str) -> list[int]:
     """-n: "4", "1,2,4,8", "1,2,4,...,1024" (the step or ratio of the first two, continued up to
     the last), "1-16" (every p). ValueError with what is wrong."""
+    return parse_int_list(text, "-n", "number of processes")
+
+
+def parse_int_list(text: str, option: str, what: str) -> list[int]:
+    """A list of positive integers in -n's forms (parse_procs), for any option (`bspkit predict
+    --size` too): a list, a range, a list continued by its step or ratio. ValueError naming the
+    option and `what` one value is ("number of processes", "problem size")."""
     items = [t.strip() for t in text.split(",") if t.strip()]
     if len(items) == 1 and "-" in items[0][1:]:
-        lo, hi = (_positive(v, text) for v in items[0].split("-", 1))
+        lo, hi = (_positive(v, text, option, what) for v in items[0].split("-", 1))
         if hi < lo:
-            raise ValueError(f"-n {text}: the range ends below its start")
+            raise ValueError(f"{option} {text}: the range ends below its start")
         return list(range(lo, hi + 1))
     if "..." in items or "…" in items:
         dots = items.index("...") if "..." in items else items.index("…")
         if dots < 2 or dots != len(items) - 2:
-            raise ValueError(f"-n {text}: write at least two values before '...' and one after, e.g. 1,2,4,...,1024")
-        head = [_positive(v, text) for v in items[:dots]]
-        end = _positive(items[-1], text)
+            example = "1,2,4,...,1024" if option == "-n" else "1000,2000,...,8000"
+            raise ValueError(f"{option} {text}: write at least two values before '...' and one after, e.g. {example}")
+        head = [_positive(v, text, option, what) for v in items[:dots]]
+        end = _positive(items[-1], text, option, what)
         a, b = head[-2], head[-1]
         values = list(head)
         if b > a and b % a == 0 and (len(head) < 3 or head[-2] % head[-3] == 0 and head[-2] // head[-3] == b // a):
@@ -188,23 +196,23 @@ def parse_procs(text: str) -> list[int]:
             while values[-1] + (b - a) <= end:
                 values.append(values[-1] + (b - a))
         else:
-            raise ValueError(f"-n {text}: the values before '...' must grow")
+            raise ValueError(f"{option} {text}: the values before '...' must grow")
         if values[-1] != end:
             values.append(end)
         return values
-    values = [_positive(v, text) for v in items]
+    values = [_positive(v, text, option, what) for v in items]
     if not values:
-        raise ValueError("-n needs a number of processes")
+        raise ValueError(f"{option} needs a {what}")
     return values
 
 
-def _positive(v: str, text: str) -> int:
+def _positive(v: str, text: str, option: str, what: str) -> int:
     try:
         value = int(v)
     except ValueError:
-        raise ValueError(f"-n {text}: '{v}' is not a number of processes") from None
+        raise ValueError(f"{option} {text}: '{v}' is not a {what}") from None
     if value < 1:
-        raise ValueError(f"-n {text}: '{v}' is not a positive number of processes")
+        raise ValueError(f"{option} {text}: '{v}' is not a positive {what}")
     return value
 
 
