@@ -158,6 +158,35 @@ int bspk_checkpoint_resume(void);
  */
 void bspk_profile_phase(const char *name);
 
+/**
+ * bspk_profile_packing_begin - mark the start of packing in the superstep profile
+ *
+ * The time from here to the matching bspk_profile_packing_end is packing in the profile
+ * that BSPKIT_PROFILE asks for (pack_s, docs/profile-format.md): copying data into or out
+ * of buffers for communication, and local swaps, as Horvitz & Bisseling separate it from
+ * computation. `bspkit profile` splits each superstep into synchronisation,
+ * communication, packing, computation and idle time. Regions nest (the outermost counts);
+ * one open at a bsp_sync goes on after it, the sync's own time is not packing. The time
+ * bsp_put, bsp_send, bsp_get and bsp_move spend at the call is packing without a mark.
+ * Does nothing when no profile is being written.
+ *
+ * \error called outside the SPMD section
+ * \see bspk_profile_packing_end(3), bspkit-profile(1)
+ */
+void bspk_profile_packing_begin(void);
+
+/**
+ * bspk_profile_packing_end - mark the end of packing in the superstep profile
+ *
+ * Ends the region the last bspk_profile_packing_begin opened (bspk_profile_packing_begin(3)).
+ * Does nothing when no profile is being written.
+ *
+ * \error no region is open (while a profile is being written)
+ * \error called outside the SPMD section
+ * \see bspk_profile_packing_begin(3), bspkit-profile(1)
+ */
+void bspk_profile_packing_end(void);
+
 /* ---- Collectives (call on every process in the same superstep; each ends with a sync) --
  * For everything else a collective acts as one bsp_sync: puts, gets and messages issued
  * before the call are delivered by it, and those messages are in the queue after it.

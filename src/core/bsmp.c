@@ -56,13 +56,23 @@ static inline void queue_message(bspk_proc *self, const char *call, int pid, con
   ob->n_send++;
   ob->send_bytes += (size_t)nbytes;
   self->flags |= BSPK_HAS_SEND;
-  bspk_profile_op(self, BSPK_PROFILE_SEND, pid, nbytes);
+}
+
+/* The profiled path: the message counted (after the checks), its copy timed as packing. */
+static void queue_message_profiled(bspk_proc *self, const char *call, int pid, const void *tag,
+                                   const void *payload, int nbytes) {
+  double since = bspk_now();
+  queue_message(self, call, pid, tag, payload, nbytes);
+  bspk_profile_count(self, BSPK_PROFILE_SEND, pid, nbytes);
+  bspk_profile_timed(self, since, BSPK_PROFILE_PACKED);
 }
 
 BSPK_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,
                        bsp_size_t payload_nbytes) {
   bspk_proc *self = bspk_enter("bsp_send");
-  queue_message(self, "bsp_send", pid, tag, payload, payload_nbytes);
+  if (BSPK_UNLIKELY(self->profile != NULL))
+    queue_message_profiled(self, "bsp_send", pid, tag, payload, payload_nbytes);
+  else queue_message(self, "bsp_send", pid, tag, payload, payload_nbytes);
 }
 
 /* The receiver may read a message only after the sender has moved on, so an unbuffered
@@ -70,7 +80,9 @@ BSPK_API void bsp_send(bsp_pid_t pid, const void *tag, const void *payload,
 BSPK_API void bsp_hpsend(bsp_pid_t pid, const void *tag, const void *payload,
                          bsp_size_t payload_nbytes) {
   bspk_proc *self = bspk_enter("bsp_hpsend");
-  queue_message(self, "bsp_hpsend", pid, tag, payload, payload_nbytes);
+  if (BSPK_UNLIKELY(self->profile != NULL))
+    queue_message_profiled(self, "bsp_hpsend", pid, tag, payload, payload_nbytes);
+  else queue_message(self, "bsp_hpsend", pid, tag, payload, payload_nbytes);
 }
 
 static void set_tagsize(void *tag_nbytes, enum bspk_out_type type, const char *call) {
@@ -182,7 +194,13 @@ BSPK_API void bsp_move(void *payload, bsp_size_t reception_nbytes) {
   bspk_check_buffer("bsp_move", payload, "the payload buffer", reception_nbytes);
   const bspk_message *m = &self->queue[self->queue_head++];
   int n = m->nbytes < reception_nbytes ? m->nbytes : reception_nbytes;
-  if (n) memcpy(payload, m->payload, (size_t)n);
+  if (BSPK_UNLIKELY(self->profile != NULL)) { /* unpacking: timed as packing */
+    double since = bspk_now();
+    if (n) memcpy(payload, m->payload, (size_t)n);
+    bspk_profile_timed(self, since, BSPK_PROFILE_PACKED);
+  } else if (n) {
+    memcpy(payload, m->payload, (size_t)n);
+  }
   self->queue_bytes -= (size_t)m->nbytes;
 }
 

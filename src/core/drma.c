@@ -102,23 +102,34 @@ static void queue_large_put(bspk_proc *self, int pid, int slot, const void *src,
   self->flags |= BSPK_HAS_PUT | BSPK_HAS_LARGE_PUT;
 }
 
-BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
-                      bsp_size_t nbytes) {
-  bspk_proc *self;
-  int slot = begin_access(&self, "bsp_put", pid, dst, offset, nbytes, src, "the source");
-  if (slot < 0) return;
-  bspk_profile_op(self, BSPK_PROFILE_PUT, pid, nbytes);
+static inline void buffer_put(bspk_proc *self, int pid, int slot, const void *src, int offset,
+                              int nbytes) {
   if (BSPK_UNLIKELY(wants_large_path(self, pid, nbytes)))
     queue_large_put(self, pid, slot, src, offset, nbytes, 0, "bsp_put");
   else queue_put(self, pid, slot, src, offset, nbytes, "bsp_put");
 }
 
-BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
-                        bsp_size_t nbytes) {
+/* A primitive's profiled path: counted, and its time at the call (packing, or data moved
+ * there and then) measured around it; the one branch the unprofiled path pays chooses it. */
+BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
+                      bsp_size_t nbytes) {
   bspk_proc *self;
-  int slot = begin_access(&self, "bsp_hpput", pid, dst, offset, nbytes, src, "the source");
+  int slot = begin_access(&self, "bsp_put", pid, dst, offset, nbytes, src, "the source");
   if (slot < 0) return;
-  bspk_profile_op(self, BSPK_PROFILE_HPPUT, pid, nbytes);
+  if (BSPK_UNLIKELY(self->profile != NULL)) {
+    double since = bspk_now();
+    bspk_profile_count(self, BSPK_PROFILE_PUT, pid, nbytes);
+    buffer_put(self, pid, slot, src, offset, nbytes);
+    bspk_profile_timed(self, since, BSPK_PROFILE_PACKED);
+    return;
+  }
+  buffer_put(self, pid, slot, src, offset, nbytes);
+}
+
+/* What hpput does at the call: BSPK_PROFILE_MOVED where the data reached pid now (or is on
+ * its way), BSPK_PROFILE_PACKED where it was only queued for the sync. */
+static inline enum bspk_profile_time hpput_now(bspk_proc *self, int pid, int slot,
+                                               const void *src, int offset, int nbytes) {
   if (self->ops->direct_access) {
     memcpy(bspk_remote_address(self, slot, pid, offset), src, (size_t)nbytes);
   } else if (self->ops->rma_put && nbytes >= self->rma_min_bytes) {
@@ -126,9 +137,26 @@ BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t of
     self->flags |= BSPK_HAS_PUT | BSPK_HAS_RMA_PUT; /* completed by the sync */
   } else if (wants_large_path(self, pid, nbytes)) {
     queue_large_put(self, pid, slot, src, offset, nbytes, 1, "bsp_hpput");
+    return BSPK_PROFILE_PACKED;
   } else {
     queue_put(self, pid, slot, src, offset, nbytes, "bsp_hpput");
+    return BSPK_PROFILE_PACKED;
   }
+  return BSPK_PROFILE_MOVED;
+}
+
+BSPK_API void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
+                        bsp_size_t nbytes) {
+  bspk_proc *self;
+  int slot = begin_access(&self, "bsp_hpput", pid, dst, offset, nbytes, src, "the source");
+  if (slot < 0) return;
+  if (BSPK_UNLIKELY(self->profile != NULL)) {
+    double since = bspk_now();
+    bspk_profile_count(self, BSPK_PROFILE_HPPUT, pid, nbytes);
+    bspk_profile_timed(self, since, hpput_now(self, pid, slot, src, offset, nbytes));
+    return;
+  }
+  hpput_now(self, pid, slot, src, offset, nbytes);
 }
 
 static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst, int nbytes,
@@ -153,16 +181,19 @@ BSPK_API void bsp_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *d
   bspk_proc *self;
   int slot = begin_access(&self, "bsp_get", pid, src, offset, nbytes, dst, "the destination");
   if (slot < 0) return;
-  bspk_profile_op(self, BSPK_PROFILE_GET, pid, nbytes);
+  if (BSPK_UNLIKELY(self->profile != NULL)) {
+    double since = bspk_now();
+    bspk_profile_count(self, BSPK_PROFILE_GET, pid, nbytes);
+    queue_get(self, pid, slot, offset, dst, nbytes, "bsp_get");
+    bspk_profile_timed(self, since, BSPK_PROFILE_PACKED);
+    return;
+  }
   queue_get(self, pid, slot, offset, dst, nbytes, "bsp_get");
 }
 
-BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
-                        bsp_size_t nbytes) {
-  bspk_proc *self;
-  int slot = begin_access(&self, "bsp_hpget", pid, src, offset, nbytes, dst, "the destination");
-  if (slot < 0) return;
-  bspk_profile_op(self, BSPK_PROFILE_HPGET, pid, nbytes);
+/* What hpget does at the call (as hpput_now). */
+static inline enum bspk_profile_time hpget_now(bspk_proc *self, int pid, int slot, int offset,
+                                               void *dst, int nbytes) {
   if (self->ops->direct_access) {
     memcpy(dst, bspk_remote_address(self, slot, pid, offset), (size_t)nbytes);
   } else if (self->ops->rma_get && nbytes >= self->rma_min_bytes) {
@@ -170,7 +201,23 @@ BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void 
     self->flags |= BSPK_HAS_GET; /* completed by the sync */
   } else {
     queue_get(self, pid, slot, offset, dst, nbytes, "bsp_hpget");
+    return BSPK_PROFILE_PACKED;
   }
+  return BSPK_PROFILE_MOVED;
+}
+
+BSPK_API void bsp_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
+                        bsp_size_t nbytes) {
+  bspk_proc *self;
+  int slot = begin_access(&self, "bsp_hpget", pid, src, offset, nbytes, dst, "the destination");
+  if (slot < 0) return;
+  if (BSPK_UNLIKELY(self->profile != NULL)) {
+    double since = bspk_now();
+    bspk_profile_count(self, BSPK_PROFILE_HPGET, pid, nbytes);
+    bspk_profile_timed(self, since, hpget_now(self, pid, slot, offset, dst, nbytes));
+    return;
+  }
+  hpget_now(self, pid, slot, offset, dst, nbytes);
 }
 
 /* MulticoreBSP's bsp_direct_get: the read happens now. On shared memory it is a plain copy

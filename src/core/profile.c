@@ -10,6 +10,13 @@
  * thread's CPU clock (cpu_s), the work it did whatever else shared its core (a run with
  * more processes than cores). Each CPU span lies inside its wall span: the wall clock is
  * read first where a span starts and last where it ends.
+ *
+ * Packing (Horvitz & Bisseling's breakdown, seed 004 lines 217-219: "the time each process
+ * spent in packing and unpacking data, including the time spent in local swaps") is the
+ * part of compute_s spent in the buffering primitives (their profiled path times itself:
+ * bspk_profile_timed) plus the regions the program marks with bspk_profile_packing_begin
+ * and _end. A primitive inside a marked region is the region's time (counted once); data an
+ * hpput or hpget moves at the call is communication (direct_s), inside a region too.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -46,6 +53,7 @@ typedef struct superstep_record {
   long step;
   int at_end;
   double t_start, compute, cpu, sync, wait;
+  double pack, pack_marked, direct; /* parts of compute: packing, the program's, moved */
   long op_calls[BSPK_PROFILE_NOPS], op_bytes[BSPK_PROFILE_NOPS];
   long self_words;
   int push_reg, pop_reg, set_tagsize;
@@ -84,6 +92,10 @@ struct bspk_profile {
   const void *last_site;
   int last_object;
   uintptr_t last_offset;
+  /* The program's packing regions: how deeply nested, and where the open one (or its part
+   * in this superstep) began, with the data moved at calls by then (not packing). */
+  int packing_depth;
+  double packing_since, direct_at_packing_since;
 };
 
 /* This program's file, absolute (the path it was started by may be relative), or "". */
@@ -202,6 +214,40 @@ void bspk_profile_count(bspk_proc *self, enum bspk_profile_op op, int peer, long
   prof->words[index] += words;
 }
 
+void bspk_profile_timed(bspk_proc *self, double since, enum bspk_profile_time kind) {
+  bspk_profile *prof = self->profile;
+  if (kind == BSPK_PROFILE_MOVED) prof->current.direct += bspk_now() - since;
+  else if (prof->packing_depth == 0) prof->current.pack += bspk_now() - since;
+}
+
+/* The open packing region's time since it (or this superstep) began, less what calls in
+ * it moved to or from other processes, is packing. */
+static void close_packing(bspk_profile *prof, double now) {
+  double packed = now - prof->packing_since - (prof->current.direct - prof->direct_at_packing_since);
+  if (packed < 0) packed = 0;
+  prof->current.pack += packed;
+  prof->current.pack_marked += packed;
+}
+
+BSPK_API void bspk_profile_packing_begin(void) {
+  bspk_proc *self = bspk_enter("bspk_profile_packing_begin");
+  bspk_profile *prof = self->profile;
+  if (!prof || prof->packing_depth++ > 0) return; /* nested: the outermost region counts */
+  prof->packing_since = bspk_now();
+  prof->direct_at_packing_since = prof->current.direct;
+}
+
+BSPK_API void bspk_profile_packing_end(void) {
+  bspk_proc *self = bspk_enter("bspk_profile_packing_end");
+  bspk_profile *prof = self->profile;
+  if (!prof) return;
+  if (prof->packing_depth == 0)
+    bspk_fatal("bspk_profile_packing_end",
+               "no packing region is open (each bspk_profile_packing_end ends one "
+               "bspk_profile_packing_begin)");
+  if (--prof->packing_depth == 0) close_packing(prof, bspk_now());
+}
+
 /* Which loaded object holds the sync's return address, and where in it: dladdr is asked
  * once per call site in a row (a loop's sync is the same site every time). */
 static void locate_site(bspk_proc *self, bspk_profile *prof, const void *site) {
@@ -254,6 +300,9 @@ void bspk_profile_sync_enter(bspk_proc *self, const void *site) {
   prof->cpu_enter = bspk_thread_cpu_seconds();
   prof->t_enter = bspk_now();
   prof->wait = 0;
+  /* a region open across the sync: its part in this superstep ends here, the sync's time is
+   * not packing (it goes on when the next superstep begins) */
+  if (prof->packing_depth > 0) close_packing(prof, prof->t_enter);
   for (int i = 0; i < self->nregops; i++) {
     if (self->regops[i].is_push) prof->current.push_reg++;
     else prof->current.pop_reg++;
@@ -297,6 +346,8 @@ void bspk_profile_sync_exit(bspk_proc *self, int at_end) {
   prof->records[prof->nrecords++] = *rec;
   memset(rec, 0, sizeof *rec);
   prof->t_start = now;
+  prof->packing_since = now;
+  prof->direct_at_packing_since = 0;
   prof->cpu_start =
       bspk_thread_cpu_seconds(); /* after the bookkeeping above: the library's, not work */
 }
@@ -321,7 +372,9 @@ static void write_record(FILE *f, const bspk_proc *self, const bspk_profile *pro
   fprintf(f, "\"end\": \"%s\", \"t_start_s\": %.9f, \"compute_s\": %.9f, \"cpu_s\": %.9f, ",
           rec->at_end ? "bsp_end" : "bsp_sync", rec->t_start, rec->compute, rec->cpu);
   fprintf(f, "\"sync_s\": %.9f, ", rec->sync);
-  fprintf(f, "\"wait_s\": %.9f, \"ops\": {", rec->wait);
+  fprintf(f, "\"wait_s\": %.9f, \"pack_s\": %.9f, \"pack_marked_s\": %.9f, \"direct_s\": %.9f, ",
+          rec->wait, rec->pack, rec->pack_marked, rec->direct);
+  fputs("\"ops\": {", f);
   int first = 1;
   for (int op = 0; op < BSPK_PROFILE_NOPS; op++) {
     if (!rec->op_calls[op]) continue;

@@ -21,6 +21,13 @@ typedef struct bspk_profile bspk_profile;
 /* From bsp_begin: starts profiling this process when BSPKIT_PROFILE names a file. */
 void bspk_profile_begin(bspk_proc *self);
 void bspk_profile_count(bspk_proc *self, enum bspk_profile_op op, int peer, long nbytes);
+/* What a primitive's time at the call was (Horvitz & Bisseling's packing; docs/profile-format.md):
+ * copying into or out of the library's buffers, or recording a request (pack_s); or moving
+ * the data to or from another process there and then (direct_s: hpput, hpget). */
+enum bspk_profile_time { BSPK_PROFILE_PACKED, BSPK_PROFILE_MOVED };
+/* The primitive's profiled path (one branch on self->profile chooses it) reads the clock
+ * before its work and hands the reading here after it. */
+void bspk_profile_timed(bspk_proc *self, double since, enum bspk_profile_time kind);
 void bspk_profile_sync_enter(bspk_proc *self, const void *site);
 void bspk_profile_waited(bspk_proc *self, double seconds);
 void bspk_profile_tagsize(bspk_proc *self);
