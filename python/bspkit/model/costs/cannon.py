@@ -1,6 +1,8 @@
 """The BSP cost of bspalg-cannon, Cannon-style matrix multiplication of Gerbessiotis & Lee
-(MatMul with put, Fig. 7: `cannon-put`; MatMulG with get, Fig. 8: `cannon-get`) on any number
-of processes, superstep by superstep. algorithms/matmul/README.md describes the driver.
+(MatMul with put, Fig. 7: `cannon-put`; MatMulG with get, Fig. 8: `cannon-get`; MatMul with
+send, Table 1's "Send" column: `cannon-send`; seed 002_ed6c85674bf8f665.txt, lines 151-218) on
+any number of processes, superstep by superstep. algorithms/matmul/README.md describes the
+driver.
 
 Notation. n x n matrices, p = P_r P_c processes on the grid closest to square (P_r = the
 largest divisor of p not above sqrt(p); P_r = P_c = sqrt(p) for square p, 1 x p for prime
@@ -10,13 +12,15 @@ parts, each as evenly as possible: part a of m parts of n has
   sz(n, m, a) = floor((a + 1) n / m) - floor(a n / m)      (ceil(n/m) or floor(n/m)),
 written R_i = sz(n, P_r, i), C_j = sz(n, P_c, j), K_k = sz(n, L, k). Process (i, j) holds A_ik
 for k = j (mod P_c) and B_kj for k = i (mod P_r), and in round l multiplies A_ik B_kj with
-k = k_l(i, j) = (i + j + l) mod L (Fig. 8's skew, for both variants).
+k = k_l(i, j) = (i + j + l) mod L (Fig. 8's skew, for every variant).
 
 Round l's transfers, for every process (i, j), k = k_l(i, j):
   A_ik (R_i K_k words) from its owner (i, k mod P_c), remote iff (i + l) mod P_c != 0;
   B_kj (K_k C_j words) from its owner (k mod P_r, j), remote iff (j + l) mod P_r != 0;
-  a remote block of nonzero size is one request, issued by the owner (put, bsp_hpput) or by
-  the user (get, bsp_hpget). Every owner sends exactly one A and one B block a round.
+  a remote block of nonzero size is one request, issued by the owner (put, bsp_hpput; send,
+  one bsp_send a block, moved from the queue in the next superstep: h counts its payload, not
+  its tag) or by the user (get, bsp_hpget). Every owner sends exactly one A and one B block a
+  round. So send costs exactly what put does, superstep by superstep; only its label differs.
 
 Supersteps (all end in a sync; no open record after the last):
   l = 0            "shift A and B": round 0's transfers, w = 0;
@@ -25,8 +29,8 @@ Supersteps (all end in a sync; no open record after the last):
   w_l = max_{i,j} 2 R_i K_{k_{l-1}(i,j)} C_j;  h_l = max over processes of max(words sent,
   words received) (eq. 2.1); h_inout_l = max over processes of words sent + words received
   (eq. 2.2); count_l = max over processes of requests issued; msg_words =
-  all words / all requests; label hpput/permutation or hpget/permutation when round l moves
-  anything, else null.
+  all words / all requests; label hpput/permutation, hpget/permutation or send/permutation
+  when round l moves anything, else null.
   S = L + 1, W = sum_l w_l.
 
 Closed form when L divides n (then P_r and P_c do too; R = n/P_r, C = n/P_c, K = n/L): every
@@ -74,8 +78,8 @@ from bspkit.model.costs.matmul import (
 
 DEFAULT_N = 1000  # the driver's --size default
 KERNELS = {"blas": "matmul_double_blas", "naive": "matmul_double_ijk", "transposed": "matmul_double_ijk"}
-VARIANTS = {"cannon-put": "put", "cannon-get": "get"}
-PRIMITIVE = {"put": "hpput", "get": "hpget"}
+VARIANTS = {"cannon-put": "put", "cannon-get": "get", "cannon-send": "send"}
+PRIMITIVE = {"put": "hpput", "get": "hpget", "send": "send"}
 KINDS = ("shift A and B", "multiply, shift A and B", "multiply")
 SHIFT, MULTIPLY_SHIFT, MULTIPLY = range(3)
 CHUNK_CELLS = 1 << 20  # (round, process) cells evaluated at once
@@ -148,7 +152,7 @@ def general_supersteps(n: int, p: int, variant: str) -> tuple[StepKind, ...]:
         h_inout[l0:l1] = (sent.reshape(rounds, p) + received).max(axis=1)
         if variant == "get":  # the user issues its requests
             issued = a_moves.astype(np.int64) + b_moves
-        else:  # the owner issues them
+        else:  # the owner issues them (put, send)
             issued = (
                 np.bincount((row + a_owner)[a_moves], minlength=cells)
                 + np.bincount((row + b_owner)[b_moves], minlength=cells)
