@@ -14,7 +14,7 @@ l after an all-to-all).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from bspkit.model import comm_models
@@ -171,11 +171,13 @@ def _positive(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0
 
 
-def check_hand_written(params: Params) -> list[str]:
+def check_hand_written(params: Params, primitives: Collection[str] | None = None) -> list[str]:
     """What a parameter file lacks to predict a run at its p (one line each, naming the key and
     what it is for); [] when nothing is missing: f of at least one kernel, l.empty, p, and g
-    surfaces bspkit.model.supersteps can use under "g const" (Bisseling's g, or a per-h fit), put/* among
-    them (the fallback of the other primitives). The models the file cannot serve ("g(h)" and
+    surfaces bspkit.model.supersteps can use under "g const" (Bisseling's g, or a per-h fit).
+    Which surfaces: for each primitive of `primitives` (those the run communicates with), one of
+    that primitive or a put/* one (_surface_for's fallback); without `primitives`, put/* among
+    them (the fallback of every primitive). The models the file cannot serve ("g(h)" and
     "g(h,h*)" need `levels` or `predict`) are not missing: bspkit.model.supersteps gives them none."""
     missing = []
     if not isinstance(params.p, int) or isinstance(params.p, bool) or params.p < 1:
@@ -214,7 +216,16 @@ def check_hand_written(params: Params) -> list[str]:
             )
             continue
         usable.append(key)
-    if not params.g:
+    if primitives is not None:
+        has_put = any(k.startswith("put/") for k in usable)
+        for prim in sorted(set(primitives)):
+            if not has_put and not any(k.startswith(prim + "/") for k in usable):
+                missing.append(
+                    f'g: no surface for {prim}, which the run communicates with: give "{prim}/alltoall" (or '
+                    f'{prim}/permutation, {prim}/shift, or a put/* surface to fall back on) with {{"linreg": '
+                    '{"g": seconds per word, "l": seconds}}'
+                )
+    elif not params.g:
         missing.append('g: no surface: give at least "put/alltoall": {"linreg": {"g": seconds per word, "l": seconds}}')
     elif usable and not any(k.startswith("put/") for k in usable):
         missing.append(
