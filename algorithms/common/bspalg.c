@@ -140,6 +140,9 @@ int bspalg_checkpoint_sync(const char *primitive, const char *pattern) {
   return saved;
 }
 
+void bspalg_packing_begin(void) { bspalg_library_packing_begin(); }
+void bspalg_packing_end(void) { bspalg_library_packing_end(); }
+
 /* ------------------------------------------------------------------------- report */
 
 double bspalg_median(const double *v, int n) {

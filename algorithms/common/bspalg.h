@@ -67,6 +67,13 @@ void bspalg_sync(const char *primitive, const char *pattern);
  * portable build (and without --checkpoint-dir) it is bspalg_sync and returns 0. */
 int bspalg_checkpoint_sync(const char *primitive, const char *pattern);
 
+/* Mark packing: copies of data into and out of communication buffers, and local swaps,
+ * between the two calls. A superstep profile (BSPKIT_PROFILE) counts it apart from the
+ * computation (bspkit profile's breakdown of Horvitz & Bisseling); nothing otherwise, and
+ * nothing in the portable build. */
+void bspalg_packing_begin(void);
+void bspalg_packing_end(void);
+
 /* What process 0 writes about the run (strings are copied into the JSON as they are). */
 typedef struct {
   const char *algorithm;   /* e.g. "matmul-blockcyclic" */

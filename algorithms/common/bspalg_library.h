@@ -28,6 +28,8 @@
 /* Another library has no notion of bspkit's back ends: the library's label stands for it. */
 static inline const char *bspalg_backend(void) { return BSPKIT_PORTABLE_LIBRARY; }
 static inline void bspalg_phase(const char *name) { (void)name; }
+static inline void bspalg_library_packing_begin(void) {}
+static inline void bspalg_library_packing_end(void) {}
 static inline int bspalg_library_has_checkpoints(void) { return 0; }
 static inline void bspalg_library_protect(void *ptr, size_t bytes) {
   (void)ptr;
@@ -44,6 +46,9 @@ static inline long bspalg_library_superstep(void) { return -1; }
 static inline const char *bspalg_backend(void) { return bspk_backend(); }
 /* The phase of the superstep profile (BSPKIT_PROFILE) that the next supersteps belong to. */
 static inline void bspalg_phase(const char *name) { bspk_profile_phase(name); }
+/* Packing in the superstep profile (bspalg_packing_begin, bspalg.h). */
+static inline void bspalg_library_packing_begin(void) { bspk_profile_packing_begin(); }
+static inline void bspalg_library_packing_end(void) { bspk_profile_packing_end(); }
 /* Checkpoint and restart (bspkit.h, docs/checkpoint.md): protect memory, end a superstep with
  * a checkpoint when one is due (1 when it saved), restore the newest checkpoint in a restart
  * (1 when it did), and the superstep count. */

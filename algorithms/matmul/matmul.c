@@ -230,12 +230,14 @@ static void s2d_transfer_piece(const mm_state *st, const piece *pc, void *arg) {
   const s2d_transfer *tr = arg;
   double *local = tr->buf + (pc->r0 - tr->r0) * tr->cols + (pc->c0 - tr->c0);
   long remote = (pc->r0 - pc->owner_r0) * pc->owner_cols + (pc->c0 - pc->owner_c0); /* in doubles */
-  if (pc->owner == st->pid) { /* our own rows: a local copy */
+  if (pc->owner == st->pid) { /* our own rows: a local copy (packing, in the profile) */
+    bspalg_packing_begin();
     for (long i = 0; i < pc->rows; i++) {
       double *mine = tr->store + remote + i * pc->owner_cols, *other = local + i * tr->cols;
       if (tr->to_owner) memcpy(mine, other, (size_t)pc->cols * sizeof(double));
       else memcpy(other, mine, (size_t)pc->cols * sizeof(double));
     }
+    bspalg_packing_end();
     return;
   }
   /* whole rows on both sides are one contiguous piece: one request; else one per row */
@@ -313,8 +315,10 @@ static void s2d_send_piece(const mm_state *st, const piece *pc, void *arg) {
   const double *from = sd->v + (pc->r0 - sd->r0) * sd->cols + (pc->c0 - sd->c0);
   rect_tag place = {(int)pc->r0, (int)pc->c0, (int)pc->rows, (int)pc->cols};
   if (pc->cols != sd->cols) { /* not whole rows of V: pack the piece */
+    bspalg_packing_begin();
     for (long i = 0; i < pc->rows; i++)
       memcpy(sd->pack + i * pc->cols, from + i * sd->cols, (size_t)pc->cols * sizeof(double));
+    bspalg_packing_end();
     from = sd->pack;
   }
   if (pc->owner == st->pid) {
