@@ -86,7 +86,9 @@ def test_unknown_algorithm_names_the_known_ones() -> None:
         assert name in str(err.value)
 
 
-@pytest.mark.parametrize("algorithm", ["inprod", "matmul-blockcyclic", "matmul-static2d", "cannon-put", "cannon-get"])
+@pytest.mark.parametrize(
+    "algorithm", ["inprod", "matmul-blockcyclic", "matmul-static2d", "cannon-put", "cannon-get", "cannon-send"]
+)
 @pytest.mark.parametrize("p", [0, -3])
 def test_p_below_one_is_refused(algorithm: str, p: int) -> None:
     with pytest.raises(CostError, match=f"p must be at least 1, not {p}"):
@@ -130,6 +132,7 @@ def test_cost_totals_and_expansion() -> None:
         ("matmul-static2d", {"n": 100, "s": 30}, "s = 30"),
         ("matmul-static2d", {"grid_rows": 1, "grid_cols": 4}, "grid_rows = 1"),
         ("cannon-put", {"variant": "get"}, "variant is 'put'"),
+        ("cannon-send", {"variant": "put"}, "variant is 'send'"),
         ("cannon-get", {"kernel": "fast"}, "kernel must be"),
         ("cannon-get", {"n": 2.5}, "n must be an integer"),
         ("cannon-get", {"rounds": 3}, "rounds = 3"),
@@ -191,7 +194,7 @@ def test_matmul_against_driver(p: int, size: tuple[int, int], dist: str) -> None
 
 
 @needs_drivers
-@pytest.mark.parametrize("variant", ["put", "get"])
+@pytest.mark.parametrize("variant", ["put", "get", "send"])
 @pytest.mark.parametrize("p,n", driver_cases(range(1, 9), CANNON_SIZES))
 def test_cannon_against_driver(p: int, n: int, variant: str) -> None:
     check_cannon(p, n, variant)
@@ -261,13 +264,13 @@ def test_matmul_against_simulation(p: int, n: int, q: int, dist: str) -> None:
     assert_matches_simulation(closed_form(f"matmul-{dist}", {"n": n, "q": q}, p), matmul_model(n, q, p, dist))
 
 
-@pytest.mark.parametrize("variant", ["put", "get"])
+@pytest.mark.parametrize("variant", ["put", "get", "send"])
 @pytest.mark.parametrize("p,n", [(9, 37), (12, 50), (12, 48), (16, 101), (30, 61), (31, 100), (36, 100), (64, 129)])
 def test_cannon_against_simulation(p: int, n: int, variant: str) -> None:
     assert_matches_simulation(closed_form(f"cannon-{variant}", {"n": n}, p), cannon_model(n, p, variant))
 
 
-@pytest.mark.parametrize("variant", ["put", "get"])
+@pytest.mark.parametrize("variant", ["put", "get", "send"])
 def test_cannon_closed_form_is_the_general_evaluation(variant: str) -> None:
     """Where L divides n the closed form is used; it equals the per-process evaluation."""
     for p in range(1, 65):

@@ -222,7 +222,8 @@ def cannon_model(n: int, p: int, variant: str) -> list[Step]:
                     (b_owner, part_size(n, L, k) * part_size(n, Pc, j)),
                 ):
                     if words:
-                        step.move(owner if variant == "put" else x, owner, x, words)
+                        # put and send: the owner issues the request; get: the user
+                        step.move(x if variant == "get" else owner, owner, x, words)
         steps.append(step)
     return steps
 
@@ -274,7 +275,7 @@ def test_matmul_uneven_against_model(dist: str, p: int, q: int, n: int) -> None:
     assert_matches_model(run, matmul_model(n, q, p, dist))
 
 
-@pytest.mark.parametrize("variant", ["put", "get"])
+@pytest.mark.parametrize("variant", ["put", "get", "send"])
 @pytest.mark.parametrize("p", [1, 2, 3, 4])
 def test_cannon_closed_forms(variant: str, p: int) -> None:
     n = 36  # divisible by every grid side and round count for p <= 4
@@ -293,7 +294,7 @@ def test_cannon_closed_forms(variant: str, p: int) -> None:
     assert_matches_model(run, cannon_model(n, p, variant))
 
 
-@pytest.mark.parametrize("variant", ["put", "get"])
+@pytest.mark.parametrize("variant", ["put", "get", "send"])
 @pytest.mark.parametrize("p,n", [(2, 37), (4, 37), (6, 50), (8, 23)])
 def test_cannon_uneven_against_model(variant: str, p: int, n: int) -> None:
     run = run_driver(CANNON, p, "--size", str(n), "--variant", variant)
