@@ -20,16 +20,6 @@
 /* OpenBLAS' own declaration lives in its cblas.h; repeated here for other CBLAS headers. */
 void openblas_set_num_threads(int num_threads);
 
-double mm_input(unsigned long seed, int which, long i, long j, long n) {
-  /* a 64-bit mix of (seed, which, i, j): deterministic and cheap, good enough for test data */
-  uint64_t z = (uint64_t)seed * 0x9E3779B97F4A7C15ull +
-               ((uint64_t)i * (uint64_t)n + (uint64_t)j) * 2u + (uint64_t)which + 1u;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
 void mm_fill_input(unsigned long seed, int which, long n, long row0, long col0, long rows,
                    long cols, double *out, long ld) {
   for (long i = 0; i < rows; i++)
@@ -109,10 +99,6 @@ double mm_rect_error(unsigned long seed, long n, long row0, long col0, long rows
     }
   free(ref);
   return err;
-}
-
-double mm_tolerance(long n) {
-  return 16.0 * (double)n * DBL_EPSILON * 1.0 * 1.0; /* max|a| = max|b| = 1 */
 }
 
 int mm_check_collective(const char *prog, const char *algorithm, long n, double my_error,

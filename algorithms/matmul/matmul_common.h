@@ -12,11 +12,7 @@
 #include <stddef.h>
 
 #include "bspalg_driver.h"
-
-enum { MM_A = 0, MM_B = 1 };
-
-/* Element (i, j) of input matrix `which` (MM_A or MM_B): a value in [-1, 1). */
-double mm_input(unsigned long seed, int which, long i, long j, long n);
+#include "matmul_input.h" /* mm_input, MM_A, MM_B, mm_tolerance */
 
 /* Fills the rows x cols rectangle of input `which` at (row0, col0) into `out` (leading
  * dimension ld). */
@@ -58,10 +54,6 @@ void mm_reference_rect(unsigned long seed, long n, long row0, long col0, long ro
 /* Largest |got - reference| over the rectangle (got has leading dimension ld). */
 double mm_rect_error(unsigned long seed, long n, long row0, long col0, long rows, long cols,
                      const double *got, long ld);
-
-/* Tolerance for an entry of a dgemm product of n-long dot products of inputs in [-1, 1):
- * 16 n eps max|a| max|b| (a missing or doubled block gives errors of order 0.1 to sqrt(n)). */
-double mm_tolerance(long n);
 
 /* Collective (plain bsp_syncs, not counted): gathers every process' largest error on process 0.
  * Returns the result of the check on process 0 (1 right, -1 WRONG) and 1 elsewhere; fills the
