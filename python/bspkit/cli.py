@@ -13,7 +13,20 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from bspkit.commands import calibrate, cluster, compare, fit, imh, predict, probe, profile, report, run, validate
+from bspkit.commands import (
+    calibrate,
+    cluster,
+    compare,
+    fit,
+    imh,
+    predict,
+    probe,
+    profile,
+    report,
+    reproduce,
+    run,
+    validate,
+)
 from bspkit.console import Failure, UsageError, print_error
 from bspkit.version import __version__
 
@@ -21,7 +34,7 @@ EXIT_FAIL = 1
 EXIT_USAGE = 2
 
 # the subcommands in the order `bspkit --help` lists them
-COMMANDS = (probe, fit, report, compare, run, validate, predict, calibrate, imh, profile, cluster)
+COMMANDS = (probe, fit, report, compare, run, validate, predict, calibrate, imh, profile, cluster, reproduce)
 BY_NAME = {command.NAME: command for command in COMMANDS}
 # the commands that pass what follows `--` on to the program they run
 PASS_THROUGH = tuple(command.NAME for command in COMMANDS if command.PASS_THROUGH)
