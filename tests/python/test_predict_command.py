@@ -33,7 +33,7 @@ HAND = {
     "g": {"put/alltoall": {"linreg": {"g": G, "l": L_LINREG}}},
 }
 MODELS = ("g const", "g(h)", "g(h,h*)")
-HEAD = ["p", *MODELS, "band 10-90%", "speedup", "effic.", "W", "H", "S", "fW", "gH", "lS"]
+HEAD = ["p", *MODELS, "band 10-90%", "speedup", *(f"E {m}" for m in MODELS), "W", "H", "S", "fW", "gH", "lS"]
 
 # 1.024e+12, 3E-05, 2e9: a number in e-notation, which no line for a reader may hold
 E_NOTATION = re.compile(r"(?<![\w.])[0-9]+(?:\.[0-9]*)?[eE][+-]?[0-9]+(?![\w.])")
@@ -153,7 +153,10 @@ def test_inprod_table_and_json_equal_the_hand_computation(
                 assert shown_as(seconds(row[m]), hand["T"])
         assert row["band 10-90%"] == "no spread"  # a hand-written file says nothing of its spread
         assert shown_as(float(row["speedup"]), one["T"] / hand["T"], 3), row
-        assert shown_as(percent(row["effic."]), one["work"] / (p * hand["T"]), 3), row
+        # the efficiency of each model: g const's here, none of the others where they predict none
+        assert shown_as(percent(row["E g const"]), one["work"] / (p * hand["T"]), 3), row
+        for m in ("g(h)", "g(h,h*)"):
+            assert (row[f"E {m}"] == "-") == (p > 1), (p, m, row)
         assert shown_as(counted(row["W"]), hand["W"]) and counted(row["H"]) == hand["H"] and int(row["S"]) == 1, row
         bandwidth = hand["comm"] - hand["latency"]
         for col, part in (("fW", hand["work"]), ("gH", bandwidth), ("lS", hand["latency"])):
@@ -174,6 +177,9 @@ def test_inprod_table_and_json_equal_the_hand_computation(
         assert entry["interval_s"] == pytest.approx([hand["T"], hand["T"]], rel=1e-12)
         assert entry["speedup"] == pytest.approx(one["T"] / hand["T"], rel=1e-12)
         assert entry["efficiency"] == pytest.approx(one["work"] / (p * hand["T"]), rel=1e-12)
+        for m, t in entry["models"].items():
+            e = entry["efficiencies"][m]
+            assert (e is None) == (t is None) and (t is None or e == pytest.approx(one["work"] / (p * t), rel=1e-12))
         assert entry["machine"]["cores"] is None and entry["machine"]["time_sharing"] == 1.0
         assert entry["machine"]["source"].startswith("hand-written")
         # the JSON's numbers are what the table shows
@@ -183,7 +189,7 @@ def test_inprod_table_and_json_equal_the_hand_computation(
     # the target (the largest p) is the top level, the same object as its row of the table
     target = inprod_by_hand(n, 8)
     assert data["p"] == 8 and data["predicted_s"] == pytest.approx(target["T"], rel=1e-12)
-    top_only = ("table", "warnings", "format", "bspkit_version", "model_choice")
+    top_only = ("table", "warnings", "format", "bspkit_version", "model_choice", "speedup_base")
     assert {k: v for k, v in data.items() if k not in top_only} == table[-1]
     assert [s["kind"] for s in data["supersteps"]] == ["local sums, put", "add partial sums"]
     assert sum(s["W"] for s in data["supersteps"]) == target["W"]
@@ -265,9 +271,10 @@ def test_each_algorithm_a_row_per_p_the_table_agreeing_with_the_json(
         )
     if "--f" in options:
         assert data["f_s_per_unit"] == float(options[options.index("--f") + 1])
-        assert data["f_source"] == "given (--f)"
-    else:
-        assert data["f_s_per_unit"] == F_GEMM and "matmul_double_blas" in data["f_source"]
+        assert data["f_source"] == "--f on the command line"
+    else:  # the key of the hand-written file, and the file, said as they are
+        assert data["f_s_per_unit"] == F_GEMM
+        assert data["f_source"] == f"f.matmul_double_blas of the hand-written parameter file {hand_params}"
 
 
 def test_several_sizes_give_a_table_each_and_the_speedup_by_size(
@@ -333,9 +340,10 @@ ERRORS = [
         "size zero",
         ["inprod", "--size", "0", "--params", "{params}"],
         2,
-        "--size 0: a problem size is a positive integer",
+        "--size 0: '0' is not a positive problem size",
     ),
-    ("size not a number", ["inprod", "--size", "many", "--params", "{params}"], 2, "--size many: a problem size is"),
+    ("size not a number", ["inprod", "--size", "many", "--params", "{params}"], 2, "--size many: 'many' is not a"),
+    ("size range backwards", ["inprod", "--size", "4000-1000", "--params", "{params}"], 2, "--size 4000-1000: the range"),
     (
         "size above the driver's",
         ["lu", "--size", "100000000000", "--params", "{params}"],

@@ -15,7 +15,11 @@ g(h,h*), then g(h), then g const.
 Speedup S(p) = T(1) / T(p): the same algorithm and problem on one process, as the thesis'
 eq. (4.11) compares (the same blocks on one processor); efficiency E(p) = W_1 f / (p T(p)),
 eq. (4.12) with the work of the whole problem W_1 (the closed form at p = 1) in the
-algorithm's own unit.
+algorithm's own unit, under each model of communication. T(1), the speedup's base, is the
+prediction at p = 1 where p = 1 is asked; else it is not a row: the closed form at p = 1 on a
+parameter file at p = 1 where one is given, else W_1 f alone (at p = 1 every closed form
+communicates nothing, and a sync with no other process to wait for is not charged the l of
+another p: no machine at p = 1 is extrapolated for it). SpeedupBase says which.
 
 Processes beyond the cores of one machine take turns: f is then f p / cores (Machine.cores).
 
@@ -57,7 +61,7 @@ from bspkit.model import drift as cm
 from bspkit.model import machine_scaling as ms
 from bspkit.model import supersteps as pd
 from bspkit.model.costs import Cost, StepKind
-from bspkit.model.params import Params
+from bspkit.model.params import Params, is_hand_written
 from bspkit.version import __version__
 
 # the format of `bspkit predict --json` (docs/prediction.md)
@@ -159,6 +163,8 @@ class Machine:
     # the cores the p processes share (threads on one machine): beyond them processes take
     # turns and each computes at f p / cores; None: a core each (a cluster big enough)
     cores: int | None = None
+    # the parameter file these parameters are (its path), None where they are fitted over several
+    origin: str | None = None
 
     def time_sharing(self, p: int) -> float:
         """How much slower each process computes at p: p / cores beyond the cores, else 1."""
@@ -206,7 +212,9 @@ class Point:
     kinds: tuple[KindCost, ...]
     request: Mapping[str, Any] = field(default_factory=dict)  # the problem as asked (Cost.problem: filled in)
     speedup: float | None = None  # T(1) / T(p), filled in by `sweep`
-    efficiency: float | None = None  # W_1 f / (p T(p))
+    efficiency: float | None = None  # W_1 f / (p T(p)), the best model's
+    efficiencies: Mapping[str, float | None] = field(default_factory=dict)  # per model; None where it predicts none
+    speedup_base_s: float | None = None  # T(1): the speedup's base (Sweep.base says how it was had)
 
     @property
     def p(self) -> int:
@@ -248,7 +256,9 @@ class Point:
             "interval_s": list(self.interval_s),
             "band_percentiles": list(BAND),
             "speedup": self.speedup,
+            "speedup_base_s": self.speedup_base_s,
             "efficiency": self.efficiency,
+            "efficiencies": dict(self.efficiencies),
             "W": self.cost.W,
             "H": self.cost.H,
             "S": self.cost.S,
@@ -275,14 +285,17 @@ class Point:
 # ------------------------------------------------------------------------------- f
 
 
-def rate_of(cost: Cost, params: Params, given: Rate | None = None) -> Rate:
+def rate_of(cost: Cost, params: Params, given: Rate | None = None, origin: str | None = None) -> Rate:
     """f for this algorithm: the one given (--f, a driver's run), else the parameter file's
-    kernel nearest the driver's (Cost.f_kernel)."""
+    kernel nearest the driver's (Cost.f_kernel), said as it is: a probe's kernel, or the key of
+    a file written by hand (origin: its path, where known)."""
     if given is not None:
         return given
     kernel = cost.f_kernel
     value = params.f.get(kernel) if kernel else None
     if value:
+        if is_hand_written(params):
+            return Rate(float(value), f"f.{kernel} of the hand-written parameter file{f' {origin}' if origin else ''}")
         return Rate(float(value), f"the probe's {kernel} kernel")
     hint = (
         f"the parameter file has no f for the {kernel} kernel"
@@ -495,6 +508,23 @@ def run_band(
 # --------------------------------------------------------------------- a sweep
 
 
+# how T(1), the speedup's base, was had (SpeedupBase.how)
+BASE_ASKED = "asked"  # p = 1 is among the p asked: its row is the base
+BASE_FILE = "parameter file at p = 1"  # the closed form at p = 1 on a file at p = 1, not a row
+BASE_WORK = "work alone"  # W_1 f: no file at p = 1, none extrapolated to it
+
+
+@dataclass(frozen=True)
+class SpeedupBase:
+    """How T(1), the speedup's base, was had (the module's docstring), and in words."""
+
+    how: str  # BASE_ASKED, BASE_FILE or BASE_WORK
+    source: str
+
+    def to_json(self) -> JsonObject:
+        return {"p": 1, "how": self.how, "source": self.source}
+
+
 @dataclass(frozen=True)
 class Sweep:
     """Predictions over p (and n, and the second parameter), with speedup and efficiency."""
@@ -502,6 +532,7 @@ class Sweep:
     algorithm: str
     points: tuple[Point, ...]
     warnings: tuple[str, ...] = field(default=())  # every p's machine's, once each
+    base: SpeedupBase = SpeedupBase(BASE_ASKED, "p = 1, a row")
 
     def problems(self) -> list[tuple[tuple[str, Any], ...]]:
         """The problems predicted (n and the second parameter), in order."""
@@ -517,9 +548,11 @@ class Sweep:
 
     def to_json(self) -> JsonObject:
         """The output contract: its format and writer, the target's prediction at the top level
-        (predicted_s, models, interval_s, p, supersteps), every point in `table`."""
+        (predicted_s, models, interval_s, p, supersteps), every point in `table`, and how the
+        speedup's base was had."""
         out = {"format": PREDICT_FORMAT, "bspkit_version": __version__, **self.target().to_json()}
         out["table"] = [pt.to_json() for pt in self.points]
+        out["speedup_base"] = self.base.to_json()
         out["warnings"] = list(self.warnings)
         return out
 
@@ -540,40 +573,65 @@ def sweep(
     machines: Mapping[int, Machine],
     given_rate: Rate | None = None,
     order: Sequence[str] | Callable[[int], Sequence[str]] | None = None,
+    base_machine: Machine | None = None,
 ) -> Sweep:
-    """Every problem at every p, with speedup and efficiency against the same problem at p = 1
-    (predicted on the machine's parameters at p = 1). machines: the parameters at 1 and at
-    every p of procs; order: the models' order (point), or a function of p giving it."""
+    """Every problem at every p of procs (and no other), with speedup and efficiency against the
+    same problem at p = 1: the row at p = 1 where procs has it, else the closed form at p = 1 on
+    base_machine (a parameter file at p = 1), else W_1 f alone (the module's docstring).
+    machines: the parameters at every p of procs; order: the models' order (point), or a
+    function of p giving it."""
 
     def order_at(p: int) -> Sequence[str] | None:
         return order(p) if callable(order) else order
 
-    missing = sorted({1, *procs} - set(machines))
+    missing = sorted(set(procs) - set(machines))
     if missing:
         raise ForecastError(f"no machine parameters at p = {', '.join(map(str, missing))}")
-    points: list[Point] = []
     warnings: dict[str, None] = {}
-    for p in (1, *procs):
+    for p in procs:
         warnings.update(dict.fromkeys(machines[p].warnings))
-
-    def machine(p: int) -> Machine:
-        return machines[p]
-
-    target = machine(max(procs))
+    if 1 in procs:
+        base = SpeedupBase(BASE_ASKED, "p = 1, a row")
+    elif base_machine is not None:
+        warnings.update(dict.fromkeys(base_machine.warnings))
+        base = SpeedupBase(BASE_FILE, f"the closed form at p = 1 on the {base_machine.source}")
+    else:
+        base = SpeedupBase(
+            BASE_WORK,
+            "W f at p = 1: one process communicates nothing, and its syncs, with no other process to wait "
+            "for, are not charged the l of another p",
+        )
+    points: list[Point] = []
+    target = machines[max(procs)]
     for problem in problems:
         # one f for the whole sweep (f is per core): the target machine's, so that the speedup
         # compares times of the same f
-        rate = rate_of(cost_of(problem, 1), target.params, given_rate)
-        one = point(cost_of(problem, 1), machine(1), rate, order_at(1))
+        cost_1 = cost_of(problem, 1)
+        rate = rate_of(cost_1, target.params, given_rate, target.origin)
+        one: Point | None = None
+        if 1 in procs:
+            one = point(cost_1, machines[1], rate, order_at(1))
+            time_1 = one.predicted_s
+        elif base_machine is not None:
+            time_1 = point(cost_1, base_machine, rate, order_at(1)).predicted_s
+        else:
+            if cost_1.H > 0:  # none of the closed forms does; a new one would need a machine at p = 1
+                raise ForecastError(
+                    f"{algorithm} communicates at p = 1 ({cost_1.H:g} words): the speedup's base needs the machine "
+                    "at p = 1: add 1 to -n"
+                )
+            time_1 = cost_1.W * rate.s_per_unit
+        work_1 = cost_1.W * rate.s_per_unit
         for p in procs:
-            pt = one if p == 1 else point(cost_of(problem, p), machine(p), rate, order_at(p))
-            work_1 = one.cost.W * rate.s_per_unit
+            pt = one if p == 1 and one is not None else point(cost_of(problem, p), machines[p], rate, order_at(p))
             points.append(
                 replace(
                     pt,
                     request=dict(problem),
-                    speedup=one.predicted_s / pt.predicted_s,
+                    speedup=time_1 / pt.predicted_s,
                     efficiency=work_1 / (p * pt.predicted_s),
+                    efficiencies={m: None if t is None else work_1 / (p * t) for m, t in pt.models.items()},
+                    speedup_base_s=time_1,
                 )
             )
-    return Sweep(algorithm, tuple(points), tuple(warnings))
+    return Sweep(algorithm, tuple(points), tuple(warnings), base)

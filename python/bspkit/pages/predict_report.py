@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bspkit.model import comm_models, trust
-from bspkit.model.predict import Point, Sweep, problem_key
+from bspkit.model.predict import BASE_ASKED, Point, Sweep, problem_key
 from bspkit.pages import htmlkit as hk
 from bspkit.units import count, plain, quantity
 
@@ -59,20 +59,26 @@ def _machine_lines(sweep: Sweep) -> list[str]:
 
 def row_head(names: Sequence[str] | None = None) -> tuple[str, ...]:
     """The columns of a row per p: a time per model of communication (`names`, default every
-    model), then the rest."""
+    model), the band, the speedup (best model), an efficiency per model ("E g const"), then the
+    rest."""
     models = comm_models.NAMES if names is None else names
-    return ("p", *models, "band 10-90%", "speedup", "effic.", "W", "H", "S", "fW", "gH", "lS")
+    return ("p", *models, "band 10-90%", "speedup", *(f"E {m}" for m in models), "W", "H", "S", "fW", "gH", "lS")
+
+
+def _percent(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1%}"
 
 
 def point_row(pt: Point, names: Sequence[str] | None = None) -> list[str]:
     shares = pt.shares()
     low, high = pt.interval_s
+    models = comm_models.NAMES if names is None else names
     return [
         str(pt.p),
-        *(_s(pt.models[m]) for m in (comm_models.NAMES if names is None else names)),
+        *(_s(pt.models[m]) for m in models),
         f"{plain(low, 3)}-{plain(high, 3)} s" if high > low else "no spread",
         "-" if pt.speedup is None else plain(pt.speedup, 3),
-        "-" if pt.efficiency is None else f"{pt.efficiency:.1%}",
+        *(_percent(pt.efficiencies.get(m)) for m in models),
         _big(pt.cost.W),
         _big(pt.cost.H),
         str(pt.cost.S),
@@ -118,10 +124,14 @@ def text(sweep: Sweep) -> list[str]:
         out.append(f"  ({others} more warnings of the machines at the other p: in --json and the page)")
     # the terminal's columns: the models marked for it, and the model each point used
     names = comm_models.terminal_names(pt.best_model for pt in sweep.points)
+    if sweep.base.how != BASE_ASKED:
+        out.append(f"  speedup T(1)/T(p): p = 1 is its base, not a row (not asked): T(1) is {sweep.base.source}")
     for group in by_problem(sweep):
         out += ["", problem_label(group[0]) + ":", *_columns(row_head(names), [point_row(pt, names) for pt in group])]
         notes = group[0].cost.notes
         out += [f"  note: {n}" for n in notes]
+        if sweep.base.how != BASE_ASKED:
+            out.append(f"  note: the speedup's base T(1) = {_s(group[0].speedup_base_s)} (p = 1, not a row)")
     if len(by_problem(sweep)) > 1:
         for what, title in (("speedup", "speedup T(1)/T(p)"), ("efficiency", "efficiency W f / (p T)")):
             head, rows = grid(sweep, what)
