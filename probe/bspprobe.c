@@ -135,9 +135,10 @@ static void usage(FILE *f) {
       "                          as          the As suite: Empty, Comp, Full, Simple, Scatter,\n"
       "                                      total exchange with h doubling from 1 word per pair\n"
       "                          mem         processor-memory (Kang et al. 4.2.1): read and write\n"
-      "                                      of int and double arrays, N elements at stride S,\n"
-      "                                      out of cache and in cache, one process alone and\n"
-      "                                      every process at once; a STREAM-style copy\n"
+      "                                      of int and double arrays (--mem-ops, --mem-elems:\n"
+      "                                      more), N elements at stride S, out of cache and in\n"
+      "                                      cache, one process alone and every process at\n"
+      "                                      once; a STREAM-style copy\n"
       "                          pp          processor-processor (4.2.2): permutation,\n"
       "                                      ping-pong, scatter and broadcast, one word to\n"
       "                                      --pp-max-bytes\n"
@@ -162,6 +163,14 @@ static void usage(FILE *f) {
       "                        arrays (else 4 x the last-level cache).\n"
       "                        Default: 4 x the last-level cache, at least 64 MiB (quick:\n"
       "                        2 x, at least 32 MiB), lowered to fit half the memory.\n"
+      "  --mem-ops LIST        mem: the operations, of read (sum the elements), write,\n"
+      "                        multiply (products of the elements), divide (a constant\n"
+      "                        divided by each element), as Kang et al.'s Fig. 45-56.\n"
+      "                        Default: read,write.\n"
+      "  --mem-elems LIST      mem: the element types, of int, float (single precision),\n"
+      "                        double. Default: int,double. The suite's time grows with\n"
+      "                        the combinations of operation and type measured (all of\n"
+      "                        both: 12 where the default measures 4).\n"
       "  --pp-max-bytes N      pp: the largest message in bytes, 8 <= N <= 1 GiB. Default:\n"
       "                        32 MiB (quick: 4 MiB). Scatter skips the sizes m at which\n"
       "                        its root would send (p-1) x m > 256 MiB.\n"
@@ -278,6 +287,8 @@ static void parse_args(int argc, char **argv) {
   o->primitives = (1u << NPRIMS) - 1;
   o->patterns = (1u << NPATTERNS) - 1;
   o->max_words = 0;
+  o->mem_ops = MEM_DEFAULT_MASK;
+  o->mem_elems = MEM_DEFAULT_MASK;
   o->argc = argc;
   o->argv = argv;
   const char *selection = NULL; /* the last of --only, --primitives, --patterns given */
@@ -333,6 +344,10 @@ static void parse_args(int argc, char **argv) {
       o->max_words = (long)parse_int("--max-words", VALUE(), 1, MAX_MAX_WORDS);
     } else if (!strcmp(a, "--mem-max-bytes")) {
       o->mem_max_bytes = parse_int("--mem-max-bytes", VALUE(), 4096, 1LL << 40);
+    } else if (!strcmp(a, "--mem-ops")) {
+      o->mem_ops = parse_list("--mem-ops", VALUE(), bspp_mem_op_names, MEM_NOPS);
+    } else if (!strcmp(a, "--mem-elems")) {
+      o->mem_elems = parse_list("--mem-elems", VALUE(), bspp_mem_elem_names, MEM_NELEMS);
     } else if (!strcmp(a, "--pp-max-bytes")) {
       o->pp_max_bytes = parse_int("--pp-max-bytes", VALUE(), 8, 1LL << 30);
     } else if (!strcmp(a, "--disk-dir")) {

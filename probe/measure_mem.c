@@ -1,10 +1,12 @@
 /*
  * measure_mem.c - the processor-memory suite of Kang et al. (`003_...` sec. 4.2.1): the time
- * to read (sum) or write N int or double elements at stride S, out of cache (Fig. 6: the
- * caches flushed before each sample) and in cache (Fig. 7: the array walked once, then
- * passes timed back to back), by process 0 alone and by every process at once; and a
- * STREAM-style copy as the bandwidth reference. Part of bspprobe (see bspprobe.c); the
- * records (`caches`, `mem`, `stream`) are described in docs/probe-format.md.
+ * to read (sum) or write N int or double elements at stride S (and, under --mem-ops and
+ * --mem-elems, to multiply or divide, and single precision: their Fig. 45-56, the operations
+ * of their Appendix I code A.1), out of cache (Fig. 6: the caches flushed before each sample)
+ * and in cache (Fig. 7: the array walked once, then passes timed back to back), by process 0
+ * alone and by every process at once; and a STREAM-style copy as the bandwidth reference.
+ * Part of bspprobe (see bspprobe.c); the records (`caches`, `mem`, `stream`) are described in
+ * docs/probe-format.md.
  *
  * The grid is chosen from the cache sizes: for each level (L1, L2, ..., memory, by the bytes
  * of cache lines a pass touches) a spread of strides and N, so that T = T_n N + T_c N_c +
@@ -152,11 +154,12 @@ static void read_caches(cache_info *ci) {
 
 /* ---- the grid -------------------------------------------------------------------------------- */
 
-enum { OP_READ, OP_WRITE };
-enum { ELEM_INT, ELEM_DOUBLE };
-static const char *const op_names[2] = {"read", "write"};
-static const char *const elem_names[2] = {"int", "double"};
-static const int elem_size[2] = {(int)sizeof(int), (int)sizeof(double)};
+/* The order is the records' and the seeds': int and double keep the indices they had before
+ * float was added, so a default run draws the grids and orders it drew then. */
+const char *const bspp_mem_op_names[MEM_NOPS] = {"read", "write", "multiply", "divide"};
+const char *const bspp_mem_elem_names[MEM_NELEMS] = {"int", "double", "float"};
+static const int elem_size[MEM_NELEMS] = {(int)sizeof(int), (int)sizeof(double),
+                                          (int)sizeof(float)};
 
 typedef struct {
   long n, stride;
@@ -288,7 +291,6 @@ static void make_grid(const cache_info *ci, const mem_params *mp, int elem, uint
  * that double reads after int writes never meet the slow path of subnormal numbers. */
 #define INT_FILL 0x3ff00000
 
-/* Unsigned: the sum may wrap, which is defined for unsigned and costs the same. */
 /* Unsigned: the sum may wrap, which is defined for unsigned and costs the same. Four partial
  * sums: one chain of dependent adds would time the adder's latency, not the data path. */
 static MEM_NOINLINE unsigned read_int(const int *a, long n, long stride) {
@@ -319,6 +321,20 @@ static MEM_NOINLINE double read_double(const double *a, long n, long stride) {
   return (s0 + s1) + (s2 + s3);
 }
 
+static MEM_NOINLINE double read_float(const float *a, long n, long stride) {
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  long i = 0, k = 0;
+  MEM_SCALAR_LOOP
+  for (; i + 4 <= n; i += 4, k += 4 * stride) {
+    s0 += a[k];
+    s1 += a[k + stride];
+    s2 += a[k + 2 * stride];
+    s3 += a[k + 3 * stride];
+  }
+  for (; i < n; i++, k += stride) s0 += a[k];
+  return (double)((s0 + s1) + (s2 + s3));
+}
+
 static MEM_NOINLINE void write_int(int *a, long n, long stride, int v) {
   MEM_SCALAR_LOOP
   for (long i = 0, k = 0; i < n; i++, k += stride) a[k] = v;
@@ -329,13 +345,99 @@ static MEM_NOINLINE void write_double(double *a, long n, long stride, double v) 
   for (long i = 0, k = 0; i < n; i++, k += stride) a[k] = v;
 }
 
+static MEM_NOINLINE void write_float(float *a, long n, long stride, float v) {
+  MEM_SCALAR_LOOP
+  for (long i = 0, k = 0; i < n; i++, k += stride) a[k] = v;
+}
+
+/* Multiply: the paper's `max *= *(pData + count*STRIDE)` (003 Appendix I, A.1, case 3), in four
+ * partial products like read's four sums (one chain would time the multiplier's latency). The
+ * ints multiply as unsigned: the products wrap, which signed ints may not. */
+#define MEM_MULTIPLY_KERNEL(name, T, ACC)                            \
+  static MEM_NOINLINE double name(const T *a, long n, long stride) { \
+    ACC p0 = 1, p1 = 1, p2 = 1, p3 = 1;                              \
+    long i = 0, k = 0;                                               \
+    MEM_SCALAR_LOOP                                                  \
+    for (; i + 4 <= n; i += 4, k += 4 * stride) {                    \
+      p0 *= (ACC)a[k];                                               \
+      p1 *= (ACC)a[k + stride];                                      \
+      p2 *= (ACC)a[k + 2 * stride];                                  \
+      p3 *= (ACC)a[k + 3 * stride];                                  \
+    }                                                                \
+    for (; i < n; i++, k += stride) p0 *= (ACC)a[k];                 \
+    return (double)((p0 * p1) * (p2 * p3));                          \
+  }
+
+/* Divide: the paper divides 100000 by the elements (`max = 100000; max /= *(pData + ...)`, case
+ * 4). As one chain the quotient reaches zero within a few dozen int elements, and a float
+ * chain passes through subnormal numbers, whose slow path would be timed instead of the
+ * division; so each element divides 100000 itself and the quotients are summed (four sums). */
+#define MEM_DIVIDE_KERNEL(name, T, ACC)                              \
+  static MEM_NOINLINE double name(const T *a, long n, long stride) { \
+    const T dividend = (T)100000;                                    \
+    ACC s0 = 0, s1 = 0, s2 = 0, s3 = 0;                              \
+    long i = 0, k = 0;                                               \
+    MEM_SCALAR_LOOP                                                  \
+    for (; i + 4 <= n; i += 4, k += 4 * stride) {                    \
+      s0 += (ACC)(dividend / a[k]);                                  \
+      s1 += (ACC)(dividend / a[k + stride]);                         \
+      s2 += (ACC)(dividend / a[k + 2 * stride]);                     \
+      s3 += (ACC)(dividend / a[k + 3 * stride]);                     \
+    }                                                                \
+    for (; i < n; i++, k += stride) s0 += (ACC)(dividend / a[k]);    \
+    return (double)((s0 + s1) + (s2 + s3));                          \
+  }
+
+MEM_MULTIPLY_KERNEL(multiply_int, int, unsigned)
+MEM_MULTIPLY_KERNEL(multiply_float, float, float)
+MEM_MULTIPLY_KERNEL(multiply_double, double, double)
+MEM_DIVIDE_KERNEL(divide_int, int, unsigned)
+MEM_DIVIDE_KERNEL(divide_float, float, float)
+MEM_DIVIDE_KERNEL(divide_double, double, double)
+
+/* The operands of multiply and divide, as the paper fills its arrays (`rand() > RANDHALF ? 3 :
+ * 2`) for ints; the floating-point ones are 1 +- 2^-12 at random instead, so that the products
+ * stay normal numbers (of 2s and 3s they overflow within a few hundred elements, and inf is
+ * not what the paper timed). Written over the whole buffer: every array carved from it. */
+static void fill_operands(unsigned char *buf, size_t bytes, int elem, uint64_t seed) {
+  uint64_t rng = bspp_rng_seed(seed, 0x6f70, (uint64_t)elem, 0), bits = 0;
+  size_t count = bytes / (size_t)elem_size[elem];
+  for (size_t i = 0; i < count; i++) {
+    if (i % 64 == 0) bits = bspp_rng_next(&rng);
+    int heads = (int)(bits >> (i % 64) & 1);
+    if (elem == MEM_ELEM_INT) ((int *)buf)[i] = heads ? 3 : 2;
+    else if (elem == MEM_ELEM_FLOAT) ((float *)buf)[i] = heads ? 1.0f + 0x1p-12f : 1.0f - 0x1p-12f;
+    else ((double *)buf)[i] = heads ? 1.0 + 0x1p-12 : 1.0 - 0x1p-12;
+  }
+}
+
+/* The buffer's contents before the first combination and after every fill_neutral: doubles
+ * of 1.0, read as normal numbers (or zeros) in every element type. */
+static void fill_neutral(unsigned char *buf, size_t bytes) {
+  for (size_t i = 0; i < bytes / sizeof(double); i++) ((double *)buf)[i] = 1.0;
+}
+
 static void one_pass(probe_ctx *c, int op, int elem, void *a, long n, long stride) {
-  if (op == OP_READ) {
-    if (elem == ELEM_INT) c->isink = c->isink + (long)read_int(a, n, stride);
-    else c->sink = c->sink + read_double(a, n, stride);
-  } else {
-    if (elem == ELEM_INT) write_int(a, n, stride, INT_FILL);
-    else write_double(a, n, stride, 1.0);
+  switch (op) {
+    case MEM_OP_READ:
+      if (elem == MEM_ELEM_INT) c->isink = c->isink + (long)read_int(a, n, stride);
+      else if (elem == MEM_ELEM_FLOAT) c->sink = c->sink + read_float(a, n, stride);
+      else c->sink = c->sink + read_double(a, n, stride);
+      break;
+    case MEM_OP_WRITE:
+      if (elem == MEM_ELEM_INT) write_int(a, n, stride, INT_FILL);
+      else if (elem == MEM_ELEM_FLOAT) write_float(a, n, stride, 1.0f);
+      else write_double(a, n, stride, 1.0);
+      break;
+    case MEM_OP_MULTIPLY:
+      if (elem == MEM_ELEM_INT) c->sink = c->sink + multiply_int(a, n, stride);
+      else if (elem == MEM_ELEM_FLOAT) c->sink = c->sink + multiply_float(a, n, stride);
+      else c->sink = c->sink + multiply_double(a, n, stride);
+      break;
+    default:
+      if (elem == MEM_ELEM_INT) c->sink = c->sink + divide_int(a, n, stride);
+      else if (elem == MEM_ELEM_FLOAT) c->sink = c->sink + divide_float(a, n, stride);
+      else c->sink = c->sink + divide_double(a, n, stride);
   }
 }
 
@@ -509,6 +611,15 @@ static void emit_caches(probe_ctx *c, const cache_info *ci, long long max_bytes,
   bspp_json_int(j, "mem_max_bytes", max_bytes);
   bspp_json_int(j, "flush_bytes", flush_alone);
   if (c->p > 1) bspp_json_int(j, "flush_bytes_all", flush_all);
+  const char *names[MEM_NOPS + MEM_NELEMS];
+  int n = 0;
+  for (int i = 0; i < MEM_NOPS; i++)
+    if (c->opt->mem_ops >> i & 1) names[n++] = bspp_mem_op_names[i];
+  bspp_json_strs(j, "mem_ops", names, n);
+  n = 0;
+  for (int i = 0; i < MEM_NELEMS; i++)
+    if (c->opt->mem_elems >> i & 1) names[n++] = bspp_mem_elem_names[i];
+  bspp_json_strs(j, "mem_elems", names, n);
   bspp_emit(c);
 }
 
@@ -519,8 +630,8 @@ static void emit_points(probe_ctx *c, const mem_combo *cb, const point_list *g, 
   for (long i = 0; i < g->n; i++) {
     const mem_point *p = &g->pt[i];
     bspp_json_begin(j, "mem");
-    bspp_json_str(j, "op", op_names[cb->op]);
-    bspp_json_str(j, "elem", elem_names[cb->elem]);
+    bspp_json_str(j, "op", bspp_mem_op_names[cb->op]);
+    bspp_json_str(j, "elem", bspp_mem_elem_names[cb->elem]);
     bspp_json_int(j, "elem_bytes", elem_size[cb->elem]);
     bspp_json_int(j, "n", p->n);
     bspp_json_int(j, "stride", p->stride);
@@ -646,13 +757,15 @@ void bspp_measure_mem(probe_ctx *c) {
   mp.max_bytes = c->opt->mem_max_bytes > 0 ? c->opt->mem_max_bytes : dflt;
   mp.mem_hi = quick ? 2 * llc : 4 * llc;
 
-  point_list grid[2] = {{0}, {0}};
-  for (int e = 0; e < 2; e++) make_grid(&ci, &mp, e, c->opt->seed, &grid[e]);
+  const unsigned ops = c->opt->mem_ops, elems = c->opt->mem_elems;
+  point_list grid[MEM_NELEMS] = {{0}};
+  for (int e = 0; e < MEM_NELEMS; e++)
+    if (elems >> e & 1) make_grid(&ci, &mp, e, c->opt->seed, &grid[e]);
 
   /* The buffer holds the largest array, and the batches of small cold arrays. */
   mem_area ar = {.page = ci.page_bytes, .line = ci.line};
   long long largest = 0;
-  for (int e = 0; e < 2; e++)
+  for (int e = 0; e < MEM_NELEMS; e++)
     for (long i = 0; i < grid[e].n; i++)
       if (grid[e].pt[i].array_bytes > largest) largest = grid[e].pt[i].array_bytes;
   ar.buf_bytes = (size_t)round_up(largest, ar.page) + (size_t)ar.page;
@@ -662,36 +775,46 @@ void bspp_measure_mem(probe_ctx *c) {
   unsigned char *raw_flush = xmalloc(ar.flush_bytes + (size_t)ar.page);
   ar.buf = page_aligned(raw, ar.page);
   ar.flush = page_aligned(raw_flush, ar.page);
-  for (size_t i = 0; i < ar.buf_bytes / sizeof(double); i++) ((double *)ar.buf)[i] = 1.0;
+  fill_neutral(ar.buf, ar.buf_bytes);
   memset(ar.flush, 1, ar.flush_bytes);
 
   /* The combinations, in a random order. Quick (p > 1): cold only with every process at once
    * (out of cache the processes contend for memory bandwidth), warm only with process 0
    * alone (in cache each works in its own caches, the shared last level aside); the passes
    * over arrays past the last-level cache are most of the suite's time. */
-  mem_combo combos[16];
+  mem_combo combos[MEM_NOPS * MEM_NELEMS * 4];
   int ncombo = 0;
-  for (int op = 0; op < 2; op++)
-    for (int e = 0; e < 2; e++)
+  for (int op = 0; op < MEM_NOPS; op++)
+    for (int e = 0; e < MEM_NELEMS; e++)
       for (int cold = 0; cold < 2; cold++)
         for (int all = 0; all < 2; all++) {
+          if (!(ops >> op & 1) || !(elems >> e & 1)) continue;
           if (all && c->p == 1) continue;
           if (quick && c->p > 1 && cold != all) continue;
           combos[ncombo++] = (mem_combo){op, e, cold, all};
         }
-  long order[16];
+  long order[MEM_NOPS * MEM_NELEMS * 4];
   uint64_t rng = bspp_rng_seed(c->opt->seed, 0x6d656d, 2, 0);
   for (int i = 0; i < ncombo; i++) order[i] = i;
   bspp_rng_shuffle_long(&rng, order, ncombo);
 
   if (c->s == 0) emit_caches(c, &ci, mp.max_bytes, flush_bytes, flush_all);
 
-  long maxpts = grid[0].n > grid[1].n ? grid[0].n : grid[1].n;
+  long maxpts = 0;
+  for (int e = 0; e < MEM_NELEMS; e++)
+    if (grid[e].n > maxpts) maxpts = grid[e].n;
   double *smp = xmalloc((size_t)(maxpts * mp.reps) * sizeof *smp);
   long *seq_first = xmalloc((size_t)maxpts * sizeof *seq_first);
   long *passes = xmalloc((size_t)maxpts * sizeof *passes);
   long seq_base = 0;
   mem_progress pg = {.total = 0};
+  /* What the buffer holds: FILL_NEUTRAL (fill_neutral, or what writes left on it: normal
+   * numbers or zeros in every type), or the operands of multiply and divide of an element
+   * type (fill_operands). Multiply and divide need their own; the int operands read as
+   * subnormal floating-point numbers, so reads and writes refill after them. A run of reads
+   * and writes only (the default) never refills. */
+  enum { FILL_NEUTRAL = -1 };
+  int filled = FILL_NEUTRAL;
   for (int k = 0; k < ncombo; k++) pg.total += grid[combos[k].elem].n;
   for (int k = 0; k < ncombo; k++) {
     if (k > 0 && bspp_sentinels_on(c)) {          /* the suite's minutes get their visits too */
@@ -699,11 +822,21 @@ void bspp_measure_mem(probe_ctx *c) {
     }
     const mem_combo *cb = &combos[order[k]];
     const point_list *g = &grid[cb->elem];
+    const int arithmetic = cb->op == MEM_OP_MULTIPLY || cb->op == MEM_OP_DIVIDE;
+    if (arithmetic && filled != cb->elem) {
+      fill_operands(ar.buf, ar.buf_bytes, cb->elem, c->opt->seed);
+      filled = cb->elem;
+    } else if (!arithmetic && filled == MEM_ELEM_INT) {
+      fill_neutral(ar.buf, ar.buf_bytes);
+      filled = FILL_NEUTRAL;
+    }
+    if (cb->op == MEM_OP_WRITE) filled = FILL_NEUTRAL; /* the writes leave their values */
     /* cold batches: the lines of a batch stay in the (shared) last level */
-    ar.batch_footprint = cb->op == OP_WRITE ? llc / 2 / (cb->all ? llc_sharers : 1) : 1LL << 62;
+    ar.batch_footprint = cb->op == MEM_OP_WRITE ? llc / 2 / (cb->all ? llc_sharers : 1) : 1LL << 62;
     ar.flush_walk = cb->all ? (size_t)flush_all : ar.flush_bytes;
-    snprintf(pg.what, sizeof pg.what, "mem: %s %s, %s, %s", op_names[cb->op], elem_names[cb->elem],
-             cb->cold ? "cold" : "warm", cb->all ? "every process" : "process 0 alone");
+    snprintf(pg.what, sizeof pg.what, "mem: %s %s, %s, %s", bspp_mem_op_names[cb->op],
+             bspp_mem_elem_names[cb->elem], cb->cold ? "cold" : "warm",
+             cb->all ? "every process" : "process 0 alone");
     pg.done = seq_base;
     bspp_progress(c, pg.what, pg.done, pg.total, 1);
     uint64_t seed = bspp_rng_seed(c->opt->seed, 0x6d656d, 3, (uint64_t)order[k]);
@@ -720,7 +853,7 @@ void bspp_measure_mem(probe_ctx *c) {
   free(smp);
   free(raw_flush);
   free(raw);
-  for (int e = 0; e < 2; e++) free(grid[e].pt);
+  for (int e = 0; e < MEM_NELEMS; e++) free(grid[e].pt);
 
   /* STREAM's rule: arrays of at least 4 x the last level. */
   long long sbytes = 4 * llc;

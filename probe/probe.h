@@ -114,6 +114,8 @@ typedef struct {
   int sentinels;            /* sentinel visits: 1 on, 0 off, -1 the default (sentinel.c) */
   int mlock;                /* 1: lock the memory into RAM (mlockall); --no-mlock: 0 */
   long long mem_max_bytes;  /* mem: the largest array per process (0: the mode's default) */
+  unsigned mem_ops;         /* mem: bit i: operation i of bspp_mem_op_names */
+  unsigned mem_elems;       /* mem: bit i: element type i of bspp_mem_elem_names */
   long long pp_max_bytes;   /* pp: the largest message (0: the mode's default) */
   const char *disk_dir;     /* disk: where the temporary directory is made (NULL: $TMPDIR, /tmp) */
   long long disk_max_bytes; /* disk: the largest file (0: the mode's default) */
@@ -404,7 +406,14 @@ void bspp_measure_hw(probe_ctx *c);
 
 /* ---- the memory-hierarchy suites of Kang et al. ----------------------------------------- */
 
-void bspp_measure_mem(probe_ctx *c);  /* measure_mem.c: processor-memory, sec. 4.2.1 */
+void bspp_measure_mem(probe_ctx *c); /* measure_mem.c: processor-memory, sec. 4.2.1 */
+/* the mem suite's operations and element types (--mem-ops, --mem-elems); the first two of
+ * each are the default */
+enum { MEM_OP_READ, MEM_OP_WRITE, MEM_OP_MULTIPLY, MEM_OP_DIVIDE, MEM_NOPS };
+enum { MEM_ELEM_INT, MEM_ELEM_DOUBLE, MEM_ELEM_FLOAT, MEM_NELEMS };
+#define MEM_DEFAULT_MASK 3u
+extern const char *const bspp_mem_op_names[MEM_NOPS];
+extern const char *const bspp_mem_elem_names[MEM_NELEMS];
 void bspp_measure_pp(probe_ctx *c);   /* measure_pp.c: processor-processor, sec. 4.2.2 */
 void bspp_measure_disk(probe_ctx *c); /* measure_disk.c: memory-disk, sec. 4.2.3 */
 

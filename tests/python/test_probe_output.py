@@ -206,22 +206,22 @@ def test_pp(backend: str, p: int, tmp_path: Path) -> None:
 MEM_MAX_BYTES = 1048576
 
 
-def check_mem_record(rec: Record, line_bytes: int, p: int) -> None:
+def check_mem_record(rec: Record, line_bytes: int, p: int, max_bytes: int = MEM_MAX_BYTES) -> None:
     """Every key, 2 positive samples, the values allowed, lines and footprint_bytes as the line
     size gives them for an array that fits --mem-max-bytes."""
     for key in ("op", "elem", "elem_bytes", "n", "stride", "cache", "procs", "lines", "footprint_bytes", "reps", "seq"):
         assert key in rec, f"key {key} missing in: {rec}"
     assert len(rec["samples_s"]) == rec["reps"] == 2, rec
     check_samples(rec, "mem")
-    assert rec["op"] in ("read", "write") and rec["cache"] in ("cold", "warm"), rec
-    assert (rec["elem"], rec["elem_bytes"]) in (("int", 4), ("double", 8)), rec
+    assert rec["op"] in ("read", "write", "multiply", "divide") and rec["cache"] in ("cold", "warm"), rec
+    assert (rec["elem"], rec["elem_bytes"]) in (("int", 4), ("float", 4), ("double", 8)), rec
     assert rec["procs"] in (1, p) and rec["n"] >= 1 and rec["stride"] >= 1, rec
     if rec["cache"] == "warm":
         assert rec["passes"] >= 1, f"warm record without passes >= 1: {rec}"
     array = rec["n"] * rec["stride"] * rec["elem_bytes"]
     step = rec["stride"] * rec["elem_bytes"]
     lines = (array + line_bytes - 1) // line_bytes if step < line_bytes else rec["n"]
-    assert array <= MEM_MAX_BYTES and rec["lines"] == lines, rec
+    assert array <= max_bytes and rec["lines"] == lines, rec
     assert rec["footprint_bytes"] == lines * line_bytes, rec
 
 
@@ -275,11 +275,45 @@ def test_mem(backend: str, p: int, tmp_path: Path) -> None:
     assert len(run.mem) == len(mem) and run.caches is not None
 
 
+@pytest.mark.parametrize(("backend", "p"), runs((2,)))
+def test_mem_ops(backend: str, p: int, tmp_path: Path) -> None:
+    """--mem-ops and --mem-elems with every name (Kang et al.'s Fig. 45-56): the caches record
+    lists them, every operation x element type has its records, each as the format says, and
+    the IMH fit reads them and fits eq. (4) for each."""
+    from bspkit.model import imh  # scipy: only this test of the file fits
+
+    out = tmp_path / "mem.jsonl"
+    args = ["--quick", "--only", "mem", "--mem-max-bytes", "262144", "--reps", "2", "--seed", "5"]
+    args += ["--mem-ops", "divide,multiply,read,write", "--mem-elems", "float,int,double"]
+    run_probe_ok(bsprun(backend, p, *args, "--output", str(out)), out, 120)
+    records, run = read_run(out)
+    check_header_footer(records, p)
+    (caches,) = [r for r in records if r["type"] == "caches"]
+    ops, elems = ["read", "write", "multiply", "divide"], ["int", "double", "float"]
+    assert caches["mem_ops"] == ops and caches["mem_elems"] == elems, caches
+    line_bytes = caches["levels"][0]["line_bytes"] if caches["levels"] else 64
+    mem = [r for r in records if r["type"] == "mem"]
+    for rec in mem:
+        check_mem_record(rec, line_bytes, p, 262144)
+    combos = {(r["op"], r["elem"]) for r in mem}
+    assert combos == {(o, e) for o in ops for e in elems}, combos
+    fits = imh.fit_mem(run)["fits"]
+    for o in ops:
+        for e in elems:
+            groups = [g for g in fits if g.startswith(f"{o}/{e}/")]
+            assert any("model" in f for g in groups for f in fits[g].values()), (o, e, groups)
+
+
 def test_mem_bad_option(tmp_path: Path) -> None:
-    """--mem-max-bytes below one page is refused, and nothing is written."""
+    """--mem-max-bytes below one page, and an operation or element type the suite does not
+    know, are refused, and nothing is written."""
     out = tmp_path / "mem.jsonl"
     cmd = [str(PROBE), "--only", "mem", "--mem-max-bytes", "12", "--output", str(out)]
     refused(cmd, 2, "--mem-max-bytes needs an integer from 4096", out, timeout=30)
+    cmd = [str(PROBE), "--only", "mem", "--mem-ops", "read,add", "--output", str(out)]
+    refused(cmd, 2, "--mem-ops: unknown name 'add'; choose from read, write, multiply, divide", out, timeout=30)
+    cmd = [str(PROBE), "--only", "mem", "--mem-elems", "single", "--output", str(out)]
+    refused(cmd, 2, "--mem-elems: unknown name 'single'; choose from int, double, float", out, timeout=30)
 
 
 # ------------------------------------------------------------------ the short calibration

@@ -1,5 +1,7 @@
 """`bspkit imh ALG`: runs cannon or oocmm at each size and prints the BSP and the IMH model's
-predictions beside the measured time (bspkit.model.imh_predict holds the model); writes imh.json."""
+predictions beside the measured time (bspkit.model.imh_predict holds the model); writes imh.json.
+`bspkit imh mem` runs nothing: it prints a parameter file's processor-memory fits (eq. 4) per
+operation and element type, as Kang et al.'s Fig. 45-56 group them."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +27,7 @@ from bspkit.commands._args import (
 )
 from bspkit.console import Failure, UsageError, check_writable, progress, write_text
 from bspkit.measure import probe as pr
-from bspkit.units import quantity
+from bspkit.units import plain, quantity
 from bspkit.version import __version__
 
 # the domain modules load numpy (imh_predict: scipy): imported when the command runs, so --help stays light
@@ -36,6 +38,7 @@ NAME = "imh"
 PASS_THROUGH = True  # what follows `--` goes to every driver run
 
 SUPPORTED = ("cannon", "oocmm")
+SHOW_FITS = "mem"  # the ALG that shows the fits instead of running an algorithm
 DEFAULT_SIZES = {"cannon": (600, 1000, 1400), "oocmm": (1024, 2048)}
 
 
@@ -48,9 +51,12 @@ def add_parser(subparsers: Subparsers) -> None:
         "g H + l S, the g const model) and with the IMH model (cannon: the processor-memory cost of eq. (4) "
         "instead of f W; oocmm: plus the memory-disk terms T + m tau of every read and write), and prints both "
         "errors; writes imh.json. The parameter file needs the suites: bspkit probe --suites all. E.g. "
-        "bspkit imh cannon -n 2 --sizes 600,1000 -- --kernel naive",
+        "bspkit imh cannon -n 2 --sizes 600,1000 -- --kernel naive. ALG mem runs nothing and prints the "
+        "parameter file's processor-memory fits of eq. (4) per operation, element type, cache state, processes "
+        "and cache level (Fig. 45-56: read, write, multiply, divide of int, float, double; bspprobe measures the "
+        "last two operations and float under --mem-ops and --mem-elems)",
     )
-    im.add_argument("algorithm", metavar="ALG", help="cannon or oocmm")
+    im.add_argument("algorithm", metavar="ALG", help="cannon or oocmm; mem: show the processor-memory fits")
     add_launch_args(im)
     im.add_argument(
         "--params",
@@ -71,6 +77,8 @@ def add_parser(subparsers: Subparsers) -> None:
         help="oocmm: processes that use one disk at once, each getting 1/K of its bandwidth (default: P, every "
         "process on this machine; 1 for node-local disks with one process per node)",
     )
+    im.add_argument("--ops", metavar="LIST", help="mem: only these operations (read, write, multiply, divide)")
+    im.add_argument("--elems", metavar="LIST", help="mem: only these element types (int, float, double)")
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,8 @@ class ImhOptions:
     timeout_s: float
     output_dir: str | None
     disk_sharers: int | None  # None: P
+    ops: str | None = None  # mem: comma-separated; None: all
+    elems: str | None = None
 
 
 def options_from(args: argparse.Namespace) -> ImhOptions:
@@ -95,6 +105,8 @@ def options_from(args: argparse.Namespace) -> ImhOptions:
         timeout_s=args.timeout,
         output_dir=args.output_dir,
         disk_sharers=args.disk_sharers,
+        ops=args.ops,
+        elems=args.elems,
     )
 
 
@@ -123,13 +135,81 @@ def run_description(
     }
 
 
+def names_of(listed: str | None, option: str, allowed: Sequence[str]) -> list[str]:
+    """A comma-separated list of names from `allowed` (None: none given, so all)."""
+    if listed is None:
+        return []
+    names = [n.strip() for n in listed.split(",")]
+    for n in names:
+        if n not in allowed:
+            raise UsageError(f"{option}: unknown name {n!r}; choose from {', '.join(allowed)}")
+    return names
+
+
+def mem_fits_text(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The fits of model.imh.mem_fit_rows as a table (ns per element or line, as Table 3)."""
+    head = (
+        f"{'op':<9} {'elem':<7} {'cache':<5} {'procs':>5} {'level':<7} {'points':>6} "
+        f"{'T_n ns':>8} {'T_c ns':>8} {'T_e ns':>8} {'T_p ns':>8} {'held-out':>9}"
+    )
+    lines = [head]
+    for r in rows:
+        start = f"{r['op']:<9} {r['elem']:<7} {r['cache']:<5} {r['procs']:>5} {r['level']:<7} {r['points'] or 0:>6} "
+        if r["model"] is None:
+            lines.append(start + f"fit failed: {r['error']}")
+            continue
+        coef = " ".join(f"{plain((r['model'].get(k) or 0.0) * 1e9, 3):>8}" for k in ("T_n", "T_c", "T_e", "T_p"))
+        err = r["heldout_mean_rel_error"]
+        lines.append(start + coef + f" {'-' if err is None else format(err, '.1%'):>9}")
+    return "\n".join(lines)
+
+
+def show_mem_fits(options: ImhOptions) -> int:
+    """`bspkit imh mem`: the processor-memory fits of the parameter file given, else of the newest
+    probe of this back end and p."""
+    from bspkit.commands._inputs import load_params, run_label
+    from bspkit.model import imh
+
+    ops = names_of(options.ops, "--ops", imh.MEM_OPS)
+    elems = names_of(options.elems, "--elems", imh.MEM_ELEMS)
+    launch = options.launch
+    nprocs = launch.nprocs or pr.cores()
+    hostfile = hostfile_arg(launch.backend, launch.hostfile)
+    path = (
+        Path(options.params)
+        if options.params
+        else results.newest_probe_params(run_label(launch.backend, hostfile), nprocs)
+    )
+    if path is None:
+        raise Failure(
+            f"no parameter file: give --params FILE, or run `bspkit probe --suites mem -b {launch.backend} -n {nprocs}`"
+        )
+    mem = (load_params(path).imh or {}).get("mem")
+    if not mem:
+        raise Failure(f"{path} has no processor-memory fits: probe with `bspkit probe --suites mem` (or all)")
+    rows = imh.mem_fit_rows(mem, ops, elems)
+    if not rows:
+        raise Failure(
+            f"{path} has no processor-memory fit of {'/'.join(ops) or 'any op'} x {'/'.join(elems) or 'any type'}"
+        )
+    print(f"eq. (4) per operation/element/cache/processes and level, the form bspkit predicts with; {path}")
+    print(mem_fits_text(rows))
+    return 0
+
+
 def run(options: ImhOptions, extra: Sequence[str]) -> int:
     from bspkit.commands._inputs import driver_launch, params_for
     from bspkit.model import imh_predict as ip
     from bspkit.model import supersteps as pd
 
+    if options.algorithm == SHOW_FITS:
+        if extra:
+            raise UsageError("bspkit imh mem runs nothing: it takes no arguments after --")
+        return show_mem_fits(options)
     if options.algorithm not in SUPPORTED:
-        raise UsageError(f"bspkit imh predicts {' and '.join(SUPPORTED)}, not {options.algorithm!r}")
+        raise UsageError(
+            f"bspkit imh predicts {' and '.join(SUPPORTED)} (or shows the fits: {SHOW_FITS}), not {options.algorithm!r}"
+        )
     launch = options.launch
     alg = al.find_algorithm(options.algorithm if options.algorithm != "cannon" else "cannon-put")
     hostfile = hostfile_arg(launch.backend, launch.hostfile)

@@ -119,6 +119,49 @@ def predict_linear(model: Mapping[str, float | None], columns: Mapping[str, floa
 # ------------------------------------------------------------- processor-memory, eq. (4)
 
 
+# The mem suite's operations and element types in the order of Kang et al.'s Fig. 45-56 (READ,
+# WRITE, MULTIPLY, DIVIDE; Integer, Single, Double: `003_...` sec. 4.3.1, line 513); bspprobe
+# measures read and write of int and double unless --mem-ops and --mem-elems ask for more.
+MEM_OPS = ("read", "write", "multiply", "divide")
+MEM_ELEMS = ("int", "float", "double")
+
+
+def paper_order(group: str) -> tuple[int, int, str]:
+    """Sorts "op/elem/cache/pP" groups as the paper's figures: by operation, then element
+    type (an op or type it does not name last)."""
+    op, elem, rest = (group.split("/", 2) + ["", ""])[:3]
+    rank_op = MEM_OPS.index(op) if op in MEM_OPS else len(MEM_OPS)
+    rank_elem = MEM_ELEMS.index(elem) if elem in MEM_ELEMS else len(MEM_ELEMS)
+    return rank_op, rank_elem, rest
+
+
+def mem_fit_rows(mem: Mapping[str, Any], ops: Sequence[str] = (), elems: Sequence[str] = ()) -> list[JsonObject]:
+    """The eq. (4) fits of a parameter file's `imh.mem` (the form bspkit predicts with), one row
+    per group and level in the paper's figure order: `op`, `elem`, `cache`, `procs`, `level`,
+    `points`, `model` (T_n, T_c, T_e, T_p; None for a failed fit), `heldout_mean_rel_error`,
+    `error` (why a fit failed). `ops`/`elems` keep only those (empty: all)."""
+    rows: list[JsonObject] = []
+    for group in sorted(mem.get("fits") or {}, key=paper_order):
+        op, elem, cache, procs = group.split("/")
+        if (ops and op not in ops) or (elems and elem not in elems):
+            continue
+        for level, f in mem["fits"][group].items():
+            rows.append(
+                {
+                    "op": op,
+                    "elem": elem,
+                    "cache": cache,
+                    "procs": int(procs.lstrip("p")),
+                    "level": level,
+                    "points": f.get("points"),
+                    "model": f.get("model") if "error" not in f else None,
+                    "heldout_mean_rel_error": f.get("heldout_mean_rel_error"),
+                    "error": f.get("error"),
+                }
+            )
+    return rows
+
+
 @dataclass(frozen=True)
 class MemPoint:
     op: str
