@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Writes thesis-appendix-d-g.json: every row of the thesis' Tables D.1-G.3 (seed 000,
-Appendices D-G: matrix multiplication, customized and static distribution; LLCS, standard and
-bit-parallel), read from the seed's text, each cell with its line.
+"""Writes the seeds' tables of measured times, rates or speedups, read from the seeds' text,
+each row with its line:
+
+- thesis-appendix-d-g.json: every row of the thesis' Tables D.1-G.3 (seed 000, Appendices
+  D-G: matrix multiplication, customized and static distribution; LLCS, standard and
+  bit-parallel);
+- others.json: Gerbessiotis & Lee's Table 1 (seed 002, Mult speedups) with their own
+  predictions from the text, Horvitz & Bisseling's Table 1 (seed 004, LU rates), Kang et al.'s
+  Table 7 (seed 003, FT.F's exchange, estimated and measured).
 
     python3 data/seed_results/make_seed_results.py [SEEDS_DIR]
 
@@ -88,6 +94,98 @@ def parse(lines: list[str]) -> list[dict]:
     return tables
 
 
+GL = "002_ed6c85674bf8f665.txt"
+HB = "004_9153cb2414fc3490.txt"
+KANG = "003_5048c8ad6359ff8c.txt"
+
+
+def find(lines: list[str], text: str, start: int = 0) -> int:
+    """The 0-based index of the first line from `start` that contains text."""
+    for i in range(start, len(lines)):
+        if text in lines[i]:
+            return i
+    raise ValueError(f"{text!r} not found")
+
+
+def gl_table_1(lines: list[str]) -> dict:
+    """G&L Table 1: speedups per configuration heading, n = 320 and 640, seven columns."""
+    title = find(lines, "Matrix Multiplication in non-SMP and SMP configurations")
+    columns = ["PUB put", "PUB get", "BSPlib put", "BSPlib get", "LAM put", "LAM get", "LAM send"]
+    blocks, heading = [], None
+    for i in range(title + 1, title + 30):
+        m = re.match(r"^Speedup for \$p = (\d+)\$ (non-SMP|SMP)", lines[i])
+        if m:
+            heading = {"p": int(m.group(1)), "heading": m.group(2), "line": i + 1, "rows": []}
+            blocks.append(heading)
+            continue
+        cells = lines[i].split("\t")
+        if heading and cells and re.fullmatch(r"\d+", cells[0].strip()) and len(cells) >= 9:
+            values = [float(c) for c in cells[1:9]]
+            heading["rows"].append({"n": int(cells[0]), "line": i + 1, "time_p1_s": values[0],
+                                    "speedup": dict(zip(columns, values[1:]))})
+        if lines[i].startswith("## "):
+            break
+    # The text (line of "actual speedup figures") gives the second block's put speedups, 10.33
+    # and 5.17, as the non-SMP ones: its heading "p = 16 SMP" is a slip for non-SMP.
+    said = find(lines, "the actual speedup figures are 10.33 and 5.17")
+    for b in blocks:
+        b["configuration"] = b["heading"]
+    second = blocks[1]
+    assert second["p"] == 16 and second["rows"][0]["speedup"]["BSPlib put"] == 10.33
+    second["configuration"] = "non-SMP"
+    second["slip"] = (f"printed 'p = 16 SMP' (line {second['line']}); line {said + 1} gives its put speedups "
+                      "10.33 and 5.17 as the non-SMP ones, and a later block is p = 16 SMP")
+    formula = find(lines, "this is  $p/(1 + \\sqrt{pg}/(f(n - 1)))$")
+    return {
+        "seed": GL,
+        "table": "Table 1",
+        "line": title + 1,
+        "what": "speedup T(1) / T(p) of MatMul (put), MatMulG (get) and LAM's send/receive MatMul",
+        "blocks": blocks,
+        "own_prediction": {
+            "line": formula + 1,
+            "confirmed_at": said + 1,
+            "formula": "p / (1 + sqrt(p) g / (f (n - 1))), f = 1/70 us per flop, g per double from Fig. 6 at h = 4 n^2/p ints",
+            "p": 16,
+            "n": 320,
+            "predicted": {"non-SMP": {"BSPlib put": 8.0, "LAM put": 5.0}, "SMP": {"BSPlib put": 6.0, "LAM put": 4.6}},
+            "f_s_per_flop": 1e-6 / 70,
+        },
+    }
+
+
+def hb_table_1(lines: list[str]) -> dict:
+    title = find(lines, "Table 1: Computing rate in Gflop/s of LU decomposition")
+    rows = []
+    for i in range(title + 1, title + 25):
+        cells = lines[i].split("\t")
+        if cells and re.fullmatch(r"\d+", cells[0].strip()) and len(cells) >= 4:
+            rows.append({"n": int(cells[0]), "line": i + 1,
+                         "gflops": dict(zip(["BSPlib", "native BLACS", "MPI BLACS"], map(float, cells[1:4])))})
+    return {"seed": HB, "table": "Table 1", "line": title + 1, "grid": [8, 8], "nb": 32, "p": 64,
+            "what": "computing rate (Gflop/s) of ScaLAPACK's LU on a Cray T3E, overall time", "rows": rows}
+
+
+def kang_table_7(lines: list[str]) -> dict:
+    title = find(lines, "Table 7: Estimated and measured communication times (usec)")
+    for i in range(title + 1, title + 8):
+        nums = re.findall(r"\d+(?:\.\d+)?%?", lines[i])
+        if len(nums) == 6:
+            sp, t3e = nums[:3], nums[3:]
+            steps_at = find(lines, "Step 1: 468")
+            return {
+                "seed": KANG, "table": "Table 7", "line": title + 1, "row_line": i + 1,
+                "what": "FT.F's three-step boundary exchange: estimated (eq. 7) and measured time, us",
+                "steps_elements": [468 * 2, 456 * 2, 6 * 2], "steps_line": steps_at + 1,
+                "element_bytes": {"SP": 4, "T3E": 8},
+                "machines": {
+                    "SP": {"estimated_us": float(sp[0]), "measured_us": float(sp[1]), "error_pct": float(sp[2][:-1])},
+                    "T3E": {"estimated_us": float(t3e[0]), "measured_us": float(t3e[1]), "error_pct": float(t3e[2][:-1])},
+                },
+            }
+    raise ValueError("Kang et al.'s Table 7 row not found")
+
+
 def main() -> int:
     seeds = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[2] / "shared" / "seeds"
     lines = (seeds / THESIS).read_text(encoding="utf-8").splitlines()
@@ -108,6 +206,18 @@ def main() -> int:
     path = HERE / "thesis-appendix-d-g.json"
     path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     print(f"{path.name}: {len(tables)} tables, {sum(len(t['rows']) for t in tables)} rows")
+
+    def text(name: str) -> list[str]:
+        return (seeds / name).read_text(encoding="utf-8").splitlines()
+
+    others = {
+        "gl-table-1": gl_table_1(text(GL)),
+        "hb-table-1": hb_table_1(text(HB)),
+        "kang-table-7": kang_table_7(text(KANG)),
+    }
+    path = HERE / "others.json"
+    path.write_text(json.dumps(others, indent=1) + "\n", encoding="utf-8")
+    print(f"{path.name}: {', '.join(others)}")
     return 0
 
 

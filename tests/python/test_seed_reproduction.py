@@ -154,3 +154,64 @@ def test_reproduce_refuses_an_unknown_table() -> None:
     r = bspkit("reproduce", "H.1")
     assert r.returncode == 2
     assert "no table H.1" in r.stderr and "D.1" in r.stderr
+
+
+def others() -> dict:
+    return json.loads((REPO / "data" / "seed_results" / "others.json").read_text())
+
+
+def test_the_other_seeds_tables_are_on_their_lines() -> None:
+    seeds = seeds_dir()
+    if seeds is None:
+        pytest.skip("the seeds' text is not here")
+    o = others()
+
+    def line(name: str, number: int) -> str:
+        return (seeds / name).read_text().splitlines()[number - 1]
+
+    gl = o["gl-table-1"]
+    for block in gl["blocks"]:
+        assert f"p = {block['p']}$ {block['heading']}" in line(gl["seed"], block["line"])
+        for row in block["rows"]:
+            cells = line(gl["seed"], row["line"]).split("\t")
+            assert [float(c) for c in cells[1:9]] == [row["time_p1_s"], *row["speedup"].values()]
+    assert "10.33 and 5.17" in line(gl["seed"], gl["own_prediction"]["confirmed_at"])
+    hb = o["hb-table-1"]
+    assert len(hb["rows"]) == 15
+    for row in hb["rows"]:
+        cells = line(hb["seed"], row["line"]).split("\t")
+        assert int(cells[0]) == row["n"] and [float(c) for c in cells[1:4]] == list(row["gflops"].values())
+    k = o["kang-table-7"]
+    printed = line(k["seed"], k["row_line"])
+    for m in k["machines"].values():
+        assert f"{m['estimated_us']:.2f}" in printed and f"{m['measured_us']:.2f}" in printed
+
+
+def test_kang_table_7_is_eq_7_and_finds_the_sp_slip() -> None:
+    """eq. 7, CT = 3 T_s + sum m_i tau_d, from Table 4 (SP 54 us, 50 MB/s; T3E 29 us, 100 MB/s):
+    the T3E estimate is the seed's own; the SP's holds a fourth start-up."""
+    rows = {r["machine"]: r for r in sr.kang_table_7(others())}
+    assert rows["T3E"]["bspkit_predicted_us"] == pytest.approx(3 * 29 + (936 + 912 + 12) * 8 / 100)
+    assert rows["T3E"]["bspkit_predicted_us"] == pytest.approx(rows["T3E"]["seed_estimated_us"])
+    assert rows["SP"]["bspkit_predicted_us"] == pytest.approx(3 * 54 + (936 + 912 + 12) * 4 / 50)
+    assert rows["SP"]["seed_startups_implied"] == pytest.approx(4.0)
+
+
+def test_gl_table_1_matches_their_formula() -> None:
+    """bspkit's MatMul closed form without l gives G&L's speedup formula with the same f and g
+    to within the rounding of p = 16's block (n divisible by 4)."""
+    rows = sr.gl_table_1(others())
+    assert {(r["configuration"], r["n"]) for r in rows} == {("non-SMP", 320), ("non-SMP", 640), ("SMP", 320), ("SMP", 640)}
+    for r in rows:
+        assert r["bspkit_predicted"] == pytest.approx(r["gl_formula_with_file_g"], rel=0.01)
+    non_smp_320 = next(r for r in rows if r["configuration"] == "non-SMP" and r["n"] == 320)
+    assert non_smp_320["seed_predicted"] == 8.0 and non_smp_320["measured_speedup"] == 10.33
+
+
+def test_hb_table_1_brackets_with_the_l_range() -> None:
+    """A larger l can only slow the prediction: the rate at l = 80000 flop times is below the
+    one at 16000 for every n, and both approach each other as n grows (work dominates)."""
+    rows = sr.hb_table_1(others())
+    assert all(r["bspkit_gflops_l_high"] < r["bspkit_gflops_l_low"] for r in rows)
+    gaps = [r["bspkit_gflops_l_low"] / r["bspkit_gflops_l_high"] for r in rows]
+    assert gaps[0] > 2 and gaps[-1] < 1.1

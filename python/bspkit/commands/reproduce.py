@@ -21,20 +21,25 @@ if TYPE_CHECKING:
 NAME = "reproduce"
 PASS_THROUGH = False
 
-TABLES = tuple(f"{letter}.{i}" for letter in "DEFG" for i in (1, 2, 3))
+THESIS_TABLES = tuple(f"{letter}.{i}" for letter in "DEFG" for i in (1, 2, 3))
+# the other seeds' tables: Gerbessiotis & Lee's Table 1, Horvitz & Bisseling's Table 1, Kang et al.'s Table 7
+OTHER_TABLES = ("GL.1", "HB.1", "KANG.7")
+TABLES = THESIS_TABLES + OTHER_TABLES
 
 
 def add_parser(subparsers: Subparsers) -> None:
     rp = subparsers.add_parser(
         "reproduce",
-        help="the thesis' Tables D.1-G.3 predicted from its own published parameters, beside its measurements",
+        help="the seeds' tables predicted from their own published parameters, beside their measurements",
         description="For every row of the thesis' Appendices D-G (matrix multiplication, customized and static "
         "distribution; LLCS, standard and bit-parallel: peak efficiency and the thesis' mean relative prediction "
         "error per library), predicts the thesis' algorithm from the thesis' parameters of that machine, library "
         "and p (data/machines/thesis-*.json) with bspkit's models of the thesis' two (const g: 'thesis g const'; "
         "g(h,h*) and g(h): 'g(h,h*)+l0'), and prints the measured and predicted peak efficiency and both "
         "errors (|T_pred - T_meas| / max of the two, + where the prediction is slower). docs/reproduction.md "
-        "explains each choice. E.g. bspkit reproduce D.3 F.3 --f exchanged",
+        "explains each choice. GL.1, HB.1 and KANG.7 are Gerbessiotis & Lee's Table 1 (MatMul speedups at p = 16), "
+        "Horvitz & Bisseling's Table 1 (LU rates on a T3E) and Kang et al.'s Table 7 (FT.F's exchange). "
+        "E.g. bspkit reproduce D.3 F.3 --f exchanged",
     )
     rp.add_argument("tables", nargs="*", metavar="TABLE", help=f"tables to reproduce ({', '.join(TABLES)}; default all)")
     rp.add_argument(
@@ -133,13 +138,14 @@ def run(options: ReproduceOptions, extra: Sequence[str]) -> int:
     except sr.ReproductionError as e:
         raise Failure(str(e)) from e
     choices = sr.Choices(f=options.f_choice, counts=options.counts, max_size=options.max_size)
-    print(
-        "The thesis' measured peak efficiency (E) and its mean relative prediction error, beside bspkit's prediction "
-        "from the thesis' own parameters (error = |T_pred - T_meas| / max, + where the prediction is slower; "
-        "bspkit's at the size of the peak, the thesis' a mean over all sizes)."
-    )
-    print(f"f: {options.f_choice}; matmul counts: {options.counts}; sizes: "
-          + ("the thesis' own" if options.max_size is None else f"up to {options.max_size}"))
+    if any(t in THESIS_TABLES for t in options.tables):
+        print(
+            "The thesis' measured peak efficiency (E) and its mean relative prediction error, beside bspkit's prediction "
+            "from the thesis' own parameters (error = |T_pred - T_meas| / max, + where the prediction is slower; "
+            "bspkit's at the size of the peak, the thesis' a mean over all sizes)."
+        )
+        print(f"f: {options.f_choice}; matmul counts: {options.counts}; sizes: "
+              + ("the thesis' own" if options.max_size is None else f"up to {options.max_size}"))
     out_tables = []
     for table in data["tables"]:
         if table["table"] not in options.tables:
@@ -197,6 +203,7 @@ def run(options: ReproduceOptions, extra: Sequence[str]) -> int:
                 for x in cells
             ],
         })
+    others = _other_tables(sr, [t for t in options.tables if t in OTHER_TABLES])
     if options.json:
         doc = {
             "format": 1,
@@ -204,6 +211,59 @@ def run(options: ReproduceOptions, extra: Sequence[str]) -> int:
             "choices": {"f": options.f_choice, "counts": options.counts, "max_size": options.max_size},
             "error": "signed (T_pred - T_meas) / max(T_pred, T_meas); the thesis' printed errors are unsigned",
             "tables": out_tables,
+            "other_seeds": others,
         }
         write_text(options.json, json.dumps(doc, indent=1) + "\n")
     return 0
+
+
+def _other_tables(sr: Any, names: Sequence[str]) -> dict[str, Any]:
+    """Prints and returns the other seeds' tables asked for."""
+    if not names:
+        return {}
+    try:
+        data = sr.load_other_tables()
+    except sr.ReproductionError as e:
+        raise Failure(str(e)) from e
+    out: dict[str, Any] = {}
+    if "GL.1" in names:
+        rows = sr.gl_table_1(data)
+        out["GL.1"] = rows
+        print()
+        print(f"Gerbessiotis & Lee, Table 1 (002 line {data['gl-table-1']['line']}): MatMul speedup at p = 16, "
+              "the cells their parameters reach (no l: none given)")
+        print(f"  {'configuration':13} {'column':10} {'n':>4} {'measured':>8} {'theirs':>6} {'err':>5} "
+              f"{'bspkit':>6} {'err':>5}")
+        for r in rows:
+            theirs = "-" if r["seed_predicted"] is None else f"{r['seed_predicted']:.1f}"
+            print(f"  {r['configuration']:13} {r['column']:10} {r['n']:>4} {r['measured_speedup']:>8.2f} {theirs:>6} "
+                  f"{_pct(r['seed_error'], True):>5} {r['bspkit_predicted']:>6.2f} {_pct(r['bspkit_error'], True):>5}")
+        for b in data["gl-table-1"]["blocks"]:
+            if "slip" in b:
+                print(f"  the seed's slip: {b['slip']}")
+    if "HB.1" in names:
+        rows = sr.hb_table_1(data)
+        out["HB.1"] = rows
+        print()
+        print(f"Horvitz & Bisseling, Table 1 (004 line {data['hb-table-1']['line']}): LU on an 8 x 8 T3E, nb = 32, "
+              "Gflop/s of the BSPlib layer (they give no prediction)")
+        print(f"  {'n':>6} {'measured':>8} {'bspkit l low':>12} {'err':>5} {'l high':>7} {'err':>5}")
+        for r in rows:
+            print(f"  {r['n']:>6} {r['measured_gflops']:>8.2f} {r['bspkit_gflops_l_low']:>12.2f} "
+                  f"{_pct(r['bspkit_error_l_low'], True):>5} {r['bspkit_gflops_l_high']:>7.2f} "
+                  f"{_pct(r['bspkit_error_l_high'], True):>5}")
+    if "KANG.7" in names:
+        rows = sr.kang_table_7(data)
+        out["KANG.7"] = rows
+        print()
+        print(f"Kang et al., Table 7 (003 line {data['kang-table-7']['line']}): FT.F's three-step exchange, us")
+        print(f"  {'machine':7} {'measured':>8} {'theirs':>7} {'err':>5} {'bspkit':>7} {'err':>5}")
+        for r in rows:
+            print(f"  {r['machine']:7} {r['measured_us']:>8.2f} {r['seed_estimated_us']:>7.2f} "
+                  f"{_pct(r['seed_error'], True):>5} {r['bspkit_predicted_us']:>7.2f} {_pct(r['bspkit_error'], True):>5}")
+        for r in rows:
+            k = r["seed_startups_implied"]
+            if k is not None and abs(k - 3.0) > 0.05:
+                print(f"  the seed's slip: its {r['machine']} estimate is {k:.1f} start-ups T_s plus the transfer "
+                      "time; eq. 7 has 3")
+    return out
