@@ -30,6 +30,8 @@ class StepSpec:
     site: tuple[int, int] | None = (0, 0x1234)  # (object index, offset), as every process has it
     end: str = "bsp_sync"
     cpu: list[float] | None = None  # cpu_s per process; None: the record has none (an older libbsp)
+    pack: list[float] | None = None  # pack_s per process (parts of compute); None: none (an older libbsp)
+    direct: list[float] | None = None  # direct_s per process; None: none
 
 
 def header(p: int, section: int = 0, **extra: Any) -> dict[str, Any]:
@@ -101,6 +103,11 @@ def records(
                 out[-1]["phase"] = s.phase
             if s.cpu is not None:
                 out[-1]["cpu_s"] = s.cpu[pid]
+            if s.pack is not None:
+                out[-1]["pack_s"] = s.pack[pid]
+                out[-1]["pack_marked_s"] = s.pack[pid] / 2
+            if s.direct is not None:
+                out[-1]["direct_s"] = s.direct[pid]
             t += s.compute[pid] + s.sync[pid]
         out.append(
             {
