@@ -343,7 +343,12 @@ ERRORS = [
         "--size 0: '0' is not a positive problem size",
     ),
     ("size not a number", ["inprod", "--size", "many", "--params", "{params}"], 2, "--size many: 'many' is not a"),
-    ("size range backwards", ["inprod", "--size", "4000-1000", "--params", "{params}"], 2, "--size 4000-1000: the range"),
+    (
+        "size range backwards",
+        ["inprod", "--size", "4000-1000", "--params", "{params}"],
+        2,
+        "--size 4000-1000: the range",
+    ),
     (
         "size above the driver's",
         ["lu", "--size", "100000000000", "--params", "{params}"],
@@ -411,3 +416,117 @@ def test_the_e_notation_pattern() -> None:
         assert E_NOTATION.search(text), text
     for text in ("0.115 s", "1,024 T", "e-notation", "x86_64-linux", "v1.2e", "re5", "0.1.2e3"):
         assert not E_NOTATION.search(text), text
+
+
+# --------------------------------------------------- predict as a reproduction tool (issue 40)
+
+
+def test_size_takes_the_forms_of_n(capsys: pytest.CaptureFixture[str], hand_params: Path) -> None:
+    """--size N: a list continued by its ratio or its step, and a range, parsed as -n is (one parser)."""
+    forms = (
+        ("1000,2000,...,8000", [1000, 2000, 4000, 8000]),
+        ("1000,1500,...,3000", [1000, 1500, 2000, 2500, 3000]),
+        ("1000-1002", [1000, 1001, 1002]),
+    )
+    for sizes, expected in forms:
+        rc, out, err = predict(
+            capsys, "inprod", "--size", sizes, "-n", "2", "--params", str(hand_params), "--json", "-"
+        )
+        assert rc == 0, err
+        assert [t["problem"]["n"] for t in json.loads(out)["table"]] == expected
+
+
+def test_only_the_p_asked_and_the_speedup_base_said(
+    capsys: pytest.CaptureFixture[str], hand_params: Path, tmp_path: Path
+) -> None:
+    """Without 1 in -n, no row at p = 1 and no machine extrapolated to it: T(1) is W_1 f (inprod
+    at p = 1 communicates nothing), and the terminal says so; with a file at p = 1 beside the
+    file at p = 4, T(1) is the closed form at p = 1 on it."""
+    n = 100_000_000
+    rc, out, err = predict(capsys, "inprod", "--size", str(n), "-n", "4", "--params", str(hand_params), "--json", "-")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert [t["p"] for t in data["table"]] == [4] and data["warnings"] == []
+    assert data["speedup_base"]["how"] == "work alone"
+    work_1 = inprod_by_hand(n, 1)["work"]
+    assert data["speedup_base_s"] == pytest.approx(work_1, rel=1e-12)
+    assert data["speedup"] == pytest.approx(work_1 / inprod_by_hand(n, 4)["T"], rel=1e-12)
+    assert "p = 1 is its base, not a row (not asked)" in err and "machine p = 1" not in err
+    assert [int(r["p"]) for r in table_rows(err, f"n = {n}")] == [4]
+
+    at_1 = tmp_path / "p1.json"
+    at_1.write_text(json.dumps({**HAND, "p": 1, "l": {"empty": 3 * L_EMPTY}}))
+    rc, out, err = predict(
+        capsys,
+        "inprod",
+        "--size",
+        str(n),
+        "-n",
+        "4",
+        "--params",
+        str(hand_params),
+        "--params",
+        str(at_1),
+        "--json",
+        "-",
+    )
+    assert rc == 0, err
+    data = json.loads(out)
+    assert [t["p"] for t in data["table"]] == [4] and data["speedup_base"]["how"] == "parameter file at p = 1"
+    assert data["speedup_base_s"] == pytest.approx(work_1 + 3 * L_EMPTY, rel=1e-12)  # W f + l S, S = 1, h = 0
+
+
+def test_a_file_needs_surfaces_only_for_the_primitives_used(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """matmul-blockcyclic fetches its blocks with hpget: a hand-written file with hpget surfaces
+    alone predicts it; one with hpput alone is refused, the line naming hpget and the file."""
+    surface = {"linreg": {"g": G, "l": L_LINREG}}
+    only_hpget = write(tmp_path, "hpget.json", json.dumps({**HAND, "g": {"hpget/alltoall": surface}}))
+    only_hpput = write(tmp_path, "hpput.json", json.dumps({**HAND, "g": {"hpput/alltoall": surface}}))
+    args = ("matmul-blockcyclic", "--size", "200", "--values", "8", "-n", "4")
+    rc, out, err = predict(capsys, *args, "--params", only_hpget, "--json", "-")
+    assert rc == 0, err
+    assert json.loads(out)["models"]["g const"] is not None
+    rc, out, err = predict(capsys, *args, "--params", only_hpput)
+    assert rc == 1 and out == ""
+    lines = err.splitlines()
+    assert lines[0] == f"bspkit predict: error: {only_hpput} lacks what a prediction needs:", err
+    assert len(lines) == 2 and lines[1].startswith("  g: no surface for hpget, which the run communicates with"), err
+
+
+def test_gl_speedup_beside_the_closed_forms(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """--gl-speedup: G & L's formula (bspkit.model.gl_speedup, seed 002 line 212) at each p > 1
+    with the sweep's f and the file's g of a put total exchange at h = 2 n^2 / p (g const: g h + l
+    over h, l the empty sync where the regression has none); none at p = 1; a usage error for
+    an algorithm that is not theirs."""
+    from bspkit.model import gl_speedup as gl
+
+    g, l_empty, n = 1.18e-6, 1e-3, 320
+    hand = write(
+        tmp_path,
+        "gl.json",
+        json.dumps({**HAND, "p": 16, "l": {"empty": l_empty}, "g": {"put/alltoall": {"linreg": {"g": g}}}}),
+    )
+    rc, out, err = predict(
+        capsys,
+        "cannon-put",
+        "--size",
+        str(n),
+        "-n",
+        "1,16",
+        "--params",
+        hand,
+        "--f",
+        "1.4e-8",
+        "--gl-speedup",
+        "--json",
+        "-",
+    )
+    assert rc == 0, err
+    data = json.loads(out)
+    assert [t["gl_speedup"] for t in data["table"]][0] is None
+    h = 2 * n * n / 16
+    assert data["gl_speedup"]["h_words"] == h
+    assert data["gl_speedup"]["speedup"] == pytest.approx(gl.speedup(16, n, 1.4e-8, g + l_empty / h), rel=1e-12)
+    assert "Gerbessiotis & Lee's speedup p / (1 + sqrt(p) g / (f (n - 1)))" in err
+    rc, _, err = predict(capsys, "inprod", "--params", hand, "--gl-speedup")
+    assert rc == 2 and "--gl-speedup is Gerbessiotis & Lee's speedup of their MatMul and MatMulG" in err

@@ -35,7 +35,7 @@ from bspkit.model.params import Params
 # the drivers of G & L's MatMul and MatMulG (bspkit.algorithms: cannon-put, cannon-get, cannon-send)
 DRIVERS = ("bspalg-cannon",)
 FORMULA = "p / (1 + sqrt(p) g / (f (n - 1)))"
-CITATION = "Gerbessiotis & Lee, seed 002 sec. 4, line 212"
+CITATION = "seed 002 sec. 4, line 212"
 
 
 class GLError(Exception):
