@@ -13,6 +13,15 @@ bspalg_test(grid1x4.n70.nb6 ARGS --grid 1x4 --size 70 --nb 6 -r 1 PROCS 4)
 bspalg_test(grid2x2.n150.nb7 ARGS --grid 2x2 --size 150 --nb 7 -r 2 --seed 5 PROCS 4)
 # More processes than blocks in a dimension: some own no rows or no columns.
 bspalg_test(grid4x1.fewer.blocks ARGS --grid 4x1 --size 9 --nb 4 -r 1 PROCS 4)
+# The algorithmic block size nb' = 2 nb and 4 nb (--nb-alg): the panel factored by the process
+# columns that hold it, the trailing update once per nb' columns (n = 97 leaves a last block of
+# 2 columns); at p = 1, the 2 x 2 grid and the non-square 2 x 3 (nb' = nb there too).
+bspalg_test(nbalg2.n97.nb5 ARGS --size 97 --nb 5 --nb-alg 10 -r 1 PROCS 1 4)
+bspalg_test(nbalg4.n97.nb5 ARGS --size 97 --nb 5 --nb-alg 20 -r 1 PROCS 1 4)
+foreach(factor IN ITEMS 1 2 4)
+  math(EXPR nb_alg "5 * ${factor}")
+  bspalg_test(grid2x3.nbalg${factor}.n97.nb5 ARGS --grid 2x3 --size 97 --nb 5 --nb-alg ${nb_alg} -r 1 PROCS 6)
+endforeach()
 
 # A singular matrix (column J zero) ends with exit status 1 and one line naming the column, on
 # every back end, at each grid shape: the panel of a 1 x N grid is LAPACK's dgetrf, of M > 1
@@ -40,6 +49,8 @@ endforeach()
 bspalg_error_test(grid-mismatch EXPECT "--grid 3x1 needs 3 processes, not 2" ARGS --grid 3x1)
 bspalg_error_test(grid-syntax EXPECT "--grid must be RxC with R, C >= 1 \\(e.g. 2x1\\), not '2by1'"
                   ARGS --grid 2by1)
+bspalg_error_test(nb-alg-multiple EXPECT "--nb-alg 12 must be a multiple of --nb 8"
+                  ARGS --nb 8 --nb-alg 12)
 bspalg_error_test(singular-column-outside EXPECT "--singular-column 60 is not a column of a 50 x 50 matrix"
                   ARGS --size 50 --singular-column 60)
 
