@@ -128,8 +128,8 @@ BSPK_API void bsp_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offs
 
 /* What hpput does at the call: BSPK_PROFILE_MOVED where the data reached pid now (or is on
  * its way), BSPK_PROFILE_PACKED where it was only queued for the sync. */
-static inline enum bspk_profile_time hpput_now(bspk_proc *self, int pid, int slot,
-                                               const void *src, int offset, int nbytes) {
+static inline enum bspk_profile_time hpput_now(bspk_proc *self, int pid, int slot, const void *src,
+                                               int offset, int nbytes) {
   if (self->ops->direct_access) {
     memcpy(bspk_remote_address(self, slot, pid, offset), src, (size_t)nbytes);
   } else if (self->ops->rma_put && nbytes >= self->rma_min_bytes) {

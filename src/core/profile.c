@@ -223,7 +223,8 @@ void bspk_profile_timed(bspk_proc *self, double since, enum bspk_profile_time ki
 /* The open packing region's time since it (or this superstep) began, less what calls in
  * it moved to or from other processes, is packing. */
 static void close_packing(bspk_profile *prof, double now) {
-  double packed = now - prof->packing_since - (prof->current.direct - prof->direct_at_packing_since);
+  double packed =
+      now - prof->packing_since - (prof->current.direct - prof->direct_at_packing_since);
   if (packed < 0) packed = 0;
   prof->current.pack += packed;
   prof->current.pack_marked += packed;

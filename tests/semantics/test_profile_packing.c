@@ -130,8 +130,8 @@ static void read_profile(int p, span rec[STEPS][MAX_P]) {
 }
 
 static void within(const char *what, int pid, int step, double got, double low, double high) {
-  CHECK(got >= low && got <= high, "process %d superstep %d: %s %.6f s, expected %.6f .. %.6f",
-        pid, step, what, got, low, high);
+  CHECK(got >= low && got <= high, "process %d superstep %d: %s %.6f s, expected %.6f .. %.6f", pid,
+        step, what, got, low, high);
 }
 
 static void check_profile(int p) {
