@@ -464,9 +464,9 @@ def test_html_report_sections_and_numbers(tmp_path: Path, capsys: pytest.Capture
     assert rc == 0, err
     html = page.read_text()
     assert_self_contained(html)
-    assert len(report_pngs(html)) == 2  # timeline and imbalance
+    assert len(report_pngs(html)) == 3  # timeline, where the time goes, imbalance
     ids = re.findall(r'<h2 id="([^"]+)">', html)
-    assert ids == ["summary", "timeline", "costliest", "sites", "imbalance", "supersteps", "prediction"]
+    assert ids == ["summary", "timeline", "breakdown", "costliest", "sites", "imbalance", "supersteps", "prediction"]
     text = re.sub(r"<[^>]+>", " ", html)
     for needle in ("synth -n 100", "p = 3", "3.8 s", "85 words", "35 words", "50 words", "synth+0x1234"):
         assert needle in text, needle

@@ -19,6 +19,7 @@ from bspkit.model import comm_models
 
 # the domain modules load numpy: imported when the command runs, so --help stays light
 if TYPE_CHECKING:
+    from bspkit.model import breakdown as bd
     from bspkit.model import profile as pf
     from bspkit.model.params import Params
     from bspkit.pages.profile_report import Predictions
@@ -240,6 +241,18 @@ def predictions(options: ProfileOptions, a: pf.Analysis) -> Predictions | None:
     return Predictions(there, here_pred)
 
 
+def time_breakdown(options: ProfileOptions, a: pf.Analysis) -> bd.Breakdown:
+    """Horvitz & Bisseling's five parts; synchronisation by the l of the machine the profile
+    was taken on: --compute-from's file where given, else --params' (the breakdown says
+    which), else the profile's own empty syncs."""
+    from bspkit.commands._inputs import load_params
+    from bspkit.model import breakdown as bd
+
+    path = options.compute_from or options.params
+    params = load_params(Path(path)) if path else None
+    return bd.breakdown(a, params, path)
+
+
 def compute_scale_for(options: ProfileOptions, params: Params) -> tuple[float, str]:
     """--compute-from's ratio of the computing rates, or --compute-scale, or 1."""
     from bspkit.model import profile as pf
@@ -325,17 +338,18 @@ def run(options: ProfileOptions, extra: Sequence[str] = ()) -> int:
     except pf.ProfileError as e:
         raise Failure(str(e)) from None
     preds = predictions(options, a)
+    brk = time_breakdown(options, a)
     say = sys.stderr if options.json == "-" else sys.stdout
-    print("\n".join(summary_lines(a, options.top, preds)), file=say)
+    print("\n".join(summary_lines(a, options.top, preds, brk)), file=say)
     if options.json:
-        text = json.dumps(analysis_json(a, options.top, preds)) + "\n"
+        text = json.dumps(analysis_json(a, options.top, preds, brk)) + "\n"
         if options.json == "-":
             print(text, end="")
         else:
             write_text(Path(options.json), text)
             print(f"analysis written to {options.json}", file=say)
     if options.output:
-        html, nimg = html_report(a, options.top, preds)
+        html, nimg = html_report(a, options.top, preds, brk)
         write_text(Path(options.output), html)
         print(f"report written to {options.output} ({nimg} plots)", file=say)
     return 0

@@ -264,6 +264,10 @@ class StepStats:
     # the compute on the processes' CPU clocks (cpu_s); None where a record has none (a file
     # written before the library recorded it)
     cpu: Spread | None = None
+    # the parts of the compute spent packing (pack_s) and moving data at the call (direct_s:
+    # hpput, hpget); None where the records have none (a file written before libbsp timed them)
+    pack: Spread | None = None
+    direct: Spread | None = None
     site_keys: list[st.SiteKey | None] = field(default_factory=list)
 
     @property
@@ -288,6 +292,8 @@ class StepStats:
             "time_s": self.time_s,
             "compute_s": self.compute.to_json(),
             "cpu_s": self.cpu.to_json() if self.cpu is not None else None,
+            "pack_s": self.pack.to_json() if self.pack is not None else None,
+            "direct_s": self.direct.to_json() if self.direct is not None else None,
             "imbalance": self.imbalance,
             "wait_s": self.wait.to_json(),
             "sync_s": self.sync.to_json(),
@@ -500,6 +506,11 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
     total_requests = sum(issued)
     ends = {rec.get("end") for rec in records}
     cpu = [r.get("cpu_s") for r in records]
+
+    def optional_spread(key: str) -> Spread | None:
+        values = [r.get(key) for r in records]
+        return Spread.of([float(v) for v in values]) if all(isinstance(v, (int, float)) for v in values) else None
+
     return StepStats(
         step=int(records[0]["step"]),
         end="bsp_end" if "bsp_end" in ends else "bsp_sync",
@@ -525,6 +536,8 @@ def step_stats(records: Sequence[Record], origin: Sequence[float]) -> StepStats:
         set_tagsize=max(int(r.get("set_tagsize") or 0) for r in records),
         phase=_common_phase(records),
         cpu=Spread.of([float(c) for c in cpu]) if all(isinstance(c, (int, float)) for c in cpu) else None,
+        pack=optional_spread("pack_s"),
+        direct=optional_spread("direct_s"),
     )
 
 

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bspkit.model import breakdown as bd
 from bspkit.model import comm_models
 from bspkit.model import profile as pf
 from bspkit.model import supersteps as pd
+from bspkit.pages import breakdown_report as br
 from bspkit.pages.htmlkit import contents, esc, img, page, table
 from bspkit.units import quantity
 
@@ -103,7 +105,9 @@ def step_row(s: pf.StepStats) -> list[str]:
 STEP_HEAD = ["step", "time", "compute max", "imbalance", "wait max", "h", "messages", "bsp_sync site"]
 
 
-def summary_lines(a: pf.Analysis, top: int, preds: Predictions | None) -> list[str]:
+def summary_lines(
+    a: pf.Analysis, top: int, preds: Predictions | None, breakdown: bd.Breakdown | None = None
+) -> list[str]:
     end = a.steps[-1].end == "bsp_end" if a.steps else False
     out = [
         f"profile {a.profile.path} (section {a.profile.section}): {run_title(a)}",
@@ -128,8 +132,33 @@ def summary_lines(a: pf.Analysis, top: int, preds: Predictions | None) -> list[s
             for r in a.by_phase()
         ]
         out += ["    " + ln for ln in _aligned(["phase", "supersteps", "time", "compute max", "H"], rows, left=[0])]
+    if breakdown is not None:
+        out += breakdown_lines(breakdown, top)
     if preds is not None:
         out += prediction_lines(a, preds)
+    return out
+
+
+def breakdown_lines(b: bd.Breakdown, top: int) -> list[str]:
+    """Horvitz & Bisseling's five parts in total, per phase and for the costliest supersteps."""
+    total = b.total
+    a = b.analysis
+    out = [
+        f"  where the time goes (Horvitz & Bisseling's breakdown; the supersteps' time {_t(total.total)}, "
+        f"measured {_t(a.measured_s)}):"
+    ]
+    rows = [[name, _t(v), br.share(v, total.total)] for name, v, _ in bd.shares(total)]
+    out += ["    " + ln for ln in _aligned(["part", "time", "share"], rows, left=[0])]
+    out += ["    " + n for n in br.notes(b)]
+    if a.has_phases and a.phase is None:
+        out.append("    by phase:")
+        rows = [[str(phase or "–"), *br.part_cells(parts)] for phase, parts in b.by_phase()]
+        out += ["      " + ln for ln in _aligned(["phase", *br.HEAD], rows, left=[0])]
+    if top > 0 and a.steps:
+        parts_of = {s.step: parts for s, parts in zip(a.steps, b.steps, strict=True)}
+        out.append(f"    the costliest supersteps (of {len(a.steps)}):")
+        rows = [[str(s.step), *br.part_cells(parts_of[s.step])] for s in a.costliest(top)]
+        out += ["      " + ln for ln in _aligned(["step", *br.HEAD], rows)]
     return out
 
 
@@ -162,9 +191,13 @@ def prediction_lines(a: pf.Analysis, preds: Predictions) -> list[str]:
 # ------------------------------------------------------------------ JSON
 
 
-def analysis_json(a: pf.Analysis, top: int, preds: Predictions | None) -> dict[str, Any]:
+def analysis_json(
+    a: pf.Analysis, top: int, preds: Predictions | None, breakdown: bd.Breakdown | None = None
+) -> dict[str, Any]:
     out = a.to_json()
     out["costliest"] = [s.step for s in a.costliest(top)]
+    if breakdown is not None:
+        out["breakdown"] = breakdown.to_json()
     if preds is not None:
         out["prediction"] = preds.there.to_json()
         here = preds.model_of_here()
@@ -285,7 +318,9 @@ def _rows_note(n: int) -> str:
     )
 
 
-def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[str, int]:
+def html_report(
+    a: pf.Analysis, top: int, preds: Predictions | None, breakdown: bd.Breakdown | None = None
+) -> tuple[str, int]:
 
     h = a.profile.header
     parts: list[str] = ['<h2 id="summary">Summary</h2>']
@@ -326,6 +361,9 @@ def html_report(a: pf.Analysis, top: int, preds: Predictions | None) -> tuple[st
         )
     )
     nimg += 1
+    if breakdown is not None:
+        body += br.breakdown_html(breakdown, MAX_TABLE_ROWS)
+        nimg += 1
     body.append('<h2 id="costliest">The costliest supersteps</h2>')
     body.append(
         '<p class="note">time: max over processes of compute + bsp_sync; imbalance: max / mean of the compute time; '
