@@ -246,3 +246,35 @@ def test_bspkit_run_lu_prints_the_stage_table() -> None:
     assert "lu on 2 processes" in r.stdout and "check: passed" in r.stdout
     assert "cost per stage (nb = 16 columns, grid 2x1)" in r.stdout
     assert re.search(r"^\s+all\s+0-119\s", r.stdout, re.MULTILINE)
+
+
+# ------------------------------------------------------------------ nb' > nb
+
+
+@pytest.mark.parametrize(
+    ("n", "nb", "nb_alg", "rows", "cols"),
+    [(37, 4, 8, 1, 1), (37, 4, 8, 1, 3), (53, 5, 10, 2, 2), (53, 5, 20, 3, 1), (41, 3, 12, 2, 3)],
+)
+def test_algorithmic_block_supersteps(n: int, nb: int, nb_alg: int, rows: int, cols: int) -> None:
+    """--nb-alg: S as bspkit.model.costs.lu.algorithmic_supersteps counts it, and the panel's
+    pivot supersteps' h exactly; cost() says that it models nb_alg = nb only."""
+    from bspkit.model.costs import CostError
+    from bspkit.model.costs import lu as lu_closed
+
+    out = subprocess.run(
+        [
+            str(BSPRUN), "-b", "threads", "-n", str(rows * cols), str(LU), "--size", str(n), "--nb", str(nb),
+            "--nb-alg", str(nb_alg), "--grid", f"{rows}x{cols}", "-r", "1", "--json", "-",
+        ],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    run = json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
+    assert run["verified"] is True and run["params"]["nb_alg"] == nb_alg
+    model = lu_closed.algorithmic_supersteps(n, nb, nb_alg, rows, cols)
+    counted = [step for step in run["supersteps"] if step["sync"]]
+    assert run["S"] == len(model) == len(counted)
+    pivots = [(c["h"], h) for c, (kind, h) in zip(counted, model, strict=True) if kind == "pivot"]
+    assert pivots == [(h, h) for _, h in pivots] and (rows == 1 or pivots)
+    with pytest.raises(CostError, match="covers nb_alg = nb only"):
+        lu_closed.cost("lu", run["params"], rows * cols)

@@ -87,6 +87,19 @@ h_inout (thesis eq. 2.2: the max over processes of words sent + words received),
 
 Totals in closed form for n divisible by nb M and nb N: lu_cost.closed_form_totals. Work
 unit: the flop; the probe's nearest f kernel: matmul_double_blas (dgemm dominates, OpenBLAS).
+
+The algorithmic block size nb' (the driver's --nb-alg, params nb_alg; Horvitz & Bisseling,
+seed 004_9153cb2414fc3490.txt line 50: "nb' can be any multiple of nb", line 74: with
+nb' = 2 nb two process columns take part in one algorithmic block). cost() models nb' = nb;
+for nb' > nb algorithmic_supersteps gives every superstep's kind, S exactly, and the exact h
+of the panel's supersteps. A block J = [j0, j1) of w' = j1 - j0 > nb columns runs the stages of
+its nb-blocks (the same supersteps as above: the pivot supersteps' h depends on w, M and N
+only, the panel broadcast's D on w and rows(s, j0) only; their swaps and U broadcasts cover
+J's columns alone), then
+  alg swap + L (max([M > 1], C(N)) supersteps): J's interchanges outside J and the allreduce
+      of L(rows >= j0, J) over each process row;
+  alg U (C(M)): the allreduce of rows J of A12 and L11 over each process column;
+a block of at most nb columns (the last one, or nb' = nb) is a stage as above.
 """
 
 from __future__ import annotations
@@ -145,10 +158,14 @@ def fill_problem(problem: Mapping[str, Any], p: int) -> dict[str, Any]:
     if rows * cols != p:
         raise CostError(f"LU: the grid {rows}x{cols} needs {rows * cols} processes, not {p}")
     assert n is not None and nb is not None
+    nb_alg = _integer(problem, "nb_alg", nb, 1, 65536)
+    assert nb_alg is not None
+    if nb_alg % nb:
+        raise CostError(f"LU: nb_alg must be a multiple of nb = {nb}, not {nb_alg}")
     stages = -(-n // nb)
     if problem.get("stages") is not None and problem["stages"] != stages:
         raise CostError(f"LU: n = {n} and nb = {nb} make {stages} stages, not {problem['stages']}")
-    return {"n": n, "nb": nb, "grid_rows": rows, "grid_cols": cols, "stages": stages}
+    return {"n": n, "nb": nb, "nb_alg": nb_alg, "grid_rows": rows, "grid_cols": cols, "stages": stages}
 
 
 def owned(n: int, nb: int, parts: int, coord: Any, start: Any) -> np.ndarray:
@@ -264,6 +281,11 @@ def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
         raise CostError(f"bspkit.model.costs.lu models lu, not '{algorithm}'")
     filled = fill_problem(problem, p)
     n, nb, M, N = filled["n"], filled["nb"], filled["grid_rows"], filled["grid_cols"]
+    if filled["nb_alg"] != nb:
+        raise CostError(
+            f"LU: the cost model covers nb_alg = nb only, not {filled['nb_alg']} with nb = {nb}"
+            " (algorithmic_supersteps has the supersteps of nb_alg > nb and the panel's h)"
+        )
     steps, notes = supersteps(n, nb, M, N)
     return Cost(algorithm, p, filled, "flop", F_KERNEL, tuple(steps), notes)
 
@@ -351,6 +373,39 @@ def supersteps(n: int, nb: int, M: int, N: int) -> tuple[list[StepKind], tuple[s
         " off its process row)",
     )
     return steps, notes
+
+
+def _collective(q: int) -> int:
+    """The supersteps of a BSP2D broadcast or allreduce over q members (bsp2d.h)."""
+    return 0 if q <= 1 else 1 if q == 2 else 2
+
+
+def algorithmic_supersteps(n: int, nb: int, nb_alg: int, M: int, N: int) -> list[tuple[str, int | None]]:
+    """Every superstep of one factorization with the algorithmic block size nb_alg (a multiple
+    of nb), in order: its kind and, for the panel's pivot supersteps, its h (exact: the same
+    (M - 1)(2 w + 3) + 3 M (N - 1) as a stage's), None for the others (module docstring)."""
+    if nb_alg % nb:
+        raise CostError(f"LU: nb_alg must be a multiple of nb = {nb}, not {nb_alg}")
+    steps: list[tuple[str, int | None]] = []
+
+    def stage(w: int) -> None:
+        if M == 1:
+            steps.extend([("panel broadcast", None)] * _collective(N))
+            return
+        pivot = (M - 1) * (2 * w + CANDIDATE_WORDS) + CANDIDATE_WORDS * M * (N - 1)
+        steps.extend([("pivot", pivot)] * w)
+        steps.append(("swap", None))
+        steps.extend([("panel broadcast", None)] * (N > 2))
+        steps.extend([("U broadcast", None)] * _collective(M))
+
+    for j0 in range(0, n, nb_alg):
+        j1 = min(n, j0 + nb_alg)
+        for k0 in range(j0, j1, nb):
+            stage(min(nb, j1 - k0))
+        if j1 - j0 > nb:
+            steps.extend([("alg swap + L", None)] * max(int(M > 1), _collective(N)))
+            steps.extend([("alg U", None)] * _collective(M))
+    return steps
 
 
 def _one_process_row(
