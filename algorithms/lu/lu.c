@@ -39,6 +39,9 @@
  * Work (flops, as counted): the panel sum_i (m_i + 2 m_i (w - i - 1)) over its columns (m_i the
  * rows below the diagonal), dtrsm w (w - 1) c, dgemm 2 m c w; in all LAPACK's count,
  * 2/3 n^3 - n^2/2 - n/6 (python/bspkit/lu_cost.py has the cost of every superstep).
+ * nb' (--nb-alg, a multiple of nb; Horvitz & Bisseling line 74): a block of nb' columns is
+ * factored by the stages of its nb-blocks restricted to its columns, then alg_trailing swaps,
+ * distributes L and U12 and updates the rest once (see there). No checkpoints then.
  * A singular matrix (a column without a nonzero pivot) ends the run with exit status 1 and the
  * column named, as LAPACK's INFO > 0. The check: ||P A - L U||_1 / (n ||A||_1 eps) on process 0.
  */
