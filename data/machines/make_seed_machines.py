@@ -646,10 +646,10 @@ def gl_files(seeds: Path) -> list[File]:
             "one process per node (non-SMP)",
         ),
         (
-            "lammpi",
+            "bsplib",
             "smp",
             "0.93 for *BSPlib*",
-            "LAM MPI 6.5.1 (MPI-2 put)",
+            "Oxford BSPlib 1.4",
             "two processes per node (SMP)",
         ),
     ):
@@ -694,9 +694,12 @@ def gl_files(seeds: Path) -> list[File]:
             ["g.put/alltoall"],
             "the seed's sentence (002 line "
             f"{g_line}): 'The lowest value for g for p = 16 from Fig. 6 is 0.59 and 0.93 for BSPlib and LAM MPI in "
-            "non-SMP and SMP configurations respectively'. Read here as 0.59 = BSPlib, non-SMP and 0.93 = LAM MPI, "
-            "SMP (the libraries with the best speedup in each configuration, same paragraph); it may also mean "
-            "the lowest g of both libraries per configuration. Fig. 6 itself (every p, h, library) is lost in "
+            "non-SMP and SMP configurations respectively'. Read here as the lowest g per configuration, both "
+            "BSPlib's: 0.59 non-SMP, 0.93 SMP. Sec. 4 (line 212, 235) expects MatMul speedups of 8 (BSPlib) and "
+            "5 (LAM) non-SMP, 6 (BSPlib) and 4.6 (LAM) SMP at p = 16, n = 320 from their formula "
+            "p / (1 + sqrt(p) g / (f (n - 1))) with f = 1/70 us; 0.59 and 0.93 us per int give 7.9 and 6.1, "
+            "BSPlib's two, while LAM's 4.6 would need 1.41 us per int. (An earlier reading took 0.93 as LAM "
+            "MPI's.) Fig. 6 itself (every p, h, library) is lost in "
             "the text conversion. The g is the smallest t/h of the put total exchange (sec. 3), a 'g const' g "
             "(put in linreg, without l: the seed fits no line). 32-bit integers: per 8-byte word x 2, assuming "
             "the time per byte is the same",

@@ -503,7 +503,7 @@ def _g_const_comm_s(surface: Surface, cost: Cost, l_s: float) -> float:
 
 def gl_table_1(others: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Gerbessiotis & Lee's Table 1 (seed 002), the cells their parameters reach: p = 16 put
-    (MatMul), BSPlib non-SMP and LAM SMP (data/machines/gl-*.json: g from sec. 5's prose; no
+    (MatMul) of BSPlib, non-SMP and SMP (data/machines/gl-*.json: g from sec. 5's prose; no
     l, which their own formula leaves out too). bspkit: its closed form of MatMul
     (bspalg-cannon --variant put) with their f (sec. 4: T(1) / (2 n^2 (n - 1)), 1/70 us at
     n = 320) and their g, no l; speedup = T(1) measured / T(16) predicted. Beside it, their
@@ -513,7 +513,7 @@ def gl_table_1(others: Mapping[str, Any]) -> list[dict[str, Any]]:
     table = others["gl-table-1"]
     own = table["own_prediction"]
     files = {("non-SMP", "BSPlib put"): "gl-pccluster-bsplib-nonsmp-p16.json",
-             ("SMP", "LAM put"): "gl-pccluster-lammpi-smp-p16.json"}
+             ("SMP", "BSPlib put"): "gl-pccluster-bsplib-smp-p16.json"}
     out = []
     for block in table["blocks"]:
         for (config, column), name in files.items():
