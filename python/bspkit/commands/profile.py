@@ -35,7 +35,9 @@ def add_parser(subparsers: Subparsers) -> None:
         description="Reads the superstep profile that any BSPlib program linked with bspkit writes when BSPKIT_PROFILE "
         "names a file (bsprun --profile FILE; docs/profile-format.md) and prints the run's BSP cost: S, W (sum of "
         "the max compute time per superstep), H (sum of the h-relations, thesis eq. 2.1), the measured time and the "
-        "costliest supersteps with their bsp_sync call sites (file:line where the program has debug information). "
+        "costliest supersteps with their bsp_sync call sites (file:line where the program has debug information), "
+        "and where the time goes: Horvitz & Bisseling's synchronisation, communication, packing, computation and "
+        "idle time (docs/profiling.md). "
         "With --params, also the predicted time of the same run on the machine of that parameter file under the "
         f"g models ({', '.join(comm_models.NAMES)}), compute taken as measured (times --compute-scale, or scaled by "
         "the computing rates of --compute-from and --params).",
@@ -48,7 +50,12 @@ def add_parser(subparsers: Subparsers) -> None:
     parser.add_argument(
         "--json", metavar="FILE", help="write the analysis as JSON here; '-': to stdout (the summary to stderr)"
     )
-    parser.add_argument("--params", metavar="P.json", help="a probe's params.json: predict the run on that machine")
+    parser.add_argument(
+        "--params",
+        metavar="P.json",
+        help="a probe's params.json: predict the run on that machine (without --compute-from, its l also separates "
+        "synchronisation from communication in where the time goes)",
+    )
     scale = parser.add_mutually_exclusive_group()
     scale.add_argument(
         "--compute-scale",
@@ -60,7 +67,8 @@ def add_parser(subparsers: Subparsers) -> None:
         "--compute-from",
         metavar="HERE.json",
         help="the params.json of the machine the profile was taken on: compute scaled by r here / r there "
-        "(the computing rates), and the model of here shown beside the measured time",
+        "(the computing rates), the model of here shown beside the measured time, and its l separating "
+        "synchronisation in where the time goes",
     )
     parser.add_argument(
         "--calibration",
