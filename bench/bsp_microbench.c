@@ -63,6 +63,7 @@ static int known_bench(const char *name, size_t len);
 static mb_options opts = {.prog = "bsp_microbench",
                           .words = 100000,
                           .max_words = 10000000,
+                          .ints = MB_DEFAULT_EXCHANGE_INTS,
                           .only_hint = " (see --list)",
                           .only_size = 1024,
                           .is_benchmark = known_bench};
@@ -132,7 +133,9 @@ typedef struct {
   long recv_count;         /* last drain: messages received */
   uint64_t recv_sum, tag_sum;
   int recv_bad;
-  int verifying; /* drain hashes the payloads (a stronger check than a sum) */
+  int verifying;   /* drain hashes the payloads (a stronger check than a sum) */
+  mb_exchange xch; /* the total exchange's layout (--ints) */
+  uint32_t *xsrc;  /* local: its h integers to send, by destination */
 } ctx_t;
 
 static inline void raw_barrier(const ctx_t *c) {
@@ -374,6 +377,37 @@ static int send_verify(ctx_t *c) {
   return 1;
 }
 
+/* 7. Gerbessiotis & Lee's total exchange (microbench_common.h): h integers from every process,
+ * h / p to each process, itself included, one bsp_put a pair (their BSPlib version, seed 002
+ * line 133), starting with itself and going round; times per integer of h (t / h). */
+static void exchange_ours(ctx_t *c, long n) {
+  const mb_exchange *x = &c->xch;
+  for (long r = 0; r < n; r++) {
+    MB_FOR_EACH_PROCESS_FROM(c->pid, c->p, d) {
+      if (x->send_count[d] > 0)
+        bsp_put(d, c->xsrc + x->send_offset[d], c->area_put, (bsp_size_t)x->dest_offset[d] * 4,
+                (bsp_size_t)x->send_count[d] * 4);
+    }
+    bsp_sync();
+  }
+}
+static void exchange_raw(ctx_t *c, long n) {
+  const mb_exchange *x = &c->xch;
+  for (long r = 0; r < n; r++) {
+    MB_FOR_EACH_PROCESS_FROM(c->pid, c->p, d) {
+      memcpy(g_area_put[d] + (size_t)x->dest_offset[d] * 4, c->xsrc + x->send_offset[d],
+             (size_t)x->send_count[d] * 4);
+    }
+    compiler_barrier();
+    raw_barrier(c);
+  }
+}
+static void exchange_prepare_verify(ctx_t *c) { memset(c->area_put, 0, (size_t)c->xch.h * 4); }
+static int exchange_verify(ctx_t *c) {
+  return mb_exchange_check(&c->xch, prog_name, "VERIFY FAILED: texch_put", c->pid, c->p,
+                           (const uint32_t *)(const void *)c->area_put);
+}
+
 typedef struct {
   const char *name;
   const char *help;     /* what ours does */
@@ -387,32 +421,37 @@ typedef struct {
   void (*raw)(ctx_t *, long);
   void (*prepare_verify)(ctx_t *);
   int (*verify)(ctx_t *);
+  int exchange; /* 1: the total exchange: times per integer of h, in ns (messages_per_op = h) */
 } bench_t;
 
 static const bench_t benches[] = {
     {"sync", "empty bsp_sync", "raw barrier", "barrier", 0, 0, NULL, NULL, sync_ours, sync_raw,
-     NULL, NULL},
+     NULL, NULL, 0},
     {"hpput_1MiB", "bsp_hpput of 1 MiB to the right neighbour, bsp_sync",
      "memcpy of 1 MiB to the right neighbour's area, raw barrier", "block", 0, BLOCK_BYTES, NULL,
-     NULL, hpput_ours, block_put_raw, block_prepare_verify, put_block_verify},
+     NULL, hpput_ours, block_put_raw, block_prepare_verify, put_block_verify, 0},
     {"put_1MiB", "bsp_put (buffered) of 1 MiB to the right neighbour, bsp_sync",
      "memcpy of 1 MiB to the right neighbour's area, raw barrier", "block", 0, BLOCK_BYTES, NULL,
-     NULL, put_ours, block_put_raw, block_prepare_verify, put_block_verify},
+     NULL, put_ours, block_put_raw, block_prepare_verify, put_block_verify, 0},
     {"get_1MiB", "bsp_get of 1 MiB from the right neighbour, bsp_sync",
      "memcpy of 1 MiB from the right neighbour's area, raw barrier", "block", 0, BLOCK_BYTES, NULL,
-     NULL, get_ours, block_get_raw, block_prepare_verify, get_block_verify},
+     NULL, get_ours, block_get_raw, block_prepare_verify, get_block_verify, 0},
     {"put_word", "W bsp_puts of 8 bytes to the right neighbour, bsp_sync",
      "W volatile 8-byte stores to the right neighbour's array, raw barrier", "msg", 1, 0, NULL,
-     NULL, word_put_ours, word_put_raw, word_prepare_verify, word_put_verify},
+     NULL, word_put_ours, word_put_raw, word_prepare_verify, word_put_verify, 0},
     {"put_word_cyclic", "as put_word, destination cycling over all processes",
      "as put_word, destination cycling over all processes", "msg", 1, 0, NULL, NULL,
-     word_put_cyclic_ours, word_put_cyclic_raw, word_prepare_verify, word_put_cyclic_verify},
+     word_put_cyclic_ours, word_put_cyclic_raw, word_prepare_verify, word_put_cyclic_verify, 0},
     {"send_word", "W bsp_sends of 8 bytes, tag size 0, bsp_sync, bsp_get_tag+bsp_move all",
      "as put_word, then the receiver reads the W words (double-buffered)", "msg", 1, 0, NULL, NULL,
-     word_send_ours, word_send_raw, send_prepare_verify, send_verify},
+     word_send_ours, word_send_raw, send_prepare_verify, send_verify, 0},
     {"send_word_tag4", "as send_word with a 4-byte tag", "as send_word", "msg", 1, 0,
      send_setup_tag4, send_teardown_tag4, word_send_ours, word_send_raw, send_prepare_verify,
-     send_verify},
+     send_verify, 0},
+    {"texch_put",
+     "G & L's total exchange: h/p ints to every process (itself too), a bsp_put each, bsp_sync",
+     "memcpy of the same h/p ints into every process's area, raw barrier", "int", 0, 0, NULL, NULL,
+     exchange_ours, exchange_raw, exchange_prepare_verify, exchange_verify, 1},
 };
 #define NBENCH ((int)(sizeof benches / sizeof benches[0]))
 
@@ -469,7 +508,7 @@ static void run_bench(ctx_t *c, int bi, int rounds, double target) {
 
   res->n_ours = n_ours;
   res->n_raw = n_raw;
-  res->messages_per_op = b->per_message ? c->words : 1;
+  res->messages_per_op = b->exchange ? c->xch.h : b->per_message ? c->words : 1;
   mb_alternate_rounds(&run, c->pid, rounds, res);
 
   if (b->teardown) b->teardown(c);
@@ -523,18 +562,20 @@ typedef struct {
   double target_s, clk_res, clk_call, bt_res, bt_call, wall_s;
 } header_t;
 
-static const char *unit_of(const bench_t *b) { return b->per_message ? "ns" : "us"; }
-static double scale_of(const bench_t *b) { return b->per_message ? 1e9 : 1e6; }
+static const char *unit_of(const bench_t *b) { return b->per_message || b->exchange ? "ns" : "us"; }
+static double scale_of(const bench_t *b) { return b->per_message || b->exchange ? 1e9 : 1e6; }
 
 static void print_table(const header_t *h) {
   printf("# bsp_microbench  library=%s (%s build)  backend=%s  p=%d  cores=%d%s\n", BENCH_LIB,
          BENCH_BUILD_TYPE, bspk_backend(), h->p, h->cores,
          h->p > h->cores ? " (oversubscribed)" : "");
-  printf("# raw barrier: %s%s;  rounds=%d  batch target=%.1f ms  W=%ld messages per batch\n",
-         raw_barrier_name(),
-         g_use_spin ? " (sense-reversing centralized, C11 atomics)"
-                    : " (pthread_barrier_t: spinning is useless when p > cores)",
-         h->rounds, h->target_s * 1e3, opts.words);
+  printf(
+      "# raw barrier: %s%s;  rounds=%d  batch target=%.1f ms  W=%ld messages per batch  "
+      "h=%ld ints\n",
+      raw_barrier_name(),
+      g_use_spin ? " (sense-reversing centralized, C11 atomics)"
+                 : " (pthread_barrier_t: spinning is useless when p > cores)",
+      h->rounds, h->target_s * 1e3, opts.words, opts.ints);
   printf(
       "# round time = max over processes; clock CLOCK_MONOTONIC resolution %.0f ns "
       "(%.0f ns/call), bsp_time resolution %.0f ns (%.0f ns/call)\n",
@@ -551,6 +592,10 @@ static void print_table(const header_t *h) {
     size_t k = 0;
     if (b->bytes) {
       k += (size_t)mb_gbps_note(notes, sizeof notes, b->bytes, r);
+      k += (size_t)snprintf(notes + k, sizeof notes - k, "; ");
+    }
+    if (b->exchange) {
+      k += (size_t)mb_exchange_note(notes, sizeof notes, opts.ints, h->p, r);
       k += (size_t)snprintf(notes + k, sizeof notes - k, "; ");
     }
     if (r->verified == 0) k += (size_t)snprintf(notes + k, sizeof notes - k, "VERIFY FAILED; ");
@@ -577,8 +622,10 @@ static int write_json(const char *path, const header_t *h) {
   mb_json_field(f, "loadavg_start", g_loadavg_start);
   mb_json_field(f, "loadavg_end", g_loadavg_end);
   mb_json_field(f, "raw_barrier", raw_barrier_name());
-  fprintf(f, ",\"rounds\":%d,\"batch_target_s\":%.6g,\"words_per_batch\":%ld,\"block_bytes\":%d",
-          h->rounds, h->target_s, opts.words, BLOCK_BYTES);
+  fprintf(f,
+          ",\"rounds\":%d,\"batch_target_s\":%.6g,\"words_per_batch\":%ld,\"block_bytes\":%d,"
+          "\"exchange_ints\":%ld",
+          h->rounds, h->target_s, opts.words, BLOCK_BYTES, opts.ints);
   fprintf(f,
           ",\"clock\":\"CLOCK_MONOTONIC\",\"clock_resolution_s\":%.6g,\"clock_call_s\":%.6g"
           ",\"bsp_time_resolution_s\":%.6g,\"bsp_time_call_s\":%.6g",
@@ -609,6 +656,7 @@ static int write_json(const char *path, const header_t *h) {
     fprintf(f, ",\"unit\":\"%s/%s\"", unit_of(b), b->per);
     mb_json_stats_and_ratio(f, r, scale_of(b));
     if (b->bytes) mb_json_gbps(f, b->bytes, r);
+    if (b->exchange) mb_json_exchange(f, opts.ints, r);
     char ours_key[64], raw_key[64]; /* the samples in seconds per operation */
     snprintf(ours_key, sizeof ours_key, "samples_s_per_%s_ours", b->per);
     snprintf(raw_key, sizeof raw_key, "samples_s_per_%s_raw", b->per);
@@ -647,6 +695,7 @@ static void spmd(void) {
   /* buffers */
   c->area_bytes = BLOCK_BYTES;
   if ((size_t)c->words * 16 > c->area_bytes) c->area_bytes = (size_t)c->words * 16;
+  if ((size_t)opts.ints * 4 > c->area_bytes) c->area_bytes = (size_t)opts.ints * 4;
   c->area_bytes = (c->area_bytes + 4095) / 4096 * 4096;
   c->src = mb_alloc_pages(prog_name, BLOCK_BYTES);
   c->dst = mb_alloc_pages(prog_name, BLOCK_BYTES);
@@ -659,6 +708,9 @@ static void spmd(void) {
     c->area_get[i] = pattern(c->pid, i);
   }
   for (long i = 0; i < c->words; i++) c->wsrc[i] = word_of(c->pid, i);
+  mb_exchange_layout(&c->xch, prog_name, opts.ints, c->pid, c->p);
+  c->xsrc = mb_alloc_pages(prog_name, (size_t)opts.ints * 4);
+  mb_exchange_fill(&c->xch, c->pid, c->p, c->xsrc);
   g_area_put[c->pid] = c->area_put;
   g_area_get[c->pid] = c->area_get;
 
@@ -721,8 +773,9 @@ static void spmd(void) {
     g_exit_status = failed ? 1 : 0;
   }
   bsp_sync();
-  void *const buffers[] = {c->src, c->dst, c->area_put, c->area_get, c->wsrc, c->gather};
+  void *const buffers[] = {c->src, c->dst, c->area_put, c->area_get, c->wsrc, c->gather, c->xsrc};
   for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++) free(buffers[i]);
+  mb_exchange_free(&c->xch);
   bsp_end();
 }
 
@@ -756,9 +809,11 @@ static void usage(FILE *f) {
       "that outnumber the cores collapse); the table says which was used.\n"
       "\n"
       "Times are per barrier (sync, in us), per 1 MiB block (in us; also GB/s per process =\n"
-      "2^20 bytes / median time), or per message (in ns: the time of W messages and the sync\n"
-      "that delivers them, and for sends their receipt, divided by W). Every process moves\n"
-      "the same amount at the same time, so p * GB/s is the total.\n"
+      "2^20 bytes / median time), per message (in ns: the time of W messages and the sync\n"
+      "that delivers them, and for sends their receipt, divided by W), or per integer (in ns:\n"
+      "Gerbessiotis & Lee's t / h of a total exchange of h 32-bit integers a process; the\n"
+      "notes give it in their unit, us per integer, and per 8-byte word). Every process\n"
+      "moves the same amount at the same time, so p * GB/s is the total.\n"
       "\n"
       "Benchmarks (W = --words, default 100000; a process's right neighbour is pid+1 mod P):\n",
       prog_name, BENCH_LIB);
@@ -774,14 +829,17 @@ static void usage(FILE *f) {
       "  --batch-ms X       target duration of one timed batch in ms (default 5, quick 2)\n"
       "  --only NAME[,NAME] run only the named benchmarks (may be repeated)\n"
       "  --words W          messages per batch in the one-word benchmarks (default 100000)\n"
+      "  --ints H           texch_put's h: 32-bit integers each process sends in all, H/p to\n"
+      "                     every process including itself (default %ld)\n"
       "  --raw-barrier KIND raw barrier: auto (default), spin or pthread\n"
       "  --list             list the benchmark names and exit\n"
       "  -h, --help         show this help and exit\n"
       "\n"
-      "Output: a table on stdout (times in us per barrier or block, ns per message; GB/s per\n"
+      "Output: a table on stdout (times in us per barrier or block, ns per message or integer; "
+      "GB/s per\n"
       "process for the 1 MiB blocks), progress on stderr. Exit status 0 on success, 1 when a\n"
       "result check failed or the JSON file could not be written, 2 on a usage error.\n",
-      MB_MAX_ROUNDS);
+      MB_MAX_ROUNDS, MB_DEFAULT_EXCHANGE_INTS);
 }
 
 MB_DEFINE_IS_BENCHMARK(known_bench, benches, NBENCH)

@@ -15,6 +15,7 @@
 #define BSPKIT_MICROBENCH_COMMON_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,10 @@
 #include "bspk_stats.h"
 
 #define MB_MAX_ROUNDS 1001 /* most rounds one benchmark may run (--rounds) */
+/* The largest h of the total exchange (--ints): its areas of 4 h bytes stay registrable
+ * (bsp_size_t is an int). */
+#define MB_MAX_EXCHANGE_INTS (1L << 28)
+#define MB_DEFAULT_EXCHANGE_INTS 65536L
 
 /* At least `bytes`, in whole pages, page-aligned and zeroed by the calling process, so that
  * its pages are first touched (and placed) by the thread that uses them. bsp_abort when
@@ -50,6 +55,7 @@ typedef struct {
   double batch_ms;       /* --batch-ms X; 0: the program's default */
   long words;            /* --words W (set the default before parsing) */
   long max_words;        /* the largest W accepted */
+  long ints;             /* --ints H: the total exchange's h (set the default before parsing) */
   const char *only_hint; /* appended to the message about an unknown --only name */
   size_t only_size;      /* room for --only names, NUL included (<= sizeof only) */
   char only[1024];       /* --only NAME[,NAME] (repeatable): comma-separated, empty: all */
@@ -122,6 +128,15 @@ static inline int mb_parse_option(mb_options *o, int argc, char **argv, int *i) 
       mb_usage_error(o->prog, fmt, v);
     }
     o->words = n;
+  } else if (!strcmp(a, "--ints")) {
+    const char *v = mb_need_arg(o->prog, argc, argv, i);
+    long n = strtol(v, &end, 10);
+    if (*end || n < 1 || n > MB_MAX_EXCHANGE_INTS) {
+      char fmt[64];
+      snprintf(fmt, sizeof fmt, "bad --ints '%%s' (1..%ld)", MB_MAX_EXCHANGE_INTS);
+      mb_usage_error(o->prog, fmt, v);
+    }
+    o->ints = n;
   } else if (!strcmp(a, "--only")) {
     mb_add_only(o, mb_need_arg(o->prog, argc, argv, i));
   } else {
@@ -153,6 +168,94 @@ static inline int mb_selected(const mb_options *o, const char *name) {
     s += len + (s[len] == ',');
   }
   return 0;
+}
+
+/* ---- Gerbessiotis & Lee's total exchange (the As suite) ----------------------------------- */
+
+/* Seed 002_ed6c85674bf8f665.txt, line 133: "total-exchanges where each processor communicates
+ * a total of h integers to every other processor (including itself)", timed as t, "the cost of
+ * communication is considered to be t/h" (us per 32-bit integer, their Fig. 6, line 166); h is
+ * what one process sends in all, as line 212 reads Fig. 6 at h = 4 n^2 / p, one round of
+ * MatMul's two blocks of n^2 / p doubles. So h / p integers go to every process, the sender
+ * included; when p does not divide h, the h mod p left over go one each to the processes that
+ * follow the sender ((d - s) mod p < h mod p), so every process also receives h. The integers
+ * from s land in d's area in the order of s, each pair's contiguously. */
+typedef struct {
+  long h;
+  int *send_count;  /* p: integers to process d */
+  int *send_offset; /* p: where they start in this process' source array */
+  int *dest_offset; /* p: where they land in d's area */
+  int *recv_count;  /* p: integers from process s */
+  int *recv_offset; /* p: where they land in this process' area */
+} mb_exchange;
+
+/* d = each of the p processes, from `first` on, round the ring (the order of the sends). */
+#define MB_FOR_EACH_PROCESS_FROM(first, p, d) \
+  for (int d##_step = 0, d = (first); d##_step < (p); d##_step++, d = d + 1 == (p) ? 0 : d + 1)
+
+static inline int mb_exchange_count(long h, int p, int s, int d) {
+  return (int)(h / p + ((d - s + p) % p < h % p));
+}
+
+/* This process' layout of the exchange of h integers among p processes. */
+static inline void mb_exchange_layout(mb_exchange *x, const char *prog, long h, int pid, int p) {
+  x->h = h;
+  int **arrays[] = {&x->send_count, &x->send_offset, &x->dest_offset, &x->recv_count,
+                    &x->recv_offset};
+  for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++)
+    *arrays[a] = mb_alloc_pages(prog, (size_t)p * sizeof(int));
+  for (int q = 0, sent = 0, received = 0; q < p; q++) {
+    x->send_count[q] = mb_exchange_count(h, p, pid, q);
+    x->send_offset[q] = sent;
+    sent += x->send_count[q];
+    x->recv_count[q] = mb_exchange_count(h, p, q, pid);
+    x->recv_offset[q] = received;
+    received += x->recv_count[q];
+    x->dest_offset[q] = 0; /* what the processes before this one send q */
+    for (int s = 0; s < pid; s++) x->dest_offset[q] += mb_exchange_count(h, p, s, q);
+  }
+}
+
+static inline void mb_exchange_free(mb_exchange *x) {
+  free(x->send_count);
+  free(x->send_offset);
+  free(x->dest_offset);
+  free(x->recv_count);
+  free(x->recv_offset);
+}
+
+/* Integer j of those process s sends process d: never 0 (what a cleared area holds), and
+ * different for different (s, d, j) but for the rare collisions of a 32-bit hash. */
+static inline uint32_t mb_exchange_value(int s, int d, long j) {
+  uint64_t x = ((uint64_t)(unsigned)s << 46) ^ ((uint64_t)(unsigned)d << 28) ^ (uint64_t)j;
+  x = (x + 1) * 0x9e3779b97f4a7c15ULL;
+  uint32_t v = (uint32_t)(x >> 32) ^ (uint32_t)x;
+  return v ? v : 1;
+}
+
+/* This process' h integers to send, by destination. */
+static inline void mb_exchange_fill(const mb_exchange *x, int pid, int p, uint32_t *src) {
+  for (int d = 0; d < p; d++)
+    for (int j = 0; j < x->send_count[d]; j++)
+      src[x->send_offset[d] + j] = mb_exchange_value(pid, d, j);
+}
+
+/* Whether `area` holds what every process sent this one; else a line on stderr saying which
+ * integer differs ("<prog>: process <pid>: <what>: ..."). */
+static inline int mb_exchange_check(const mb_exchange *x, const char *prog, const char *what,
+                                    int pid, int p, const uint32_t *area) {
+  for (int s = 0; s < p; s++)
+    for (int j = 0; j < x->recv_count[s]; j++) {
+      uint32_t got = area[x->recv_offset[s] + j], want = mb_exchange_value(s, pid, j);
+      if (got != want) {
+        fprintf(stderr,
+                "%s: process %d: %s: integer %d of the %d from process %d is %#x, expected "
+                "%#x\n",
+                prog, pid, what, j, x->recv_count[s], s, got, want);
+        return 0;
+      }
+    }
+  return 1;
 }
 
 /* ---- calibration and the timed rounds ------------------------------------------------------ */
@@ -299,6 +402,28 @@ static inline void mb_print_table_row(int name_width, int unit_width, const char
 static inline int mb_gbps_note(char *buf, size_t n, double bytes, const mb_result *r) {
   return snprintf(buf, n, "GB/s per process: ours %.2f raw %.2f", bytes / r->so.med * 1e-9,
                   bytes / r->sr.med * 1e-9);
+}
+
+/* The note of a total exchange's row (its columns in ns per integer): h, and G & L's t / h in
+ * their unit, us per 32-bit integer (Fig. 6), and per 8-byte word (two integers), medians.
+ * Returns the length, as snprintf. */
+static inline int mb_exchange_note(char *buf, size_t n, long h, int p, const mb_result *r) {
+  char pair[64];
+  if (h % p == 0) snprintf(pair, sizeof pair, "%ld", h / p);
+  else snprintf(pair, sizeof pair, "%ld or %ld", h / p, h / p + 1);
+  return snprintf(buf, n,
+                  "h=%ld ints (%s per pair); t/h: ours %.6f raw %.6f us/int, ours %.6f raw "
+                  "%.6f us/8-byte word",
+                  h, pair, 1e6 * r->so.med, 1e6 * r->sr.med, 2e6 * r->so.med, 2e6 * r->sr.med);
+}
+
+/* ,"h_ints":h and G & L's t / h, medians: "us_per_int_ours", .._raw, "us_per_word_ours",
+ * .._raw (an 8-byte word is two integers). */
+static inline void mb_json_exchange(FILE *f, long h, const mb_result *r) {
+  fprintf(f,
+          ",\"h_ints\":%ld,\"us_per_int_ours\":%.6g,\"us_per_int_raw\":%.6g,"
+          "\"us_per_word_ours\":%.6g,\"us_per_word_raw\":%.6g",
+          h, 1e6 * r->so.med, 1e6 * r->sr.med, 2e6 * r->so.med, 2e6 * r->sr.med);
 }
 
 /* ---- JSON lines --------------------------------------------------------------------------- */

@@ -18,6 +18,19 @@
  *               receiver drains its queue with bsp_get_tag + bsp_move
  *                                                 vs as put_word, then the receiver reads
  *                                                    the words it got
+ *   texch_put   Gerbessiotis & Lee's total exchange (the As suite, microbench_common.h): h
+ *               32-bit integers from every process (--ints), h/p to each process, itself
+ *               included, one bsp_put a pair, bsp_sync (their BSPlib version)
+ *                                                 vs the same by MPI_Put into a window
+ *                                                    closed by MPI_Win_fence (their LAM MPI
+ *                                                    put: LIOPUT/LIOSYNC, Fig. 4)
+ *   texch_send  the same bsp_put exchange         vs MPI_Irecv from every process, then
+ *                                                    MPI_Send to every process, MPI_Waitall
+ *                                                    (their LAM MPI send, the best of the
+ *                                                    two-sided combinations they timed)
+ *   Both are timed per integer of h: G & L's t / h (seed 002_ed6c85674bf8f665.txt, line 133).
+ *   Together the rows give the three columns of their Fig. 6: BSPlib put (ours), MPI put and
+ *   MPI send (raw).
  *
  * Both versions deliver the same bytes to the same places, and both are checked once
  * before timing. Then ours and raw alternate, round after round (ours first in even
@@ -57,6 +70,7 @@ static int is_bench(const char *s, size_t len);
 static mb_options opts = {.prog = "bsp_mpi_microbench",
                           .words = 10000,
                           .max_words = 1000000,
+                          .ints = MB_DEFAULT_EXCHANGE_INTS,
                           .only_hint = "",
                           .only_size = 512,
                           .is_benchmark = is_bench};
@@ -82,6 +96,13 @@ typedef struct {
   long nseen;
   int bad_status;
   volatile uint64_t sink;
+  mb_exchange xch;     /* the total exchange's layout (--ints) */
+  uint32_t *xsrc;      /* h integers to send, by destination */
+  uint32_t *xarea;     /* h integers received by bsp_put (registered) */
+  uint32_t *xwin_area; /* h integers received by MPI_Put (the window's memory) */
+  uint32_t *xrecv;     /* h integers received by MPI_Irecv */
+  MPI_Win xwin;        /* over xwin_area */
+  MPI_Request *xreq;   /* p */
 } ctx_t;
 
 static uint64_t mix64(uint64_t x) {
@@ -253,6 +274,56 @@ static int send_check(ctx_t *c) {
   return 1;
 }
 
+/* ---- 4. Gerbessiotis & Lee's total exchange ----------------------------------------------- */
+
+#define EXCHANGE_TAG 4242 /* the two-sided exchange's messages (MPI_COMM_WORLD) */
+
+static void exchange_ours(ctx_t *c, long n) {
+  const mb_exchange *x = &c->xch;
+  for (long r = 0; r < n; r++) {
+    MB_FOR_EACH_PROCESS_FROM(c->pid, c->p, d) {
+      if (x->send_count[d] > 0)
+        bsp_put(d, c->xsrc + x->send_offset[d], c->xarea, (bsp_size_t)x->dest_offset[d] * 4,
+                (bsp_size_t)x->send_count[d] * 4);
+    }
+    bsp_sync();
+  }
+}
+/* One-sided: a series of MPI_Puts, the epoch closed (and the next opened) by a fence, as G &
+ * L's LIOPUT and LIOSYNC under MPI-2 (seed 002, Fig. 4); the window's displacement unit is an
+ * integer. */
+static void exchange_put_raw(ctx_t *c, long n) {
+  const mb_exchange *x = &c->xch;
+  for (long r = 0; r < n; r++) {
+    MB_FOR_EACH_PROCESS_FROM(c->pid, c->p, d) {
+      if (x->send_count[d] > 0)
+        MPI_Put(c->xsrc + x->send_offset[d], x->send_count[d], MPI_UINT32_T, d, x->dest_offset[d],
+                x->send_count[d], MPI_UINT32_T, c->xwin);
+    }
+    MPI_Win_fence(0, c->xwin);
+  }
+}
+/* Two-sided: every receive posted first (MPI_Irecv), then the sends (MPI_Send), then wait for
+ * the receives: no process blocks in a send that nobody has posted for. The waits complete
+ * the exchange, so no barrier follows. */
+static void exchange_send_raw(ctx_t *c, long n) {
+  const mb_exchange *x = &c->xch;
+  for (long r = 0; r < n; r++) {
+    int posted = 0;
+    MB_FOR_EACH_PROCESS_FROM(c->pid, c->p, s) {
+      if (x->recv_count[s] > 0)
+        MPI_Irecv(c->xrecv + x->recv_offset[s], x->recv_count[s], MPI_UINT32_T, s, EXCHANGE_TAG,
+                  MPI_COMM_WORLD, &c->xreq[posted++]);
+    }
+    MB_FOR_EACH_PROCESS_FROM(c->pid, c->p, d) {
+      if (x->send_count[d] > 0)
+        MPI_Send(c->xsrc + x->send_offset[d], x->send_count[d], MPI_UINT32_T, d, EXCHANGE_TAG,
+                 MPI_COMM_WORLD);
+    }
+    MPI_Waitall(posted, c->xreq, MPI_STATUSES_IGNORE);
+  }
+}
+
 /* One operation of ours or raw on cleared memory, then the check. */
 static int verify(ctx_t *c, int bench, int raw);
 
@@ -264,21 +335,32 @@ typedef struct {
   int blocks;      /* moves BLOCK to each other process: GB/s */
   void (*run_ours)(ctx_t *, long);
   void (*run_raw)(ctx_t *, long);
+  int exchange; /* 1: the total exchange: per integer of h (ns) */
 } bench_t;
 
 static const bench_t benches[] = {
-    {"sync", "empty bsp_sync", "MPI_Alltoall of one int", 0, 0, sync_ours, sync_raw},
+    {"sync", "empty bsp_sync", "MPI_Alltoall of one int", 0, 0, sync_ours, sync_raw, 0},
     {"put_8MiB", "bsp_put of 8 MiB to every other process, bsp_sync",
-     "MPI_Alltoallv of 8 MiB per pair", 0, 1, block_put_ours, block_raw},
+     "MPI_Alltoallv of 8 MiB per pair", 0, 1, block_put_ours, block_raw, 0},
     {"hpput_8MiB", "bsp_hpput of 8 MiB to every other process, bsp_sync",
-     "MPI_Alltoallv of 8 MiB per pair", 0, 1, block_hpput_ours, block_raw},
+     "MPI_Alltoallv of 8 MiB per pair", 0, 1, block_hpput_ours, block_raw, 0},
     {"put_word", "W bsp_puts of 8 bytes to pseudo-random processes, bsp_sync",
      "group by destination, MPI_Alltoall of counts, MPI_Alltoallv of the words", 1, 0,
-     word_put_ours, word_put_raw},
+     word_put_ours, word_put_raw, 0},
     {"send_word", "W bsp_sends of 8 bytes (tag size 0), bsp_sync, bsp_get_tag+bsp_move all",
-     "as put_word, then the receiver reads the words", 1, 0, word_send_ours, word_send_raw},
+     "as put_word, then the receiver reads the words", 1, 0, word_send_ours, word_send_raw, 0},
+    {"texch_put", "G & L's total exchange: h/p ints to every process (itself too), a bsp_put each",
+     "the same by MPI_Put into a window, MPI_Win_fence", 0, 0, exchange_ours, exchange_put_raw, 1},
+    {"texch_send", "as texch_put (bsp_put)",
+     "MPI_Irecv from every process, MPI_Send to every process, MPI_Waitall", 0, 0, exchange_ours,
+     exchange_send_raw, 1},
 };
 #define NBENCH ((int)(sizeof benches / sizeof benches[0]))
+
+/* At p = 1 there is no other process to send blocks to, and no window (see setup). */
+static int runs_at(const bench_t *b, int p) {
+  return p > 1 || (!b->blocks && b->run_raw != exchange_put_raw);
+}
 
 static int verify(ctx_t *c, int bench, int raw) {
   const bench_t *b = &benches[bench];
@@ -294,6 +376,17 @@ static int verify(ctx_t *c, int bench, int raw) {
     bsp_sync();
     (raw ? b->run_raw : b->run_ours)(c, 1);
     ok = word_check(c, what);
+  } else if (b->exchange) {
+    uint32_t *area = raw ? (b->run_raw == exchange_put_raw ? c->xwin_area : c->xrecv) : c->xarea;
+    memset(area, 0, (size_t)c->xch.h * 4);
+    /* the fence orders the clearing before the puts of other processes (the window's memory
+     * is not written locally inside an epoch that others put into) */
+    if (b->run_raw == exchange_put_raw) MPI_Win_fence(0, c->xwin);
+    bsp_sync();
+    (raw ? b->run_raw : b->run_ours)(c, 1);
+    char label[64];
+    snprintf(label, sizeof label, "%s %s", b->name, what);
+    ok = mb_exchange_check(&c->xch, prog, label, c->pid, c->p, area);
   } else if (b->run_ours == word_send_ours) {
     word_clear(c);
     c->bad_status = 0;
@@ -368,7 +461,7 @@ static void run_bench(ctx_t *c, int i, int rounds, double target) {
   }
   res->n_ours = n_ours;
   res->n_raw = n_raw;
-  res->messages_per_op = b->per_message ? c->W : 1;
+  res->messages_per_op = b->exchange ? c->xch.h : b->per_message ? c->W : 1;
   mb_alternate_rounds(&run, c->pid, rounds, res);
   if (c->pid == 0) {
     res->verified = 1; /* a failed check ended the run above */
@@ -389,6 +482,10 @@ typedef struct {
 } header_t;
 
 static double bytes_per_op(const ctx_t *c) { return (double)(c->p - 1) * (double)BLOCK; }
+static const char *unit_of(const bench_t *b) {
+  return b->exchange ? "ns/int" : b->per_message ? "ns/msg" : "us/op";
+}
+static double scale_of(const bench_t *b) { return b->per_message || b->exchange ? 1e9 : 1e6; }
 
 static void print_table(const ctx_t *c, const header_t *h) {
   printf("# %s  backend=%s  p=%d  cores=%d%s  (%s build)\n", prog, h->backend, h->p, h->cores,
@@ -396,18 +493,18 @@ static void print_table(const ctx_t *c, const header_t *h) {
   printf("# MPI: %s\n", h->mpi);
   printf("# %s  host=%s  loadavg start: %s  end: %s\n", h->date, h->host, load_start, load_end);
   printf(
-      "# rounds=%d  batch target=%.1f ms  W=%ld messages  block=8 MiB per pair  round time = "
-      "max over processes  clock resolution %.0f ns\n",
-      h->rounds, h->target * 1e3, h->W, h->clock_res * 1e9);
+      "# rounds=%d  batch target=%.1f ms  W=%ld messages  block=8 MiB per pair  h=%ld ints  "
+      "round time = max over processes  clock resolution %.0f ns\n",
+      h->rounds, h->target * 1e3, h->W, c->xch.h, h->clock_res * 1e9);
   mb_print_table_head(12, 7);
   for (int i = 0; i < NBENCH; i++) {
     const bench_t *b = &benches[i];
     const mb_result *r = &results[i];
     if (!r->ran) continue;
-    char notes[160] = "";
+    char notes[256] = "";
     if (b->blocks) mb_gbps_note(notes, sizeof notes, bytes_per_op(c), r);
-    mb_print_table_row(12, 7, b->name, h->p, r, b->per_message ? 1e9 : 1e6,
-                       b->per_message ? "ns/msg" : "us/op", notes);
+    if (b->exchange) mb_exchange_note(notes, sizeof notes, c->xch.h, h->p, r);
+    mb_print_table_row(12, 7, b->name, h->p, r, scale_of(b), unit_of(b), notes);
   }
   fflush(stdout);
 }
@@ -426,15 +523,17 @@ static int write_json(const ctx_t *c, const char *path, const header_t *h) {
   mb_json_field(f, "loadavg_end", load_end);
   fprintf(f,
           ",\"rounds\":%d,\"batch_target_s\":%.6g,\"words\":%ld,\"block_bytes\":%zu,"
-          "\"seed\":%llu,\"clock_resolution_s\":%.3g,\"round_time\":\"max over processes of "
+          "\"exchange_ints\":%ld,\"seed\":%llu,\"clock_resolution_s\":%.3g,\"round_time\":\"max "
+          "over processes of "
           "each process's batch time (MPI_Allreduce outside the timed region)\",\"order\":"
           "\"ours first in even rounds, raw first in odd rounds\",\"wall_s\":%.3f}\n",
-          h->rounds, h->target, h->W, BLOCK, (unsigned long long)SEED, h->clock_res, h->wall_s);
+          h->rounds, h->target, h->W, BLOCK, c->xch.h, (unsigned long long)SEED, h->clock_res,
+          h->wall_s);
   for (int i = 0; i < NBENCH; i++) {
     const bench_t *b = &benches[i];
     const mb_result *r = &results[i];
     if (!r->ran) continue;
-    double sc = b->per_message ? 1e9 : 1e6;
+    double sc = scale_of(b);
     fprintf(f, "{\"record\":\"benchmark\"");
     mb_json_field(f, "name", b->name);
     mb_json_field(f, "backend", h->backend);
@@ -444,13 +543,13 @@ static int write_json(const ctx_t *c, const char *path, const header_t *h) {
     fprintf(f,
             ",\"unit\":\"%s\",\"messages_per_op\":%ld,\"ops_per_batch_ours\":%ld,"
             "\"ops_per_batch_raw\":%ld,\"rounds\":%d,\"verified\":true",
-            b->per_message ? "ns/msg" : "us/op", r->messages_per_op, r->n_ours, r->n_raw,
-            r->rounds);
+            unit_of(b), r->messages_per_op, r->n_ours, r->n_raw, r->rounds);
     mb_json_stats_and_ratio(f, r, sc);
     if (b->blocks) {
       fprintf(f, ",\"bytes_per_process_per_op\":%.0f", bytes_per_op(c));
       mb_json_gbps(f, bytes_per_op(c), r);
     }
+    if (b->exchange) mb_json_exchange(f, c->xch.h, r);
     mb_json_samples_and_end(f, "samples_ours", "samples_raw", r, sc); /* in the unit */
   }
   return mb_json_close(prog, path, f);
@@ -489,6 +588,20 @@ static void setup(ctx_t *c) {
     c->woff[i] = (int)((c->pid * W + c->fill[c->dest[i]]++) * 8); /* fill: rank per dest */
   }
   for (int s = 0; s < p; s++) c->rdsp[s] = (int)(s * W);
+  /* the total exchange: its source, one area for each way it is received, and the window */
+  const size_t xbytes = (size_t)opts.ints * 4;
+  mb_exchange_layout(&c->xch, prog, opts.ints, c->pid, p);
+  c->xsrc = mb_alloc_pages(prog, xbytes);
+  c->xarea = mb_alloc_pages(prog, xbytes);
+  c->xwin_area = mb_alloc_pages(prog, xbytes);
+  c->xrecv = mb_alloc_pages(prog, xbytes);
+  c->xreq = mb_alloc_pages(prog, (size_t)p * sizeof(MPI_Request));
+  mb_exchange_fill(&c->xch, c->pid, p, c->xsrc);
+  c->xwin = MPI_WIN_NULL;
+  if (p > 1) { /* Open MPI 4.1's MPI_Win_create fails at p = 1 (src/mpi/mpi_engine.c) */
+    MPI_Win_create(c->xwin_area, (MPI_Aint)xbytes, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &c->xwin);
+    MPI_Win_fence(0, c->xwin); /* the first epoch: each exchange's fence closes one, opens one */
+  }
   /* what arrives here, in delivery order: by source, then in issue order */
   int *d = mb_alloc_pages(prog, (size_t)W * sizeof(int));
   for (int s = 0; s < p; s++) {
@@ -530,6 +643,7 @@ static void spmd(void) {
   setup(c);
   bsp_push_reg(c->barea, (bsp_size_t)((size_t)c->p * BLOCK));
   bsp_push_reg(c->warea, (bsp_size_t)((size_t)c->p * (size_t)c->W * 8));
+  bsp_push_reg(c->xarea, (bsp_size_t)((size_t)opts.ints * 4));
   bsp_sync();
 
   header_t h;
@@ -550,12 +664,14 @@ static void spmd(void) {
             c->p, h.rounds, h.target * 1e3, c->W);
 
   for (int i = 0; i < NBENCH; i++)
-    if (mb_selected(&opts, benches[i].name) && (c->p > 1 || !benches[i].blocks))
+    if (mb_selected(&opts, benches[i].name) && runs_at(&benches[i], c->p))
       run_bench(c, i, h.rounds, h.target);
 
+  bsp_pop_reg(c->xarea);
   bsp_pop_reg(c->warea);
   bsp_pop_reg(c->barea);
   bsp_sync();
+  if (c->xwin != MPI_WIN_NULL) MPI_Win_free(&c->xwin);
   if (c->pid == 0) {
     mb_read_loadavg(load_end, sizeof load_end);
     mb_date_and_host(h.date, sizeof h.date, h.host, sizeof h.host);
@@ -589,6 +705,12 @@ static void spmd(void) {
   free(c->fill);
   free(c->expect);
   free(c->expect_from);
+  free(c->xsrc);
+  free(c->xarea);
+  free(c->xwin_area);
+  free(c->xrecv);
+  free(c->xreq);
+  mb_exchange_free(&c->xch);
   bsp_end();
 }
 
@@ -608,8 +730,10 @@ static void usage(FILE *f) {
           "Each benchmark is calibrated (batches of about --batch-ms), checked once (both\n"
           "versions must deliver the expected bytes; exit status 1 otherwise), then timed in\n"
           "rounds that alternate ours and raw. A sample is the maximum over processes of the\n"
-          "batch time divided by its operations (us/op) or messages (ns/msg). The table gives\n"
-          "the medians, their ratio (ours/raw), minimum and quartiles.\n"
+          "batch time divided by its operations (us/op), messages (ns/msg) or integers of h\n"
+          "(ns/int: Gerbessiotis & Lee's t / h; the notes give it in us per integer and per\n"
+          "8-byte word). The table gives the medians, their ratio (ours/raw), minimum and\n"
+          "quartiles.\n"
           "\n"
           "Benchmarks (W = --words, default 10000; destinations pseudo-random, fixed seed):\n",
           prog);
@@ -622,10 +746,13 @@ static void usage(FILE *f) {
           "  --batch-ms X        target batch duration in ms (default 10)\n"
           "  --only NAME[,NAME]  run only these benchmarks (may be repeated)\n"
           "  --words W           messages per superstep in put_word and send_word\n"
+          "  --ints H            texch_put's and texch_send's h: 32-bit integers each process\n"
+          "                      sends in all, H/p to every process including itself\n"
+          "                      (default %ld)\n"
           "  -h, --help          this help\n"
           "\n"
           "Output: the table on stdout (header lines start with '#'), progress on stderr.\n",
-          MB_MAX_ROUNDS);
+          MB_MAX_ROUNDS, MB_DEFAULT_EXCHANGE_INTS);
 }
 
 MB_DEFINE_IS_BENCHMARK(is_bench, benches, NBENCH)
