@@ -436,8 +436,10 @@ static void swaps_issue(lu_state *st, long range[2][2], double *recv, const long
                         const long *lab, int moves) {
   long width = range[0][1] - range[0][0] + range[1][1] - range[1][0];
   plan_moves(st, pos, lab, moves, width);
+  bspalg_packing_begin(); /* H&B's packing (004 line 217): the rows leaving, into one buffer */
   for (int i = 0; i < st->nout; i++)
     copy_row_out(st, st->out[i].row, range, st->swap_send + st->out[i].at);
+  bspalg_packing_end();
   const long *count = st->move_count, *send_at = st->move_offsets;
   for (int d = 0; d < st->M; d++) {
     long rows = count[st->s * st->M + d];
@@ -451,12 +453,15 @@ static void swaps_issue(lu_state *st, long range[2][2], double *recv, const long
 
 /* After the sync: every row moving into mine, from the receive buffer or my own packing. */
 static void swaps_finish(lu_state *st, long range[2][2], const double *recv) {
+  bspalg_packing_begin(); /* unpacking */
   for (int i = 0; i < st->nin; i++)
     copy_row_in(st, st->in[i].row, range, (st->in[i].local ? st->swap_send : recv) + st->in[i].at);
+  bspalg_packing_end();
 }
 
 /* M = 1: the interchanges are all local, row by row in the order they were made. */
 static void swaps_local(lu_state *st, long j0, int w, long range[2][2]) {
+  bspalg_packing_begin(); /* H&B count the local swaps with the packing (004 line 217) */
   for (int i = 0; i < w; i++) {
     long r1 = j0 + i, r2 = st->ipiv[j0 + i];
     if (r1 == r2) continue;
@@ -467,6 +472,7 @@ static void swaps_local(lu_state *st, long j0, int w, long range[2][2]) {
                     st->a + r2 * st->ld + range[part][0], 1);
     }
   }
+  bspalg_packing_end();
 }
 
 /* ------------------------------------------------------------------ one stage */
@@ -551,9 +557,12 @@ static void stage(lu_state *st, long j0, int tail) {
     }
     if (st->M > 1) {
       ubuf = stage_buffer(st, BUF_UPANEL, st->upanel_bytes);
-      if (st->s == sr)
+      if (st->s == sr) {
+        bspalg_packing_begin(); /* U12's rows, strided in A, into the broadcast's buffer */
         for (int r = 0; r < w; r++)
           memcpy(ubuf + r * right, a12 + r * st->ld, (size_t)right * sizeof(double));
+        bspalg_packing_end();
+      }
       if (!st->replay) {
         st->label_primitive = "hpput";
         st->label_pattern = "alltoall";
@@ -613,11 +622,13 @@ static void alg_trailing(lu_state *st, long j0, long j1) {
 
   /* 1. the swaps and L(rows >= j0, J), column-major with leading dimension ldl */
   double *L = st->alg_l, *swap_recv = NULL;
+  bspalg_packing_begin(); /* L of the block, gathered column-major for the allreduce */
   memset(L, 0, (size_t)(w * ldl) * sizeof *L);
   for (long lc = lc0; lc < lc1; lc++) {
     long c = bsp2d_to_global(st->cmap, st->t, lc) - j0;
     for (long r = 0; r < lrows; r++) L[c * ldl + r] = st->a[(li0 + r) * st->ld + lc];
   }
+  bspalg_packing_end();
   if (st->M > 1) {
     swap_recv = stage_buffer(st, BUF_SWAP, st->swap_bytes);
     int moves = stage_moves(st, j0, w, st->move_pos, st->move_row);
