@@ -14,6 +14,7 @@ predicted from this machine's probe under every model) in the seed's grid:
   G     llcs-bitpar, alpha = 1 .. 5, lengths 32768 .. 131072                     (App. G)
   HB    lu, nb = 32, n = 500 .. 4000                                            (H&B Table 1)
   GL    cannon-put, -get, -send at n = 320, 640 and 2560, p = 1 and P            (G&L Table 1)
+  HB2   lu's time breakdown, n = 1000, 2000, 4000, nb = 32, from its profile     (H&B Fig. 2)
 
 and its table is printed the seed's way: per value the peak efficiency over the sizes and the
 mean relative error over them per model (the thesis' two, "thesis g const" and "g(h,h*)+l0",
@@ -161,6 +162,28 @@ def gl_table(backend: str, p: int, args: argparse.Namespace, out: Path, log: Pat
     return lines
 
 
+def hb_breakdown(backend: str, p: int, args: argparse.Namespace, out: Path, log: Path) -> list[str]:
+    """H&B's Fig. 2: LU's time in synchronisation, communication, packing, computation and idle
+    (bspkit profile's breakdown of one timed repetition, phase 'rep 1')."""
+    build = Path(os.environ.get("BSPKIT_BUILD_DIR", ROOT / "build"))
+    sizes = (1000,) if args.quick else (1000, 2000, 4000)
+    parts = ("synchronisation", "communication", "packing", "computation", "idle")
+    lines = [f"| n (p = {p}, nb = 32) | " + " | ".join(parts) + " | total |", "|---|" + "---|" * (len(parts) + 1)]
+    for n in sizes:
+        prof, analysis = out / f"hb2-{backend}-n{n}.jsonl", out / f"hb2-{backend}-n{n}.json"
+        prof.unlink(missing_ok=True)
+        cmd = [str(build / "bin" / "bsprun"), "-b", backend, "-n", str(p), "--profile", str(prof),
+               str(build / "bin" / "bspalg-lu"), "--size", str(n), "--nb", "32", "--reps", "1", "--no-check"]
+        run(cmd, log)
+        run([*BSPKIT, "profile", str(prof), "--json", str(analysis)], log)
+        phases = json.loads(analysis.read_text())["breakdown"]["by_phase"]
+        rep = next(ph for ph in phases if ph["phase"] == "rep 1")
+        total = rep["total_s"]
+        cells = [f"{1e3 * rep[f'{x}_s']:.1f} ms ({100 * rep[f'{x}_s'] / total:.1f} %)" for x in parts]
+        lines.append(f"| {n} | " + " | ".join(cells) + f" | {1e3 * total:.1f} ms |")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="two sizes and values each (a check that it runs)")
@@ -169,7 +192,7 @@ def main() -> int:
     ap.add_argument("--params", help="the probe's params.json (default: validate's, the newest probe)")
     ap.add_argument("-r", "--reps", type=int, default=3, help="repetitions per run (median; default 3)")
     ap.add_argument("--out", default=str(ROOT / "results" / "reproduce-here"), help="output directory")
-    ap.add_argument("--only", action="append", choices=[*EXPERIMENTS, "GL"], help="experiments (default all)")
+    ap.add_argument("--only", action="append", choices=[*EXPERIMENTS, "GL", "HB2"], help="experiments (default all)")
     ap.add_argument("--gl-p", type=int, default=4, help="G&L's p (default 4: oversubscribed on 2 cores)")
     args = ap.parse_args()
     out = Path(args.out)
@@ -183,11 +206,14 @@ def main() -> int:
               f"load before: {os.getloadavg()[0]:.2f}; p = {args.nprocs}; reps {args.reps}"
               + ("; --quick" if args.quick else "")]
     for backend in backends:
-        for name in args.only or [*EXPERIMENTS, "GL"]:
+        for name in args.only or [*EXPERIMENTS, "GL", "HB2"]:
             print(f"reproduce_here: {name} on {backend}", file=sys.stderr, flush=True)
             report += ["", f"## {name} ({backend})", ""]
             if name == "GL":
                 report += gl_table(backend, args.gl_p, args, out, log)
+                continue
+            if name == "HB2":
+                report += hb_breakdown(backend, args.nprocs, args, out, log)
                 continue
             result = validate(name, backend, args.nprocs, args, out, log)
             report += hb_table(result) if name == "HB" else thesis_table(name, result)
