@@ -90,6 +90,16 @@ def lu_work(params: ProblemParams) -> float | None:
     return None if n is None else lu_flops(int(n))
 
 
+def ftf_work(params: ProblemParams) -> float | None:
+    """iters (16 (W-1)(D-1)(H-1) + 2 W D H) flops: each cell's mean added to its eight nodes, then
+    every node's update (Kang et al.'s FT.F, bspkit.model.costs.ftf)."""
+    w, d, h, iters = (params.get(k) for k in ("width", "depth", "height", "iters"))
+    if None in (w, d, h, iters):
+        return None
+    cells = (float(w) - 1) * (float(d) - 1) * (float(h) - 1)
+    return float(iters) * (16.0 * cells + 2.0 * float(w) * float(d) * float(h))
+
+
 # Memory models: the bytes a run holds at its peak, all processes together, with the driver's
 # check of the result (measured with /usr/bin/time at p = 2 and rounded up: inner product
 # 16.0 n bytes; matmul 45 n^2; Cannon 50 n^2; LLCS a few MiB; radix sort of n keys of k bytes
@@ -205,6 +215,12 @@ def rdxsort_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
     return rdxsort.cost(algorithm, problem, p)
 
 
+def ftf_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
+    from bspkit.model.costs import ftf
+
+    return ftf.cost(algorithm, problem, p)
+
+
 def lu_cost(algorithm: str, problem: ProblemParams, p: int) -> Cost:
     from bspkit.model.costs import lu
 
@@ -258,6 +274,8 @@ RDXSORT_BITS = ("4", "8", "11", "16")  # 8, 4, 3 and 2 rounds: the fewer rounds,
 # LU at p = 2 (1 x 2): n = 2000 0.09 to 0.10 s over nb = 32 .. 128, 2500 0.16 s, 4000 0.65 s
 LU_SIZES = (2500, 3000, 4000, 5000)
 LU_NB = ("32", "64", "128")
+# FT.F's width (its 4 x 81 nodes in j and k): 0.17 s at p = 2 at 16000 (10 updates, threads)
+FTF_SIZES = (16000, 32000, 64000)
 
 
 def radix_sort_record(name: str, variant: str, description: str) -> Algorithm:
@@ -400,6 +418,24 @@ REGISTRY: tuple[Algorithm, ...] = (
         sweep_option="--nb",
         sweep_values=LU_NB,
         explain=stage_table,
+    ),
+    Algorithm(
+        "ftf",
+        "bspalg-ftf",
+        ("--variant", "balanced"),
+        "FT.F's node update, the nodes dealt evenly, ghosts exchanged in three steps (Kang et al. sec. 7.3)",
+        ftf_work,
+        cost=ftf_cost,
+        sizes=FTF_SIZES,
+    ),
+    Algorithm(
+        "ftf-original",
+        "bspalg-ftf",
+        ("--variant", "original"),
+        "FT.F's node update on its own ownership: at most six processes work (Kang et al. sec. 7.2)",
+        ftf_work,
+        cost=ftf_cost,
+        sizes=FTF_SIZES,
     ),
 )
 
