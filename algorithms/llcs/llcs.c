@@ -6,9 +6,10 @@
  * The DP table L (columns: string a, length m; rows: string b, length n) is cut into a
  * G x G grid of blocks, G = alpha p. Process s owns the block columns x = s, s + p, ...
  * (cyclic, alpha columns each; "one processor is always assigned blocks from the same
- * column", so what a block passes down stays local). Both strings are made on every process
- * from the seed (no input communication; the thesis fetched each block's part of b).
+ * column", so what a block passes down stays local). Two schedules (--schedule):
  *
+ * antidiagonal (default): both strings are made on every process from the seed (no input
+ * communication), one superstep per anti-diagonal:
  *   superstep d = 0 .. 2G-2: every process computes its blocks (x, y) with x + y = d (the
  *     anti-diagonal; at most alpha), then puts each block's right boundary to the owner of
  *     block column x + 1, process (s + 1) mod p (one put per block, pattern "shift"):
@@ -17,11 +18,30 @@
  *     the row of L (dp) or the carries (bitpar) passed down stay with the process.
  *   superstep 2G-1: the owner of column G-1 (it holds L(m, n), or has summed the zero bits
  *     of every block's V in the last column) puts the LLCS to process 0 (one word).
+ *   W = b_G^2 (p alpha (alpha + 1) - alpha) cells (eq. 5.2; n = m, G | n, b_G = n / G),
+ *   H = alpha (p alpha + p - 2) * b_G / 2 (dp) or b_G / 64 (bitpar) words, + 1 for p > 1,
+ *   S = 2G = 2 alpha p.
  *
- * Cost with n = m, G | n (and 64 G | n for bitpar), b_G = n / G (derivation in README.md):
- *   W = b_G^2 (p alpha (alpha + 1) - alpha) cells                          (eq. 5.2)
- *   H = alpha (p alpha + p - 2) * b_G / 2 (dp) or b_G / 64 (bitpar) words, + 1 for p > 1
- *   S = 2G = 2 alpha p
+ * thesis: Fig. 5.4 as written (seed 000, lines 1038-1064; "Fig. line" below is its own
+ * numbering). a is stored by block columns (each process its own), b by block rows dealt
+ * cyclically (block row y on process y mod p: "the input data distribution is block-cyclic
+ * with blocks of size ceil(n/G)", seed line 995), and every (diag, block) iteration ends
+ * with a sync:
+ *   iteration j = diag alpha + block (diag = 0 .. 2G-2, block = 0 .. alpha-1): process s's
+ *     block is x = block p + s, y = diag - x (Fig. lines 4-5; none where y is outside the grid).
+ *   superstep j = 0 .. N-1, N = alpha (2G - 1): compute the block of iteration j - 1 (Fig.
+ *     line 10) and put its right boundary to process (s + 1) mod p (line 14), then bsp_hpget
+ *     the characters of b of iteration j's block from their owner (line 8), then sync
+ *     (lines 9 and 16). The boundaries land in one of two slots per column, by the parity of y:
+ * with one slot, the put that wraps from process p-1 to 0 would overwrite the boundary of the block
+ * below before process 0 computed it. after sync N-1: the block of iteration N-1, (G-1, G-1), on
+ * process (G-1) mod p: dp: local work after the last sync: the LLCS stays there (Fig. line 20: "on
+ *       processor G mod p, broadcast if necessary"); S = alpha (2 alpha p - 1) (eq. 5.3);
+ *     bitpar: its zero bits summed, the LLCS put to process 0 and one sync more ("one
+ *       additional superstep", seed line 1138); S = alpha (2 alpha p - 1) + 1 (eq. 5.5).
+ *   A superstep is labelled by what moves more words in it, all processes together: the
+ *   boundaries ("put", "shift") or the parts of b ("hpget", "permutation": process s reads
+ *   from (diag - s) mod p). W as above; H per superstep in README.md.
  */
 #include <bsp.h>
 #include <stdint.h>
@@ -36,6 +56,7 @@
 static const char prog[] = "bspalg-llcs";
 
 enum kernel { KERNEL_DP, KERNEL_BITPAR };
+enum schedule { SCHEDULE_ANTIDIAGONAL, SCHEDULE_THESIS };
 
 /* The problem's options: set before bsp_init, read-only afterwards. */
 static struct {
@@ -43,7 +64,8 @@ static struct {
   long alpha; /* 0: choose (default_alpha) */
   enum kernel kernel;
   int sigma; /* alphabet size */
-} opt = {100000, 100000, 0, KERNEL_BITPAR, 4};
+  enum schedule schedule;
+} opt = {100000, 100000, 0, KERNEL_BITPAR, 4, SCHEDULE_ANTIDIAGONAL};
 
 /* The check (process 0, after the runs): up to this many cells against the sequential DP
  * (~1e9 cells/s), beyond against the sequential bit-parallel algorithm (a few 1e10 cells/s:
@@ -69,6 +91,12 @@ static unsigned char *make_string(unsigned long seed, int which, long len, int s
   return str;
 }
 
+/* Characters first .. first + len - 1 of string `which`, into out. */
+static void make_part(unsigned long seed, int which, long first, long len, int sigma,
+                      unsigned char *out) {
+  for (long i = 0; i < len; i++) out[i] = input_char(seed, which, first + i, sigma);
+}
+
 /* -------------------------------------------------------------------- the block grid */
 
 /* Block column x covers a[col_start(x) .. col_start(x+1)); block row y covers rows
@@ -85,6 +113,11 @@ typedef struct {
 static long split(long total, long parts, long i) { return total * i / parts; }
 static long col_start(const grid *g, long x) { return split(g->m, g->G, x); }
 static long row_start(const grid *g, long y) { return split(g->row_units, g->G, y); }
+
+/* The first row of b (character) in block row y. */
+static long first_row(const grid *g, long y) {
+  return g->kernel == KERNEL_DP ? row_start(g, y) : 64 * row_start(g, y);
+}
 
 /* Rows of b (cells per column) in block row y. */
 static long block_rows(const grid *g, long y) {
@@ -135,12 +168,16 @@ static const char help[] =
     "  --alpha A         block columns per process (default: eq. 5.4 for a " STRING_OF(LLCS_CACHE_KIB)
     " KiB cache, at\n"
     "                    least 16, blocks at least 256 cells (dp) or 16 words (bitpar) high)\n"
-    "  --alphabet K      characters drawn uniformly from K symbols, 1..256 (default 4)\n";
+    "  --alphabet K      characters drawn uniformly from K symbols, 1..256 (default 4)\n"
+    "  --schedule S      antidiagonal (default: one superstep per anti-diagonal, both strings\n"
+    "                    on every process) or thesis (Fig. 5.4: a sync after every block\n"
+    "                    iteration, b dealt by block rows and fetched with bsp_hpget)\n";
 
 #define MAX_LENGTH (1L << 30) /* of a string */
 
 static int option(const char *arg, const char *value) {
-  static const char *const kernels[] = {"dp", "bitpar"}; /* indexed by enum kernel */
+  static const char *const kernels[] = {"dp", "bitpar"};             /* indexed by enum kernel */
+  static const char *const schedules[] = {"antidiagonal", "thesis"}; /* by enum schedule */
   if (!value) return 0;
   if (!strcmp(arg, "--size")) {
     opt.m = opt.n = bspalg_parse_long(prog, "--size", value, 1, MAX_LENGTH);
@@ -162,6 +199,8 @@ static int option(const char *arg, const char *value) {
     opt.sigma = (int)bspalg_parse_long(prog, "--alphabet", value, 1, 256);
   } else if (!strcmp(arg, "--kernel")) {
     opt.kernel = (enum kernel)bspalg_parse_choice(prog, "--kernel", value, kernels, 2);
+  } else if (!strcmp(arg, "--schedule")) {
+    opt.schedule = (enum schedule)bspalg_parse_choice(prog, "--schedule", value, schedules, 2);
   } else {
     return 0;
   }
@@ -173,7 +212,7 @@ static int option(const char *arg, const char *value) {
 /* Where a repetition stands (protected: every superstep of the wavefront ends with a
  * checkpoint), and what it carries from one superstep to the next besides the blocks' rows. */
 typedef struct {
-  long d;          /* the next superstep of the wavefront (anti-diagonal) */
+  long d;          /* the next superstep (antidiagonal: the anti-diagonal) */
   long last_value; /* dp: L(m, j) of the last row computed in column G-1 */
   int64_t answer;  /* registered; process 0 receives the LLCS here (bitpar: the owner of the
                       last column sums the zero bits of V in it) */
@@ -186,7 +225,14 @@ typedef struct {
   long max_cols;         /* the widest block column (characters of a) */
   long max_units;        /* the tallest block row (dp: rows; bitpar: words) */
   size_t boundary_bytes; /* one block's right boundary: dp 4 * max_units, bitpar 8 * max_units */
-  const unsigned char *a, *b;
+  const unsigned char *a, *b; /* antidiagonal: the whole strings (thesis: NULL) */
+  /* thesis: this process' block columns of a (column i at i max_cols), its block rows of b
+   * (block row y = s + j p at j row_bytes; registered: the others fetch from it), the part
+   * of b fetched for the next block, and (bitpar) the match masks of one block (Fig. 5.7
+   * lines 1-4, per call) */
+  unsigned char *a_cols, *b_rows, *fetched;
+  size_t row_bytes;
+  uint64_t *block_masks;
   /* dp: per owned column, the row of L above the next block (max_cols + 1 values) */
   int32_t *rows;
   /* bitpar: per owned column, the carries passed down (max_cols); the match masks of all b */
@@ -194,11 +240,14 @@ typedef struct {
   uint64_t *masks;
   size_t mask_stride;
   /* per owned column, the right boundary of the block to its left (registered: the left
-   * neighbour puts into it), and a scratch one for the blocks of column 0 */
+   * neighbour puts into it; thesis: two, by the parity of the block row), and a scratch one
+   * for the blocks of column 0 */
   unsigned char *incoming, *first;
   llcs_progress *progress;
-  long llcs;  /* process 0: the last repetition's LLCS (measuring f reuses answer) */
-  long alpha; /* block columns per process: G = alpha p */
+  long llcs; /* its holder (llcs_holder): the last repetition's LLCS (measuring f reuses answer) */
+  int llcs_known;     /* process 0 holds llcs (the holder is 0, or the check fetched it) */
+  unsigned long seed; /* of the inputs: the check makes the strings again (thesis) */
+  long alpha;         /* block columns per process: G = alpha p */
 } llcs_state;
 
 static void *xmalloc(size_t bytes) { return bspalg_alloc(bytes, "(%zu bytes)", bytes); }
@@ -213,18 +262,28 @@ static void reset_state(llcs_state *st) {
 
 /* Compute block (x, y) of owned column index i; its input boundary is `boundary` (the left
  * neighbour's output, or zeros / ones for x = 0), overwritten with this block's output.
- * Returns the cells computed. */
-static double compute_block(llcs_state *st, long i, long x, long y, void *boundary) {
+ * thesis: b_part holds the block's characters of b, and the bit-parallel kernel builds their
+ * match masks first, as Fig. 5.7 does per call (antidiagonal: b_part is NULL, the whole
+ * strings and the masks of all of b are at hand). Returns the cells computed. */
+static double compute_block(llcs_state *st, long i, long x, long y, void *boundary,
+                            const unsigned char *b_part) {
   const grid *g = &st->g;
   long k0 = col_start(g, x), bw = col_start(g, x + 1) - k0;
   long r0 = row_start(g, y), units = row_start(g, y + 1) - r0;
+  const unsigned char *a_part = b_part ? st->a_cols + (size_t)i * (size_t)st->max_cols : st->a + k0;
   if (g->kernel == KERNEL_DP) {
     int32_t *row = st->rows + (size_t)i * (size_t)(st->max_cols + 1);
-    llcs_dp_block(st->a + k0, (size_t)bw, st->b + r0, (size_t)units, row, boundary);
+    llcs_dp_block(a_part, (size_t)bw, b_part ? b_part : st->b + r0, (size_t)units, row, boundary);
   } else {
     unsigned char *carries = st->carries + (size_t)i * (size_t)st->max_cols;
-    llcs_bitpar_block(st->masks + r0, st->mask_stride, st->a + k0, (size_t)bw, boundary,
-                      (size_t)units, carries);
+    const uint64_t *masks = st->masks + r0;
+    size_t stride = st->mask_stride;
+    if (b_part) {
+      stride = (size_t)st->max_units;
+      llcs_bitpar_masks(b_part, (size_t)block_rows(g, y), opt.sigma, st->block_masks, stride);
+      masks = st->block_masks;
+    }
+    llcs_bitpar_block(masks, stride, a_part, (size_t)bw, boundary, (size_t)units, carries);
   }
   return (double)bw * (double)block_rows(g, y);
 }
@@ -236,9 +295,9 @@ static void *first_column_boundary(llcs_state *st, long units) {
   return st->first;
 }
 
-/* One run of the algorithm (S = 2G supersteps); the LLCS ends on process 0. It starts at the
- * superstep the progress names (0, or the one after a restart's checkpoint). */
-static void run_wavefront(llcs_state *st) {
+/* One run of the antidiagonal schedule (S = 2G supersteps); the LLCS ends on process 0. It
+ * starts at the superstep the progress names (0, or the one after a restart's checkpoint). */
+static void run_antidiagonal(llcs_state *st) {
   const grid *g = &st->g;
   long G = g->G;
   int p = st->p, s = st->s;
@@ -255,7 +314,7 @@ static void run_wavefront(llcs_state *st) {
       long units = row_start(g, y + 1) - row_start(g, y);
       void *boundary =
           x == 0 ? first_column_boundary(st, units) : st->incoming + (size_t)i * st->boundary_bytes;
-      bspalg_work(compute_block(st, i, x, y, boundary));
+      bspalg_work(compute_block(st, i, x, y, boundary, NULL));
       size_t bytes = (size_t)units * unit_bytes;
       if (x < G - 1) {
         int dest = (int)((x + 1) % p);
@@ -289,21 +348,139 @@ static void run_wavefront(llcs_state *st) {
   bspalg_sync(owner != 0 ? "put" : NULL, owner != 0 ? "shift" : NULL);
 }
 
+/* ---------------------------------------------------------- the thesis' schedule */
+
+/* Fig. 5.4's iteration j (diag = j / alpha, block = j mod alpha, from 0) on process t: its
+ * block (x, y) (lines 4-5); 0 when that lies outside the grid (line 7). */
+static int thesis_block(const llcs_state *st, int t, long j, long *x, long *y) {
+  long diag = j / st->alpha, block = j % st->alpha;
+  *x = block * st->p + t;
+  *y = diag - *x;
+  return *y >= 0 && *y < st->g.G;
+}
+
+/* Offset in `incoming` of the boundary for block (x, y), x owned by this process: two slots
+ * per column, by the parity of y, in the thesis' schedule (see the head of the file). */
+static size_t incoming_offset(const llcs_state *st, long x, long y) {
+  size_t column = (size_t)(x / st->p);
+  if (opt.schedule == SCHEDULE_THESIS) column = 2 * column + (size_t)(y & 1);
+  return column * st->boundary_bytes;
+}
+
+/* Words of one block's right boundary (dp: 32-bit values, bitpar: 64-bit words of V). */
+static long boundary_words(const grid *g, long y) {
+  long units = row_start(g, y + 1) - row_start(g, y);
+  return bspalg_words(units * (long)(g->kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t)));
+}
+
+/* The label of thesis superstep j (it puts the boundaries of iteration j - 1 and fetches the
+ * parts of b of iteration j): what moves more words, all processes together (puts on a tie);
+ * NULL when nothing moves. The same on every process. */
+static void thesis_label(const llcs_state *st, long j, const char **primitive,
+                         const char **pattern) {
+  const grid *g = &st->g;
+  long put_words = 0, get_words = 0, N = st->alpha * (2 * g->G - 1), x, y;
+  for (int t = 0; t < st->p && st->p > 1; t++) {
+    if (j >= 1 && thesis_block(st, t, j - 1, &x, &y) && x < g->G - 1)
+      put_words += boundary_words(g, y);
+    if (j < N && thesis_block(st, t, j, &x, &y) && y % st->p != t)
+      get_words += bspalg_words(block_rows(g, y));
+  }
+  *primitive = *pattern = NULL;
+  if (put_words > 0 && put_words >= get_words) *primitive = "put", *pattern = "shift";
+  else if (get_words > 0) *primitive = "hpget", *pattern = "permutation";
+}
+
+/* Fig. 5.4 lines 10-14: compute block (x, y) of this process with the part of b fetched for
+ * it (or its own), and put its right boundary to the owner of column x + 1. */
+static void thesis_compute(llcs_state *st, long x, long y) {
+  const grid *g = &st->g;
+  long G = g->G, i = x / st->p;
+  int p = st->p, s = st->s;
+  llcs_progress *at = st->progress;
+  long units = row_start(g, y + 1) - row_start(g, y);
+  void *boundary =
+      x == 0 ? first_column_boundary(st, units) : st->incoming + incoming_offset(st, x, y);
+  const unsigned char *b_part =
+      y % p == s ? st->b_rows + (size_t)(y / p) * st->row_bytes : st->fetched;
+  bspalg_work(compute_block(st, i, x, y, boundary, b_part));
+  size_t bytes = (size_t)units * (g->kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t));
+  if (x < G - 1) {
+    int dest = (int)((x + 1) % p);
+    size_t offset = incoming_offset(st, x + 1, y);
+    if (bytes == 0) return;
+    if (dest == s) {
+      memcpy(st->incoming + offset, boundary, bytes);
+    } else {
+      bsp_put(dest, boundary, st->incoming, (bsp_size_t)offset, (bsp_size_t)bytes);
+      bspalg_put(dest, bspalg_words((long)bytes));
+    }
+  } else if (g->kernel == KERNEL_DP) {
+    if (units > 0) at->last_value = ((const int32_t *)boundary)[units - 1];
+  } else {
+    at->answer += llcs_count_zeros(boundary, (size_t)units);
+  }
+}
+
+/* One run of the thesis' schedule: S = alpha (2G - 1) supersteps, and for bitpar one more
+ * that hands the LLCS to process 0; for dp the last block is local work after the last sync
+ * and the LLCS stays on process (G - 1) mod p. Starts at the superstep the progress names. */
+static void run_thesis(llcs_state *st) {
+  const grid *g = &st->g;
+  long G = g->G, N = st->alpha * (2 * G - 1), x, y;
+  int p = st->p, s = st->s;
+  llcs_progress *at = st->progress;
+  for (long j = at->d; j <= N; j++) {
+    if (j >= 1 && thesis_block(st, s, j - 1, &x, &y)) thesis_compute(st, x, y);
+    if (j == N) break;
+    /* line 8: the part of b of the next block, from its owner (b is never written, so the
+     * unbuffered get is safe; `fetched` was read by the block above, before the call) */
+    if (thesis_block(st, s, j, &x, &y) && y % p != s) {
+      long rows = block_rows(g, y);
+      if (rows > 0) {
+        bsp_hpget((int)(y % p), st->b_rows, (bsp_size_t)((size_t)(y / p) * st->row_bytes),
+                  st->fetched, (bsp_size_t)rows);
+        bspalg_get((int)(y % p), bspalg_words(rows));
+      }
+    }
+    const char *primitive, *pattern;
+    thesis_label(st, j, &primitive, &pattern);
+    at->d = j + 1;
+    bspalg_checkpoint_sync(primitive, pattern);
+  }
+  int owner = (int)((G - 1) % p);
+  if (g->kernel == KERNEL_DP) {
+    if (s == owner) at->answer = at->last_value;
+    return;
+  }
+  /* the additional superstep of eq. 5.5: the sum of the zero bits to process 0 */
+  if (s == owner && owner != 0) {
+    bsp_put(0, &at->answer, &at->answer, 0, sizeof at->answer);
+    bspalg_put(0, 1);
+  }
+  bspalg_sync(owner != 0 ? "put" : NULL, owner != 0 ? "shift" : NULL);
+}
+
 /* f on the calling process (process 0 alone, or every process at once for f_all): the kernel
  * on the blocks (0, 0), (0, 1), ... of this run's grid (column 0's shape), as many as make
  * >= 1e8 (dp) or 5e9 (bitpar) cells (at least one), median of the repetitions, which run for
  * >= 1 s (at least 3, at most 50): a kernel's rate wanders by 10-30% from one tenth of a
  * second to the next on a shared machine, so the median needs many short samples. Not
- * counted in W: the counts are those of the timed runs. */
+ * counted in W: the counts are those of the timed runs. The thesis' schedule times its own
+ * column x = s on its own block rows y = s, s + p, ... (the only parts of a and b it holds),
+ * the bit-parallel kernel building each block's masks as in the run. */
 static double measure_kernel(llcs_state *st, char *note, size_t note_size) {
   const grid *g = &st->g;
+  int thesis = opt.schedule == SCHEDULE_THESIS;
+  long x = thesis ? st->s : 0, step = thesis ? st->p : 1,
+       width = col_start(g, x + 1) - col_start(g, x);
   double budget = g->kernel == KERNEL_DP ? 1e8 : 5e9;
   long blocks = 0;
   double cells = 0.0;
-  while (blocks < g->G && (blocks == 0 || cells < budget))
-    cells += (double)(col_start(g, 1) * block_rows(g, blocks++));
+  while (x + blocks * step < g->G && (blocks == 0 || cells < budget))
+    cells += (double)(width * block_rows(g, x + step * blocks++));
   if (cells <= 0.0) {
-    snprintf(note, note_size, "not measured: the blocks of column 0 are empty");
+    snprintf(note, note_size, "not measured: the blocks of column %ld are empty", x);
     return 0.0;
   }
   double samples[50];
@@ -311,22 +488,22 @@ static double measure_kernel(llcs_state *st, char *note, size_t note_size) {
   double start = bspk_monotonic_seconds();
   while (reps < 50 && (reps < 3 || bspk_monotonic_seconds() - start < 1.0)) {
     reset_state(st);
-    if (g->kernel == KERNEL_BITPAR)
+    if (g->kernel == KERNEL_BITPAR && !thesis)
       llcs_bitpar_masks(st->b, (size_t)g->n, opt.sigma, st->masks, st->mask_stride);
     double t0 = bspk_monotonic_seconds();
-    for (long y = 0; y < blocks; y++) {
-      long units = row_start(g, y + 1) - row_start(g, y);
-      compute_block(st, 0, 0, y, first_column_boundary(st, units));
+    for (long k = 0; k < blocks; k++) {
+      long y = x + step * k, units = row_start(g, y + 1) - row_start(g, y);
+      const unsigned char *b_part = thesis ? st->b_rows + (size_t)k * st->row_bytes : NULL;
+      compute_block(st, 0, x, y, first_column_boundary(st, units), b_part);
     }
     samples[reps++] = bspk_monotonic_seconds() - t0;
   }
   double f = bspalg_median(samples, reps) / cells;
-  snprintf(
-      note, note_size,
-      "%s kernel on process 0 alone: blocks (0, 0..%ld) of the run's grid, %ld columns x %.0f rows"
-      " = %.4g cells, median of %d",
-      g->kernel == KERNEL_DP ? "dp" : "bitpar", blocks - 1, col_start(g, 1),
-      cells / (double)col_start(g, 1), cells, reps);
+  snprintf(note, note_size,
+           "%s kernel on process 0 alone: blocks (%ld, %ld..%ld step %ld) of the run's grid, %ld"
+           " columns x %.0f rows = %.4g cells, median of %d",
+           g->kernel == KERNEL_DP ? "dp" : "bitpar", x, x, x + step * (blocks - 1), step, width,
+           cells / (double)width, cells, reps);
   return f;
 }
 
@@ -339,6 +516,7 @@ static void *setup(const bspalg_common_opts *opts) {
   st->p = p;
   st->s = s;
   st->alpha = alpha;
+  st->seed = opts->seed;
   long G = st->g.G;
   if (G > (1L << 26))
     bsp_abort("%s: the grid G = alpha p = %ld is too large (at most 2^26)\n", prog, G);
@@ -347,53 +525,97 @@ static void *setup(const bspalg_common_opts *opts) {
   st->max_units = (st->g.row_units + G - 1) / G;
   st->boundary_bytes =
       (size_t)st->max_units * (opt.kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t));
-  if ((double)st->ncols * (double)st->boundary_bytes > 0x7fffffff)
+  int thesis = opt.schedule == SCHEDULE_THESIS;
+  /* thesis: two boundary slots per column; one block row of b holds up to 64 rows a word */
+  size_t slots = thesis ? 2 : 1;
+  st->row_bytes = (size_t)st->max_units * (opt.kernel == KERNEL_DP ? 1 : 64);
+  size_t largest =
+      st->boundary_bytes * slots > st->row_bytes ? st->boundary_bytes * slots : st->row_bytes;
+  if ((double)st->ncols * (double)largest > 0x7fffffff)
     bsp_abort(
-        "%s: the boundaries of %ld block columns (%zu bytes each) exceed one registration (2^31 - 1"
-        " bytes): use more processes or shorter strings\n",
-        prog, st->ncols, st->boundary_bytes);
-  st->a = make_string(opts->seed, 0, opt.m, opt.sigma);
-  st->b = make_string(opts->seed, 1, opt.n, opt.sigma);
+        "%s: the boundaries or the parts of b of %ld block columns (%zu bytes each) exceed one"
+        " registration (2^31 - 1 bytes): use more processes or shorter strings\n",
+        prog, st->ncols, largest);
   size_t ncols_alloc = (size_t)(st->ncols > 0 ? st->ncols : 1);
+  if (thesis) { /* its own block columns of a and block rows of b (as many: x, y = s mod p) */
+    st->a_cols = xmalloc(ncols_alloc * (size_t)st->max_cols);
+    st->b_rows = xmalloc(ncols_alloc * st->row_bytes);
+    for (long i = 0; i < st->ncols; i++) {
+      long z = s + i * p, first = col_start(&st->g, z);
+      make_part(opts->seed, 0, first, col_start(&st->g, z + 1) - first, opt.sigma,
+                st->a_cols + (size_t)i * (size_t)st->max_cols);
+      make_part(opts->seed, 1, first_row(&st->g, z), block_rows(&st->g, z), opt.sigma,
+                st->b_rows + (size_t)i * st->row_bytes);
+    }
+    st->fetched = xmalloc(st->row_bytes);
+  } else {
+    st->a = make_string(opts->seed, 0, opt.m, opt.sigma);
+    st->b = make_string(opts->seed, 1, opt.n, opt.sigma);
+  }
   if (opt.kernel == KERNEL_DP) {
     st->rows = xmalloc(ncols_alloc * (size_t)(st->max_cols + 1) * sizeof *st->rows);
   } else {
     st->carries = xmalloc(ncols_alloc * (size_t)st->max_cols);
-    st->mask_stride = (size_t)st->g.row_units;
-    st->masks = xmalloc((size_t)opt.sigma * st->mask_stride * sizeof *st->masks);
+    if (thesis) {
+      st->block_masks = xmalloc((size_t)opt.sigma * (size_t)st->max_units * sizeof(uint64_t));
+    } else {
+      st->mask_stride = (size_t)st->g.row_units;
+      st->masks = xmalloc((size_t)opt.sigma * st->mask_stride * sizeof *st->masks);
+    }
   }
-  st->incoming = xmalloc(ncols_alloc * st->boundary_bytes);
+  size_t incoming_bytes = slots * ncols_alloc * st->boundary_bytes;
+  st->incoming = xmalloc(incoming_bytes);
   st->first = xmalloc(st->boundary_bytes);
   st->progress = xmalloc(sizeof *st->progress);
-  bspalg_register(st->incoming, ncols_alloc * st->boundary_bytes);
+  bspalg_register(st->incoming, incoming_bytes);
   bspalg_register(&st->progress->answer, sizeof st->progress->answer);
-  /* A checkpoint after every superstep of the wavefront: the rows (dp) or carries (bitpar)
-   * passed down each owned column, the boundaries passed right, and the progress. */
+  if (thesis) bspalg_register(st->b_rows, ncols_alloc * st->row_bytes);
+  /* A checkpoint after every superstep: the rows (dp) or carries (bitpar) passed down each
+   * owned column, the boundaries passed right, the progress, and (thesis) the part of b
+   * fetched for the next block. */
   bspalg_checkpoint_protect(st->progress, sizeof *st->progress);
   if (opt.kernel == KERNEL_DP)
     bspalg_checkpoint_protect(st->rows,
                               ncols_alloc * (size_t)(st->max_cols + 1) * sizeof *st->rows);
   else bspalg_checkpoint_protect(st->carries, ncols_alloc * (size_t)st->max_cols);
-  bspalg_checkpoint_protect(st->incoming, ncols_alloc * st->boundary_bytes);
+  bspalg_checkpoint_protect(st->incoming, incoming_bytes);
+  if (thesis) {
+    bspalg_checkpoint_protect(st->fetched, st->row_bytes);
+    /* every registered area lies in a protected one; b is never written */
+    bspalg_checkpoint_protect(st->b_rows, ncols_alloc * st->row_bytes);
+  }
   return st;
+}
+
+/* The process that holds the LLCS after a run: process 0, but for dp in the thesis'
+ * schedule the owner of the last block column (Fig. 5.4 line 20). */
+static int llcs_holder(const llcs_state *st) {
+  int thesis_dp = opt.schedule == SCHEDULE_THESIS && opt.kernel == KERNEL_DP;
+  return thesis_dp ? (int)((st->g.G - 1) % st->p) : 0;
 }
 
 static void prepare(void *state) { reset_state(state); }
 
 static void repetition(void *state) {
   llcs_state *st = state;
-  run_wavefront(st);
+  if (opt.schedule == SCHEDULE_THESIS) run_thesis(st);
+  else run_antidiagonal(st);
   st->llcs = (long)st->progress->answer;
+  st->llcs_known = st->s == llcs_holder(st);
 }
 
-/* The LLCS, on process 0 (the others hold no part of the result). */
+/* The LLCS, on the process that holds it (the others hold no part of the result). */
 static void result(void *state, const void **bytes, size_t *nbytes) {
   const llcs_state *st = state;
   *bytes = &st->llcs;
-  *nbytes = st->s == 0 ? sizeof st->llcs : 0;
+  *nbytes = st->s == llcs_holder(st) ? sizeof st->llcs : 0;
 }
 
 static const char *kernel_name(void) { return opt.kernel == KERNEL_DP ? "dp" : "bitpar"; }
+
+static const char *schedule_name(void) {
+  return opt.schedule == SCHEDULE_THESIS ? "thesis" : "antidiagonal";
+}
 
 static const char *algorithm_of(void) {
   return opt.kernel == KERNEL_DP ? "llcs-dp" : "llcs-bitpar";
@@ -402,12 +624,22 @@ static const char *algorithm_of(void) {
 /* Process 0 holds the LLCS: against the sequential DP up to CHECK_DP_MAX_CELLS cells, beyond
  * against the sequential bit-parallel algorithm. */
 static int check(void *state, bspalg_check_report *report) {
-  const llcs_state *st = state;
+  llcs_state *st = state;
+  int holder = llcs_holder(st);
+  if (holder != 0) { /* Fig. 5.4 line 20's "broadcast if necessary", outside the counts */
+    if (st->s == holder)
+      bsp_put(0, &st->progress->answer, &st->progress->answer, 0, sizeof st->progress->answer);
+    bsp_sync();
+    if (st->s == 0) st->llcs = (long)st->progress->answer, st->llcs_known = 1;
+  }
   if (st->s != 0) return 1;
   long llcs = st->llcs;
+  /* the thesis' schedule holds parts of the strings only: process 0 makes them again */
+  const unsigned char *a = st->a ? st->a : make_string(st->seed, 0, opt.m, opt.sigma);
+  const unsigned char *b = st->b ? st->b : make_string(st->seed, 1, opt.n, opt.sigma);
   int by_dp = (double)opt.m * (double)opt.n <= CHECK_DP_MAX_CELLS;
-  long ref = by_dp ? llcs_reference_dp(st->a, (size_t)opt.m, st->b, (size_t)opt.n)
-                   : llcs_reference_bitpar(st->a, (size_t)opt.m, st->b, (size_t)opt.n, opt.sigma);
+  long ref = by_dp ? llcs_reference_dp(a, (size_t)opt.m, b, (size_t)opt.n)
+                   : llcs_reference_bitpar(a, (size_t)opt.m, b, (size_t)opt.n, opt.sigma);
   if (ref < 0) bsp_abort("%s: out of memory for the sequential reference\n", prog);
   snprintf(report->note, sizeof report->note, "against the sequential %s (LLCS %ld)",
            by_dp ? "dynamic program (recurrence 5.1, two rows)"
@@ -415,9 +647,9 @@ static int check(void *state, bspalg_check_report *report) {
            ref);
   if (llcs == ref) return 1;
   snprintf(report->wrong, sizeof report->wrong,
-           " on %d processes (kernel %s, m = %ld, n = %ld, alpha = %ld): LLCS %ld, the sequential "
-           "reference says %ld",
-           st->p, kernel_name(), opt.m, opt.n, st->alpha, llcs, ref);
+           " on %d processes (kernel %s, schedule %s, m = %ld, n = %ld, alpha = %ld): LLCS %ld, the"
+           " sequential reference says %ld",
+           st->p, kernel_name(), schedule_name(), opt.m, opt.n, st->alpha, llcs, ref);
   return -1;
 }
 
@@ -432,12 +664,15 @@ static double measure_f(void *state, int every_process, char *note, size_t note_
   return f;
 }
 
+/* "llcs": null where process 0 does not hold it (dp in the thesis' schedule, unchecked). */
 static void params(void *state, char *json, size_t json_size) {
   const llcs_state *st = state;
+  char llcs[32] = "null";
+  if (st->s == 0 && st->llcs_known) snprintf(llcs, sizeof llcs, "%ld", st->llcs);
   snprintf(json, json_size,
            "{\"m\": %ld, \"n\": %ld, \"alpha\": %ld, \"G\": %ld, \"alphabet\": %d, \"kernel\": "
-           "\"%s\", \"llcs\": %ld}",
-           opt.m, opt.n, st->alpha, st->g.G, opt.sigma, kernel_name(), st->s == 0 ? st->llcs : -1L);
+           "\"%s\", \"schedule\": \"%s\", \"llcs\": %s}",
+           opt.m, opt.n, st->alpha, st->g.G, opt.sigma, kernel_name(), schedule_name(), llcs);
 }
 
 /* The driver, read as a table (clang-format would give each field a line of its own). */

@@ -74,6 +74,7 @@ ALPHA_FLOOR = 16
 WORD_BYTES = 8
 
 KERNELS = {"llcs-dp": "dp", "llcs-bitpar": "bitpar"}
+SCHEDULES = ("antidiagonal", "thesis")  # --schedule: the first is the default
 
 
 def default_alpha(m: int, n: int, p: int, kernel: str, sigma: int) -> int:
@@ -114,12 +115,15 @@ def fill_problem(algorithm: str, problem: Mapping[str, Any], p: int) -> dict[str
     n = _integer(both, "n", DEFAULT_LENGTH, 1, MAX_LENGTH)
     sigma = _integer(problem, "alphabet", DEFAULT_ALPHABET, 1, 256)
     alpha = _integer(problem, "alpha", 0, 1, MAX_ALPHA) or default_alpha(m, n, p, kernel, sigma)
+    schedule = problem.get("schedule") or SCHEDULES[0]
+    if schedule not in SCHEDULES:
+        raise CostError(f"LLCS: schedule must be {' or '.join(SCHEDULES)}, not {schedule!r}")
     G = alpha * p
     if problem.get("G") is not None and problem["G"] != G:
         raise CostError(f"LLCS: G = {problem['G']} is not alpha p = {alpha} x {p}")
     if G > MAX_GRID:
         raise CostError(f"LLCS: the grid G = alpha p = {G} is too large for the driver (at most 2^26)")
-    return {"m": m, "n": n, "alpha": alpha, "G": G, "alphabet": sigma, "kernel": kernel}
+    return {"m": m, "n": n, "alpha": alpha, "G": G, "alphabet": sigma, "kernel": kernel, "schedule": schedule}
 
 
 class _Grid:
@@ -138,6 +142,7 @@ class _Grid:
         else:
             self.cells = np.clip(np.minimum(n, 64 * row[1:]) - 64 * row[:-1], 0, None)
             self.words = units_y  # 8-byte words of V
+        self.b_words = (self.cells + WORD_BYTES - 1) // WORD_BYTES  # a block row of b, a byte a character
         self.uniform = bool((self.cols == self.cols[0]).all() and (self.cells == self.cells[0]).all())
 
 
@@ -210,11 +215,115 @@ def _number(x: Any) -> float:
     return int(value) if value.is_integer() else value
 
 
+# Labels of the thesis' supersteps: nothing moves, the boundaries dominate, the parts of b do.
+_THESIS_LABELS = ((None, None), ("put", "shift"), ("hpget", "permutation"))
+_CHUNK = 1 << 20  # (iterations x processes) computed at once
+
+
+def _thesis_iterations(grid: _Grid, G: int, p: int, alpha: int, j0: int, j1: int) -> tuple[np.ndarray, ...]:
+    """Fig. 5.4's iterations j0 .. j1 - 1, per process t (arrays j x p): the work of t's block,
+    the words of the boundary it puts to t + 1, the words of b it fetches, and from whom."""
+    j = np.arange(j0, j1, dtype=np.int64)[:, None]
+    t = np.arange(p, dtype=np.int64)[None, :]
+    x = (j % alpha) * p + t  # lines 4-5, from 0
+    y = j // alpha - x
+    valid = (y >= 0) & (y < G)
+    yc = np.clip(y, 0, G - 1)
+    work = np.where(valid, grid.cols[x] * grid.cells[yc], 0).astype(np.float64)
+    owner = y % p  # of block row y of b; for a fixed j an injection of t
+    if p > 1:
+        put = np.where(valid & (x < G - 1), grid.words[yc], 0)
+        fetch = np.where(valid & (owner != t), grid.b_words[yc], 0)
+    else:
+        put = fetch = np.zeros_like(work, dtype=np.int64)
+    return work, put, fetch, owner
+
+
+def _thesis_supersteps(grid: _Grid, G: int, p: int, alpha: int) -> tuple[np.ndarray, ...]:
+    """Per thesis superstep i = 0 .. N - 1 (it computes and puts iteration i - 1, fetches for
+    iteration i) (w, h, count, words, requests, h_inout, label), and the work of iteration
+    N - 1 (done after the last of them)."""
+    N = alpha * (2 * G - 1)
+    columns = [np.zeros(N, dtype=np.float64) for _ in range(7)]
+    w_col, h_col, count_col, words_col, requests_col, inout_col, label_col = columns
+    step = max(1, _CHUNK // p)
+    rows = np.arange(step + 1)[:, None]
+    for i0 in range(0, N, step):
+        i1 = min(N, i0 + step)
+        work, put, fetch, owner = _thesis_iterations(grid, G, p, alpha, max(i0 - 1, 0), i1)
+        if i0 == 0:  # superstep 0 computes and puts nothing
+            pad = np.zeros((1, p))
+            work, put = np.vstack([pad, work]), np.vstack([pad, put]).astype(np.int64)
+        work, put = work[:-1], put[:-1]  # iteration i - 1 ...
+        fetch, owner = fetch[1:] if i0 > 0 else fetch, owner[1:] if i0 > 0 else owner  # ... and i
+        served = np.zeros_like(fetch)
+        served[rows[: len(fetch)], owner] = fetch
+        sent = put + served
+        recv = np.roll(put, 1, axis=1) + fetch
+        sl = slice(i0, i1)
+        w_col[sl] = work.max(axis=1)
+        h_col[sl] = np.maximum(sent, recv).max(axis=1)
+        inout_col[sl] = (sent + recv).max(axis=1)
+        count_col[sl] = ((put > 0).astype(np.int64) + (fetch > 0)).max(axis=1)
+        put_words, get_words = put.sum(axis=1), fetch.sum(axis=1)
+        words_col[sl] = put_words + get_words
+        requests_col[sl] = (put > 0).sum(axis=1) + (fetch > 0).sum(axis=1)
+        label_col[sl] = np.where((put_words > 0) & (put_words >= get_words), 1, np.where(get_words > 0, 2, 0))
+    last_work, *_ = _thesis_iterations(grid, G, p, alpha, N - 1, N)
+    return (*columns, np.array([last_work.max()]))
+
+
+def _thesis_cost(algorithm: str, filled: dict[str, Any], p: int, grid: _Grid) -> Cost:
+    """Fig. 5.4 as the driver runs it with --schedule thesis (see the module's docstring)."""
+    G, alpha, kernel = filled["G"], filled["alpha"], filled["kernel"]
+    *columns, last_work = _thesis_supersteps(grid, G, p, alpha)
+    w, h, count, words, requests, inout, label = columns
+    msg_words = np.divide(words, requests, out=np.zeros(len(w)), where=requests > 0)
+    steps: list[StepKind] = []
+    for start, length in _runs((w, h, count, msg_words, inout, label)):
+        primitive, pattern = _THESIS_LABELS[int(label[start])]
+        steps.append(
+            StepKind(
+                "block iteration",
+                length,
+                _number(w[start]),
+                _number(h[start]),
+                _number(count[start]),
+                _number(msg_words[start]),
+                primitive,
+                pattern,
+                h_inout=_number(inout[start]),
+            )
+        )
+    last = _number(last_work[0])
+    if kernel == "dp":  # the last block after the last sync; the LLCS stays on its owner
+        if last > 0:
+            steps.append(StepKind("last block, after the last sync", 1, last, 0, 0, 0, sync=False, h_inout=0))
+    else:  # eq. 5.5's additional superstep: the last block, the LLCS to process 0
+        sends = (G - 1) % p != 0
+        label_put = ("put", "shift") if sends else (None, None)
+        steps.append(
+            StepKind(
+                "last block, answer to process 0",
+                1,
+                last,
+                int(sends),
+                int(sends),
+                int(sends),
+                *label_put,
+                h_inout=int(sends),
+            )
+        )
+    return Cost(algorithm, p, filled, "cell", None, tuple(steps))
+
+
 def cost(algorithm: str, problem: Mapping[str, Any], p: int) -> Cost:
     """The closed-form cost of llcs-dp or llcs-bitpar on `problem` at p processes."""
     filled = fill_problem(algorithm, problem, p)
     m, n, G, kernel = filled["m"], filled["n"], filled["G"], filled["kernel"]
     grid = _Grid(m, n, G, kernel)
+    if filled["schedule"] == "thesis":
+        return _thesis_cost(algorithm, filled, p, grid)
     columns = _wavefront_uniform(grid, G, p) if grid.uniform else _wavefront_general(grid, G, p)
     w, h, count, words, requests, inout = columns
     msg_words = np.divide(words, requests, out=np.zeros(len(w)), where=requests > 0)
