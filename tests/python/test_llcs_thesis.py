@@ -102,3 +102,19 @@ def test_the_thesis_counts_when_the_sizes_divide(kernel: str, m: int, n: int, p:
         assert (last["sync"], last["w"], last["h"]) == (False, b * b, 0)
     else:  # eq. 5.5's additional superstep
         assert (last["sync"], last["w"], last["h"]) == (True, b * b, int(p > 1))
+
+
+def test_h_closed_form_when_the_sizes_divide() -> None:
+    """README.md's H of the thesis' schedule, b = n / G, beta = b / 2 (dp) or b / 64 (bitpar),
+    gamma = ceil(b / 8): H = beta (p alpha (alpha + 1) - alpha - 1) + gamma c + [bitpar], with
+    c = alpha^2 at p = 2 (on even anti-diagonals every part of b is local) and
+    alpha (p alpha + p - 3) for p >= 3; against the model's supersteps."""
+    for kernel in ("dp", "bitpar"):
+        for p in range(2, 10):
+            for alpha in range(1, 6):
+                b = 64 * 40 + (64 if kernel == "bitpar" else 4)  # b / 8 not whole for dp
+                cost = closed_form(f"llcs-{kernel}", {"n": b * alpha * p, "alpha": alpha, "schedule": "thesis"}, p)
+                beta, gamma = (b // 2 if kernel == "dp" else b // 64), -(-b // 8)
+                c = alpha * alpha if p == 2 else alpha * (p * alpha + p - 3)
+                expected = beta * (p * alpha * (alpha + 1) - alpha - 1) + gamma * c + (kernel == "bitpar")
+                assert expected == cost.H, f"{kernel}, p = {p}, alpha = {alpha}"
