@@ -5,7 +5,7 @@ is data-independent, so the model is exact: its supersteps are the driver's, sup
 superstep, for any sizes.
 
 Problem (the driver's JSON "params"): m (string a, split into block columns), n (string b),
-alpha, alphabet, kernel. Defaults as the driver's options: m = n = 100000 (`--size`; one of
+alpha, alphabet, kernel, schedule ("antidiagonal", the default, or "thesis"). Defaults as the driver's options: m = n = 100000 (`--size`; one of
 them alone sets both, as `--size N` does), alphabet 4, and alpha as `default_alpha` of llcs.c:
 
     alpha = max(ceil(alpha_cache), 16), at most `most`, at least 1, with
@@ -19,7 +19,8 @@ Grid. G = alpha p block columns and rows; block column x covers a[m x / G, m (x 
 of V (bitpar: cells_y = min(n, 64 (its last word + 1)) - 64 (its first word), so the last
 block row may hold fewer than 64 rows per word). Process s owns the block columns x = s mod p.
 
-Supersteps (README.md of the driver; thesis Fig. 5.4 with one superstep per anti-diagonal):
+Supersteps of the antidiagonal schedule (README.md of the driver; thesis Fig. 5.4 with one
+superstep per anti-diagonal):
   d = 0 .. 2G - 2: every process computes its blocks (x, y), x + y = d, and puts each block's
       right boundary (x < G - 1) to process (x + 1) mod p, one put per block (pattern
       "shift"; no request for an empty boundary). Per superstep, with the block work
@@ -48,6 +49,32 @@ and T = f W + g H + l S (eq. 5.3, 5.5: f' of the bit-parallel kernel). Where the
 the model uses these per-superstep closed forms (O(G), a few dozen StepKinds: runs of equal
 supersteps are one); otherwise it sums each anti-diagonal's blocks per process (O(G) per
 superstep, numpy: 0.4 s for dp at n = 10^6, p = 1024, G = 3072).
+
+The thesis' schedule (--schedule thesis: Fig. 5.4 as written, seed 000 lines 1038-1064; b
+dealt by block rows, block row y on process y mod p). Iteration j = diag alpha + block, j < N =
+alpha (2G - 1): process t's block is x = block p + t, y = diag - x (Fig. lines 4-5), if y is in
+0 .. G-1. Superstep i = 0 .. N - 1 computes iteration i - 1's blocks and puts their boundaries
+(x < G - 1) to t + 1 (beta_y words), then fetches iteration i's parts of b (gamma_y =
+ceil(rows_y / 8) words, bsp_hpget) from their owners y mod p (none where that is t); per
+process t: sent_t = its boundary + the part it serves, received_t = t - 1's boundary + the part
+it fetches, and
+    w_i = max_t b(x, y),  h_i = max_t max(sent_t, received_t),  h_inout_i = max_t (sent + received),
+    count_i = max_t requests issued, msg_words = words / requests,
+    label: ("put", "shift") where the boundaries move more words, all processes together (on a
+      tie too), ("hpget", "permutation") where the parts of b do (t reads from (diag - t) mod
+      p), none where nothing moves.
+Then the block of iteration N - 1, (G - 1, G - 1): dp: local work after the last sync (sync
+false; left out when the block is empty, as the driver leaves out an unused record), the LLCS
+stays on process (G - 1) mod p; bitpar: one superstep more (eq. 5.5's), with the answer's word
+to process 0 as above. Where the sizes divide (b = n / G, beta = b / 2 or b / 64, gamma =
+ceil(b / 8)):
+    W = b^2 (p alpha (alpha + 1) - alpha)                                          (eq. 5.2)
+    S = alpha (2 alpha p - 1) (dp, eq. 5.3), alpha (2 alpha p - 1) + 1 (bitpar, eq. 5.5)
+    H = beta (p alpha (alpha + 1) - alpha - 1) + gamma c + [bitpar],  p > 1,
+        c = alpha (p alpha + p - 3) (p >= 3), alpha^2 (p = 2: on even anti-diagonals every
+        part of b is local)
+(tests/python/test_llcs_thesis.py). The model evaluates the per-superstep forms over
+(iterations x processes) arrays, 2^20 at a time: 1 s for dp at n = 10^6, p = 1024.
 
 Work unit: the cell. No f kernel of the probe matches the LLCS kernels (f_kernel None; the
 driver's --measure-f times its own kernel).
