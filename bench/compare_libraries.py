@@ -14,7 +14,7 @@ core type and the load before and after.
 
 Usage, from the repository root, with nothing else running:
   .venv/bin/python bench/compare_libraries.py --out results/libraries [--p 2] [--reps 5]
-      [--backends threads,mpi,mpi-rma] [--peer PREFIX ...] [--algs inprod,llcs-bitpar,...]
+      [--backends threads,mpi,mpi-rma,mpi-naive] [--peer PREFIX ...] [--algs inprod,llcs-bitpar,...]
 """
 
 from __future__ import annotations
@@ -91,7 +91,11 @@ def main() -> int:
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--p", type=int, default=2)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--backends", default="threads,mpi,mpi-rma", help="bspkit's back ends ('' for none)")
+    ap.add_argument(
+        "--backends",
+        default="threads,mpi,mpi-rma,mpi-naive",
+        help="bspkit's back ends ('' for none); mpi-naive is the thesis' MPI baseline without combining",
+    )
     ap.add_argument("--peer", action="append", default=[], help="a prefix of scripts/build-peer.sh (repeatable)")
     ap.add_argument("--algs", default=",".join(DEFAULT_ALGS), help="algorithms (bspkit run names)")
     args = ap.parse_args()

@@ -168,8 +168,8 @@ static void move_records(bspk_engine *e, const bspk_outbox *out, bspk_outbox *in
   for (int src = 0; src < e->nprocs; src++)
     if (src != e->pid && at[src] != len[src])
       services->fatal("bsp_sync", e->pid,
-                      "internal error: %zu bytes came from process %d, %zu were announced",
-                      at[src], src, len[src]);
+                      "internal error: %zu bytes came from process %d, %zu were announced", at[src],
+                      src, len[src]);
 }
 
 static bspk_engine *naive_attach(int maxprocs, int *pid, int *nprocs) {
@@ -232,9 +232,9 @@ static void naive_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
                          bspk_arrival *arrival) {
   for (int q = 0; q < e->nprocs; q++) {
     const bspk_outbox *ob = &mine->outbox[q];
-    e->header_out[q] = (pair_header){ob->len,    ob->send_bytes, count_records(ob->data, ob->len),
-                                     ob->n_put,  ob->n_send,     ob->n_coll,
-                                     ob->n_get,  flags,          mine->kind};
+    e->header_out[q] = (pair_header){ob->len,   ob->send_bytes, count_records(ob->data, ob->len),
+                                     ob->n_put, ob->n_send,     ob->n_coll,
+                                     ob->n_get, flags,          mine->kind};
   }
   MPI_Alltoall(e->header_out, sizeof(pair_header), MPI_BYTE, e->header_in, sizeof(pair_header),
                MPI_BYTE, e->comm);
@@ -314,7 +314,9 @@ static void naive_finish(bspk_engine *e, int pid) {
 }
 
 /* The rest is the mpi back end's: bsp_init, process counts, ending the program. */
-static void naive_init(void (*spmd)(void), int argc, char **argv) { mpi_ops.init(spmd, argc, argv); }
+static void naive_init(void (*spmd)(void), int argc, char **argv) {
+  mpi_ops.init(spmd, argc, argv);
+}
 static int naive_available_procs(void) { return mpi_ops.available_procs(); }
 static void naive_terminate(int status) { mpi_ops.terminate(status); }
 static const char *naive_job_dir(void) { return mpi_ops.job_dir(); }

@@ -252,7 +252,9 @@ def test_hostfile_is_for_the_mpi_back_ends(
     hosts.write_text("localhost slots=2\n")
     # in this process: the commands' modules are imported once
     assert cli.main([*command, "-n", "2", "-b", "threads", "--hostfile", str(hosts)]) == 2
-    assert "--hostfile is for the mpi back ends (-b mpi or -b mpi-rma), not -b threads" in capsys.readouterr().err
+    assert (
+        "--hostfile is for the mpi back ends (-b mpi, mpi-rma or mpi-naive), not -b threads" in capsys.readouterr().err
+    )
     if command[0] == "run":
         assert cli.main([*command, "-n", "2", "-b", "mpi", "--hostfile", str(tmp_path / "nohosts")]) == 2
         assert f"--hostfile {tmp_path / 'nohosts'}: no such file" in capsys.readouterr().err

@@ -63,7 +63,7 @@ def add_launch_args(p: argparse.ArgumentParser) -> None:
         "--backend",
         default="threads",
         metavar="BACKEND",
-        help="bspkit back end for bsprun: threads (default), mpi, mpi-rma",
+        help="bspkit back end for bsprun: threads (default), mpi, mpi-rma, mpi-naive",
     )
     p.add_argument(
         "--build-dir",
@@ -138,7 +138,7 @@ def hostfile_arg(backend: str, hostfile: str | None) -> Path | None:
     if hostfile is None:
         return None
     if not backend.startswith("mpi"):
-        raise UsageError(f"--hostfile is for the mpi back ends (-b mpi or -b mpi-rma), not -b {backend}")
+        raise UsageError(f"--hostfile is for the mpi back ends (-b mpi, mpi-rma or mpi-naive), not -b {backend}")
     path = Path(hostfile)
     if not path.is_file():
         raise UsageError(f"--hostfile {hostfile}: no such file")
