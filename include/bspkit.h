@@ -24,7 +24,7 @@ extern "C" {
  *
  * Valid at any time, also outside the SPMD section.
  *
- * \return "threads", "mpi" or "mpi-rma" (as given to bsprun -b, or BSPKIT_BACKEND)
+ * \return "threads", "mpi", "mpi-rma" or "mpi-naive" (as given to bsprun -b, or BSPKIT_BACKEND)
  * \error unknown back end in BSPKIT_BACKEND, or the MPI plugin cannot be loaded
  * \see bsprun(1)
  */
