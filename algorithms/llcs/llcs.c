@@ -434,7 +434,7 @@ static void run_thesis(llcs_state *st) {
     if (j >= 1 && thesis_block(st, s, j - 1, &x, &y)) thesis_compute(st, x, y);
     if (j == N) break;
     /* line 8: the part of b of the next block, from its owner (b is never written, so the
-     * unbuffered get is safe; `fetched` was read by the block above, before the call) */
+     * unbuffered get is safe; `fetched` was read by the block just computed, before the call) */
     if (thesis_block(st, s, j, &x, &y) && y % p != s) {
       long rows = block_rows(g, y);
       if (rows > 0) {
