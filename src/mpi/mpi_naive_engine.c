@@ -232,9 +232,15 @@ static void naive_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
                          bspk_arrival *arrival) {
   for (int q = 0; q < e->nprocs; q++) {
     const bspk_outbox *ob = &mine->outbox[q];
-    e->header_out[q] = (pair_header){ob->len,   ob->send_bytes, count_records(ob->data, ob->len),
-                                     ob->n_put, ob->n_send,     ob->n_coll,
-                                     ob->n_get, flags,          mine->kind};
+    e->header_out[q] = (pair_header){.len = ob->len,
+                                     .send_bytes = ob->send_bytes,
+                                     .nmessages = count_records(ob->data, ob->len),
+                                     .n_put = ob->n_put,
+                                     .n_send = ob->n_send,
+                                     .n_coll = ob->n_coll,
+                                     .n_get = ob->n_get,
+                                     .flags = flags,
+                                     .kind = mine->kind};
   }
   MPI_Alltoall(e->header_out, sizeof(pair_header), MPI_BYTE, e->header_in, sizeof(pair_header),
                MPI_BYTE, e->comm);
