@@ -10,8 +10,8 @@ predicted from this machine's probe under every model) in the seed's grid:
 
   D     matmul-blockcyclic, q = 8 .. 729 (the thesis' cubes), n = 400 .. 2000   (thesis App. D)
   E     matmul-static2d, the same grid                                          (App. E)
-  F     llcs-dp, alpha = 1 .. 5, lengths 16384 .. 65536                          (App. F)
-  G     llcs-bitpar, alpha = 1 .. 5, lengths 32768 .. 131072                     (App. G)
+  F     llcs-dp --schedule thesis, alpha = 1 .. 5, lengths 16384 .. 65536        (App. F)
+  G     llcs-bitpar --schedule thesis, alpha = 1 .. 5, lengths 32768 .. 131072   (App. G)
   HB    lu, nb = 32, n = 500 .. 4000                                            (H&B Table 1)
   GL    cannon-put, -get, -send at n = 320, 640 and 2560, p = 1 and P            (G&L Table 1)
   HB2   lu's time breakdown, n = 1000, 2000, 4000, nb = 32, from its profile     (H&B Fig. 2)
@@ -49,6 +49,8 @@ EXPERIMENTS = {
 QUICK = {"D": ("400,800", "8,64"), "E": ("400,800", "8,64"), "F": ("16384", "1,2"), "G": ("32768", "1,2"),
          "HB": ("500,1000", "32")}
 MODELS = ("thesis g const", "g(h,h*)+l0", "g(h,h*)")
+# driver options that make the driver the seed's algorithm (LLCS: Fig. 5.4's schedule)
+DRIVER_OPTIONS = {"F": ["--schedule", "thesis"], "G": ["--schedule", "thesis"]}
 
 
 def run(cmd: list[str], log: Path) -> None:
@@ -71,7 +73,7 @@ def validate(name: str, backend: str, p: int, args: argparse.Namespace, out: Pat
            "-r", str(args.reps), "--output-dir", str(target)]
     if args.params:
         cmd += ["--params", args.params]
-    cmd += ["--", "--no-check"]
+    cmd += ["--", "--no-check", *DRIVER_OPTIONS.get(name, [])]
     run(cmd, log)
     return target
 
