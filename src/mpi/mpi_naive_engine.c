@@ -55,7 +55,7 @@ typedef struct pair_header {
 } pair_header;
 
 struct bspk_engine {
-  bspk_engine *sections; /* the mpi back end's state for this section */
+  bspk_engine *sections; /* the mpi back end's state for this section (its own type) */
   MPI_Comm comm;         /* the section's processes, for this back end's messages */
   int pid, nprocs;
   pair_header *header_out, *header_in; /* [nprocs] */
