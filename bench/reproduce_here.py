@@ -46,8 +46,13 @@ EXPERIMENTS = {
     "G": ("llcs-bitpar", "32768,65536,131072", "1,2,3,4,5", "G.3"),
     "HB": ("lu", "500,1000,2000,3000,4000", "32", None),
 }
-QUICK = {"D": ("400,800", "8,64"), "E": ("400,800", "8,64"), "F": ("16384", "1,2"), "G": ("32768", "1,2"),
-         "HB": ("500,1000", "32")}
+QUICK = {
+    "D": ("400,800", "8,64"),
+    "E": ("400,800", "8,64"),
+    "F": ("16384", "1,2"),
+    "G": ("32768", "1,2"),
+    "HB": ("500,1000", "32"),
+}
 MODELS = ("thesis g const", "g(h,h*)+l0", "g(h,h*)")
 # driver options that make the driver the seed's algorithm (LLCS: Fig. 5.4's schedule)
 DRIVER_OPTIONS = {"F": ["--schedule", "thesis"], "G": ["--schedule", "thesis"]}
@@ -59,18 +64,37 @@ def run(cmd: list[str], log: Path) -> None:
         f.flush()
         r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
     if r.returncode != 0:
-        sys.exit(f"reproduce_here: {' '.join(cmd)} failed (exit {r.returncode}); see {log}")
+        sys.exit(
+            f"reproduce_here: {' '.join(cmd)} failed (exit {r.returncode}); see {log}"
+        )
 
 
-def validate(name: str, backend: str, p: int, args: argparse.Namespace, out: Path, log: Path) -> Path:
+def validate(
+    name: str, backend: str, p: int, args: argparse.Namespace, out: Path, log: Path
+) -> Path:
     algorithm, sizes, values, _ = EXPERIMENTS[name]
     if args.quick:
         sizes, values = QUICK[name]
     target = out / f"{name}-{backend}-p{p}"
     if (target / "validate.json").exists():
         return target
-    cmd = [*BSPKIT, "validate", algorithm, "-n", str(p), "-b", backend, "--sizes", sizes, "--values", values,
-           "-r", str(args.reps), "--output-dir", str(target)]
+    cmd = [
+        *BSPKIT,
+        "validate",
+        algorithm,
+        "-n",
+        str(p),
+        "-b",
+        backend,
+        "--sizes",
+        sizes,
+        "--values",
+        values,
+        "-r",
+        str(args.reps),
+        "--output-dir",
+        str(target),
+    ]
     if args.params:
         cmd += ["--params", args.params]
     cmd += ["--", "--no-check", *DRIVER_OPTIONS.get(name, [])]
@@ -81,7 +105,9 @@ def validate(name: str, backend: str, p: int, args: argparse.Namespace, out: Pat
 def thesis_row(table: str | None, value: int) -> dict | None:
     if table is None:
         return None
-    data = json.loads((ROOT / "data" / "seed_results" / "thesis-appendix-d-g.json").read_text())
+    data = json.loads(
+        (ROOT / "data" / "seed_results" / "thesis-appendix-d-g.json").read_text()
+    )
     t = next(x for x in data["tables"] if x["table"] == table)
     for row in t["rows"]:
         if row["p"] == 4 and row[t["parameter"]] == value:
@@ -100,39 +126,67 @@ def thesis_table(name: str, result: Path) -> list[str]:
     by_value: dict[int, list[dict]] = {}
     for row in doc["rows"]:
         by_value.setdefault(int(row["sweep_value"]), []).append(row)
-    head = f"| {'q' if name in 'DE' else 'alpha'} | E % here | " + " | ".join(f"err {m} here" for m in MODELS)
+    head = f"| {'q' if name in 'DE' else 'alpha'} | E % here | " + " | ".join(
+        f"err {m} here" for m in MODELS
+    )
     head += " | thesis E % (aracari Oxtool p = 4) | thesis err const g | thesis err 2nd model |"
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for value, rows in sorted(by_value.items()):
-        peak = max((r["efficiency"] for r in rows if r.get("efficiency") is not None), default=None)
+        peak = max(
+            (r["efficiency"] for r in rows if r.get("efficiency") is not None),
+            default=None,
+        )
         errs = []
         for m in MODELS:
-            vals = [abs(r["rel_error"][m]) for r in rows if r.get("rel_error", {}).get(m) is not None]
+            vals = [
+                abs(r["rel_error"][m])
+                for r in rows
+                if r.get("rel_error", {}).get(m) is not None
+            ]
             errs.append(statistics.mean(vals) if vals else None)
         th = thesis_row(table, value)
         th_cells = ["-", "-", "-"]
         if th:
             second = [k for k in th["error"] if k != "const g"][0]
-            th_cells = [fmt(th["efficiency"], 1), fmt(th["error"]["const g"], 1), fmt(th["error"][second], 1)]
-        lines.append(f"| {value} | {fmt(peak)} | " + " | ".join(fmt(e) for e in errs) + " | " + " | ".join(th_cells) + " |")
+            th_cells = [
+                fmt(th["efficiency"], 1),
+                fmt(th["error"]["const g"], 1),
+                fmt(th["error"][second], 1),
+            ]
+        lines.append(
+            f"| {value} | {fmt(peak)} | "
+            + " | ".join(fmt(e) for e in errs)
+            + " | "
+            + " | ".join(th_cells)
+            + " |"
+        )
     return lines
 
 
 def hb_table(result: Path) -> list[str]:
     doc = json.loads((result / "validate.json").read_text())
-    hb = json.loads((ROOT / "data" / "seed_results" / "others.json").read_text())["hb-table-1"]
+    hb = json.loads((ROOT / "data" / "seed_results" / "others.json").read_text())[
+        "hb-table-1"
+    ]
     seed = {r["n"]: r["gflops"]["BSPlib"] for r in hb["rows"]}
-    lines = ["| n | Gflop/s here (p = %d) | err g(h,h*) | err thesis g const | H&B BSPlib Gflop/s (p = 64) |" % doc["p"],
-             "|---|---|---|---|---|"]
+    lines = [
+        "| n | Gflop/s here (p = %d) | err g(h,h*) | err thesis g const | H&B BSPlib Gflop/s (p = 64) |"
+        % doc["p"],
+        "|---|---|---|---|---|",
+    ]
     for r in sorted(doc["rows"], key=lambda r: r["size"]):
         n = r["size"]
         rate = r["W"] / r["measured_s"] / 1e9
-        lines.append(f"| {n} | {rate:.2f} | {fmt(r['rel_error'].get('g(h,h*)'))} | "
-                     f"{fmt(r['rel_error'].get('thesis g const'))} | {seed.get(n, '-')} |")
+        lines.append(
+            f"| {n} | {rate:.2f} | {fmt(r['rel_error'].get('g(h,h*)'))} | "
+            f"{fmt(r['rel_error'].get('thesis g const'))} | {seed.get(n, '-')} |"
+        )
     return lines
 
 
-def gl_table(backend: str, p: int, args: argparse.Namespace, out: Path, log: Path) -> list[str]:
+def gl_table(
+    backend: str, p: int, args: argparse.Namespace, out: Path, log: Path
+) -> list[str]:
     """Speedups T(1) / T(p) of the three Mult variants at n = 320, 640 (G&L Table 1's sizes)."""
     # the seed's sizes, and one 8 times larger: T(1) of n = 320 is 0.93 s there, 2 ms here
     sizes = "320" if args.quick else "320,640,2560"
@@ -142,71 +196,168 @@ def gl_table(backend: str, p: int, args: argparse.Namespace, out: Path, log: Pat
     for n in map(int, sizes.split(",")):
         for variant in ("put", "get", "send"):
             for procs in (1, p):
-                cmd = [str(build / "bin" / "bsprun"), "-b", backend, "-n", str(procs), str(build / "bin" / "bspalg-cannon"),
-                       "--variant", variant, "--size", str(n), "--reps", reps, "--no-check", "--json",
-                       str(out / "gl-run.json")]
+                cmd = [
+                    str(build / "bin" / "bsprun"),
+                    "-b",
+                    backend,
+                    "-n",
+                    str(procs),
+                    str(build / "bin" / "bspalg-cannon"),
+                    "--variant",
+                    variant,
+                    "--size",
+                    str(n),
+                    "--reps",
+                    reps,
+                    "--no-check",
+                    "--json",
+                    str(out / "gl-run.json"),
+                ]
                 with log.open("a") as f:
                     f.write("$ " + " ".join(cmd) + "\n")
                 r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
                 if r.returncode != 0:
-                    sys.exit(f"reproduce_here: {' '.join(cmd)} failed: {r.stderr.strip()}")
-                times[(variant, procs, n)] = float(json.loads((out / "gl-run.json").read_text())["time_s"])
-    gl = json.loads((ROOT / "data" / "seed_results" / "others.json").read_text())["gl-table-1"]
-    block = next(b for b in gl["blocks"] if b["p"] == 4 and b["configuration"] == "non-SMP")
+                    sys.exit(
+                        f"reproduce_here: {' '.join(cmd)} failed: {r.stderr.strip()}"
+                    )
+                times[(variant, procs, n)] = float(
+                    json.loads((out / "gl-run.json").read_text())["time_s"]
+                )
+    gl = json.loads((ROOT / "data" / "seed_results" / "others.json").read_text())[
+        "gl-table-1"
+    ]
+    block = next(
+        b for b in gl["blocks"] if b["p"] == 4 and b["configuration"] == "non-SMP"
+    )
     seed = {r["n"]: r["speedup"] for r in block["rows"]}
-    lines = [f"| n | put here (p = {p}) | get here | send here | G&L BSPlib put (p = 4 non-SMP) | BSPlib get | LAM send |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"| n | put here (p = {p}) | get here | send here | G&L BSPlib put (p = 4 non-SMP) | BSPlib get | LAM send |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for n in sorted({k[2] for k in times}):
-        cells = [f"{times[(v, 1, n)] / times[(v, p, n)]:.2f}" for v in ("put", "get", "send")]
+        cells = [
+            f"{times[(v, 1, n)] / times[(v, p, n)]:.2f}" for v in ("put", "get", "send")
+        ]
         s = seed.get(n, {})
-        lines.append(f"| {n} | " + " | ".join(cells) + f" | {s.get('BSPlib put', '-')} | {s.get('BSPlib get', '-')} | "
-                     f"{s.get('LAM send', '-')} |")
+        lines.append(
+            f"| {n} | "
+            + " | ".join(cells)
+            + f" | {s.get('BSPlib put', '-')} | {s.get('BSPlib get', '-')} | "
+            f"{s.get('LAM send', '-')} |"
+        )
     return lines
 
 
-def hb_breakdown(backend: str, p: int, args: argparse.Namespace, out: Path, log: Path) -> list[str]:
+def hb_breakdown(
+    backend: str, p: int, args: argparse.Namespace, out: Path, log: Path
+) -> list[str]:
     """H&B's Fig. 2: LU's time in synchronisation, communication, packing, computation and idle
     (bspkit profile's breakdown of one timed repetition, phase 'rep 1')."""
     build = Path(os.environ.get("BSPKIT_BUILD_DIR", ROOT / "build"))
     sizes = (1000,) if args.quick else (1000, 2000, 4000)
     parts = ("synchronisation", "communication", "packing", "computation", "idle")
-    lines = [f"| n (p = {p}, nb = 32) | " + " | ".join(parts) + " | total |", "|---|" + "---|" * (len(parts) + 1)]
+    lines = [
+        f"| n (p = {p}, nb = 32) | " + " | ".join(parts) + " | total |",
+        "|---|" + "---|" * (len(parts) + 1),
+    ]
     for n in sizes:
-        prof, analysis = out / f"hb2-{backend}-n{n}.jsonl", out / f"hb2-{backend}-n{n}.json"
+        prof, analysis = (
+            out / f"hb2-{backend}-n{n}.jsonl",
+            out / f"hb2-{backend}-n{n}.json",
+        )
         prof.unlink(missing_ok=True)
-        cmd = [str(build / "bin" / "bsprun"), "-b", backend, "-n", str(p), "--profile", str(prof),
-               str(build / "bin" / "bspalg-lu"), "--size", str(n), "--nb", "32", "--reps", "1", "--no-check"]
+        cmd = [
+            str(build / "bin" / "bsprun"),
+            "-b",
+            backend,
+            "-n",
+            str(p),
+            "--profile",
+            str(prof),
+            str(build / "bin" / "bspalg-lu"),
+            "--size",
+            str(n),
+            "--nb",
+            "32",
+            "--reps",
+            "1",
+            "--no-check",
+        ]
         run(cmd, log)
         run([*BSPKIT, "profile", str(prof), "--json", str(analysis)], log)
         phases = json.loads(analysis.read_text())["breakdown"]["by_phase"]
         rep = next(ph for ph in phases if ph["phase"] == "rep 1")
         total = rep["total_s"]
-        cells = [f"{1e3 * rep[f'{x}_s']:.1f} ms ({100 * rep[f'{x}_s'] / total:.1f} %)" for x in parts]
+        cells = [
+            f"{1e3 * rep[f'{x}_s']:.1f} ms ({100 * rep[f'{x}_s'] / total:.1f} %)"
+            for x in parts
+        ]
         lines.append(f"| {n} | " + " | ".join(cells) + f" | {1e3 * total:.1f} ms |")
     return lines
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="two sizes and values each (a check that it runs)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="two sizes and values each (a check that it runs)",
+    )
     ap.add_argument("-n", "--nprocs", type=int, default=2, help="p (default 2)")
-    ap.add_argument("-b", "--backend", action="append", help="back ends (default threads; repeat for more)")
-    ap.add_argument("--params", help="the probe's params.json (default: validate's, the newest probe)")
-    ap.add_argument("-r", "--reps", type=int, default=3, help="repetitions per run (median; default 3)")
-    ap.add_argument("--out", default=str(ROOT / "results" / "reproduce-here"), help="output directory")
-    ap.add_argument("--only", action="append", choices=[*EXPERIMENTS, "GL", "HB2"], help="experiments (default all)")
-    ap.add_argument("--gl-p", type=int, default=4, help="G&L's p (default 4: oversubscribed on 2 cores)")
+    ap.add_argument(
+        "-b",
+        "--backend",
+        action="append",
+        help="back ends (default threads; repeat for more)",
+    )
+    ap.add_argument(
+        "--params",
+        help="the probe's params.json (default: validate's, the newest probe)",
+    )
+    ap.add_argument(
+        "-r",
+        "--reps",
+        type=int,
+        default=3,
+        help="repetitions per run (median; default 3)",
+    )
+    ap.add_argument(
+        "--out",
+        default=str(ROOT / "results" / "reproduce-here"),
+        help="output directory",
+    )
+    ap.add_argument(
+        "--only",
+        action="append",
+        choices=[*EXPERIMENTS, "GL", "HB2"],
+        help="experiments (default all)",
+    )
+    ap.add_argument(
+        "--gl-p",
+        type=int,
+        default=4,
+        help="G&L's p (default 4: oversubscribed on 2 cores)",
+    )
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     log = out / "reproduce_here.log"
     backends = args.backend or ["threads"]
-    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
-                if l.startswith("model name")), "?")
-    report = [f"# The seeds re-run here ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})", "",
-              f"cpu: {cpu}, {os.cpu_count()} cores; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')}; "
-              f"load before: {os.getloadavg()[0]:.2f}; p = {args.nprocs}; reps {args.reps}"
-              + ("; --quick" if args.quick else "")]
+    cpu = next(
+        (
+            l.split(":", 1)[1].strip()
+            for l in Path("/proc/cpuinfo").read_text().splitlines()
+            if l.startswith("model name")
+        ),
+        "?",
+    )
+    report = [
+        f"# The seeds re-run here ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
+        "",
+        f"cpu: {cpu}, {os.cpu_count()} cores; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')}; "
+        f"load before: {os.getloadavg()[0]:.2f}; p = {args.nprocs}; reps {args.reps}"
+        + ("; --quick" if args.quick else ""),
+    ]
     for backend in backends:
         for name in args.only or [*EXPERIMENTS, "GL", "HB2"]:
             print(f"reproduce_here: {name} on {backend}", file=sys.stderr, flush=True)

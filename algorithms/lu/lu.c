@@ -65,7 +65,7 @@ void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, i
 static const char prog[] = "bspalg-lu";
 static long opt_size = 1000;
 static int opt_nb = 64;
-static int opt_nb_alg = 0; /* --nb-alg; 0: nb */
+static int opt_nb_alg = 0;             /* --nb-alg; 0: nb */
 static int opt_rows = 0, opt_cols = 0; /* --grid; 0: the grid closest to square */
 static long opt_singular_column = -1;
 
@@ -135,10 +135,10 @@ typedef struct {
   unsigned long seed;
   long n;
   int nb, M, N, s, t;
-  int nb_alg;           /* the algorithmic block size nb', a multiple of nb */
-  long col_lo, col_hi;  /* the columns a stage swaps and updates: all, or its algorithmic block's */
-  double *alg_l;        /* nb' > nb: L of the block, my rows >= j0 (column-major), see alg_trailing */
-  double *alg_u;        /* and its rows of A12 (then U12) and L11, see alg_trailing */
+  int nb_alg;          /* the algorithmic block size nb', a multiple of nb */
+  long col_lo, col_hi; /* the columns a stage swaps and updates: all, or its algorithmic block's */
+  double *alg_l; /* nb' > nb: L of the block, my rows >= j0 (column-major), see alg_trailing */
+  double *alg_u; /* and its rows of A12 (then U12) and L11, see alg_trailing */
   bsp2d_grid *grid;
   bsp2d_map rmap, cmap;
   long mloc, nloc, ld;

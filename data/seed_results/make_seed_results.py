@@ -31,16 +31,25 @@ HERE = Path(__file__).resolve().parent
 # Appendix letter -> (the algorithm as bspkit names the seed's, the table's parameter, the
 # thesis' second model, where the thesis describes the experiment)
 APPENDICES = {
-    "D": ("matmul-customized", "q", "g(h,h*)", "sec. 4.2 (eq. 4.5-4.8, 4.10), 4.3, 4.4"),
+    "D": (
+        "matmul-customized",
+        "q",
+        "g(h,h*)",
+        "sec. 4.2 (eq. 4.5-4.8, 4.10), 4.3, 4.4",
+    ),
     "E": ("matmul-static", "q", "g(h,h*)", "sec. 4.2 (eq. 4.9, 4.10), 4.3, 4.5"),
     "F": ("llcs-standard", "alpha", "g(h)", "sec. 5.1 (eq. 5.2, 5.3), 5.3"),
     "G": ("llcs-bitparallel", "alpha", "g(h)", "sec. 5.2 (eq. 5.5), 5.4"),
 }
-TITLE = re.compile(r"^Table ([D-G])\.(\d): Efficiency and mean relative prediction error on (\w+)\s*$")
+TITLE = re.compile(
+    r"^Table ([D-G])\.(\d): Efficiency and mean relative prediction error on (\w+)\s*$"
+)
 PROCESSORS = re.compile(r"^(?:<i>)?(\d+) processors(?:</i>)?\s*$")
 NUMBER = r"(-|\d+(?:\.\d+)?)"
 ROW = re.compile(r"^(\d+)" + (r"\t" + NUMBER) * 9 + r"\t*\s*$")
-LIBRARIES = re.compile(r"^\$(?:q|\\alpha)\$\t(\w[\w-]*)\t+(\w[\w-]*)\t+(\w[\w-]*)\t*\s*$")
+LIBRARIES = re.compile(
+    r"^\$(?:q|\\alpha)\$\t(\w[\w-]*)\t+(\w[\w-]*)\t+(\w[\w-]*)\t*\s*$"
+)
 
 
 def cell(text: str) -> float | None:
@@ -72,7 +81,11 @@ def parse(lines: list[str]) -> list[dict]:
             continue
         if table is None:
             continue
-        if line.startswith("## Appendix") or line.startswith("# ") and "Appendix" in line:
+        if (
+            line.startswith("## Appendix")
+            or line.startswith("# ")
+            and "Appendix" in line
+        ):
             table = None
             continue
         libs = LIBRARIES.match(line)
@@ -89,8 +102,18 @@ def parse(lines: list[str]) -> list[dict]:
             per_library = {}
             for k, lib in enumerate(table["libraries"] or ["?", "?", "?"]):
                 eff, e1, e2 = values[3 * k : 3 * k + 3]
-                per_library[lib] = {"efficiency": eff, "error": {table["models"][0]: e1, table["models"][1]: e2}}
-            table["rows"].append({"p": p, table["parameter"]: int(row.group(1)), "line": number, "libraries": per_library})
+                per_library[lib] = {
+                    "efficiency": eff,
+                    "error": {table["models"][0]: e1, table["models"][1]: e2},
+                }
+            table["rows"].append(
+                {
+                    "p": p,
+                    table["parameter"]: int(row.group(1)),
+                    "line": number,
+                    "libraries": per_library,
+                }
+            )
     return tables
 
 
@@ -110,19 +133,43 @@ def find(lines: list[str], text: str, start: int = 0) -> int:
 def gl_table_1(lines: list[str]) -> dict:
     """G&L Table 1: speedups per configuration heading, n = 320 and 640, seven columns."""
     title = find(lines, "Matrix Multiplication in non-SMP and SMP configurations")
-    columns = ["PUB put", "PUB get", "BSPlib put", "BSPlib get", "LAM put", "LAM get", "LAM send"]
+    columns = [
+        "PUB put",
+        "PUB get",
+        "BSPlib put",
+        "BSPlib get",
+        "LAM put",
+        "LAM get",
+        "LAM send",
+    ]
     blocks, heading = [], None
     for i in range(title + 1, title + 30):
         m = re.match(r"^Speedup for \$p = (\d+)\$ (non-SMP|SMP)", lines[i])
         if m:
-            heading = {"p": int(m.group(1)), "heading": m.group(2), "line": i + 1, "rows": []}
+            heading = {
+                "p": int(m.group(1)),
+                "heading": m.group(2),
+                "line": i + 1,
+                "rows": [],
+            }
             blocks.append(heading)
             continue
         cells = lines[i].split("\t")
-        if heading and cells and re.fullmatch(r"\d+", cells[0].strip()) and len(cells) >= 9:
+        if (
+            heading
+            and cells
+            and re.fullmatch(r"\d+", cells[0].strip())
+            and len(cells) >= 9
+        ):
             values = [float(c) for c in cells[1:9]]
-            heading["rows"].append({"n": int(cells[0]), "line": i + 1, "time_p1_s": values[0],
-                                    "speedup": dict(zip(columns, values[1:]))})
+            heading["rows"].append(
+                {
+                    "n": int(cells[0]),
+                    "line": i + 1,
+                    "time_p1_s": values[0],
+                    "speedup": dict(zip(columns, values[1:])),
+                }
+            )
         if lines[i].startswith("## "):
             break
     # The text (line of "actual speedup figures") gives the second block's put speedups, 10.33
@@ -133,8 +180,10 @@ def gl_table_1(lines: list[str]) -> dict:
     second = blocks[1]
     assert second["p"] == 16 and second["rows"][0]["speedup"]["BSPlib put"] == 10.33
     second["configuration"] = "non-SMP"
-    second["slip"] = (f"printed 'p = 16 SMP' (line {second['line']}); line {said + 1} gives its put speedups "
-                      "10.33 and 5.17 as the non-SMP ones, and a later block is p = 16 SMP")
+    second["slip"] = (
+        f"printed 'p = 16 SMP' (line {second['line']}); line {said + 1} gives its put speedups "
+        "10.33 and 5.17 as the non-SMP ones, and a later block is p = 16 SMP"
+    )
     formula = find(lines, "this is  $p/(1 + \\sqrt{pg}/(f(n - 1)))$")
     return {
         "seed": GL,
@@ -148,7 +197,10 @@ def gl_table_1(lines: list[str]) -> dict:
             "formula": "p / (1 + sqrt(p) g / (f (n - 1))), f = 1/70 us per flop, g per double from Fig. 6 at h = 4 n^2/p ints",
             "p": 16,
             "n": 320,
-            "predicted": {"non-SMP": {"BSPlib put": 8.0, "LAM put": 5.0}, "SMP": {"BSPlib put": 6.0, "LAM put": 4.6}},
+            "predicted": {
+                "non-SMP": {"BSPlib put": 8.0, "LAM put": 5.0},
+                "SMP": {"BSPlib put": 6.0, "LAM put": 4.6},
+            },
             "f_s_per_flop": 1e-6 / 70,
         },
     }
@@ -160,10 +212,28 @@ def hb_table_1(lines: list[str]) -> dict:
     for i in range(title + 1, title + 25):
         cells = lines[i].split("\t")
         if cells and re.fullmatch(r"\d+", cells[0].strip()) and len(cells) >= 4:
-            rows.append({"n": int(cells[0]), "line": i + 1,
-                         "gflops": dict(zip(["BSPlib", "native BLACS", "MPI BLACS"], map(float, cells[1:4])))})
-    return {"seed": HB, "table": "Table 1", "line": title + 1, "grid": [8, 8], "nb": 32, "p": 64,
-            "what": "computing rate (Gflop/s) of ScaLAPACK's LU on a Cray T3E, overall time", "rows": rows}
+            rows.append(
+                {
+                    "n": int(cells[0]),
+                    "line": i + 1,
+                    "gflops": dict(
+                        zip(
+                            ["BSPlib", "native BLACS", "MPI BLACS"],
+                            map(float, cells[1:4]),
+                        )
+                    ),
+                }
+            )
+    return {
+        "seed": HB,
+        "table": "Table 1",
+        "line": title + 1,
+        "grid": [8, 8],
+        "nb": 32,
+        "p": 64,
+        "what": "computing rate (Gflop/s) of ScaLAPACK's LU on a Cray T3E, overall time",
+        "rows": rows,
+    }
 
 
 def kang_table_7(lines: list[str]) -> dict:
@@ -174,25 +244,41 @@ def kang_table_7(lines: list[str]) -> dict:
             sp, t3e = nums[:3], nums[3:]
             steps_at = find(lines, "Step 1: 468")
             return {
-                "seed": KANG, "table": "Table 7", "line": title + 1, "row_line": i + 1,
+                "seed": KANG,
+                "table": "Table 7",
+                "line": title + 1,
+                "row_line": i + 1,
                 "what": "FT.F's three-step boundary exchange: estimated (eq. 7) and measured time, us",
-                "steps_elements": [468 * 2, 456 * 2, 6 * 2], "steps_line": steps_at + 1,
+                "steps_elements": [468 * 2, 456 * 2, 6 * 2],
+                "steps_line": steps_at + 1,
                 "element_bytes": {"SP": 4, "T3E": 8},
                 "machines": {
-                    "SP": {"estimated_us": float(sp[0]), "measured_us": float(sp[1]), "error_pct": float(sp[2][:-1])},
-                    "T3E": {"estimated_us": float(t3e[0]), "measured_us": float(t3e[1]), "error_pct": float(t3e[2][:-1])},
+                    "SP": {
+                        "estimated_us": float(sp[0]),
+                        "measured_us": float(sp[1]),
+                        "error_pct": float(sp[2][:-1]),
+                    },
+                    "T3E": {
+                        "estimated_us": float(t3e[0]),
+                        "measured_us": float(t3e[1]),
+                        "error_pct": float(t3e[2][:-1]),
+                    },
                 },
             }
     raise ValueError("Kang et al.'s Table 7 row not found")
 
 
 def main() -> int:
-    seeds = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[2] / "shared" / "seeds"
+    seeds = (
+        Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[2] / "shared" / "seeds"
+    )
     lines = (seeds / THESIS).read_text(encoding="utf-8").splitlines()
     tables = parse(lines)
     if len(tables) != 12 or any(not t["rows"] or not t["libraries"] for t in tables):
-        print(f"make_seed_results: expected 12 tables with rows, found {[(t['table'], len(t['rows'])) for t in tables]}",
-              file=sys.stderr)
+        print(
+            f"make_seed_results: expected 12 tables with rows, found {[(t['table'], len(t['rows'])) for t in tables]}",
+            file=sys.stderr,
+        )
         return 1
     out = {
         "seed": THESIS,
@@ -205,7 +291,9 @@ def main() -> int:
     }
     path = HERE / "thesis-appendix-d-g.json"
     path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    print(f"{path.name}: {len(tables)} tables, {sum(len(t['rows']) for t in tables)} rows")
+    print(
+        f"{path.name}: {len(tables)} tables, {sum(len(t['rows']) for t in tables)} rows"
+    )
 
     def text(name: str) -> list[str]:
         return (seeds / name).read_text(encoding="utf-8").splitlines()

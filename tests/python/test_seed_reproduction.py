@@ -68,13 +68,15 @@ def test_row_counts_and_p() -> None:
 def test_llcs_costs_are_eq_5_3_and_5_5(n: int, alpha: int, p: int) -> None:
     b = math.ceil(n / (alpha * p))
     std = sr.BY_NAME["llcs-standard"].cost(n, alpha, p)
-    assert std.S == alpha * (2 * alpha * p - 1)  # eq. 5.3's l term
-    assert std.W == (p * alpha * (alpha + 1) - alpha) * b * b  # eq. 5.2
-    assert std.H == pytest.approx(5 / 8 * alpha * (alpha * p - 1) * b)  # eq. 5.3's g term
+    syncs, work, words = std.S, std.W, std.H
+    assert syncs == alpha * (2 * alpha * p - 1)  # eq. 5.3's l term
+    assert work == (p * alpha * (alpha + 1) - alpha) * b * b  # eq. 5.2
+    assert words == pytest.approx(5 / 8 * alpha * (alpha * p - 1) * b)  # eq. 5.3's g term
     bit = sr.BY_NAME["llcs-bitparallel"].cost(n, alpha, p)
-    assert bit.S == (2 * alpha * p - 1) * alpha + 1  # eq. 5.5
-    assert bit.W == std.W
-    assert bit.H == pytest.approx(alpha * (alpha * p - 1) * b / 16)
+    syncs, work, words = bit.S, bit.W, bit.H
+    assert syncs == (2 * alpha * p - 1) * alpha + 1  # eq. 5.5
+    assert work == std.W
+    assert words == pytest.approx(alpha * (alpha * p - 1) * b / 16)
 
 
 @pytest.mark.parametrize(("n", "q", "p"), [(2000, 64, 10), (1000, 729, 4), (1500, 125, 32), (800, 8, 4)])
@@ -84,11 +86,12 @@ def test_matmul_equation_costs_are_eq_4_5_to_4_9(n: int, q: int, p: int) -> None
     L = math.ceil(q / p)
     R = math.ceil((Q * Q % p) * Q / p)
     cust = sr.BY_NAME["matmul-customized"].equation_cost(n, q, p)
-    assert cust.S == 2 * L  # eq. 4.7
-    assert cust.W == 2 * L * s**3  # eq. 4.5, 2 flops per multiply-add
-    assert cust.H == pytest.approx(L * s * s * (2 + R))  # eq. 4.6
-    static = sr.BY_NAME["matmul-static"].equation_cost(n, q, p)
-    assert static.H == pytest.approx(L * s * s * (2 + 1 / Q + R))  # eq. 4.9
+    syncs, work, words = cust.S, cust.W, cust.H
+    assert syncs == 2 * L  # eq. 4.7
+    assert work == 2 * L * s**3  # eq. 4.5, 2 flops per multiply-add
+    assert words == pytest.approx(L * s * s * (2 + R))  # eq. 4.6
+    static_words = sr.BY_NAME["matmul-static"].equation_cost(n, q, p).H
+    assert static_words == pytest.approx(L * s * s * (2 + 1 / Q + R))  # eq. 4.9
 
 
 def test_pricing_is_the_thesis_formulas_by_hand() -> None:
@@ -201,7 +204,12 @@ def test_gl_table_1_matches_their_formula() -> None:
     """bspkit's MatMul closed form without l gives G&L's speedup formula with the same f and g
     to within the rounding of p = 16's block (n divisible by 4)."""
     rows = sr.gl_table_1(others())
-    assert {(r["configuration"], r["n"]) for r in rows} == {("non-SMP", 320), ("non-SMP", 640), ("SMP", 320), ("SMP", 640)}
+    assert {(r["configuration"], r["n"]) for r in rows} == {
+        ("non-SMP", 320),
+        ("non-SMP", 640),
+        ("SMP", 320),
+        ("SMP", 640),
+    }
     for r in rows:
         assert r["bspkit_predicted"] == pytest.approx(r["gl_formula_with_file_g"], rel=0.01)
     non_smp_320 = next(r for r in rows if r["configuration"] == "non-SMP" and r["n"] == 320)

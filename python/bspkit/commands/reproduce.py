@@ -41,7 +41,9 @@ def add_parser(subparsers: Subparsers) -> None:
         "Horvitz & Bisseling's Table 1 (LU rates on a T3E) and Kang et al.'s Table 7 (FT.F's exchange). "
         "E.g. bspkit reproduce D.3 F.3 --f exchanged",
     )
-    rp.add_argument("tables", nargs="*", metavar="TABLE", help=f"tables to reproduce ({', '.join(TABLES)}; default all)")
+    rp.add_argument(
+        "tables", nargs="*", metavar="TABLE", help=f"tables to reproduce ({', '.join(TABLES)}; default all)"
+    )
     rp.add_argument(
         "--f",
         dest="f_choice",
@@ -105,9 +107,7 @@ def _row_lines(table: dict[str, Any], cells: Sequence[CellResult], columns: Sequ
     libs = table["libraries"]
     param = table["parameter"]
     head = f"{'p':>3} {param:>5} " + " ".join(f"{lib:^{6 + 10 * len(columns)}}" for lib in libs)
-    sub = f"{'':>3} {'':>5} " + " ".join(
-        f"{'E %':>5} " + " ".join(f"{c[:9]:>9}" for c in columns) for _ in libs
-    )
+    sub = f"{'':>3} {'':>5} " + " ".join(f"{'E %':>5} " + " ".join(f"{c[:9]:>9}" for c in columns) for _ in libs)
     lines = [head, sub]
     by_row: dict[tuple[int, int], dict[str, CellResult]] = {}
     for x in cells:
@@ -144,8 +144,10 @@ def run(options: ReproduceOptions, extra: Sequence[str]) -> int:
             "from the thesis' own parameters (error = |T_pred - T_meas| / max, + where the prediction is slower; "
             "bspkit's at the size of the peak, the thesis' a mean over all sizes)."
         )
-        print(f"f: {options.f_choice}; matmul counts: {options.counts}; sizes: "
-              + ("the thesis' own" if options.max_size is None else f"up to {options.max_size}"))
+        print(
+            f"f: {options.f_choice}; matmul counts: {options.counts}; sizes: "
+            + ("the thesis' own" if options.max_size is None else f"up to {options.max_size}")
+        )
     out_tables = []
     for table in data["tables"]:
         if table["table"] not in options.tables:
@@ -176,33 +178,37 @@ def run(options: ReproduceOptions, extra: Sequence[str]) -> int:
             print(f"  not predicted: {m}")
         best_m = ", ".join(f"{k} {v}" for k, v in facts["highest_efficiency_measured"].items())
         best_p = ", ".join(f"{k} {v}" for k, v in facts["highest_efficiency_predicted"].items())
-        print(f"  highest efficiency per row: measured {best_m}; predicted {best_p} "
-              f"(the same library in {facts['rows_same_library']} of {facts['rows_compared']} rows)")
-        out_tables.append({
-            "table": table["table"],
-            "machine": table["machine"],
-            "algorithm": table["algorithm"],
-            "line": table["line"],
-            "summary": summary,
-            "facts": facts,
-            "cells": [
-                {
-                    "p": x.p,
-                    table["parameter"]: x.parameter,
-                    "library": x.library,
-                    "line": x.line,
-                    "measured_efficiency": x.measured,
-                    "thesis_error": x.thesis_error,
-                    "f_s_per_unit": x.f_used,
-                    "predicted_efficiency": None if x.prediction is None else x.prediction.efficiency,
-                    "peak_n": None if x.prediction is None else x.prediction.peak_n,
-                    "t_predicted_over_measured": None if x.prediction is None else x.prediction.ratio,
-                    "bspkit_error": None if x.prediction is None else x.prediction.error,
-                    "missing": x.missing,
-                }
-                for x in cells
-            ],
-        })
+        print(
+            f"  highest efficiency per row: measured {best_m}; predicted {best_p} "
+            f"(the same library in {facts['rows_same_library']} of {facts['rows_compared']} rows)"
+        )
+        out_tables.append(
+            {
+                "table": table["table"],
+                "machine": table["machine"],
+                "algorithm": table["algorithm"],
+                "line": table["line"],
+                "summary": summary,
+                "facts": facts,
+                "cells": [
+                    {
+                        "p": x.p,
+                        table["parameter"]: x.parameter,
+                        "library": x.library,
+                        "line": x.line,
+                        "measured_efficiency": x.measured,
+                        "thesis_error": x.thesis_error,
+                        "f_s_per_unit": x.f_used,
+                        "predicted_efficiency": None if x.prediction is None else x.prediction.efficiency,
+                        "peak_n": None if x.prediction is None else x.prediction.peak_n,
+                        "t_predicted_over_measured": None if x.prediction is None else x.prediction.ratio,
+                        "bspkit_error": None if x.prediction is None else x.prediction.error,
+                        "missing": x.missing,
+                    }
+                    for x in cells
+                ],
+            }
+        )
     others = _other_tables(sr, [t for t in options.tables if t in OTHER_TABLES])
     if options.json:
         doc = {
@@ -230,14 +236,20 @@ def _other_tables(sr: Any, names: Sequence[str]) -> dict[str, Any]:
         rows = sr.gl_table_1(data)
         out["GL.1"] = rows
         print()
-        print(f"Gerbessiotis & Lee, Table 1 (002 line {data['gl-table-1']['line']}): MatMul speedup at p = 16, "
-              "the cells their parameters reach (no l: none given)")
-        print(f"  {'configuration':13} {'column':10} {'n':>4} {'measured':>8} {'theirs':>6} {'err':>5} "
-              f"{'bspkit':>6} {'err':>5}")
+        print(
+            f"Gerbessiotis & Lee, Table 1 (002 line {data['gl-table-1']['line']}): MatMul speedup at p = 16, "
+            "the cells their parameters reach (no l: none given)"
+        )
+        print(
+            f"  {'configuration':13} {'column':10} {'n':>4} {'measured':>8} {'theirs':>6} {'err':>5} "
+            f"{'bspkit':>6} {'err':>5}"
+        )
         for r in rows:
             theirs = "-" if r["seed_predicted"] is None else f"{r['seed_predicted']:.1f}"
-            print(f"  {r['configuration']:13} {r['column']:10} {r['n']:>4} {r['measured_speedup']:>8.2f} {theirs:>6} "
-                  f"{_pct(r['seed_error'], True):>5} {r['bspkit_predicted']:>6.2f} {_pct(r['bspkit_error'], True):>5}")
+            print(
+                f"  {r['configuration']:13} {r['column']:10} {r['n']:>4} {r['measured_speedup']:>8.2f} {theirs:>6} "
+                f"{_pct(r['seed_error'], True):>5} {r['bspkit_predicted']:>6.2f} {_pct(r['bspkit_error'], True):>5}"
+            )
         for b in data["gl-table-1"]["blocks"]:
             if "slip" in b:
                 print(f"  the seed's slip: {b['slip']}")
@@ -245,13 +257,17 @@ def _other_tables(sr: Any, names: Sequence[str]) -> dict[str, Any]:
         rows = sr.hb_table_1(data)
         out["HB.1"] = rows
         print()
-        print(f"Horvitz & Bisseling, Table 1 (004 line {data['hb-table-1']['line']}): LU on an 8 x 8 T3E, nb = 32, "
-              "Gflop/s of the BSPlib layer (they give no prediction)")
+        print(
+            f"Horvitz & Bisseling, Table 1 (004 line {data['hb-table-1']['line']}): LU on an 8 x 8 T3E, nb = 32, "
+            "Gflop/s of the BSPlib layer (they give no prediction)"
+        )
         print(f"  {'n':>6} {'measured':>8} {'bspkit l low':>12} {'err':>5} {'l high':>7} {'err':>5}")
         for r in rows:
-            print(f"  {r['n']:>6} {r['measured_gflops']:>8.2f} {r['bspkit_gflops_l_low']:>12.2f} "
-                  f"{_pct(r['bspkit_error_l_low'], True):>5} {r['bspkit_gflops_l_high']:>7.2f} "
-                  f"{_pct(r['bspkit_error_l_high'], True):>5}")
+            print(
+                f"  {r['n']:>6} {r['measured_gflops']:>8.2f} {r['bspkit_gflops_l_low']:>12.2f} "
+                f"{_pct(r['bspkit_error_l_low'], True):>5} {r['bspkit_gflops_l_high']:>7.2f} "
+                f"{_pct(r['bspkit_error_l_high'], True):>5}"
+            )
     if "KANG.7" in names:
         rows = sr.kang_table_7(data)
         out["KANG.7"] = rows
@@ -259,11 +275,15 @@ def _other_tables(sr: Any, names: Sequence[str]) -> dict[str, Any]:
         print(f"Kang et al., Table 7 (003 line {data['kang-table-7']['line']}): FT.F's three-step exchange, us")
         print(f"  {'machine':7} {'measured':>8} {'theirs':>7} {'err':>5} {'bspkit':>7} {'err':>5}")
         for r in rows:
-            print(f"  {r['machine']:7} {r['measured_us']:>8.2f} {r['seed_estimated_us']:>7.2f} "
-                  f"{_pct(r['seed_error'], True):>5} {r['bspkit_predicted_us']:>7.2f} {_pct(r['bspkit_error'], True):>5}")
+            print(
+                f"  {r['machine']:7} {r['measured_us']:>8.2f} {r['seed_estimated_us']:>7.2f} "
+                f"{_pct(r['seed_error'], True):>5} {r['bspkit_predicted_us']:>7.2f} {_pct(r['bspkit_error'], True):>5}"
+            )
         for r in rows:
             k = r["seed_startups_implied"]
             if k is not None and abs(k - 3.0) > 0.05:
-                print(f"  the seed's slip: its {r['machine']} estimate is {k:.1f} start-ups T_s plus the transfer "
-                      "time; eq. 7 has 3")
+                print(
+                    f"  the seed's slip: its {r['machine']} estimate is {k:.1f} start-ups T_s plus the transfer "
+                    "time; eq. 7 has 3"
+                )
     return out

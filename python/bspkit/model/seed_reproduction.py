@@ -12,12 +12,11 @@ What is compared. A table gives, per row (p, q or alpha, library), the *peak eff
 the sizes run (eq. 4.12, E = W_seq / (T(p) p) / F, line 842: "we also list the peak
 efficiency") and the thesis' *mean relative prediction error* over those sizes. The measured
 times are not printed; E is. So bspkit predicts T(n) at every size, E(n) from it with the
-thesis' own F (Table 4.2 or 5.3), and its peak over n; its error is E_measured / E_predicted - 1,
-which is T_predicted / T_measured - 1 at the size of the peak where both peaks fall at the same
-size (the largest, for every row here: communication grows slower than work). The thesis'
-error is a mean over all sizes, ours one size: where the smaller sizes are worse predicted,
-the thesis' mean is larger than its error at the peak; docs/reproduction.md says so beside
-the tables.
+thesis' own F (Table 4.2 or 5.3), and its peak over n. T_predicted / T_measured at the peak is
+E_measured / E_predicted, and the error is `relative_error` of it, |T_p - T_m| / max(T_p, T_m)
+signed (the only normalisation that keeps the thesis' printed errors under 100 %). The
+thesis' error is a mean over all sizes, ours one size, and its peak the largest of noisy runs:
+docs/reproduction.md says what that hides.
 
 The algorithms as the thesis wrote them:
 
@@ -35,8 +34,9 @@ The algorithms as the thesis wrote them:
   compute a block of b^2 cells (b = ceil(n / (alpha p)), eq. 5.2) and alpha (alpha p - 1) send
   5/8 b words (a column of b 32-bit results out, b 8-bit characters in, in 64-bit words:
   line 1058), one put each, on the random-permutation surface (sec. 5.3, line 1185); eq. 5.3.
-- LLCS, bit-parallel (App. G): the same schedule with b / 16 words per block (eq. 5.5: 64-bit
-  words of 4-bit... the thesis' factor 1/16) and one superstep more, (2 alpha p - 1) alpha + 1.
+- LLCS, bit-parallel (App. G): the same schedule with b / 16 words per block (eq. 5.5: b bits of
+  the boundary vector out and b characters of log2(sigma) = 3 bits in, 4 b bits in 64-bit
+  words) and one superstep more, (2 alpha p - 1) alpha + 1.
 
 The thesis' models and bspkit's, column by column (comm_models.REGISTRY): "const g" is
 "thesis g const" (g_inf h + l in every superstep, l measured with communication: App. C's l
@@ -92,13 +92,28 @@ def thesis_llcs(words_per_cell_row: float, extra_syncs: int, name: str) -> Calla
         sending = alpha * (alpha * p - 1)
         h = words_per_cell_row * b
         steps = (
-            StepKind("block, put results", sending, w=float(b * b), h=h, count=1.0, msg_words=h,
-                     primitive="put", pattern="permutation", h_inout=2 * h),
+            StepKind(
+                "block, put results",
+                sending,
+                w=float(b * b),
+                h=h,
+                count=1.0,
+                msg_words=h,
+                primitive="put",
+                pattern="permutation",
+                h_inout=2 * h,
+            ),
             StepKind("block", computing - sending, w=float(b * b), h=0.0, count=0.0, msg_words=0.0, h_inout=0.0),
             StepKind("no block", syncs - computing, w=0.0, h=0.0, count=0.0, msg_words=0.0, h_inout=0.0),
         )
-        return Cost(algorithm=name, p=p, problem={"n": n, "alpha": alpha}, work_unit="cell",
-                    f_kernel=None, steps=tuple(k for k in steps if k.repeat > 0))
+        return Cost(
+            algorithm=name,
+            p=p,
+            problem={"n": n, "alpha": alpha},
+            work_unit="cell",
+            f_kernel=None,
+            steps=tuple(k for k in steps if k.repeat > 0),
+        )
 
     return cost
 
@@ -117,13 +132,37 @@ def thesis_matmul_equation(dist: str) -> Callable[[int, int, int], Cost]:
         out_blocks = R + (1.0 / Q if dist == "static" else 0.0)
         h_in, h_out = 2.0 * s * s, out_blocks * s * s
         steps = [
-            StepKind("input", L, w=0.0, h=h_in, count=2.0, msg_words=s * s, primitive="hpget", pattern="alltoall",
-                     h_inout=2 * h_in),
-            StepKind("output", L, w=2.0 * s**3, h=h_out, count=out_blocks, msg_words=s * s if h_out else 0.0,
-                     primitive="hpget" if h_out else None, pattern="alltoall" if h_out else None, h_inout=2 * h_out),
+            StepKind(
+                "input",
+                L,
+                w=0.0,
+                h=h_in,
+                count=2.0,
+                msg_words=s * s,
+                primitive="hpget",
+                pattern="alltoall",
+                h_inout=2 * h_in,
+            ),
+            StepKind(
+                "output",
+                L,
+                w=2.0 * s**3,
+                h=h_out,
+                count=out_blocks,
+                msg_words=s * s if h_out else 0.0,
+                primitive="hpget" if h_out else None,
+                pattern="alltoall" if h_out else None,
+                h_inout=2 * h_out,
+            ),
         ]
-        return Cost(algorithm=f"matmul-{dist} (thesis eq. 4.8-4.10)", p=p, problem={"n": n, "q": q}, work_unit="flop",
-                    f_kernel=None, steps=tuple(steps))
+        return Cost(
+            algorithm=f"matmul-{dist} (thesis eq. 4.8-4.10)",
+            p=p,
+            problem={"n": n, "q": q},
+            work_unit="flop",
+            f_kernel=None,
+            steps=tuple(steps),
+        )
 
     return cost
 
@@ -201,7 +240,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         surface="put/permutation",
         f_key="llcs-dp",
         l_key="llcs",
-        models=(SeedModel("const g", "thesis g const", "g const"), SeedModel("g(h)", "g(h,h*)+l0", "g(h)", with_count=False)),
+        models=(
+            SeedModel("const g", "thesis g const", "g const"),
+            SeedModel("g(h)", "g(h,h*)+l0", "g(h)", with_count=False),
+        ),
     ),
     Experiment(
         name="llcs-bitparallel",
@@ -215,7 +257,10 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         surface="put/permutation",
         f_key="llcs-bitpar",
         l_key="llcs",
-        models=(SeedModel("const g", "thesis g const", "g const"), SeedModel("g(h)", "g(h,h*)+l0", "g(h)", with_count=False)),
+        models=(
+            SeedModel("const g", "thesis g const", "g const"),
+            SeedModel("g(h)", "g(h,h*)+l0", "g(h)", with_count=False),
+        ),
     ),
 )
 BY_NAME: Mapping[str, Experiment] = {e.name: e for e in EXPERIMENTS}
@@ -258,7 +303,7 @@ def predict_time(params: Params, experiment: Experiment, cost: Cost, f: float) -
             if not k.sync:
                 continue
             if k.h > 0:
-                t = model.superstep_s(surface, k.h, k.count if sm.with_count else 0.0, lambda: l_s)
+                t = model.superstep_s(surface, k.h, k.count if sm.with_count else 0.0, lambda l_s=l_s: l_s)
                 if t is None:
                     raise ReproductionError(f"{sm.bspkit_model} cannot price {experiment.surface}")
             else:
@@ -313,8 +358,16 @@ F_CHOICES = ("printed", "exchanged")
 COUNTS = ("exact", "equation")
 
 
-def predict_row(params: Params, experiment: Experiment, choices: Choices, p: int, parameter: int,
-                f_predict: float, f_efficiency: float, measured_efficiency: float | None) -> RowPrediction:
+def predict_row(
+    params: Params,
+    experiment: Experiment,
+    choices: Choices,
+    p: int,
+    parameter: int,
+    f_predict: float,
+    f_efficiency: float,
+    measured_efficiency: float | None,
+) -> RowPrediction:
     """The peak over the sizes run of the efficiency predicted with f_predict (the time), as
     the thesis computes efficiency: with its F = 1 / f_efficiency (eq. 4.12)."""
     best: dict[str, tuple[float, int]] = {}
@@ -413,9 +466,11 @@ def summarize(table: Mapping[str, Any], cells: Sequence[CellResult]) -> dict[str
     out = {}
     for column in BY_NAME[table["algorithm"]].models:
         c = column.column
-        pairs = [(x.prediction.error[c], x.thesis_error.get(c)) for x in cells
-                 if x.prediction is not None and x.prediction.error.get(c) is not None
-                 and x.thesis_error.get(c) is not None]
+        pairs = [
+            (x.prediction.error[c], x.thesis_error.get(c))
+            for x in cells
+            if x.prediction is not None and x.prediction.error.get(c) is not None and x.thesis_error.get(c) is not None
+        ]
         ours = abs_median([a for a, _ in pairs])
         theirs = abs_median([b for _, b in pairs])
         out[c] = {
@@ -494,7 +549,7 @@ def _g_const_comm_s(surface: Surface, cost: Cost, l_s: float) -> float:
     for k in cost.steps:
         if not k.sync:
             continue
-        t = model.superstep_s(surface, k.h, k.count, lambda: l_s) if k.h > 0 else l_s
+        t = model.superstep_s(surface, k.h, k.count, lambda l_s=l_s: l_s) if k.h > 0 else l_s
         if t is None:
             raise ReproductionError("g const cannot price this surface")
         total += k.repeat * t
@@ -512,8 +567,10 @@ def gl_table_1(others: Mapping[str, Any]) -> list[dict[str, Any]]:
 
     table = others["gl-table-1"]
     own = table["own_prediction"]
-    files = {("non-SMP", "BSPlib put"): "gl-pccluster-bsplib-nonsmp-p16.json",
-             ("SMP", "BSPlib put"): "gl-pccluster-bsplib-smp-p16.json"}
+    files = {
+        ("non-SMP", "BSPlib put"): "gl-pccluster-bsplib-nonsmp-p16.json",
+        ("SMP", "BSPlib put"): "gl-pccluster-bsplib-smp-p16.json",
+    }
     out = []
     for block in table["blocks"]:
         for (config, column), name in files.items():
@@ -530,15 +587,24 @@ def gl_table_1(others: Mapping[str, Any]) -> list[dict[str, Any]]:
                 formula = 16 / (1 + math.sqrt(16) * float(g or 0.0) / (f * (n - 1)))
                 measured = row["speedup"][column]
                 theirs = own["predicted"].get(config, {}).get(column) if n == own["n"] else None
-                out.append({
-                    "configuration": config, "column": column, "p": 16, "n": n, "line": row["line"],
-                    "measured_speedup": measured, "seed_predicted": theirs,
-                    "seed_error": None if theirs is None else measured / theirs - 1.0,
-                    "bspkit_predicted": t1 / t16,
-                    "bspkit_error": measured / (t1 / t16) - 1.0,
-                    "gl_formula_with_file_g": formula,
-                    "f_s_per_flop": f, "g_s_per_word": g, "file": name,
-                })
+                out.append(
+                    {
+                        "configuration": config,
+                        "column": column,
+                        "p": 16,
+                        "n": n,
+                        "line": row["line"],
+                        "measured_speedup": measured,
+                        "seed_predicted": theirs,
+                        "seed_error": None if theirs is None else measured / theirs - 1.0,
+                        "bspkit_predicted": t1 / t16,
+                        "bspkit_error": measured / (t1 / t16) - 1.0,
+                        "gl_formula_with_file_g": formula,
+                        "f_s_per_flop": f,
+                        "g_s_per_word": g,
+                        "file": name,
+                    }
+                )
     return out
 
 
@@ -565,14 +631,19 @@ def hb_table_1(others: Mapping[str, Any]) -> list[dict[str, Any]]:
             t = f * cost.W + _g_const_comm_s(surface, cost, float(l_range[end]))
             rates[end] = lu_flops(n) / t / 1e9
         measured = row["gflops"]["BSPlib"]
-        out.append({
-            "n": n, "line": row["line"], "measured_gflops": measured,
-            "bspkit_gflops_l_low": rates["low"], "bspkit_gflops_l_high": rates["high"],
-            # time error: a rate r against measured m is T_pred / T_meas = m / r
-            "bspkit_error_l_low": measured / rates["low"] - 1.0,
-            "bspkit_error_l_high": measured / rates["high"] - 1.0,
-            "within_l_range": min(rates.values()) <= measured <= max(rates.values()),
-        })
+        out.append(
+            {
+                "n": n,
+                "line": row["line"],
+                "measured_gflops": measured,
+                "bspkit_gflops_l_low": rates["low"],
+                "bspkit_gflops_l_high": rates["high"],
+                # time error: a rate r against measured m is T_pred / T_meas = m / r
+                "bspkit_error_l_low": measured / rates["low"] - 1.0,
+                "bspkit_error_l_high": measured / rates["high"] - 1.0,
+                "within_l_range": min(rates.values()) <= measured <= max(rates.values()),
+            }
+        )
     return out
 
 
@@ -588,20 +659,34 @@ def kang_table_7(others: Mapping[str, Any]) -> list[dict[str, Any]]:
         surface = params.g["send/permutation"]
         l_s = value_of((surface.linreg or {}).get("l")) or 0.0
         steps = tuple(
-            StepKind(f"step {i + 1}", 1, w=0.0, h=m * table["element_bytes"][machine] / 8.0, count=1.0,
-                     msg_words=m * table["element_bytes"][machine] / 8.0, primitive="send", pattern="permutation")
+            StepKind(
+                f"step {i + 1}",
+                1,
+                w=0.0,
+                h=m * table["element_bytes"][machine] / 8.0,
+                count=1.0,
+                msg_words=m * table["element_bytes"][machine] / 8.0,
+                primitive="send",
+                pattern="permutation",
+            )
             for i, m in enumerate(table["steps_elements"])
         )
         cost = Cost("ft.f exchange (Kang et al. eq. 7)", 2, {}, "none", None, steps)
         predicted_us = 1e6 * _g_const_comm_s(surface, cost, l_s)
         transfer_us = predicted_us - 1e6 * l_s * len(steps)
         measured = values["measured_us"]
-        out.append({
-            "machine": machine, "line": table["row_line"], "measured_us": measured,
-            "seed_estimated_us": values["estimated_us"], "seed_error_printed_pct": values["error_pct"],
-            "seed_error": values["estimated_us"] / measured - 1.0,
-            "bspkit_predicted_us": predicted_us, "bspkit_error": predicted_us / measured - 1.0,
-            # how many start-ups T_s the seed's own estimate holds beside the same transfer time
-            "seed_startups_implied": (values["estimated_us"] - transfer_us) / (1e6 * l_s) if l_s else None,
-        })
+        out.append(
+            {
+                "machine": machine,
+                "line": table["row_line"],
+                "measured_us": measured,
+                "seed_estimated_us": values["estimated_us"],
+                "seed_error_printed_pct": values["error_pct"],
+                "seed_error": values["estimated_us"] / measured - 1.0,
+                "bspkit_predicted_us": predicted_us,
+                "bspkit_error": predicted_us / measured - 1.0,
+                # how many start-ups T_s the seed's own estimate holds beside the same transfer time
+                "seed_startups_implied": (values["estimated_us"] - transfer_us) / (1e6 * l_s) if l_s else None,
+            }
+        )
     return out
