@@ -93,7 +93,7 @@ def test_parameters_without_the_suites_are_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["imh", "lu"], "bspkit imh predicts cannon and oocmm, not 'lu'"),
+        (["imh", "lu"], "bspkit imh predicts cannon and oocmm (or shows the fits: mem), not 'lu'"),
         (["imh", "cannon", "--sizes", "10,x"], "--sizes '10,x': a comma-separated list of integers"),
         (["imh", "cannon", "--sizes", "0"], "--sizes: every size must be positive"),
     ],
