@@ -223,3 +223,9 @@ def test_hb_table_1_brackets_with_the_l_range() -> None:
     assert all(r["bspkit_gflops_l_high"] < r["bspkit_gflops_l_low"] for r in rows)
     gaps = [r["bspkit_gflops_l_low"] / r["bspkit_gflops_l_high"] for r in rows]
     assert gaps[0] > 2 and gaps[-1] < 1.1
+
+
+def test_reproduce_refuses_a_max_size_below_the_first_size() -> None:
+    r = bspkit("reproduce", "F.1", "--max-size", "100")
+    assert r.returncode == 1
+    assert "--max-size 100 is below the smallest size, 8192" in r.stderr

@@ -346,6 +346,8 @@ class Choices:
         if self.max_size is None:
             return experiment.sizes
         step = experiment.sizes[0]
+        if self.max_size < step:
+            raise ReproductionError(f"--max-size {self.max_size} is below the smallest size, {step}")
         return tuple(range(step, self.max_size + 1, step))
 
     def cost(self, experiment: Experiment) -> Callable[[int, int, int], Cost]:
