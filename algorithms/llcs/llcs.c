@@ -295,13 +295,43 @@ static void *first_column_boundary(llcs_state *st, long units) {
   return st->first;
 }
 
+/* Offset in `incoming` of the boundary for block (x, y), x owned by this process: two slots
+ * per column, by the parity of y, in the thesis' schedule (see the head of the file). */
+static size_t incoming_offset(const llcs_state *st, long x, long y) {
+  size_t column = (size_t)(x / st->p);
+  if (opt.schedule == SCHEDULE_THESIS) column = 2 * column + (size_t)(y & 1);
+  return column * st->boundary_bytes;
+}
+
+/* Block (x, y) is done: its right boundary goes to the owner of column x + 1 (both schedules;
+ * a local copy where that is this process), or, in the last column, it holds the answer. */
+static void pass_boundary(llcs_state *st, long x, long y, long units, const void *boundary) {
+  const grid *g = &st->g;
+  llcs_progress *at = st->progress;
+  size_t bytes = (size_t)units * (g->kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t));
+  if (x < g->G - 1) {
+    int dest = (int)((x + 1) % st->p);
+    size_t offset = incoming_offset(st, x + 1, y);
+    if (bytes == 0) return;
+    if (dest == st->s) {
+      memcpy(st->incoming + offset, boundary, bytes);
+    } else {
+      bsp_put(dest, boundary, st->incoming, (bsp_size_t)offset, (bsp_size_t)bytes);
+      bspalg_put(dest, bspalg_words((long)bytes));
+    }
+  } else if (g->kernel == KERNEL_DP) {
+    if (units > 0) at->last_value = ((const int32_t *)boundary)[units - 1];
+  } else {
+    at->answer += llcs_count_zeros(boundary, (size_t)units);
+  }
+}
+
 /* One run of the antidiagonal schedule (S = 2G supersteps); the LLCS ends on process 0. It
  * starts at the superstep the progress names (0, or the one after a restart's checkpoint). */
 static void run_antidiagonal(llcs_state *st) {
   const grid *g = &st->g;
   long G = g->G;
   int p = st->p, s = st->s;
-  size_t unit_bytes = g->kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t);
   if (g->kernel == KERNEL_BITPAR)
     llcs_bitpar_masks(st->b, (size_t)g->n, opt.sigma, st->masks, st->mask_stride);
   llcs_progress *at = st->progress;
@@ -315,22 +345,7 @@ static void run_antidiagonal(llcs_state *st) {
       void *boundary =
           x == 0 ? first_column_boundary(st, units) : st->incoming + (size_t)i * st->boundary_bytes;
       bspalg_work(compute_block(st, i, x, y, boundary, NULL));
-      size_t bytes = (size_t)units * unit_bytes;
-      if (x < G - 1) {
-        int dest = (int)((x + 1) % p);
-        size_t offset = (size_t)((x + 1) / p) * st->boundary_bytes;
-        if (bytes == 0) continue;
-        if (dest == s) {
-          memcpy(st->incoming + offset, boundary, bytes);
-        } else {
-          bsp_put(dest, boundary, st->incoming, (bsp_size_t)offset, (bsp_size_t)bytes);
-          bspalg_put(dest, bspalg_words((long)bytes));
-        }
-      } else if (g->kernel == KERNEL_DP) {
-        if (units > 0) at->last_value = ((const int32_t *)boundary)[units - 1];
-      } else {
-        at->answer += llcs_count_zeros(boundary, (size_t)units);
-      }
+      pass_boundary(st, x, y, units, boundary);
     }
     int communicates = p > 1 && d < 2 * G - 2;
     at->d = d + 1;
@@ -357,14 +372,6 @@ static int thesis_block(const llcs_state *st, int t, long j, long *x, long *y) {
   *x = block * st->p + t;
   *y = diag - *x;
   return *y >= 0 && *y < st->g.G;
-}
-
-/* Offset in `incoming` of the boundary for block (x, y), x owned by this process: two slots
- * per column, by the parity of y, in the thesis' schedule (see the head of the file). */
-static size_t incoming_offset(const llcs_state *st, long x, long y) {
-  size_t column = (size_t)(x / st->p);
-  if (opt.schedule == SCHEDULE_THESIS) column = 2 * column + (size_t)(y & 1);
-  return column * st->boundary_bytes;
 }
 
 /* Words of one block's right boundary (dp: 32-bit values, bitpar: 64-bit words of V). */
@@ -395,31 +402,15 @@ static void thesis_label(const llcs_state *st, long j, const char **primitive,
  * it (or its own), and put its right boundary to the owner of column x + 1. */
 static void thesis_compute(llcs_state *st, long x, long y) {
   const grid *g = &st->g;
-  long G = g->G, i = x / st->p;
+  long i = x / st->p;
   int p = st->p, s = st->s;
-  llcs_progress *at = st->progress;
   long units = row_start(g, y + 1) - row_start(g, y);
   void *boundary =
       x == 0 ? first_column_boundary(st, units) : st->incoming + incoming_offset(st, x, y);
   const unsigned char *b_part =
       y % p == s ? st->b_rows + (size_t)(y / p) * st->row_bytes : st->fetched;
   bspalg_work(compute_block(st, i, x, y, boundary, b_part));
-  size_t bytes = (size_t)units * (g->kernel == KERNEL_DP ? sizeof(int32_t) : sizeof(uint64_t));
-  if (x < G - 1) {
-    int dest = (int)((x + 1) % p);
-    size_t offset = incoming_offset(st, x + 1, y);
-    if (bytes == 0) return;
-    if (dest == s) {
-      memcpy(st->incoming + offset, boundary, bytes);
-    } else {
-      bsp_put(dest, boundary, st->incoming, (bsp_size_t)offset, (bsp_size_t)bytes);
-      bspalg_put(dest, bspalg_words((long)bytes));
-    }
-  } else if (g->kernel == KERNEL_DP) {
-    if (units > 0) at->last_value = ((const int32_t *)boundary)[units - 1];
-  } else {
-    at->answer += llcs_count_zeros(boundary, (size_t)units);
-  }
+  pass_boundary(st, x, y, units, boundary);
 }
 
 /* One run of the thesis' schedule: S = alpha (2G - 1) supersteps, and for bitpar one more

@@ -298,19 +298,26 @@ def predict_time(params: Params, experiment: Experiment, cost: Cost, f: float) -
     for sm in experiment.models:
         model = comm_models.get(sm.bspkit_model)
         l_s = _l_of(params, charged, sm.l_charged, experiment.l_key)
-        comm = 0.0
-        for k in cost.steps:
-            if not k.sync:
-                continue
-            if k.h > 0:
-                t = model.superstep_s(surface, k.h, k.count if sm.with_count else 0.0, lambda l_s=l_s: l_s)
-                if t is None:
-                    raise ReproductionError(f"{sm.bspkit_model} cannot price {experiment.surface}")
-            else:
-                t = l_s
-            comm += k.repeat * t
-        out[sm.column] = work + comm
+        out[sm.column] = work + comm_s(model, surface, cost, l_s, sm.with_count)
     return out
+
+
+def comm_s(model: comm_models.CommModel, surface: Surface, cost: Cost, l_s: float, with_count: bool = True) -> float:
+    """The supersteps' communication and synchronization under one model on one surface,
+    charging l_s where a superstep moves nothing; with_count False leaves out the per-message
+    term (the thesis' g(h))."""
+    total = 0.0
+    for k in cost.steps:
+        if not k.sync:
+            continue
+        if k.h > 0:
+            t = model.superstep_s(surface, k.h, k.count if with_count else 0.0, lambda l_s=l_s: l_s)
+            if t is None:
+                raise ReproductionError(f"{model.name} cannot price this surface")
+        else:
+            t = l_s
+        total += k.repeat * t
+    return total
 
 
 def relative_error(t_predicted_over_measured: float) -> float:
@@ -544,20 +551,6 @@ def load_other_tables() -> dict[str, Any]:
         raise ReproductionError(f"{path}: {e}") from e
 
 
-def _g_const_comm_s(surface: Surface, cost: Cost, l_s: float) -> float:
-    """Sum over the supersteps of bspkit's "g const" (g h + l; l where nothing moves)."""
-    model = comm_models.get("g const")
-    total = 0.0
-    for k in cost.steps:
-        if not k.sync:
-            continue
-        t = model.superstep_s(surface, k.h, k.count, lambda l_s=l_s: l_s) if k.h > 0 else l_s
-        if t is None:
-            raise ReproductionError("g const cannot price this surface")
-        total += k.repeat * t
-    return total
-
-
 def gl_table_1(others: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Gerbessiotis & Lee's Table 1 (seed 002), the cells their parameters reach: p = 16 put
     (MatMul) of BSPlib, non-SMP and SMP (data/machines/gl-*.json: g from sec. 5's prose; no
@@ -585,7 +578,7 @@ def gl_table_1(others: Mapping[str, Any]) -> list[dict[str, Any]]:
                 n, t1 = row["n"], row["time_p1_s"]
                 f = t1 / (2.0 * n * n * (n - 1))
                 cost = cannon.cost("cannon-put", {"n": n}, 16)
-                t16 = f * cost.W + _g_const_comm_s(surface, cost, 0.0)
+                t16 = f * cost.W + comm_s(comm_models.get("g const"), surface, cost, 0.0)
                 formula = 16 / (1 + math.sqrt(16) * float(g or 0.0) / (f * (n - 1)))
                 measured = row["speedup"][column]
                 theirs = own["predicted"].get(config, {}).get(column) if n == own["n"] else None
@@ -630,7 +623,7 @@ def hb_table_1(others: Mapping[str, Any]) -> list[dict[str, Any]]:
         cost = lu.cost("lu", {"n": n, "nb": table["nb"], "grid_rows": 8, "grid_cols": 8}, table["p"])
         rates = {}
         for end in ("low", "high"):
-            t = f * cost.W + _g_const_comm_s(surface, cost, float(l_range[end]))
+            t = f * cost.W + comm_s(comm_models.get("g const"), surface, cost, float(l_range[end]))
             rates[end] = lu_flops(n) / t / 1e9
         measured = row["gflops"]["BSPlib"]
         out.append(
@@ -674,7 +667,7 @@ def kang_table_7(others: Mapping[str, Any]) -> list[dict[str, Any]]:
             for i, m in enumerate(table["steps_elements"])
         )
         cost = Cost("ft.f exchange (Kang et al. eq. 7)", 2, {}, "none", None, steps)
-        predicted_us = 1e6 * _g_const_comm_s(surface, cost, l_s)
+        predicted_us = 1e6 * comm_s(comm_models.get("g const"), surface, cost, l_s)
         transfer_us = predicted_us - 1e6 * l_s * len(steps)
         measured = values["measured_us"]
         out.append(
