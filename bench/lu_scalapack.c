@@ -12,17 +12,9 @@
 #include <stdlib.h>
 
 #include "lu_peer_common.h"
+#include "scalapack_grid.h"
 
-/* ScaLAPACK and the BLACS (Fortran and C interfaces of libscalapack-openmpi). */
-void Cblacs_pinfo(int *me, int *nprocs);
-void Cblacs_get(int context, int what, int *value);
-void Cblacs_gridinit(int *context, const char *order, int rows, int cols);
-void Cblacs_gridinfo(int context, int *rows, int *cols, int *my_row, int *my_col);
-void Cblacs_gridexit(int context);
-void Cblacs_exit(int keep_mpi);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
-void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb,
-               const int *irsrc, const int *icsrc, const int *context, const int *lld, int *info);
+/* ScaLAPACK's routines beyond those of scalapack_grid.h. */
 void pdgetrf_(const int *m, const int *n, double *a, const int *ia, const int *ja, const int *desca,
               int *ipiv, int *info);
 void pdgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *ia,
@@ -31,30 +23,14 @@ void pdgetrs_(const char *trans, const int *n, const int *nrhs, const double *a,
 
 static const char prog[] = "lu_scalapack";
 
-/* Local index -> global index of a block-cyclic dimension (first block on coordinate 0). */
-static long global_of(long local, int nb, int coord, int nprocs) {
-  return (local / nb * nprocs + coord) * nb + local % nb;
-}
-
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   lu_peer_opts o;
   lu_peer_parse(prog, argc, argv, &o);
-  int me, np;
-  Cblacs_pinfo(&me, &np);
-  if (o.rows * o.cols != np) {
-    if (me == 0)
-      fprintf(stderr, "%s: --grid %dx%d needs %d ranks, not %d\n", prog, o.rows, o.cols,
-              o.rows * o.cols, np);
-    MPI_Finalize();
-    return 2;
-  }
-  int ctxt, rows, cols, myrow, mycol, zero = 0, one = 1, info = 0, n = (int)o.n, nb = o.nb;
-  Cblacs_get(-1, 0, &ctxt);
-  Cblacs_gridinit(&ctxt, "Row", o.rows, o.cols);
-  Cblacs_gridinfo(ctxt, &rows, &cols, &myrow, &mycol);
-  int mloc = numroc_(&n, &nb, &myrow, &zero, &rows), nloc = numroc_(&n, &nb, &mycol, &zero, &cols);
-  int lld = mloc > 1 ? mloc : 1, desc[9], descb[9];
+  scalapack_grid grid = scalapack_grid_open(prog, &o);
+  int me = grid.me, ctxt = grid.ctxt, rows = grid.rows, cols = grid.cols, myrow = grid.myrow,
+      mycol = grid.mycol, mloc = grid.mloc, nloc = grid.nloc, lld = grid.lld;
+  int zero = 0, one = 1, info = 0, n = (int)o.n, nb = o.nb, desc[9], descb[9];
   descinit_(desc, &n, &n, &nb, &nb, &zero, &zero, &ctxt, &lld, &info);
   descinit_(descb, &n, &one, &nb, &nb, &zero, &zero, &ctxt, &lld, &info);
   double *a = malloc((size_t)lld * (size_t)(nloc > 0 ? nloc : 1) * sizeof *a);
@@ -68,8 +44,8 @@ int main(int argc, char **argv) {
   for (int rep = 0; rep < o.reps; rep++) {
     for (long lj = 0; lj < nloc; lj++)
       for (long li = 0; li < mloc; li++)
-        a[lj * lld + li] = lu_peer_entry(o.seed, global_of(li, nb, myrow, rows),
-                                         global_of(lj, nb, mycol, cols), n);
+        a[lj * lld + li] = lu_peer_entry(o.seed, scalapack_global_of(li, nb, myrow, rows),
+                                         scalapack_global_of(lj, nb, mycol, cols), n);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     pdgetrf_(&n, &n, a, &one, &one, desc, ipiv, &info);
@@ -84,7 +60,7 @@ int main(int argc, char **argv) {
   if (o.check) { /* b = A 1 (the column of b lives on process column 0), then solve */
     if (mycol == 0)
       for (long li = 0; li < mloc; li++) {
-        long gi = global_of(li, nb, myrow, rows);
+        long gi = scalapack_global_of(li, nb, myrow, rows);
         double sum = 0.0;
         for (long gj = 0; gj < n; gj++) sum += lu_peer_entry(o.seed, gi, gj, n);
         b[li] = sum;
@@ -107,8 +83,7 @@ int main(int argc, char **argv) {
   free(b);
   free(ipiv);
   free(times);
-  Cblacs_gridexit(ctxt);
-  Cblacs_exit(1);
+  scalapack_grid_close(&grid);
   MPI_Finalize();
   return 0;
 }

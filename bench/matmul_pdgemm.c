@@ -14,30 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lu_peer_common.h" /* the LU peers' command line, which is this program's too */
+#include "lu_peer_common.h"
+#include "scalapack_grid.h" /* the LU peers' command line, which is this program's too */
 #include "matmul_input.h"
 
-/* The BLACS (C interface) and the PBLAS of libscalapack-openmpi. */
-void Cblacs_pinfo(int *me, int *nprocs);
-void Cblacs_get(int context, int what, int *value);
-void Cblacs_gridinit(int *context, const char *order, int rows, int cols);
-void Cblacs_gridinfo(int context, int *rows, int *cols, int *my_row, int *my_col);
-void Cblacs_gridexit(int context);
-void Cblacs_exit(int keep_mpi);
-int numroc_(const int *n, const int *nb, const int *iproc, const int *isrcproc, const int *nprocs);
-void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb,
-               const int *irsrc, const int *icsrc, const int *context, const int *lld, int *info);
+/* The PBLAS routine (the BLACS and the rest: scalapack_grid.h). */
 void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
              const double *alpha, const double *a, const int *ia, const int *ja, const int *desca,
              const double *b, const int *ib, const int *jb, const int *descb, const double *beta,
              double *c, const int *ic, const int *jc, const int *descc);
 
 static const char prog[] = "matmul_pdgemm";
-
-/* Local index -> global index of a block-cyclic dimension (first block on coordinate 0). */
-static long global_of(long local, int nb, int coord, int nprocs) {
-  return (local / nb * nprocs + coord) * nb + local % nb;
-}
 
 /* This process' largest |C - A B| against the triple loop: its rows of A and columns of B are
  * made once (mloc x n and n x nloc), then every local entry is an n-long dot product. */
@@ -52,10 +39,12 @@ static double local_error(const lu_peer_opts *o, const double *c, int lld, int m
   }
   for (long li = 0; li < mloc; li++)
     for (long k = 0; k < n; k++)
-      arows[li * n + k] = mm_input(o->seed, MM_A, global_of(li, o->nb, myrow, rows), k, n);
+      arows[li * n + k] =
+          mm_input(o->seed, MM_A, scalapack_global_of(li, o->nb, myrow, rows), k, n);
   for (long lj = 0; lj < nloc; lj++)
     for (long k = 0; k < n; k++)
-      bcols[lj * n + k] = mm_input(o->seed, MM_B, k, global_of(lj, o->nb, mycol, cols), n);
+      bcols[lj * n + k] =
+          mm_input(o->seed, MM_B, k, scalapack_global_of(lj, o->nb, mycol, cols), n);
   double worst = 0.0;
   for (long lj = 0; lj < nloc; lj++)
     for (long li = 0; li < mloc; li++) {
@@ -73,21 +62,10 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   lu_peer_opts o;
   lu_peer_parse(prog, argc, argv, &o);
-  int me, np;
-  Cblacs_pinfo(&me, &np);
-  if (o.rows * o.cols != np) {
-    if (me == 0)
-      fprintf(stderr, "%s: --grid %dx%d needs %d ranks, not %d\n", prog, o.rows, o.cols,
-              o.rows * o.cols, np);
-    MPI_Finalize();
-    return 2;
-  }
-  int ctxt, rows, cols, myrow, mycol, zero = 0, one = 1, info = 0, n = (int)o.n, nb = o.nb;
-  Cblacs_get(-1, 0, &ctxt);
-  Cblacs_gridinit(&ctxt, "Row", o.rows, o.cols);
-  Cblacs_gridinfo(ctxt, &rows, &cols, &myrow, &mycol);
-  int mloc = numroc_(&n, &nb, &myrow, &zero, &rows), nloc = numroc_(&n, &nb, &mycol, &zero, &cols);
-  int lld = mloc > 1 ? mloc : 1, desc[9];
+  scalapack_grid grid = scalapack_grid_open(prog, &o);
+  int me = grid.me, ctxt = grid.ctxt, rows = grid.rows, cols = grid.cols, myrow = grid.myrow,
+      mycol = grid.mycol, mloc = grid.mloc, nloc = grid.nloc, lld = grid.lld;
+  int zero = 0, one = 1, info = 0, n = (int)o.n, nb = o.nb, desc[9];
   descinit_(desc, &n, &n, &nb, &nb, &zero, &zero, &ctxt, &lld, &info); /* A, B and C alike */
   size_t local = (size_t)lld * (size_t)(nloc > 0 ? nloc : 1);
   double *a = malloc(local * sizeof *a), *b = malloc(local * sizeof *b);
@@ -98,7 +76,8 @@ int main(int argc, char **argv) {
   }
   for (long lj = 0; lj < nloc; lj++)
     for (long li = 0; li < mloc; li++) {
-      long gi = global_of(li, nb, myrow, rows), gj = global_of(lj, nb, mycol, cols);
+      long gi = scalapack_global_of(li, nb, myrow, rows),
+           gj = scalapack_global_of(lj, nb, mycol, cols);
       a[lj * lld + li] = mm_input(o.seed, MM_A, gi, gj, n);
       b[lj * lld + li] = mm_input(o.seed, MM_B, gi, gj, n);
     }
@@ -136,8 +115,7 @@ int main(int argc, char **argv) {
   free(b);
   free(c);
   free(times);
-  Cblacs_gridexit(ctxt);
-  Cblacs_exit(1);
+  scalapack_grid_close(&grid);
   MPI_Finalize();
   return 0;
 }
