@@ -27,6 +27,7 @@ Never run it beside a build or tests: it is a measurement.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -62,7 +63,9 @@ def run(cmd: list[str], log: Path) -> None:
     with log.open("a") as f:
         f.write("$ " + " ".join(cmd) + "\n")
         f.flush()
-        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+        r = subprocess.run(
+            cmd, check=False, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT
+        )
     if r.returncode != 0:
         sys.exit(
             f"reproduce_here: {' '.join(cmd)} failed (exit {r.returncode}); see {log}"
@@ -102,13 +105,20 @@ def validate(
     return target
 
 
+@functools.cache
+def seed_results(name: str) -> dict:
+    """A file of data/seed_results/, read once."""
+    return json.loads((ROOT / "data" / "seed_results" / name).read_text())
+
+
 def thesis_row(table: str | None, value: int) -> dict | None:
     if table is None:
         return None
-    data = json.loads(
-        (ROOT / "data" / "seed_results" / "thesis-appendix-d-g.json").read_text()
+    t = next(
+        x
+        for x in seed_results("thesis-appendix-d-g.json")["tables"]
+        if x["table"] == table
     )
-    t = next(x for x in data["tables"] if x["table"] == table)
     for row in t["rows"]:
         if row["p"] == 4 and row[t["parameter"]] == value:
             return row["libraries"]["Oxtool"]
@@ -121,7 +131,7 @@ def fmt(v: float | None, scale: float = 100.0) -> str:
 
 def thesis_table(name: str, result: Path) -> list[str]:
     """The seed's layout: per value, peak efficiency and mean |error| per model, ours beside the thesis'."""
-    algorithm, _, _, table = EXPERIMENTS[name]
+    table = EXPERIMENTS[name][3]
     doc = json.loads((result / "validate.json").read_text())
     by_value: dict[int, list[dict]] = {}
     for row in doc["rows"]:
@@ -147,7 +157,7 @@ def thesis_table(name: str, result: Path) -> list[str]:
         th = thesis_row(table, value)
         th_cells = ["-", "-", "-"]
         if th:
-            second = [k for k in th["error"] if k != "const g"][0]
+            second = next(k for k in th["error"] if k != "const g")
             th_cells = [
                 fmt(th["efficiency"], 1),
                 fmt(th["error"]["const g"], 1),
@@ -165,13 +175,10 @@ def thesis_table(name: str, result: Path) -> list[str]:
 
 def hb_table(result: Path) -> list[str]:
     doc = json.loads((result / "validate.json").read_text())
-    hb = json.loads((ROOT / "data" / "seed_results" / "others.json").read_text())[
-        "hb-table-1"
-    ]
+    hb = seed_results("others.json")["hb-table-1"]
     seed = {r["n"]: r["gflops"]["BSPlib"] for r in hb["rows"]}
     lines = [
-        "| n | Gflop/s here (p = %d) | err g(h,h*) | err thesis g const | H&B BSPlib Gflop/s (p = 64) |"
-        % doc["p"],
+        f"| n | Gflop/s here (p = {doc['p']}) | err g(h,h*) | err thesis g const | H&B BSPlib Gflop/s (p = 64) |",
         "|---|---|---|---|---|",
     ]
     for r in sorted(doc["rows"], key=lambda r: r["size"]):
@@ -215,7 +222,9 @@ def gl_table(
                 ]
                 with log.open("a") as f:
                     f.write("$ " + " ".join(cmd) + "\n")
-                r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+                r = subprocess.run(
+                    cmd, check=False, capture_output=True, text=True, cwd=ROOT
+                )
                 if r.returncode != 0:
                     sys.exit(
                         f"reproduce_here: {' '.join(cmd)} failed: {r.stderr.strip()}"
@@ -223,9 +232,7 @@ def gl_table(
                 times[(variant, procs, n)] = float(
                     json.loads((out / "gl-run.json").read_text())["time_s"]
                 )
-    gl = json.loads((ROOT / "data" / "seed_results" / "others.json").read_text())[
-        "gl-table-1"
-    ]
+    gl = seed_results("others.json")["gl-table-1"]
     block = next(
         b for b in gl["blocks"] if b["p"] == 4 and b["configuration"] == "non-SMP"
     )
