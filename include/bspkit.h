@@ -90,6 +90,29 @@ void bspk_checkpoint_protect(void *addr, bsp_size_t nbytes);
 void bspk_checkpoint_unprotect(void *addr);
 
 /**
+ * bspk_checkpoint_scratch - say whether a protected area holds state at the checkpoints
+ *
+ * Local: marks the protected area that starts at addr as scratch (scratch != 0) or as state
+ * again (scratch == 0, what bspk_checkpoint_protect(3) makes it). The checkpoints taken while
+ * an area is scratch skip its bytes (they are neither written nor, in the background,
+ * copied); its registrations are still saved, and made again by a restart. A restart from
+ * such a checkpoint leaves the area's bytes as the restarted program has them when it calls
+ * bspk_checkpoint_resume(3) (as it allocated or set them), and restores the areas that were
+ * state then. Use it for registered memory that is written before it is read after every
+ * checkpoint, such as the target of the next superstep's puts; an area whose role changes
+ * from superstep to superstep (two buffers used in turn) may be marked anew before each
+ * checkpoint. The areas stay protected either way: a restart must protect the same areas,
+ * and whether each was scratch need not match.
+ *
+ * \param addr     the start of a protected area
+ * \param scratch  nonzero: the area is scratch at the checkpoints from now on; 0: state
+ * \error addr is not the start of a protected area
+ * \error called outside the SPMD section
+ * \see bspk_checkpoint_protect(3), bspk_checkpoint(3)
+ */
+void bspk_checkpoint_scratch(void *addr, int scratch);
+
+/**
  * bspk_checkpoint - end the superstep, and save the program's state when one is due
  *
  * Collective: every process calls it in the same superstep, in place of bsp_sync. It ends

@@ -105,6 +105,16 @@ void bspalg_checkpoint_protect(void *ptr, size_t bytes) {
   } while (bytes > 0);
 }
 
+void bspalg_checkpoint_scratch(void *ptr, size_t bytes, int scratch) {
+  char *at = ptr;
+  do { /* the pieces bspalg_checkpoint_protect made */
+    size_t piece = bytes < PROTECT_PIECE ? bytes : PROTECT_PIECE;
+    bspalg_library_scratch(at, scratch);
+    at += piece;
+    bytes -= piece;
+  } while (bytes > 0);
+}
+
 /* After the last checkpoint: what is protected may be freed from here on. */
 static void unprotect_all(void) {
   while (protected_areas) {

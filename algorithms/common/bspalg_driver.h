@@ -153,6 +153,12 @@ void bspalg_register(void *ptr, size_t bytes);
  * Protect values only: a pointer saved in a checkpoint points into the run that saved it. */
 void bspalg_checkpoint_protect(void *ptr, size_t bytes);
 
+/* The area ptr, bytes that bspalg_checkpoint_protect was given: scratch (1) at the checkpoints
+ * from now on (its bytes not saved, left as they are by a restart; its registrations still
+ * saved), or state again (0; bspk_checkpoint_scratch). Local; for memory that is written
+ * before it is read after every checkpoint to come, and may change before each one. */
+void bspalg_checkpoint_scratch(void *ptr, size_t bytes, int scratch);
+
 /* The whole program: BSPALG_MAIN(driver) at the end of the driver's file defines main (which
  * calls bspalg_main) and bspalg_program_driver. bspalg_main returns 0 on process 0 when the
  * run passed its check or was not checked; it exits with status 1 when the check failed and 2

@@ -36,6 +36,10 @@ static inline void bspalg_library_protect(void *ptr, size_t bytes) {
   (void)bytes;
 }
 static inline void bspalg_library_unprotect(void *ptr) { (void)ptr; }
+static inline void bspalg_library_scratch(void *ptr, int scratch) {
+  (void)ptr;
+  (void)scratch;
+}
 #define bspalg_library_checkpoint() (bsp_sync(), 0)
 static inline int bspalg_library_resume(void) { return 0; }
 static inline long bspalg_library_superstep(void) { return -1; }
@@ -57,6 +61,9 @@ static inline void bspalg_library_protect(void *ptr, size_t bytes) {
   bspk_checkpoint_protect(ptr, (bsp_size_t)bytes);
 }
 static inline void bspalg_library_unprotect(void *ptr) { bspk_checkpoint_unprotect(ptr); }
+static inline void bspalg_library_scratch(void *ptr, int scratch) {
+  bspk_checkpoint_scratch(ptr, scratch);
+}
 /* a macro: the caller is the sync's site in a superstep profile */
 #define bspalg_library_checkpoint() bspk_checkpoint()
 static inline int bspalg_library_resume(void) { return bspk_checkpoint_resume(); }

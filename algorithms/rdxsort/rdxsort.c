@@ -412,6 +412,13 @@ static void round_of(rdx_state *st, int rnd, int *pending) {
     }
   }
   st->progress->round = rnd + 1;
+  /* After this checkpoint cur is dead: round rnd + 1 fills it as its `next` (the scatter, the
+   * copies and puts of keys, for combined also the placing in round rnd + 2 from the staging
+   * buffer) before any of it is read, so the checkpoint saves `next` and the staging buffer
+   * but not cur. */
+  size_t keys = (size_t)(st->nloc ? st->nloc : 1) * key_bytes();
+  bspalg_checkpoint_scratch(cur, keys, 1);
+  bspalg_checkpoint_scratch(next, keys, 0);
   bspalg_checkpoint_sync(p > 1 ? primitive : NULL, p > 1 ? "alltoall" : NULL);
 }
 

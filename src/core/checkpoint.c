@@ -127,6 +127,7 @@ static void path_printf(char *buf, size_t size, const char *format, ...) {
 typedef struct protected_area {
   char *addr;
   size_t nbytes;
+  int scratch; /* bspk_checkpoint_scratch: dead at checkpoints, its bytes not saved */
 } protected_area;
 
 struct bspk_checkpoint {
@@ -174,20 +175,30 @@ BSPK_API void bspk_checkpoint_protect(void *addr, bsp_size_t nbytes) {
                  addr, (long)nbytes, i, (void *)ck->areas[i].addr, ck->areas[i].nbytes);
   }
   BSPK_GROW(self, ck->areas, ck->areas_cap, ck->nareas + 1, 8, call, "the protected areas");
-  ck->areas[ck->nareas++] = (protected_area){addr, (size_t)nbytes};
+  ck->areas[ck->nareas++] = (protected_area){addr, (size_t)nbytes, 0};
+}
+
+/* The protected area that starts at addr; fatal when there is none. */
+static int area_starting_at(const struct bspk_checkpoint *ck, const void *addr, const char *call) {
+  for (int i = 0; i < ck->nareas; i++)
+    if (ck->areas[i].addr == addr) return i;
+  bspk_fatal(call, "%p is not the start of a protected area (bspk_checkpoint_protect)", addr);
+}
+
+BSPK_API void bspk_checkpoint_scratch(void *addr, int scratch) {
+  const char *call = "bspk_checkpoint_scratch";
+  bspk_proc *self = bspk_enter(call);
+  struct bspk_checkpoint *ck = state_of(self);
+  ck->areas[area_starting_at(ck, addr, call)].scratch = scratch != 0;
 }
 
 BSPK_API void bspk_checkpoint_unprotect(void *addr) {
   const char *call = "bspk_checkpoint_unprotect";
   bspk_proc *self = bspk_enter(call);
   struct bspk_checkpoint *ck = state_of(self);
-  for (int i = 0; i < ck->nareas; i++)
-    if (ck->areas[i].addr == addr) {
-      memmove(&ck->areas[i], &ck->areas[i + 1], (size_t)(ck->nareas - i - 1) * sizeof *ck->areas);
-      ck->nareas--;
-      return;
-    }
-  bspk_fatal(call, "%p is not the start of a protected area (bspk_checkpoint_protect)", addr);
+  int i = area_starting_at(ck, addr, call);
+  memmove(&ck->areas[i], &ck->areas[i + 1], (size_t)(ck->nareas - i - 1) * sizeof *ck->areas);
+  ck->nareas--;
 }
 
 /* The protected area holding addr (a size-0 registration may sit at an area's end), or -1. */
@@ -232,7 +243,9 @@ typedef struct file_header {
 } file_header;
 _Static_assert(sizeof(file_header) == 64, "the header is 64 bytes on every build");
 
-/* Metadata: nareas; per area its size; tag sizes; registrations; messages. */
+/* Metadata: nareas; per area its size and kind; tag sizes; registrations; messages. The data
+ * after it: the areas that are not scratch, in order. */
+enum { AREA_SAVED = 0, AREA_SCRATCH = 1 };
 typedef struct saved_registration {
   int32_t area; /* -1: the NULL address */
   int32_t size;
@@ -275,8 +288,8 @@ static void build_meta(bspk_proc *self, meta_writer *w) {
   uint32_t nareas = (uint32_t)(ck ? ck->nareas : 0);
   meta_put(self, w, &nareas, sizeof nareas);
   for (uint32_t i = 0; i < nareas; i++) {
-    uint64_t n = ck->areas[i].nbytes;
-    meta_put(self, w, &n, sizeof n);
+    uint64_t area[2] = {ck->areas[i].nbytes, ck->areas[i].scratch ? AREA_SCRATCH : AREA_SAVED};
+    meta_put(self, w, area, sizeof area);
   }
   int32_t tags[2] = {self->tagsize, self->queue_tagsize};
   meta_put(self, w, tags, sizeof tags);
@@ -368,7 +381,8 @@ static int write_process_file(bspk_proc *self, const char *gen, char *what, size
                    .meta_bytes = meta.len};
   memcpy(h.magic, CHECKPOINT_MAGIC, 8);
   h.meta_crc = crc_of(0, meta.data, meta.len);
-  for (int i = 0; ck && i < ck->nareas; i++) h.data_bytes += ck->areas[i].nbytes;
+  for (int i = 0; ck && i < ck->nareas; i++)
+    if (!ck->areas[i].scratch) h.data_bytes += ck->areas[i].nbytes;
 
   char tmp[PATH_MAX], final[PATH_MAX];
   path_printf(tmp, sizeof tmp, "%s/.process-%d.ckpt.tmp", gen, self->pid);
@@ -387,7 +401,8 @@ static int write_process_file(bspk_proc *self, const char *gen, char *what, size
     off_t at = (off_t)(sizeof h + meta.len);
     uint32_t crc = 0;
     for (int i = 0; !err && ck && i < ck->nareas; i++)
-      for (size_t done = 0; !err && done < ck->areas[i].nbytes; done += WRITE_CHUNK) {
+      for (size_t done = 0; !err && !ck->areas[i].scratch && done < ck->areas[i].nbytes;
+           done += WRITE_CHUNK) {
         size_t n =
             ck->areas[i].nbytes - done < WRITE_CHUNK ? ck->areas[i].nbytes - done : WRITE_CHUNK;
         crc = crc_of(crc, ck->areas[i].addr + done, n);
@@ -721,7 +736,15 @@ typedef struct restored {
   uint32_t nregs, nmessages;
   const saved_registration *regs;
   const char *messages;
+  const char *areas; /* per area: uint64 size, uint64 kind (AREA_SAVED or AREA_SCRATCH) */
 } restored;
+
+/* Whether the checkpoint saved area i's bytes (it was not scratch then). */
+static int area_saved(const restored *r, int i) {
+  uint64_t kind;
+  memcpy(&kind, r->areas + (size_t)i * 2 * sizeof kind + sizeof kind, sizeof kind);
+  return kind == AREA_SAVED;
+}
 
 /* Takes the metadata apart; -1 when it does not hold together. Area count and sizes are the
  * program's business: a mismatch is an error of the program (not of the file). */
@@ -737,15 +760,18 @@ static int parse_meta(bspk_proc *self, restored *r) {
   TAKE(&nareas, sizeof nareas);
   const struct bspk_checkpoint *ck = self->checkpoint;
   int have = ck ? ck->nareas : 0;
-  if ((size_t)(end - p) < nareas * sizeof(uint64_t)) return -1;
+  if ((size_t)(end - p) / (2 * sizeof(uint64_t)) < nareas) return -1;
   if ((int)nareas != have)
     bspk_fatal("bspk_checkpoint_resume",
                "the checkpoint holds %u protected area(s) of this process; the program protected "
                "%d: protect the same areas, in the same order, before bspk_checkpoint_resume",
                nareas, have);
+  r->areas = p;
   for (uint32_t i = 0; i < nareas; i++) {
-    uint64_t n;
+    uint64_t n, kind;
     TAKE(&n, sizeof n);
+    TAKE(&kind, sizeof kind);
+    if (kind != AREA_SAVED && kind != AREA_SCRATCH) return -1;
     if (n != ck->areas[i].nbytes)
       bspk_fatal("bspk_checkpoint_resume",
                  "protected area %u of this process has %llu bytes in the checkpoint, %zu in the "
@@ -821,8 +847,20 @@ static int read_process_file(bspk_proc *self, const char *gen, long superstep,
   }
   if (!bad) {
     const struct bspk_checkpoint *ck = self->checkpoint;
+    uint64_t saved = 0;
+    for (int i = 0; ck && i < ck->nareas; i++)
+      if (area_saved(r, i)) saved += ck->areas[i].nbytes;
+    if (saved != h.data_bytes) {
+      path_printf(why, why_size, "process %d's file %s has damaged metadata (its sizes disagree)",
+                  self->pid, path);
+      bad = 1;
+    }
+  }
+  if (!bad) {
+    const struct bspk_checkpoint *ck = self->checkpoint;
     uint32_t crc = 0;
     for (int i = 0; !bad && ck && i < ck->nareas; i++) {
+      if (!area_saved(r, i)) continue; /* scratch then: left as the program has it */
       if (read_all(fd, ck->areas[i].addr, ck->areas[i].nbytes) != 0) bad = 1;
       else crc = crc_of(crc, ck->areas[i].addr, ck->areas[i].nbytes);
     }

@@ -2,7 +2,7 @@
  * ckpt_state.c - a BSPlib program whose every superstep depends on all the state a
  * checkpoint must carry, for the checkpoint tests (tests/checkpoint/ckpt_test.py).
  *
- *   ckpt_state [--iterations N] [--register-after] [--work K]
+ *   ckpt_state [--iterations N] [--register-after] [--scratch] [--work K]
  *
  * Each iteration reads the messages (8-byte tags, so the tag size matters) and the puts that
  * the previous sync delivered, folds them into the process' digest, updates a block of
@@ -14,7 +14,11 @@
  *
  * --register-after: register nothing before bspk_checkpoint_resume on a restart (the
  * library makes the registrations again); by default the program registers first (the
- * library checks them). Faults come from the library: BSPKIT_KILL_AT=PID:SUPERSTEP.
+ * library checks them). --scratch: a fifth area, scratch at every checkpoint
+ * (bspk_checkpoint_scratch), that every iteration puts into but nothing reads; the fresh run
+ * registers it after bspk_checkpoint_resume, so a restart must make that registration again,
+ * and must leave its bytes as the program set them before bspk_checkpoint_resume (checked).
+ * Faults come from the library: BSPKIT_KILL_AT=PID:SUPERSTEP.
  */
 #include <bsp.h>
 #include <bspkit.h>
@@ -28,6 +32,8 @@ enum { BLOCK = 1 << 15 }; /* doubles: 256 KiB, an area malloc maps by itself */
 
 static long iterations = 40;
 static int register_after;
+static int with_scratch;
+enum { SCRATCH_FILL = 0x5a };
 static long work = 1;
 
 typedef struct progress {
@@ -53,6 +59,13 @@ static void spmd(void) {
   bspk_checkpoint_protect(block, BLOCK * sizeof *block);
   bspk_checkpoint_protect(inbox, (bsp_size_t)(p * sizeof *inbox));
   bspk_checkpoint_protect(late, (bsp_size_t)(2 * p * sizeof *late));
+  /* --scratch: puts land here at every checkpoint's sync, which a checkpoint does not save. */
+  uint64_t *scratch = with_scratch ? malloc((size_t)p * sizeof *scratch) : NULL;
+  if (with_scratch) {
+    memset(scratch, SCRATCH_FILL, (size_t)p * sizeof *scratch);
+    bspk_checkpoint_protect(scratch, (bsp_size_t)(p * sizeof *scratch));
+    bspk_checkpoint_scratch(scratch, 1);
+  }
   if (!register_after) {
     bsp_push_reg(inbox, (bsp_size_t)(p * sizeof *inbox));
     bsp_sync();
@@ -60,6 +73,7 @@ static void spmd(void) {
   int restarted = bspk_checkpoint_resume();
   if (!restarted) {
     if (register_after) bsp_push_reg(inbox, (bsp_size_t)(p * sizeof *inbox));
+    if (with_scratch) bsp_push_reg(scratch, (bsp_size_t)(p * sizeof *scratch));
     for (long i = 0; i < BLOCK; i++) block[i] = (double)(s + 1) / (double)(i + 1);
     bsp_size_t tag = sizeof(uint64_t);
     bsp_set_tagsize(&tag);
@@ -68,6 +82,13 @@ static void spmd(void) {
     fprintf(stderr, "process %d: superstep %ld after the restart, %ld at the checkpoint\n", s,
             bspk_superstep(), st->supersteps_seen);
     bsp_abort("ckpt_state: the superstep count was not restored\n");
+  }
+  for (int q = 0; restarted && with_scratch && q < p; q++) {
+    unsigned char *bytes = (unsigned char *)&scratch[q];
+    for (size_t b = 0; b < sizeof *scratch; b++)
+      if (bytes[b] != SCRATCH_FILL)
+        bsp_abort("ckpt_state: process %d: the scratch area was restored from the checkpoint\n",
+                  s);
   }
   if (s == 0) printf("%s at iteration %ld\n", restarted ? "restarted" : "started", st->iteration);
 
@@ -101,6 +122,9 @@ static void spmd(void) {
       bsp_send(q, &tag, &payload, sizeof payload);
     }
     bsp_put((s + 1) % p, &st->digest, inbox, (bsp_size_t)(s * sizeof *inbox), sizeof *inbox);
+    if (with_scratch)
+      bsp_put((s + 1) % p, &st->digest, scratch, (bsp_size_t)(s * sizeof *scratch),
+              sizeof *scratch);
     if (st->iteration > 3)
       bsp_hpput((s + p - 1) % p, &st->digest, late,
                 (bsp_size_t)(((st->iteration % 2) * p + s) * (long)sizeof *late), sizeof *late);
@@ -122,7 +146,10 @@ static void spmd(void) {
            st->iteration, bspk_superstep());
   }
   bsp_pop_reg(all);
+  if (with_scratch) bsp_pop_reg(scratch);
   bsp_sync();
+  if (with_scratch) bspk_checkpoint_unprotect(scratch);
+  free(scratch);
   bspk_checkpoint_unprotect(late);
   bspk_checkpoint_unprotect(inbox);
   bspk_checkpoint_unprotect(block);
@@ -140,8 +167,10 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iterations = atol(argv[++i]);
     else if (strcmp(argv[i], "--work") == 0 && i + 1 < argc) work = atol(argv[++i]);
     else if (strcmp(argv[i], "--register-after") == 0) register_after = 1;
+    else if (strcmp(argv[i], "--scratch") == 0) with_scratch = 1;
     else {
-      fprintf(stderr, "usage: ckpt_state [--iterations N] [--work K] [--register-after]\n");
+      fprintf(stderr,
+              "usage: ckpt_state [--iterations N] [--work K] [--register-after] [--scratch]\n");
       return 2;
     }
   }

@@ -8,7 +8,8 @@
     ckpt_test.py bsprun        BSPRUN BACKENDS WORK CKPT_STATE
 
 kill_restart: ckpt_state in each MODE (default: it registers before bspk_checkpoint_resume;
-  register-after: it leaves the registrations to the restart) killed by
+  register-after: it leaves the registrations to the restart; scratch: an area that the
+  checkpoints skip, which the restart must leave as the program set it) killed by
   BSPKIT_KILL_AT=PID:SUPERSTEP at a random process and superstep, restarted with --restart and
   killed again at a later superstep, then restarted to the end; the killed runs must end as a
   SIGKILL ends them (threads: status 137, the whole program; MPI: status 1 and bsprun's
@@ -214,7 +215,7 @@ def expect_killed(bsprun: Bsprun, result: Result) -> None:
 RESTARTED = re.compile(r"^restarted at iteration (\d+)$", re.M)
 
 
-MODES = {"default": [], "register-after": ["--register-after"]}
+MODES = {"default": [], "register-after": ["--register-after"], "scratch": ["--scratch"]}
 
 
 def kill_restart(bsprun: Bsprun, nprocs: int, work: Path, state: str, modes: list[str], rng: random.Random) -> None:
