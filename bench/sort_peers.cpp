@@ -5,6 +5,7 @@
  *   gnu-parallel  __gnu_parallel::sort (libstdc++ parallel mode, OpenMP), T threads
  *   tbb           tbb::parallel_sort, at most T threads (tbb::global_control)
  *   spreadsort    boost::sort::spreadsort::spreadsort, one core
+ *   vqsort        Google Highway's vectorized quicksort (hwy::Sorter, libhwy_contrib), one core
  *   std           std::sort, one core (the baseline)
  *   rdx-seq       our rdx_sort_sequential (LSD radix sort, --bits digits), one core
  *
@@ -42,6 +43,9 @@ extern "C" {
 #ifdef SORT_PEERS_HAVE_SPREADSORT
 #include <boost/sort/spreadsort/spreadsort.hpp>
 #endif
+#ifdef SORT_PEERS_HAVE_VQSORT
+#include <hwy/contrib/sort/vqsort.h>
+#endif
 
 namespace {
 
@@ -75,6 +79,13 @@ const Peer peers[] = {
      "CMake found no boost/sort/spreadsort/spreadsort.hpp; Debian: libboost-dev"
 #endif
     },
+    {"vqsort", false,
+#ifdef SORT_PEERS_HAVE_VQSORT
+     nullptr
+#else
+     "CMake found no Highway (hwy, with hwy_contrib's vqsort); Debian: libhwy-dev"
+#endif
+    },
     {"std", false, nullptr},
     {"rdx-seq", false, nullptr},
 };
@@ -93,7 +104,8 @@ void usage(FILE *to) {
       "usage: %s --sort S [options]\n"
       "Sorts N 32-bit keys (the inputs of bspalg-rdxsort) with a peer sort and prints"
       " the median time.\n"
-      "  --sort S      gnu-parallel, tbb (T threads), spreadsort, std, rdx-seq (one core)\n"
+      "  --sort S      gnu-parallel, tbb (T threads), spreadsort, vqsort, std, rdx-seq (one"
+      " core)\n"
       "  --size N      keys (default 16777216 = 2^24)\n"
       "  --threads T   threads of gnu-parallel and tbb (default 1; the others take 1)\n"
       "  -r, --reps R  timed repetitions (default 3)\n"
@@ -170,7 +182,8 @@ const Peer &peer_named(const Options &o) {
     }
     return p;
   }
-  usage_error("--sort must be gnu-parallel, tbb, spreadsort, std or rdx-seq, not", o.sort.c_str());
+  usage_error("--sort must be gnu-parallel, tbb, spreadsort, vqsort, std or rdx-seq, not",
+              o.sort.c_str());
 }
 
 // Sorts keys with the peer `name`; scratch is rdx-seq's second array.
@@ -184,6 +197,12 @@ void run_sort(const std::string &name, std::vector<uint32_t> &keys, std::vector<
 #endif
 #ifdef SORT_PEERS_HAVE_SPREADSORT
   if (name == "spreadsort") return boost::sort::spreadsort::spreadsort(keys.begin(), keys.end());
+#endif
+#ifdef SORT_PEERS_HAVE_VQSORT
+  if (name == "vqsort") {
+    static hwy::Sorter sorter; // its buffer allocated once, outside the timed repetitions
+    return sorter(keys.data(), keys.size(), hwy::SortAscending());
+  }
 #endif
   if (name == "std") return std::sort(keys.begin(), keys.end());
   rdx_sort_sequential(keys.data(), scratch.data(), 4, keys.size(), bits);

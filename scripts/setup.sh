@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - installs what bspkit needs to build, test and measure, if it is missing:
 #   Debian packages: a C compiler, CMake, Ninja, pkg-config, OpenBLAS (CBLAS), Open MPI,
-#   clang-format, C++ with TBB and Boost (the radix sort's peers),
+#   clang-format, C++ with TBB, Boost and Highway (the radix sort's peers),
 #   ScaLAPACK (the LU peer), Chromium (the report's browser test), fio (the disk suite's peer),
 #   iproute2 and util-linux (the emulated cluster: ip, tc, unshare, nsenter, taskset);
 #   a Python virtual environment .venv with the analysis packages (python/requirements.txt)
@@ -25,10 +25,12 @@ have_header cblas.h || need_packages+=(libopenblas-dev)
 have_header zlib.h || need_packages+=(zlib1g-dev)   # CRC-32 of checkpoint files
 have mpicc && have mpirun || need_packages+=(openmpi-bin libopenmpi-dev)
 # The sort peers of bench/run_rdxsort_bench.sh (bench/sort_peers.cpp): a C++ compiler, TBB's
-# parallel_sort and Boost's spreadsort (headers); each peer is left out of the build without it.
+# parallel_sort, Boost's spreadsort (headers) and Highway's vqsort (libhwy_contrib); each peer
+# is left out of the build without it.
 have c++ || need_packages+=(g++)
 have_header tbb/parallel_sort.h || need_packages+=(libtbb-dev)
 have_header boost/sort/spreadsort/spreadsort.hpp || need_packages+=(libboost-dev)
+have_header hwy/contrib/sort/vqsort.h || need_packages+=(libhwy-dev)
 # The LU decomposition's peer bench/lu_scalapack.c: ScaLAPACK's pdgetrf (left out without it).
 [ -e /usr/lib/x86_64-linux-gnu/libscalapack-openmpi.so ] || ls /usr/lib/*/libscalapack-openmpi.so >/dev/null 2>&1 \
   || need_packages+=(libscalapack-openmpi-dev)
