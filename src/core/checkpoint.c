@@ -41,13 +41,19 @@
 #include "core/registrations.h"
 #include "core/superstep.h"
 
-/* ---- configuration (set by bsprun: --checkpoint-dir, --checkpoint-every, --restart) ---- */
+/* ---- configuration (set by bsprun: --checkpoint-dir, --checkpoint-every, --checkpoint-mtbf,
+ * --restart) ---- */
 
 static struct {
   const char *dir;        /* NULL: checkpoints off */
   double every;           /* seconds between checkpoints; 0: at every bspk_checkpoint call */
+  int every_given;        /* BSPKIT_CHECKPOINT_EVERY is set */
   int restart;            /* the run is a restart: bspk_checkpoint_resume restores */
   const char *every_text; /* BSPKIT_CHECKPOINT_EVERY as given, when it is not a number */
+  /* BSPKIT_CHECKPOINT_MTBF: the mean time between failures (seconds; 0: not given), from
+   * which the interval is chosen once the first checkpoint's cost is measured. */
+  double mtbf;
+  const char *mtbf_text; /* as given, when it is not a number > 0 */
   /* Fault injection for tests of a program's restart (BSPKIT_KILL_AT=PID:SUPERSTEP): process
    * PID ends itself with SIGKILL in the first bspk_checkpoint at or after SUPERSTEP. */
   int kill_pid;
@@ -72,11 +78,18 @@ static void read_config(void) {
   const char *dir = getenv("BSPKIT_CHECKPOINT_DIR");
   config.dir = dir && *dir ? dir : NULL;
   const char *every = getenv("BSPKIT_CHECKPOINT_EVERY");
+  config.every_given = every && *every;
   if (every && *every) {
     char *end;
     config.every = strtod(every, &end);
     /* NaN and infinity read as numbers too, but are no interval (NaN: never due). */
     if (*end != '\0' || !(config.every >= 0 && config.every <= DBL_MAX)) config.every_text = every;
+  }
+  const char *mtbf = getenv("BSPKIT_CHECKPOINT_MTBF");
+  if (mtbf && *mtbf) {
+    char *end;
+    config.mtbf = strtod(mtbf, &end);
+    if (*end != '\0' || !(config.mtbf > 0 && config.mtbf <= DBL_MAX)) config.mtbf_text = mtbf;
   }
   config.kill_pid = -1;
   const char *kill_at = getenv("BSPKIT_KILL_AT");
@@ -99,6 +112,13 @@ static void need_config(const char *call) {
   if (config.every_text)
     bspk_fatal(call, "BSPKIT_CHECKPOINT_EVERY='%s' is not a number of seconds >= 0",
                config.every_text);
+  if (config.mtbf_text)
+    bspk_fatal(call, "BSPKIT_CHECKPOINT_MTBF='%s' is not a number of seconds > 0",
+               config.mtbf_text);
+  if (config.mtbf > 0 && config.every_given)
+    bspk_fatal(call,
+               "BSPKIT_CHECKPOINT_EVERY and BSPKIT_CHECKPOINT_MTBF are both set: give the interval "
+               "or the mean time between failures it is chosen from, not both");
   if (config.kill_text)
     bspk_fatal(call, "BSPKIT_KILL_AT='%s' is not PID:SUPERSTEP (two numbers >= 0)",
                config.kill_text);
@@ -135,6 +155,8 @@ struct bspk_checkpoint {
   int nareas;
   size_t areas_cap;
   double last_save; /* process 0: when the last checkpoint ended (or the section began) */
+  double interval;  /* process 0, with BSPKIT_CHECKPOINT_MTBF: chosen at the first checkpoint */
+  int cost_measured; /* with BSPKIT_CHECKPOINT_MTBF: the first checkpoint was timed */
   int resumed;      /* bspk_checkpoint_resume restored a checkpoint */
   int dir_checked;  /* process 0: the directory was checked for an earlier run's files */
   char *messages;   /* the restored messages' tags and payloads */
@@ -612,8 +634,38 @@ static void check_fresh_directory(bspk_proc *self) {
   free(list);
 }
 
+/* Young's first-order optimum interval between checkpoints, sqrt(2 C M), for a checkpoint
+ * that costs C seconds and a mean time between failures of M seconds (J. W. Young, "A first
+ * order approximation to the optimum checkpoint interval", CACM 17(9), 1974; J. T. Daly, "A
+ * higher order estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3),
+ * 2006, eq. (6), its first-order case; neither is among the project's seeds). Newton's
+ * method from above, so that the library needs no libm. */
+double bspk_checkpoint_young_interval(double cost, double mtbf) {
+  double x = 2.0 * cost * mtbf;
+  if (!(x > 0)) return 0;
+  double r = x > 1 ? x : 1; /* >= sqrt(x): the iteration falls to it */
+  for (int i = 0; i < 2100; i++) {
+    double next = 0.5 * (r + x / r);
+    if (!(next < r)) break;
+    r = next;
+  }
+  return r;
+}
+
+/* Process 0, once the first checkpoint took `cost` seconds: the interval, said on one line. */
+static void choose_interval(struct bspk_checkpoint *ck, double cost) {
+  ck->interval = bspk_checkpoint_young_interval(cost, config.mtbf);
+  fprintf(stderr,
+          "bspkit: checkpoint interval %.6g s = sqrt(2 C MTBF), with C = %.6g s (the first "
+          "checkpoint's time, measured) and MTBF = %.6g s (BSPKIT_CHECKPOINT_MTBF)\n",
+          ck->interval, cost, config.mtbf);
+  fflush(stderr);
+}
+
 static void save(bspk_proc *self) {
   struct bspk_checkpoint *ck = state_of(self);
+  /* BSPKIT_CHECKPOINT_MTBF: the first checkpoint is timed, and the interval chosen from it. */
+  int measure = config.mtbf > 0 && !ck->cost_measured;
   check_areas_mapped(self, "bspk_checkpoint");
   if (self->pid == 0 && !ck->dir_checked) {
     if (!ck->resumed) {
@@ -626,6 +678,7 @@ static void save(bspk_proc *self) {
   }
   /* Every process waits for the directory's check: nothing is written into an earlier run's. */
   self->ops->barrier(self->engine);
+  double start = bspk_now();
   char gen[PATH_MAX], what[PATH_MAX + 64] = "";
   generation_path(gen, sizeof gen, self->superstep);
   int err = 0;
@@ -644,10 +697,18 @@ static void save(bspk_proc *self) {
   if (self->pid == 0) {
     complete_generation(self, gen);
     ck->last_save = bspk_now();
+    if (measure) choose_interval(ck, ck->last_save - start);
   }
+  ck->cost_measured = 1;
 }
 
 /* ---- bspk_checkpoint ----------------------------------------------------------------- */
+
+/* The seconds since the last checkpoint after which the next is due (process 0). */
+static double interval_of(const struct bspk_checkpoint *ck) {
+  if (config.mtbf > 0) return ck->cost_measured ? ck->interval : 0; /* the first: at once */
+  return config.every;
+}
 
 BSPK_API int bspk_checkpoint(void) {
   const char *call = "bspk_checkpoint";
@@ -665,7 +726,7 @@ BSPK_API int bspk_checkpoint(void) {
     raise(SIGKILL);
   }
   self->flags |= BSPK_HAS_CHECKPOINT;
-  if (self->pid == 0 && config.dir && bspk_now() - ck->last_save >= config.every)
+  if (self->pid == 0 && config.dir && bspk_now() - ck->last_save >= interval_of(ck))
     self->flags |= BSPK_CHECKPOINT_DUE;
   unsigned all = bspk_end_superstep(self, BSPK_AT_SYNC, call, __builtin_return_address(0));
   if (!(all & BSPK_CHECKPOINT_DUE)) return 0;

@@ -6,6 +6,7 @@
     ckpt_test.py disk_full     BSPRUN BACKEND P WORK CKPT_STATE [BSPRUN_OPTION...]
     ckpt_test.py error         BSPRUN BACKEND P WORK CKPT_ERRORS CASE REPS [BSPRUN_OPTION...]
     ckpt_test.py bsprun        BSPRUN BACKENDS WORK CKPT_STATE
+    ckpt_test.py mtbf          BSPRUN BACKENDS WORK CKPT_STATE
 
 kill_restart: ckpt_state in each MODE (default: it registers before bspk_checkpoint_resume;
   register-after: it leaves the registrations to the restart; scratch: an area that the
@@ -31,6 +32,12 @@ error: the case of ckpt_errors, set up as it says (ckpt_errors --expect CASE), R
   line `bspkit: ...` on stderr, the case's, within 10 s.
 bsprun: bsprun's checkpoint options: --help, --dry-run on each back end of BACKENDS, and the
   usage errors (status 2).
+mtbf: the interval chosen from a mean time between failures (bsprun --checkpoint-mtbf,
+  BSPKIT_CHECKPOINT_MTBF): on each back end of BACKENDS, one line on stderr (process 0's)
+  whose interval is sqrt(2 C MTBF) of the C and MTBF it prints, the first checkpoint saved
+  and none after it within the interval, the digest of a run without checkpoints; on the
+  first back end, the bad values (status 1, one line), the interval given as well (status 1),
+  and bsprun's usage errors (status 2).
 
 WORK is the test's own directory (emptied first, removed when the test passed). Exit status
 0: passed, 1: failed (what happened is printed), 77: skipped, 2: bad usage.
@@ -727,6 +734,82 @@ def bsprun_options(path: str, backends: list[str], work: Path, state: str) -> No
             say(f"ok: {backend}: {' '.join(options)}: status 2, {result.err.splitlines()[0]}")
 
 
+# ---- the interval from a mean time between failures ----------------------------------------
+
+CHOSEN = re.compile(
+    r"^bspkit: checkpoint interval (\S+) s = sqrt\(2 C MTBF\), with C = (\S+) s \(the first checkpoint's "
+    r"time, measured\) and MTBF = (\S+) s \(BSPKIT_CHECKPOINT_MTBF\)$"
+)
+
+
+def mtbf(path: str, backends: list[str], work: Path, state: str) -> None:
+    iterations = 8
+    program = [state, "--iterations", str(iterations)]
+    for backend in backends:
+        bsprun = Bsprun(path, backend, [])
+        ref = reference(bsprun, 2, program, iterations)
+        directory = work / f"mtbf-{backend}"
+        # An MTBF of 100 h: the interval is minutes, so only the first checkpoint is saved.
+        result = run(bsprun.cmd(2, program, ["--checkpoint-dir", str(directory), "--checkpoint-mtbf", "100h"]))
+        check(digest_of(result) == ref.digest, f"{backend}: the run with --checkpoint-mtbf printed another digest", result)
+        lines = result.bspkit_lines()
+        m = CHOSEN.match(lines[0]) if len(lines) == 1 else None
+        check(m is not None, f"{backend}: expected one line on stderr matching /{CHOSEN.pattern}/", result)
+        assert m is not None
+        interval, cost, mtbf_s = (float(x) for x in m.groups())
+        want = (2 * cost * mtbf_s) ** 0.5
+        check(mtbf_s == 360000, f"{backend}: MTBF {mtbf_s} s printed for 100h", result)
+        check(abs(interval - want) <= 1e-5 * want, f"{backend}: interval {interval} s is not sqrt(2 C MTBF) = {want}", result)
+        check(cost > 0 and interval > 1, f"{backend}: C {cost} s, interval {interval} s", result)
+        gens = generations(directory)
+        check(
+            sorted(gens) == [ref.first_call + 1] and all(gens.values()),
+            f"{backend}: expected the first checkpoint alone ({ref.first_call + 1}), complete; found {gens}",
+            result,
+        )
+        say(f"ok: {backend}: --checkpoint-mtbf 100h: {lines[0]}; one checkpoint saved")
+    backend = backends[0]
+    bsprun = Bsprun(path, backend, [])
+    ckpt = ["--checkpoint-dir", str(work / "bad")]
+    wrong = r"^bspkit: error in bspk_checkpoint(_resume)? on process \d+: "
+    cases = [({"BSPKIT_CHECKPOINT_MTBF": v}, wrong + f"BSPKIT_CHECKPOINT_MTBF='{re.escape(v)}' is not a number of seconds > 0$")
+             for v in ("0", "-60", "1h", "nan", "inf", "1e999")]
+    cases.append(
+        (
+            {"BSPKIT_CHECKPOINT_MTBF": "3600", "BSPKIT_CHECKPOINT_EVERY": "60"},
+            wrong + "BSPKIT_CHECKPOINT_EVERY and BSPKIT_CHECKPOINT_MTBF are both set: give the interval or the mean "
+            "time between failures it is chosen from, not both$",
+        )
+    )
+    for env, want in cases:
+        result = run(bsprun.cmd(2, program, ckpt), env, limit=ERROR_LIMIT_S)
+        lines = result.bspkit_lines()
+        check(result.status == 1 and len(lines) == 1 and re.match(want, lines[0]) is not None,
+              f"{backend}: {env}: expected status 1 and one line /{want}/", result)
+        say(f"ok: {backend}: {' '.join(f'{k}={v}' for k, v in env.items())}: status 1, {lines[0]}")
+    d = work / "dir"
+    d.mkdir()
+    usage = [
+        (["--checkpoint-mtbf", "1h"], r"--checkpoint-mtbf needs --checkpoint-dir DIR \(or --restart DIR\)"),
+        (["--checkpoint-dir", str(d), "--checkpoint-mtbf", "0"], r"--checkpoint-mtbf 0 is not a time > 0"),
+        (["--checkpoint-dir", str(d), "--checkpoint-mtbf", "1d"], r"--checkpoint-mtbf 1d is not a time"),
+        (
+            ["--checkpoint-dir", str(d), "--checkpoint-every", "60", "--checkpoint-mtbf", "1h"],
+            r"--checkpoint-every and --checkpoint-mtbf exclude each other",
+        ),
+    ]
+    for options, regex in usage:
+        result = run([path, "-b", backend, "-n", "2", *options, state])
+        check(
+            result.status == 2 and re.search("^bsprun: error: " + regex, result.err, re.M) is not None,
+            f"bsprun {' '.join(options)}: expected status 2 and /{regex}/",
+            result,
+        )
+        say(f"ok: bsprun {' '.join(options)}: status 2, {result.err.splitlines()[0]}")
+    dry = run([path, "--dry-run", "-b", "threads", "-n", "2", "--checkpoint-dir", str(d), "--checkpoint-mtbf", "90m", state])
+    check(f"BSPKIT_CHECKPOINT_MTBF=5400 {state}" in dry.out, "--dry-run --checkpoint-mtbf 90m", dry)
+
+
 # ---- main ----------------------------------------------------------------------------------
 
 
@@ -750,10 +833,10 @@ def main(argv: list[str]) -> int:
         return 2
     action, args = argv[1], argv[2:]
     try:
-        if action == "bsprun" and len(args) == 4:
+        if action in ("bsprun", "mtbf") and len(args) == 4:
             path, backends, work, state = args
             fresh(Path(work))
-            bsprun_options(path, backends.split(), Path(work), state)
+            (bsprun_options if action == "bsprun" else mtbf)(path, backends.split(), Path(work), state)
         elif action == "disk_full_inside":
             first_call, digest, path, backend, nprocs, work, state, *options = args
             disk_full_inside(Bsprun(path, backend, options), int(nprocs), Path(work), state, int(first_call), digest)
