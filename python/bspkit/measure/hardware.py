@@ -59,6 +59,8 @@ class GRatio(TypedDict):
     g_s_per_word: float
     memcpy_s_per_word: float
     ratio: float
+    g_spread: NotRequired[float]  # the g point's IQR / median (files before 2026-11-29: absent)
+    memcpy_spread: NotRequired[float]  # memcpy_h's at that h
 
 
 class Hardware(TypedDict, total=False):
@@ -142,6 +144,7 @@ def g_over_memcpy(run: RawRun, memcpy_rows: Sequence[MemcpyH]) -> dict[str, list
     """Per primitive/pattern, g(h) / memcpy_h(h) at every h both have: the g point at h with the
     fewest messages (the smallest c), its median / h."""
     memcpy_at = {r["h"]: r["s_per_word"] for r in memcpy_rows}
+    memcpy_spread = {r["h"]: r["spread"] for r in memcpy_rows}
     out: dict[str, list[GRatio]] = {}
     for key in run.g_keys():
         best: dict[int, Any] = {}
@@ -160,6 +163,8 @@ def g_over_memcpy(run: RawRun, memcpy_rows: Sequence[MemcpyH]) -> dict[str, list
                     "g_s_per_word": g,
                     "memcpy_s_per_word": memcpy_at[h],
                     "ratio": g / memcpy_at[h],
+                    "g_spread": pt.stats.spread,
+                    "memcpy_spread": memcpy_spread[h],
                 }
             )
         if rows:
@@ -191,9 +196,21 @@ def hardware_of(run: RawRun, l_empty_s: float | None) -> Hardware:
     return hw
 
 
+# A ratio whose g point or memcpy_h scatters more than this (IQR / median) is not a headline:
+# at the largest h a VM's memory bandwidth can swing 2-3x between samples (measured: memcpy_h's
+# spread 0.35 at h = 2^20 words on a 2-core EPYC VM, hpput/shift 2.3x memcpy there against
+# 0.97x at 2^19 in the same run).
+HEADLINE_MAX_SPREAD = 0.2
+
+
+def _steady(row: Mapping[str, Any]) -> bool:
+    return max(row.get("g_spread", 0.0), row.get("memcpy_spread", 0.0)) <= HEADLINE_MAX_SPREAD
+
+
 def _headline_rows(hw: Mapping[str, Any]) -> list[tuple[str, GRatio]]:
     """Per primitive, in the usual order, its all-to-all surface (else its first pattern) at
-    the largest h it has: (key, row)."""
+    the largest h where both its g point and memcpy_h are steady (spread at most
+    HEADLINE_MAX_SPREAD), else at the largest h it has: (key, row)."""
     g = hw.get("g_over_memcpy") or {}
     out: list[tuple[str, GRatio]] = []
     for prim in PRIMITIVE_ORDER:
@@ -201,8 +218,17 @@ def _headline_rows(hw: Mapping[str, Any]) -> list[tuple[str, GRatio]]:
         if not keys:
             continue
         key = f"{prim}/alltoall" if f"{prim}/alltoall" in keys else keys[0]
-        out.append((key, g[key][-1]))
+        steady = [r for r in g[key] if _steady(r)]
+        out.append((key, steady[-1] if steady else g[key][-1]))
     return out
+
+
+def _ratio_text(row: Mapping[str, Any]) -> str:
+    """ "1.3x", or with its scatter where no h of the surface was steady: "2.3x (spread 0.35)"."""
+    text = quantity(row["ratio"], "x", 2)
+    if not _steady(row):
+        text += f" (spread {max(row.get('g_spread', 0.0), row.get('memcpy_spread', 0.0)):.2f})"
+    return text
 
 
 def hardware_sentence(params: Any) -> str | None:
@@ -230,13 +256,12 @@ def hardware_sentence(params: Any) -> str | None:
         hs = {r["h"] for _k, r in rows}
         if len(hs) == 1:
             (h,) = hs
-            items = ", ".join(f"{k.split('/')[0]} = {quantity(r['ratio'], 'x', 2)}" for k, r in rows)
+            items = ", ".join(f"{k.split('/')[0]} = {_ratio_text(r)}" for k, r in rows)
             parts.append(f"{items} memcpy at h = {quantity(h, 'words')}")
         else:
             parts.append(
                 ", ".join(
-                    f"{k.split('/')[0]} = {quantity(r['ratio'], 'x', 2)} memcpy at h = {quantity(r['h'], 'words')}"
-                    for k, r in rows
+                    f"{k.split('/')[0]} = {_ratio_text(r)} memcpy at h = {quantity(r['h'], 'words')}" for k, r in rows
                 )
             )
         patterns = {k.split("/", 1)[1] for k, _r in rows}
