@@ -7,10 +7,11 @@
  *   spreadsort    boost::sort::spreadsort::spreadsort, one core
  *   vqsort        Google Highway's vectorized quicksort (hwy::Sorter, libhwy_contrib), one core
  *   std           std::sort, one core (the baseline)
- *   rdx-seq       our rdx_sort_sequential (LSD radix sort, --bits digits), one core
+ *   rdx-seq       our rdx_sort_sequential (LSD radix sort, --bits digits; 0: its choice by n),
+ *                 one core
  *
  *   sort_peers --sort S [--size N] [--threads T] [-r R] [--dist D] [--seed S] [--bits B]
- *   prints: sort_peers sort=S threads=T n=N dist=D reps=R median_s=... min_s=...
+ *   prints: sort_peers sort=S threads=T n=N dist=D [bits=B] reps=R median_s=... min_s=...
  *
  * Each repetition copies the input into the array to sort (untimed) and times the sort
  * alone; one untimed warm-up first (thread pools started, memory of the sort's own buffers
@@ -93,7 +94,7 @@ const Peer peers[] = {
 struct Options {
   std::string sort;
   long n = 1L << 24;
-  int threads = 1, reps = 3, bits = 8;
+  int threads = 1, reps = 3, bits = 0;
   rdx_dist dist = RDX_UNIFORM;
   unsigned long seed = 1;
 };
@@ -111,7 +112,7 @@ void usage(FILE *to) {
       "  -r, --reps R  timed repetitions (default 3)\n"
       "  --dist D      uniform (default), zipf, sorted, few-distinct or equal\n"
       "  --seed S      seed of the keys (default 1, as bspalg-rdxsort)\n"
-      "  --bits B      digit bits of rdx-seq, 1..16 (default 8)\n"
+      "  --bits B      digit bits of rdx-seq, 1..16, or 0 (default): rdx_sequential_bits(N)\n"
       "Built in:",
       prog);
   for (const Peer &p : peers)
@@ -155,7 +156,7 @@ Options parse_options(int argc, char **argv) {
     else if (a == "--threads") o.threads = (int)parse_long("--threads", value, 1, 1024);
     else if (a == "-r" || a == "--reps") o.reps = (int)parse_long("--reps", value, 1, 1000);
     else if (a == "--seed") o.seed = (unsigned long)parse_long("--seed", value, 0, LONG_MAX);
-    else if (a == "--bits") o.bits = (int)parse_long("--bits", value, 1, 16);
+    else if (a == "--bits") o.bits = (int)parse_long("--bits", value, 0, 16);
     else if (a == "--dist") {
       int d = 0;
       while (d < RDX_NDISTS && std::strcmp(value, rdx_dist_names[d])) d++;
@@ -245,7 +246,11 @@ int main(int argc, char **argv) {
   std::sort(times.begin(), times.end());
   size_t m = times.size();
   double median = m % 2 ? times[m / 2] : 0.5 * (times[m / 2 - 1] + times[m / 2]);
-  std::printf("%s sort=%s threads=%d n=%zu dist=%s reps=%d median_s=%.6f min_s=%.6f\n", prog,
-              peer.name, threads, n, rdx_dist_names[o.dist], o.reps, median, times[0]);
+  std::string digits; // rdx-seq: the digit width it ran with
+  if (o.sort == "rdx-seq")
+    digits = " bits=" + std::to_string(o.bits ? o.bits : rdx_sequential_bits(n));
+  std::printf("%s sort=%s threads=%d n=%zu dist=%s%s reps=%d median_s=%.6f min_s=%.6f\n", prog,
+              peer.name, threads, n, rdx_dist_names[o.dist], digits.c_str(), o.reps, median,
+              times[0]);
   return 0;
 }

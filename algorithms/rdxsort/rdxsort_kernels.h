@@ -53,11 +53,12 @@ void rdx_copy_counting(void *dst, const void *keys, int key_bytes, size_t n, int
 /* The count sort's stable scatter: the keys whose digit is v are written, in their order, to
  * out[v][0], out[v][1], ...; out[v] (a key_bytes-wide slot pointer) ends past the last one.
  * The buckets may point anywhere (a local buffer, another array), but must not overlap keys.
- * Up to RDX_WC_MAX_BITS digit bits it writes through software write-combining buffers: one
- * cache line per bucket, lined up with the bucket's destination lines and written out whole
- * with non-temporal stores (no read of each destination line before it is written). On 2^24
- * uniform keys, one AMD EPYC core, huge pages: 48 ms against 60 ms direct at 8 bits, 54
- * against 81 at 11. */
+ * Up to RDX_WC_MAX_BITS digit bits (and 16 keys a bucket) it writes through software
+ * write-combining buffers: two cache lines per bucket, lined up with the bucket's destination
+ * lines and written out whole with non-temporal stores (no read of each destination line
+ * before it is written). On 2^25 uniform 4-byte keys, one core of an AMD EPYC (Zen 4) VM,
+ * huge pages, best of 5: 47 ms at 8 bits, 57 at 11 (the one-line buffers before: 55 and 66;
+ * a memcpy of the keys: 10 ms). */
 #define RDX_WC_MAX_BITS 12
 void rdx_scatter(const void *keys, int key_bytes, size_t n, int shift, int bits, void **out);
 
@@ -66,9 +67,18 @@ void rdx_scatter(const void *keys, int key_bytes, size_t n, int shift, int bits,
 void rdx_count_sort(const void *keys, void *to, int key_bytes, size_t n, int shift, int bits,
                     uint64_t *counts, void **out);
 
-/* Sequential LSD radix sort of keys[0..n) by digits of `bits` bits, least significant first,
- * with tmp[0..n) as scratch: a histogram pass and a scatter per round. The result is in keys. */
+/* Sequential LSD radix sort of keys[0..n) by digits of `bits` bits (0: rdx_sequential_bits(n)),
+ * least significant first, with tmp[0..n) as scratch. Every digit's histogram is counted in one
+ * pass over the keys; a digit that is the same in every key is skipped (its pass would move
+ * nothing); the passes alternate between keys and tmp, and the result ends in keys (one copy
+ * when an odd number of passes ran). */
 void rdx_sort_sequential(void *keys, void *tmp, int key_bytes, size_t n, int bits);
+
+/* The digit width rdx_sort_sequential takes for n keys: 8 bits below RDX_WIDE_DIGITS_FROM keys
+ * (the 256 write-combining buffers fit the L1 cache, and small inputs have too few keys per
+ * bucket for 2048), 11 bits from there (three passes over 32-bit keys instead of four). */
+#define RDX_WIDE_DIGITS_FROM ((size_t)1 << 17)
+int rdx_sequential_bits(size_t n);
 
 /* Rounds of `bits`-bit digits that cover key_bits bits (the last one may be narrower). */
 static inline int rdx_rounds(int key_bits, int bits) { return (key_bits + bits - 1) / bits; }
