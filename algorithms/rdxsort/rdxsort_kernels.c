@@ -80,113 +80,112 @@ static inline void stream_fence(void) {}
 
 /* The passes, one copy per key type (KEY, SUFFIX). The digit is computed in 64 bits: shift
  * may be up to 63 for 64-bit keys and the mask up to 2^bits - 1. */
-#define DEFINE_PASSES(KEY, SUFFIX)                                                           \
-  static void histogram_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,        \
-                                 uint64_t *counts) {                                         \
-    for (size_t i = 0; i < n; i++) counts[((uint64_t)keys[i] >> shift) & mask]++;            \
-  }                                                                                          \
-                                                                                             \
-  static void copy_counting_##SUFFIX(KEY *dst, const KEY *keys, size_t n, int shift,         \
-                                     uint64_t mask, uint64_t *counts) {                      \
-    for (size_t i = 0; i < n; i++) {                                                         \
-      KEY k = keys[i];                                                                       \
-      dst[i] = k;                                                                            \
-      counts[((uint64_t)k >> shift) & mask]++;                                               \
-    }                                                                                        \
-  }                                                                                          \
-                                                                                             \
-  static void scatter_direct_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,   \
-                                      KEY **out) {                                           \
-    for (size_t i = 0; i < n; i++) {                                                         \
-      KEY k = keys[i];                                                                       \
-      *out[((uint64_t)k >> shift) & mask]++ = k;                                             \
-    }                                                                                        \
-  }                                                                                          \
-                                                                                             \
-  /* WC_BYTES of buffer per bucket, lined up with the bucket's destination: buffer slot j     \
-   * holds the key bound for the destination address = j (mod WC_BYTES), so a full buffer is   \
-   * whole aligned cache lines, written with non-temporal stores (no read of the destination   \
-   * first); the bucket's first, partial chunk and its last one with ordinary stores. A fill   \
-   * pointer per bucket is the one counter the loop updates: the buffer is full when it        \
-   * reaches a WC_BYTES boundary. Returns 0 (nothing written) when out of memory or a          \
-   * destination is not KEY-aligned. */                                                        \
-  enum { CHUNK_KEYS_##SUFFIX = WC_BYTES / sizeof(KEY) };                                       \
-  static int scatter_combining_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,   \
-                                        KEY **out) {                                           \
-    size_t buckets = (size_t)mask + 1;                                                         \
-    for (size_t v = 0; v < buckets; v++)                                                       \
-      if ((uintptr_t)out[v] % sizeof(KEY)) return 0;                                           \
-    KEY *buf = aligned_alloc(WC_BYTES, buckets * WC_BYTES);                                    \
-    KEY **fill = malloc(buckets * sizeof *fill);                                               \
-    uintptr_t *chunk = malloc(2 * buckets * sizeof *chunk);                                    \
-    if (!buf || !fill || !chunk) {                                                             \
-      free(buf);                                                                               \
-      free(fill);                                                                              \
-      free(chunk);                                                                             \
-      return 0;                                                                                \
-    }                                                                                          \
-    uintptr_t *first = chunk + buckets; /* the bucket's first destination address */           \
-    for (size_t v = 0; v < buckets; v++) {                                                     \
-      first[v] = (uintptr_t)out[v];                                                            \
-      chunk[v] = first[v] & ~(uintptr_t)(WC_BYTES - 1); /* the aligned chunk being filled */   \
-      fill[v] = buf + v * CHUNK_KEYS_##SUFFIX + (first[v] - chunk[v]) / sizeof(KEY);           \
-    }                                                                                          \
-    for (size_t i = 0; i < n; i++) {                                                           \
-      KEY k = keys[i];                                                                         \
-      size_t v = ((uint64_t)k >> shift) & mask;                                                \
-      KEY *f = fill[v];                                                                        \
-      *f++ = k;                                                                                \
-      if (__builtin_expect(((uintptr_t)f & (WC_BYTES - 1)) == 0, 0)) {                         \
-        f -= CHUNK_KEYS_##SUFFIX;                                                              \
-        if (chunk[v] >= first[v]) {                                                            \
-          for (size_t at = 0; at < WC_BYTES; at += 64)                                         \
-            stream_line((char *)chunk[v] + at, (const char *)f + at);                          \
-        } else {                                                                               \
-          size_t skip = first[v] - chunk[v];                                                   \
-          memcpy((void *)first[v], (const char *)f + skip, WC_BYTES - skip);                   \
-        }                                                                                      \
-        chunk[v] += WC_BYTES;                                                                  \
-      }                                                                                        \
-      fill[v] = f;                                                                             \
-    }                                                                                          \
-    for (size_t v = 0; v < buckets; v++) { /* what is left in the buffers */                   \
-      const char *line = (const char *)(buf + v * CHUNK_KEYS_##SUFFIX);                        \
-      uintptr_t end = chunk[v] + (uintptr_t)((const char *)fill[v] - line);                    \
-      uintptr_t from = chunk[v] > first[v] ? chunk[v] : first[v];                              \
-      if (end > from) memcpy((void *)from, line + (from - chunk[v]), end - from);              \
-      out[v] = (KEY *)end;                                                                     \
-    }                                                                                          \
-    stream_fence();                                                                            \
-    free(buf);                                                                                 \
-    free(fill);                                                                                \
-    free(chunk);                                                                               \
-    return 1;                                                                                  \
-  }                                                                                            \
-                                                                                               \
-  /* counts[r 2^bits + v]: the keys whose digit r (bits r bits .. r bits + bits - 1) is v, for   \
-   * every round r < rounds, in one pass over the keys (the last digit may be narrower: its    \
-   * higher bits are zero). Inlined with rounds a constant for the usual digit widths, so that \
-   * the loop over the rounds unrolls (a third of the time of the loop kept). */              \
-  static inline __attribute__((always_inline)) void count_digits_##SUFFIX(                     \
-      const KEY *keys, size_t n, int bits, int rounds, uint64_t *counts) {                     \
-    uint64_t mask = (1ull << bits) - 1;                                                        \
-    size_t buckets = (size_t)1 << bits;                                                        \
-    for (size_t i = 0; i < n; i++) {                                                           \
-      uint64_t k = keys[i];                                                                    \
-      for (int r = 0; r < rounds; r++)                                                         \
-        counts[(size_t)r * buckets + ((k >> (r * bits)) & mask)]++;                            \
-    }                                                                                          \
-  }                                                                                            \
-  static void all_histograms_##SUFFIX(const KEY *keys, size_t n, int bits, int rounds,         \
-                                      uint64_t *counts) {                                      \
-    switch (rounds) {                                                                          \
-      case 2: count_digits_##SUFFIX(keys, n, bits, 2, counts); break;                          \
-      case 3: count_digits_##SUFFIX(keys, n, bits, 3, counts); break;                          \
-      case 4: count_digits_##SUFFIX(keys, n, bits, 4, counts); break;                          \
-      case 6: count_digits_##SUFFIX(keys, n, bits, 6, counts); break;                          \
-      case 8: count_digits_##SUFFIX(keys, n, bits, 8, counts); break;                          \
-      default: count_digits_##SUFFIX(keys, n, bits, rounds, counts);                           \
-    }                                                                                          \
+#define DEFINE_PASSES(KEY, SUFFIX)                                                                 \
+  static void histogram_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,              \
+                                 uint64_t *counts) {                                               \
+    for (size_t i = 0; i < n; i++) counts[((uint64_t)keys[i] >> shift) & mask]++;                  \
+  }                                                                                                \
+                                                                                                   \
+  static void copy_counting_##SUFFIX(KEY *dst, const KEY *keys, size_t n, int shift,               \
+                                     uint64_t mask, uint64_t *counts) {                            \
+    for (size_t i = 0; i < n; i++) {                                                               \
+      KEY k = keys[i];                                                                             \
+      dst[i] = k;                                                                                  \
+      counts[((uint64_t)k >> shift) & mask]++;                                                     \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  static void scatter_direct_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,         \
+                                      KEY **out) {                                                 \
+    for (size_t i = 0; i < n; i++) {                                                               \
+      KEY k = keys[i];                                                                             \
+      *out[((uint64_t)k >> shift) & mask]++ = k;                                                   \
+    }                                                                                              \
+  }                                                                                                \
+                                                                                                   \
+  /* WC_BYTES of buffer per bucket, lined up with the bucket's destination: buffer slot j          \
+   * holds the key bound for the destination address = j (mod WC_BYTES), so a full buffer is       \
+   * whole aligned cache lines, written with non-temporal stores (no read of the destination       \
+   * first); the bucket's first, partial chunk and its last one with ordinary stores. A fill       \
+   * pointer per bucket is the one counter the loop updates: the buffer is full when it            \
+   * reaches a WC_BYTES boundary. Returns 0 (nothing written) when out of memory or a              \
+   * destination is not KEY-aligned. */                                                            \
+  enum { CHUNK_KEYS_##SUFFIX = WC_BYTES / sizeof(KEY) };                                           \
+  static int scatter_combining_##SUFFIX(const KEY *keys, size_t n, int shift, uint64_t mask,       \
+                                        KEY **out) {                                               \
+    size_t buckets = (size_t)mask + 1;                                                             \
+    for (size_t v = 0; v < buckets; v++)                                                           \
+      if ((uintptr_t)out[v] % sizeof(KEY)) return 0;                                               \
+    KEY *buf = aligned_alloc(WC_BYTES, buckets * WC_BYTES);                                        \
+    KEY **fill = malloc(buckets * sizeof *fill);                                                   \
+    uintptr_t *chunk = malloc(2 * buckets * sizeof *chunk);                                        \
+    if (!buf || !fill || !chunk) {                                                                 \
+      free(buf);                                                                                   \
+      free(fill);                                                                                  \
+      free(chunk);                                                                                 \
+      return 0;                                                                                    \
+    }                                                                                              \
+    uintptr_t *first = chunk + buckets; /* the bucket's first destination address */               \
+    for (size_t v = 0; v < buckets; v++) {                                                         \
+      first[v] = (uintptr_t)out[v];                                                                \
+      chunk[v] = first[v] & ~(uintptr_t)(WC_BYTES - 1); /* the aligned chunk being filled */       \
+      fill[v] = buf + v * CHUNK_KEYS_##SUFFIX + (first[v] - chunk[v]) / sizeof(KEY);               \
+    }                                                                                              \
+    for (size_t i = 0; i < n; i++) {                                                               \
+      KEY k = keys[i];                                                                             \
+      size_t v = ((uint64_t)k >> shift) & mask;                                                    \
+      KEY *f = fill[v];                                                                            \
+      *f++ = k;                                                                                    \
+      if (__builtin_expect(((uintptr_t)f & (WC_BYTES - 1)) == 0, 0)) {                             \
+        f -= CHUNK_KEYS_##SUFFIX;                                                                  \
+        if (chunk[v] >= first[v]) {                                                                \
+          for (size_t at = 0; at < WC_BYTES; at += 64)                                             \
+            stream_line((char *)chunk[v] + at, (const char *)f + at);                              \
+        } else {                                                                                   \
+          size_t skip = first[v] - chunk[v];                                                       \
+          memcpy((void *)first[v], (const char *)f + skip, WC_BYTES - skip);                       \
+        }                                                                                          \
+        chunk[v] += WC_BYTES;                                                                      \
+      }                                                                                            \
+      fill[v] = f;                                                                                 \
+    }                                                                                              \
+    for (size_t v = 0; v < buckets; v++) { /* what is left in the buffers */                       \
+      const char *line = (const char *)(buf + v * CHUNK_KEYS_##SUFFIX);                            \
+      uintptr_t end = chunk[v] + (uintptr_t)((const char *)fill[v] - line);                        \
+      uintptr_t from = chunk[v] > first[v] ? chunk[v] : first[v];                                  \
+      if (end > from) memcpy((void *)from, line + (from - chunk[v]), end - from);                  \
+      out[v] = (KEY *)end;                                                                         \
+    }                                                                                              \
+    stream_fence();                                                                                \
+    free(buf);                                                                                     \
+    free(fill);                                                                                    \
+    free(chunk);                                                                                   \
+    return 1;                                                                                      \
+  }                                                                                                \
+                                                                                                   \
+  /* counts[r 2^bits + v]: the keys whose digit r (bits r bits .. r bits + bits - 1) is v, for     \
+   * every round r < rounds, in one pass over the keys (the last digit may be narrower: its        \
+   * higher bits are zero). Inlined with rounds a constant for the usual digit widths, so that     \
+   * the loop over the rounds unrolls (a third of the time of the loop kept). */                   \
+  static inline __attribute__((always_inline)) void count_digits_##SUFFIX(                         \
+      const KEY *keys, size_t n, int bits, int rounds, uint64_t *counts) {                         \
+    uint64_t mask = (1ull << bits) - 1;                                                            \
+    size_t buckets = (size_t)1 << bits;                                                            \
+    for (size_t i = 0; i < n; i++) {                                                               \
+      uint64_t k = keys[i];                                                                        \
+      for (int r = 0; r < rounds; r++) counts[(size_t)r * buckets + ((k >> (r * bits)) & mask)]++; \
+    }                                                                                              \
+  }                                                                                                \
+  static void all_histograms_##SUFFIX(const KEY *keys, size_t n, int bits, int rounds,             \
+                                      uint64_t *counts) {                                          \
+    switch (rounds) {                                                                              \
+      case 2: count_digits_##SUFFIX(keys, n, bits, 2, counts); break;                              \
+      case 3: count_digits_##SUFFIX(keys, n, bits, 3, counts); break;                              \
+      case 4: count_digits_##SUFFIX(keys, n, bits, 4, counts); break;                              \
+      case 6: count_digits_##SUFFIX(keys, n, bits, 6, counts); break;                              \
+      case 8: count_digits_##SUFFIX(keys, n, bits, 8, counts); break;                              \
+      default: count_digits_##SUFFIX(keys, n, bits, rounds, counts);                               \
+    }                                                                                              \
   }
 
 DEFINE_PASSES(uint32_t, u32)
