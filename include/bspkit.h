@@ -119,14 +119,21 @@ void bspk_checkpoint_scratch(void *addr, int scratch);
  * the superstep as bsp_sync does; then, when the run was started with
  * bsprun --checkpoint-dir DIR and the interval of --checkpoint-every has passed since the
  * last checkpoint (process 0's clock; without the option, at every call), every process
- * writes its protected memory, its registrations, its tag size, the messages this sync
- * delivered and the superstep count to DIR, one file per process, and process 0 completes
- * the checkpoint with a manifest. At the end of a superstep no message is in flight, so the
- * files form a consistent state. Without --checkpoint-dir it is bsp_sync and saves nothing.
+ * saves its protected memory (the areas that are not scratch, bspk_checkpoint_scratch(3)),
+ * its registrations, its tag size, the messages this sync delivered and the superstep count
+ * to DIR, one file per process, and process 0 completes the checkpoint with a manifest. At
+ * the end of a superstep no message is in flight, so the files form a consistent state. The
+ * files are written in the background: the protected memory is copied at this call and a
+ * thread of the process writes the copy while the program goes on; the checkpoint is
+ * complete (a restart may use it) once every process' file is durable, which a later
+ * bspk_checkpoint call or bsp_end finds, and a checkpoint due while the previous one is still
+ * being written waits for it (BSPKIT_CHECKPOINT_BACKGROUND=0: each is written and completed
+ * before the call returns). Without --checkpoint-dir it is bsp_sync and saves nothing.
  * A checkpoint that cannot be written (the disk full, say) is reported on stderr and the run
  * goes on; a restart then uses the checkpoint before it.
  *
- * \return 1 when a checkpoint was saved at this call (on every process alike), else 0
+ * \return 1 when a checkpoint was taken at this call (on every process alike; complete once
+ *         written, see above), else 0
  * \error some processes called bspk_checkpoint and others bsp_sync (or a collective)
  * \error a registered area does not lie in protected memory
  * \error the checkpoint directory holds the checkpoints of an earlier run, and this run

@@ -207,6 +207,7 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
 
 BSPK_API void bsp_end(void) {
   bspk_proc *self = bspk_enter("bsp_end");
+  bspk_checkpoint_before_end(self); /* a checkpoint being written in the background */
   bspk_end_superstep(self, BSPK_AT_END, "bsp_end", __builtin_return_address(0));
   if (BSPK_UNLIKELY(self->profile != NULL)) bspk_profile_end(self);
   const bspk_engine_ops *ops = self->ops;

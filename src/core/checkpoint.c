@@ -54,6 +54,10 @@ static struct {
    * which the interval is chosen once the first checkpoint's cost is measured. */
   double mtbf;
   const char *mtbf_text; /* as given, when it is not a number > 0 */
+  /* BSPKIT_CHECKPOINT_BACKGROUND=0: each process writes its file at the checkpoint's sync
+   * (the default, 1: a writer thread writes a copy while the program goes on). */
+  int background;
+  const char *background_text; /* as given, when it is neither 0 nor 1 */
   /* Fault injection for tests of a program's restart (BSPKIT_KILL_AT=PID:SUPERSTEP): process
    * PID ends itself with SIGKILL in the first bspk_checkpoint at or after SUPERSTEP. */
   int kill_pid;
@@ -91,6 +95,12 @@ static void read_config(void) {
     config.mtbf = strtod(mtbf, &end);
     if (*end != '\0' || !(config.mtbf > 0 && config.mtbf <= DBL_MAX)) config.mtbf_text = mtbf;
   }
+  const char *background = getenv("BSPKIT_CHECKPOINT_BACKGROUND");
+  config.background = 1;
+  if (background && *background) {
+    if (strcmp(background, "0") == 0) config.background = 0;
+    else if (strcmp(background, "1") != 0) config.background_text = background;
+  }
   config.kill_pid = -1;
   const char *kill_at = getenv("BSPKIT_KILL_AT");
   if (kill_at && *kill_at) {
@@ -119,6 +129,8 @@ static void need_config(const char *call) {
     bspk_fatal(call,
                "BSPKIT_CHECKPOINT_EVERY and BSPKIT_CHECKPOINT_MTBF are both set: give the interval "
                "or the mean time between failures it is chosen from, not both");
+  if (config.background_text)
+    bspk_fatal(call, "BSPKIT_CHECKPOINT_BACKGROUND='%s' is not 0 or 1", config.background_text);
   if (config.kill_text)
     bspk_fatal(call, "BSPKIT_KILL_AT='%s' is not PID:SUPERSTEP (two numbers >= 0)",
                config.kill_text);
@@ -157,6 +169,13 @@ struct bspk_checkpoint {
   double last_save; /* process 0: when the last checkpoint ended (or the section began) */
   double interval;  /* process 0, with BSPKIT_CHECKPOINT_MTBF: chosen at the first checkpoint */
   int cost_measured; /* with BSPKIT_CHECKPOINT_MTBF: the first checkpoint was timed */
+  /* In the background: the generation whose files are being written, or that are written
+   * but not yet completed by process 0 (-1: none; the same on every process), the writer,
+   * and the staging copy of the protected memory it writes from. */
+  long pending;
+  struct checkpoint_writer *writer;
+  char *staging;
+  size_t staging_cap;
   int resumed;      /* bspk_checkpoint_resume restored a checkpoint */
   int dir_checked;  /* process 0: the directory was checked for an earlier run's files */
   char *messages;   /* the restored messages' tags and payloads */
@@ -168,15 +187,11 @@ static struct bspk_checkpoint *state_of(bspk_proc *self) {
         bspk_xmalloc(self, sizeof *self->checkpoint, "bspk_checkpoint", "the checkpoint state");
     memset(self->checkpoint, 0, sizeof *self->checkpoint);
     self->checkpoint->last_save = bspk_now();
+    self->checkpoint->pending = -1;
   }
   return self->checkpoint;
 }
 
-void bspk_checkpoint_free(bspk_proc *self) {
-  if (!self->checkpoint) return;
-  BSPK_FREE_ALL(self->checkpoint->areas, self->checkpoint->messages, self->checkpoint);
-  self->checkpoint = NULL;
-}
 
 /* ---- protecting memory --------------------------------------------------------------- */
 
@@ -391,66 +406,81 @@ static void generation_path(char *buf, size_t size, long superstep) {
   path_printf(buf, size, "%s/superstep-%012ld", config.dir, superstep);
 }
 
-/* Writes this process' file of the generation at gen: a temporary name, fsync, rename.
- * Returns 0, or an errno with what failed in `what`. */
-static int write_process_file(bspk_proc *self, const char *gen, char *what, size_t what_size) {
-  const struct bspk_checkpoint *ck = self->checkpoint;
-  meta_writer meta = {0};
-  build_meta(self, &meta);
-  file_header h = {.pid = (uint32_t)self->pid,
-                   .nprocs = (uint32_t)self->nprocs,
-                   .superstep = self->superstep,
-                   .meta_bytes = meta.len};
-  memcpy(h.magic, CHECKPOINT_MAGIC, 8);
-  h.meta_crc = crc_of(0, meta.data, meta.len);
-  for (int i = 0; ck && i < ck->nareas; i++)
-    if (!ck->areas[i].scratch) h.data_bytes += ck->areas[i].nbytes;
+/* What one process writes for one generation: its file's header fields, metadata and data
+ * pieces (the protected areas themselves in the foreground, the staging copy in the
+ * background), and for process 0 the bookkeeping of the generations before it. Everything
+ * the writer thread needs, so that it never reads the process' state. */
+typedef struct data_piece {
+  const char *addr;
+  size_t len;
+} data_piece;
 
-  char tmp[PATH_MAX], final[PATH_MAX];
-  path_printf(tmp, sizeof tmp, "%s/.process-%d.ckpt.tmp", gen, self->pid);
-  path_printf(final, sizeof final, "%s/process-%d.ckpt", gen, self->pid);
+typedef struct write_job {
+  int pid, nprocs;
+  long superstep;          /* the generation whose file this process writes; -1: none */
+  char gen[PATH_MAX];      /* its directory */
+  meta_writer meta;        /* owned */
+  data_piece *pieces;      /* owned (the bytes are not) */
+  int npieces;
+  long complete_superstep; /* process 0: complete this generation first; -1: none */
+  int prune;               /* process 0: delete what the two newest complete ones make unneeded */
+} write_job;
+
+/* Writes the job's file: a temporary name, fsync, rename. Returns 0, or an errno with what
+ * failed in `what`. */
+static int write_process_file(const write_job *job, char *what, size_t what_size) {
+  file_header h = {.pid = (uint32_t)job->pid,
+                   .nprocs = (uint32_t)job->nprocs,
+                   .superstep = job->superstep,
+                   .meta_bytes = job->meta.len};
+  memcpy(h.magic, CHECKPOINT_MAGIC, 8);
+  h.meta_crc = crc_of(0, job->meta.data, job->meta.len);
+  for (int i = 0; i < job->npieces; i++) h.data_bytes += job->pieces[i].len;
+
+  /* The paths fit: save() checked the longest (the temporary name) before the job began. */
+  char tmp[PATH_MAX + 32], final[PATH_MAX + 32];
+  snprintf(tmp, sizeof tmp, "%s/.process-%d.ckpt.tmp", job->gen, job->pid);
+  snprintf(final, sizeof final, "%s/process-%d.ckpt", job->gen, job->pid);
   int err = 0;
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     err = errno;
-    path_printf(what, what_size, "cannot create %s", tmp);
+    snprintf(what, what_size, "cannot create %s", tmp);
   } else {
     /* The header last (its data CRC is known then); the data in chunks, each one's CRC
      * taken while it is in the cache and its write-back started at once, so that the disk
      * works while the next chunk is summed (measured: 0.66 of dd's bandwidth without). */
     err = write_all(fd, (const char *)&h, sizeof h);
-    if (!err) err = write_all(fd, meta.data, meta.len);
-    off_t at = (off_t)(sizeof h + meta.len);
+    if (!err) err = write_all(fd, job->meta.data, job->meta.len);
+    off_t at = (off_t)(sizeof h + job->meta.len);
     uint32_t crc = 0;
-    for (int i = 0; !err && ck && i < ck->nareas; i++)
-      for (size_t done = 0; !err && !ck->areas[i].scratch && done < ck->areas[i].nbytes;
-           done += WRITE_CHUNK) {
-        size_t n =
-            ck->areas[i].nbytes - done < WRITE_CHUNK ? ck->areas[i].nbytes - done : WRITE_CHUNK;
-        crc = crc_of(crc, ck->areas[i].addr + done, n);
-        err = write_all(fd, ck->areas[i].addr + done, n);
+    for (int i = 0; !err && i < job->npieces; i++)
+      for (size_t done = 0; !err && done < job->pieces[i].len; done += WRITE_CHUNK) {
+        const data_piece *piece = &job->pieces[i];
+        size_t n = piece->len - done < WRITE_CHUNK ? piece->len - done : WRITE_CHUNK;
+        crc = crc_of(crc, piece->addr + done, n);
+        err = write_all(fd, piece->addr + done, n);
         if (!err) sync_file_range(fd, at, (off_t)n, SYNC_FILE_RANGE_WRITE);
         at += (off_t)n;
       }
     h.data_crc = crc;
     h.header_crc = crc_of(0, &h, offsetof(file_header, header_crc));
     if (!err && pwrite(fd, &h, sizeof h, 0) != (ssize_t)sizeof h) err = errno ? errno : EIO;
-    if (err) path_printf(what, what_size, "cannot write %s", tmp);
+    if (err) snprintf(what, what_size, "cannot write %s", tmp);
     else if (fsync(fd) != 0) {
       err = errno;
-      path_printf(what, what_size, "cannot fsync %s", tmp);
+      snprintf(what, what_size, "cannot fsync %s", tmp);
     }
     if (close(fd) != 0 && !err) {
       err = errno;
-      path_printf(what, what_size, "cannot close %s", tmp);
+      snprintf(what, what_size, "cannot close %s", tmp);
     }
     if (!err && rename(tmp, final) != 0) {
       err = errno;
-      path_printf(what, what_size, "cannot rename %s", tmp);
+      snprintf(what, what_size, "cannot rename %s", tmp);
     }
     if (err) unlink(tmp); /* a full disk keeps no half-written file */
   }
-  free(meta.data);
   return err;
 }
 
@@ -466,42 +496,63 @@ static int compare_newest_first(const void *a, const void *b) {
   return (x < y) - (x > y);
 }
 
-/* The generations in the checkpoint directory, newest first (malloc'd; *n of them). */
-static generation *list_generations(bspk_proc *self, const char *call, int *n) {
+/* The generations in the checkpoint directory, newest first (malloc'd; *n of them); 0, or
+ * an errno (none there: 0 with *n = 0). Any thread may call it. */
+static int scan_generations(generation **out, int *n) {
   *n = 0;
+  *out = NULL;
   DIR *d = opendir(config.dir);
-  if (!d) {
-    if (errno == ENOENT) return NULL;
-    bspk_fatal(call, "cannot read the checkpoint directory %s: %s", config.dir, strerror(errno));
-  }
+  if (!d) return errno == ENOENT ? 0 : errno;
   generation *list = NULL;
-  size_t cap = 0;
+  int cap = 0, err = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     long s;
     char extra;
     if (strlen(e->d_name) != 22 || sscanf(e->d_name, "superstep-%ld%c", &s, &extra) != 1) continue;
-    BSPK_GROW(self, list, cap, *n + 1, 16, call, "the checkpoint list");
+    if (*n == cap) {
+      generation *more = realloc(list, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *list);
+      if (!more) {
+        err = ENOMEM;
+        break;
+      }
+      list = more;
+    }
     char manifest[PATH_MAX];
-    path_printf(manifest, sizeof manifest, "%s/%s/MANIFEST", config.dir, e->d_name);
-    list[(*n)++] = (generation){s, access(manifest, F_OK) == 0};
+    int len = snprintf(manifest, sizeof manifest, "%s/%s/MANIFEST", config.dir, e->d_name);
+    list[(*n)++] = (generation){s, len < (int)sizeof manifest && access(manifest, F_OK) == 0};
   }
   closedir(d);
+  if (err) {
+    free(list);
+    *n = 0;
+    return err;
+  }
   if (*n > 1) qsort(list, (size_t)*n, sizeof *list, compare_newest_first);
+  *out = list;
+  return 0;
+}
+
+/* scan_generations, where a failure ends the program. */
+static generation *list_generations(bspk_proc *self, const char *call, int *n) {
+  (void)self;
+  generation *list;
+  int err = scan_generations(&list, n);
+  if (err)
+    bspk_fatal(call, "cannot read the checkpoint directory %s: %s", config.dir, strerror(err));
   return list;
 }
 
 static void remove_generation(long superstep) {
   char gen[PATH_MAX];
-  generation_path(gen, sizeof gen, superstep);
+  snprintf(gen, sizeof gen, "%s/superstep-%012ld", config.dir, superstep);
   DIR *d = opendir(gen);
   if (d) {
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
       if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
       char path[PATH_MAX];
-      path_printf(path, sizeof path, "%s/%s", gen, e->d_name);
-      unlink(path);
+      if (snprintf(path, sizeof path, "%s/%s", gen, e->d_name) < (int)sizeof path) unlink(path);
     }
     closedir(d);
   }
@@ -556,22 +607,45 @@ static int write_text_file(const char *path, const char *text) {
   return err;
 }
 
-/* Process 0, after every process wrote its file (or failed to): the manifest, then the
- * deletion of what the two newest complete generations make unneeded. */
-static void complete_generation(bspk_proc *self, const char *gen) {
-  size_t cap = 128 + (size_t)self->nprocs * 80, len = 0;
-  char *text = bspk_xmalloc(self, cap, "bspk_checkpoint", "the checkpoint manifest");
+/* Deletes the generations that the two newest complete ones make unneeded: those older than
+ * the older of the two (a newer, incomplete one is being written, or is a restart's). */
+static void prune_generations(void) {
+  int n;
+  generation *list;
+  if (scan_generations(&list, &n) != 0) return; /* kept: the next completion tries again */
+  int complete = 0;
+  long keep_from = LONG_MIN;
+  for (int i = 0; i < n; i++)
+    if (list[i].complete && ++complete == 2) keep_from = list[i].superstep;
+  for (int i = 0; i < n && keep_from != LONG_MIN; i++)
+    if (list[i].superstep < keep_from) remove_generation(list[i].superstep);
+  free(list);
+}
+
+/* Process 0, once every process wrote its file of the generation at `superstep` (or failed
+ * to): the manifest, which makes it complete; then, when `prune`, the deletion of what it
+ * makes unneeded. Any thread may call it (the writer does, in the background). */
+static void complete_generation(int nprocs, long superstep, int prune) {
+  char gen[PATH_MAX];
+  snprintf(gen, sizeof gen, "%s/superstep-%012ld", config.dir, superstep);
+  size_t cap = 128 + (size_t)nprocs * 80, len = 0;
+  char *text = malloc(cap);
+  if (!text) {
+    warn("the checkpoint at superstep %ld in %s is not complete: no memory for its manifest",
+         superstep, config.dir);
+    return;
+  }
   len += (size_t)snprintf(text + len, cap - len, "bspkit-checkpoint 1\nsuperstep %ld\nnprocs %d\n",
-                          self->superstep, self->nprocs);
+                          superstep, nprocs);
   fsync_path(gen); /* the processes' renames */
-  for (int q = 0; q < self->nprocs; q++) {
+  for (int q = 0; q < nprocs; q++) {
     file_header h;
     off_t size;
-    if (read_header(gen, q, &h, &size) != 0 || h.superstep != self->superstep) {
+    if (read_header(gen, q, &h, &size) != 0 || h.superstep != superstep) {
       warn(
           "the checkpoint at superstep %ld in %s is incomplete (process %d's file is missing "
           "or damaged): a restart uses the one before it",
-          self->superstep, config.dir, q);
+          superstep, config.dir, q);
       free(text);
       return;
     }
@@ -579,8 +653,8 @@ static void complete_generation(bspk_proc *self, const char *gen) {
                             "process %d bytes %lld meta_crc32 %08x data_crc32 %08x\n", q,
                             (long long)size, h.meta_crc, h.data_crc);
   }
-  char manifest[PATH_MAX];
-  path_printf(manifest, sizeof manifest, "%s/MANIFEST", gen);
+  char manifest[PATH_MAX + 16]; /* gen fits in PATH_MAX */
+  snprintf(manifest, sizeof manifest, "%s/MANIFEST", gen);
   int err = write_text_file(manifest, text);
   free(text);
   if (!err) err = fsync_path(gen);
@@ -590,19 +664,104 @@ static void complete_generation(bspk_proc *self, const char *gen) {
     warn(
         "the checkpoint at superstep %ld in %s is not complete: cannot write its manifest: %s; "
         "a restart uses the one before it",
-        self->superstep, config.dir, strerror(err));
+        superstep, config.dir, strerror(err));
     return;
   }
-  /* Keep the two newest complete generations and anything newer than the older of them. */
-  int n;
-  generation *list = list_generations(self, "bspk_checkpoint", &n);
-  int complete = 0;
-  long keep_from = LONG_MIN;
-  for (int i = 0; i < n; i++)
-    if (list[i].complete && ++complete == 2) keep_from = list[i].superstep;
-  for (int i = 0; i < n && keep_from != LONG_MIN; i++)
-    if (list[i].superstep < keep_from) remove_generation(list[i].superstep);
-  free(list);
+  if (prune) prune_generations();
+}
+
+/* ---- the writer: one thread per process that writes its files in the background ------- */
+
+/* One job at a time (at most one generation in flight): busy from the submission until the
+ * job is done, which the process reads at its checkpoint calls and waits for when it must. */
+typedef struct checkpoint_writer {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int busy, quit;
+  write_job job;
+} checkpoint_writer;
+
+/* Runs a job: process 0's bookkeeping first, then the file. Warnings say what failed; the
+ * run goes on. */
+static void run_job(write_job *job) {
+  if (job->complete_superstep >= 0) complete_generation(job->nprocs, job->complete_superstep, 1);
+  else if (job->prune) prune_generations();
+  if (job->superstep >= 0) {
+    char what[PATH_MAX + 64] = "";
+    int err = 0;
+    if (mkdir(job->gen, 0755) != 0 && errno != EEXIST) {
+      err = errno;
+      snprintf(what, sizeof what, "cannot create %s", job->gen);
+    }
+    if (!err) err = write_process_file(job, what, sizeof what);
+    if (err)
+      warn(
+          "process %d could not save its part of the checkpoint at superstep %ld: %s: %s; the "
+          "run goes on",
+          job->pid, job->superstep, what, strerror(err));
+  }
+  free(job->meta.data);
+  free(job->pieces);
+  job->meta = (meta_writer){0};
+  job->pieces = NULL;
+}
+
+static void *writer_main(void *arg) {
+  checkpoint_writer *w = arg;
+  pthread_mutex_lock(&w->lock);
+  for (;;) {
+    while (!w->busy && !w->quit) pthread_cond_wait(&w->cond, &w->lock);
+    if (!w->busy) break; /* quit, nothing left */
+    pthread_mutex_unlock(&w->lock);
+    run_job(&w->job);
+    pthread_mutex_lock(&w->lock);
+    w->busy = 0;
+    pthread_cond_broadcast(&w->cond);
+  }
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+/* Whether the writer is still at its job (a generation's file, or process 0's bookkeeping). */
+static int writer_busy(checkpoint_writer *w) {
+  if (!w) return 0;
+  pthread_mutex_lock(&w->lock);
+  int busy = w->busy;
+  pthread_mutex_unlock(&w->lock);
+  return busy;
+}
+
+static void writer_wait(checkpoint_writer *w) {
+  if (!w) return;
+  pthread_mutex_lock(&w->lock);
+  while (w->busy) pthread_cond_wait(&w->cond, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+}
+
+/* The process' writer, started at its first background job; NULL when no thread can be
+ * made (the job then runs in the foreground). */
+static checkpoint_writer *writer_of(struct bspk_checkpoint *ck);
+
+/* Hands the (idle) writer a job; the job's buffers are the writer's until it is done. */
+static void writer_submit(checkpoint_writer *w, const write_job *job) {
+  pthread_mutex_lock(&w->lock);
+  w->job = *job;
+  w->busy = 1;
+  pthread_cond_broadcast(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+}
+
+static void writer_stop(checkpoint_writer *w) {
+  if (!w) return;
+  pthread_mutex_lock(&w->lock);
+  w->quit = 1;
+  pthread_cond_broadcast(&w->cond);
+  pthread_mutex_unlock(&w->lock);
+  pthread_join(w->thread, NULL);
+  pthread_mutex_destroy(&w->lock);
+  pthread_cond_destroy(&w->cond);
+  free(w);
 }
 
 /* Process 0 before the first checkpoint of a run that is not a restart: an earlier run's
@@ -662,11 +821,84 @@ static void choose_interval(struct bspk_checkpoint *ck, double cost) {
   fflush(stderr);
 }
 
+static checkpoint_writer *writer_of(struct bspk_checkpoint *ck) {
+  if (ck->writer) return ck->writer;
+  checkpoint_writer *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  pthread_mutex_init(&w->lock, NULL);
+  pthread_cond_init(&w->cond, NULL);
+  /* Signals are the program's threads' business, not the writer's. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int err = pthread_create(&w->thread, NULL, writer_main, w);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (err) {
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->cond);
+    free(w);
+    return NULL;
+  }
+  return ck->writer = w;
+}
+
+/* The job of this process' file of the current generation, its pieces the protected areas
+ * that are not scratch (the caller copies them, for the background). */
+static void make_job(bspk_proc *self, write_job *job) {
+  const struct bspk_checkpoint *ck = self->checkpoint;
+  *job = (write_job){.pid = self->pid,
+                     .nprocs = self->nprocs,
+                     .superstep = self->superstep,
+                     .complete_superstep = -1};
+  generation_path(job->gen, sizeof job->gen, self->superstep);
+  char longest[PATH_MAX]; /* the writer's paths are shorter: none is cut */
+  path_printf(longest, sizeof longest, "%s/.process-%d.ckpt.tmp", job->gen, self->pid);
+  build_meta(self, &job->meta);
+  job->pieces = bspk_xmalloc(self, (size_t)(ck->nareas + 1) * sizeof *job->pieces,
+                             "bspk_checkpoint", "the checkpoint");
+  for (int i = 0; i < ck->nareas; i++)
+    if (!ck->areas[i].scratch && ck->areas[i].nbytes > 0)
+      job->pieces[job->npieces++] = (data_piece){ck->areas[i].addr, ck->areas[i].nbytes};
+}
+
+/* For the background: the pieces copied into the staging buffer, which then is the one
+ * piece; 0, or -1 when there is no memory for it (the job is then written in the
+ * foreground). */
+static int stage_job(struct bspk_checkpoint *ck, write_job *job) {
+  size_t total = 0;
+  for (int i = 0; i < job->npieces; i++) total += job->pieces[i].len;
+  if (total > ck->staging_cap) {
+    free(ck->staging);
+    ck->staging_cap = 0;
+    ck->staging = malloc(total);
+    if (!ck->staging) return -1;
+    ck->staging_cap = total;
+  }
+  size_t at = 0;
+  for (int i = 0; i < job->npieces; i++) {
+    memcpy(ck->staging + at, job->pieces[i].addr, job->pieces[i].len);
+    at += job->pieces[i].len;
+  }
+  job->npieces = total > 0;
+  job->pieces[0] = (data_piece){ck->staging, total};
+  return 0;
+}
+
+/* Takes the checkpoint, on every process. In the background (the default): the protected
+ * memory is copied into the staging buffer at this sync and the writer writes the file while
+ * the program goes on; the generation is completed (its manifest) by process 0 at a later
+ * bspk_checkpoint, once every process' writer is done (or at bsp_end). At most one
+ * generation is in flight: a checkpoint due while the previous one is still being written
+ * waits for it (skipping it instead would leave the newest complete checkpoint two
+ * intervals old, and make the interval a guess). In the foreground (BSPKIT_CHECKPOINT_
+ * BACKGROUND=0, and the first checkpoint with BSPKIT_CHECKPOINT_MTBF, which is timed) every
+ * process writes its file and process 0 completes the generation before the call returns. */
 static void save(bspk_proc *self) {
   struct bspk_checkpoint *ck = state_of(self);
   /* BSPKIT_CHECKPOINT_MTBF: the first checkpoint is timed, and the interval chosen from it. */
   int measure = config.mtbf > 0 && !ck->cost_measured;
   check_areas_mapped(self, "bspk_checkpoint");
+  writer_wait(ck->writer); /* this process' file of the generation in flight */
   if (self->pid == 0 && !ck->dir_checked) {
     if (!ck->resumed) {
       if (mkdir(config.dir, 0755) != 0 && errno != EEXIST)
@@ -676,28 +908,37 @@ static void save(bspk_proc *self) {
     }
     ck->dir_checked = 1;
   }
-  /* Every process waits for the directory's check: nothing is written into an earlier run's. */
+  /* Every process waits for the directory's check (nothing is written into an earlier run's)
+   * and for its writer: the files of the generation in flight are all written now. */
   self->ops->barrier(self->engine);
   double start = bspk_now();
-  char gen[PATH_MAX], what[PATH_MAX + 64] = "";
-  generation_path(gen, sizeof gen, self->superstep);
-  int err = 0;
-  if (mkdir(gen, 0755) != 0 && errno != EEXIST) {
-    err = errno;
-    path_printf(what, sizeof what, "cannot create %s", gen);
+  int prune_later = 0;
+  if (ck->pending >= 0) {
+    /* Its deletions go to the writer's next job: a restart needs the manifest alone. */
+    if (self->pid == 0) complete_generation(self->nprocs, ck->pending, !config.background);
+    prune_later = config.background;
+    ck->pending = -1;
   }
-  if (!err) err = write_process_file(self, gen, what, sizeof what);
-  if (err)
-    warn(
-        "process %d could not save its part of the checkpoint at superstep %ld: %s: %s; the "
-        "run goes on",
-        self->pid, self->superstep, what, strerror(err));
-  /* Nobody may write into another process' memory (hpput) before it is saved. */
-  self->ops->barrier(self->engine);
-  if (self->pid == 0) {
-    complete_generation(self, gen);
-    ck->last_save = bspk_now();
-    if (measure) choose_interval(ck, ck->last_save - start);
+  write_job job;
+  make_job(self, &job);
+  int background = config.background && !measure;
+  checkpoint_writer *w = background ? writer_of(ck) : NULL;
+  if (w && stage_job(ck, &job) == 0) {
+    /* Nobody may write into another process' memory (hpput) before it is copied. */
+    self->ops->barrier(self->engine);
+    job.prune = self->pid == 0 && prune_later;
+    writer_submit(w, &job);
+    ck->pending = self->superstep;
+    if (self->pid == 0) ck->last_save = bspk_now();
+  } else {
+    run_job(&job);
+    /* Nobody may write into another process' memory (hpput) before it is saved. */
+    self->ops->barrier(self->engine);
+    if (self->pid == 0) {
+      complete_generation(self->nprocs, self->superstep, 1);
+      ck->last_save = bspk_now();
+      if (measure) choose_interval(ck, ck->last_save - start);
+    }
   }
   ck->cost_measured = 1;
 }
@@ -721,14 +962,38 @@ BSPK_API int bspk_checkpoint(void) {
                "bspk_checkpoint before bspk_checkpoint_resume: it would start over and replace "
                "the checkpoints in %s",
                config.dir);
-  if (BSPK_UNLIKELY(self->pid == config.kill_pid && self->superstep >= config.kill_superstep)) {
-    fflush(stdout);
-    raise(SIGKILL);
+  if (BSPK_UNLIKELY(config.kill_pid >= 0 && config.kill_pid < self->nprocs &&
+                    self->superstep >= config.kill_superstep)) {
+    /* The failure strikes between checkpoints: the ones taken before this call are made
+     * complete first (every process knows the call, so all take part), so that a test knows
+     * which one a restart takes. Kills at any moment, a write in flight included, are
+     * bench/checkpoint_faults.py's. */
+    if (config.dir) {
+      writer_wait(ck->writer);
+      self->ops->barrier(self->engine);
+      if (ck->pending >= 0 && self->pid == 0) complete_generation(self->nprocs, ck->pending, 1);
+      ck->pending = -1;
+      self->ops->barrier(self->engine);
+    }
+    if (self->pid == config.kill_pid) {
+      fflush(stdout);
+      raise(SIGKILL);
+    }
   }
   self->flags |= BSPK_HAS_CHECKPOINT;
   if (self->pid == 0 && config.dir && bspk_now() - ck->last_save >= interval_of(ck))
     self->flags |= BSPK_CHECKPOINT_DUE;
+  if (ck->pending >= 0 && writer_busy(ck->writer)) self->flags |= BSPK_CHECKPOINT_WRITING;
   unsigned all = bspk_end_superstep(self, BSPK_AT_SYNC, call, __builtin_return_address(0));
+  if (ck->pending >= 0 && !(all & (BSPK_CHECKPOINT_WRITING | BSPK_CHECKPOINT_DUE))) {
+    /* Every process' file of the generation in flight is written (or failed, and said so):
+     * process 0's writer, idle, completes it while the program goes on. */
+    if (self->pid == 0)
+      writer_submit(ck->writer, &(write_job){.nprocs = self->nprocs,
+                                             .superstep = -1,
+                                             .complete_superstep = ck->pending});
+    ck->pending = -1;
+  }
   if (!(all & BSPK_CHECKPOINT_DUE)) return 0;
   save(self);
   return 1;
@@ -1077,4 +1342,21 @@ BSPK_API int bspk_checkpoint_resume(void) {
   free(list);
   bspk_fatal(call, "no %scomplete checkpoint in %s to restart from%s", tried ? "intact " : "",
              config.dir, tried ? " (every one is damaged; see the warnings above)" : "");
+}
+
+/* ---- the end of the section ---------------------------------------------------------- */
+
+void bspk_checkpoint_before_end(bspk_proc *self) {
+  if (self->checkpoint) writer_wait(self->checkpoint->writer);
+}
+
+void bspk_checkpoint_free(bspk_proc *self) {
+  struct bspk_checkpoint *ck = self->checkpoint;
+  if (!ck) return;
+  /* Every process waited for its writer before it arrived at bsp_end: the files of the
+   * generation in flight are all written. */
+  if (ck->pending >= 0 && self->pid == 0) complete_generation(self->nprocs, ck->pending, 1);
+  writer_stop(ck->writer);
+  BSPK_FREE_ALL(ck->staging, ck->areas, ck->messages, ck);
+  self->checkpoint = NULL;
 }

@@ -48,6 +48,8 @@ enum bspk_superstep_flags {
   BSPK_HAS_CHECKPOINT = 1u << 9,   /* the superstep ends with bspk_checkpoint (all or none) */
   BSPK_CHECKPOINT_DUE = 1u << 10,  /* process 0: the checkpoint's interval has passed     */
   BSPK_CHECKPOINT_BAD = 1u << 11,  /* a restart's vote: this process' file is damaged     */
+  BSPK_CHECKPOINT_WRITING = 1u << 12, /* this process' writer is still at the generation in
+                                       * flight (checkpoint.c)                           */
 };
 
 /* One message of a transfer(): nbytes at data, to or from process pid. */
