@@ -16,6 +16,7 @@ programs="inprod bench sort lu fft matvec match"
 timeout_s=120
 keep=0
 full_bench=0
+build_only=
 
 # Problem sizes: small, so that all runs together take a few minutes on 2 cores.
 inprod_n=10007     # prime: no p > 1 divides it, so the cyclic parts differ in length
@@ -57,6 +58,10 @@ Options:
                       directory, passed to make as OBJBEN=...).
   --keep              keep the temporary directory (the build, and each run's answers,
                       stdout and stderr under runs/) and print its path
+  --build-only DIR    build the programs of --programs as BSPedupack ships them (bench
+                      too: as with --full-bench) in DIR (a new directory, kept) and exit
+                      without running anything; --bsprun is not needed. For benchmarks
+                      of BSPedupack on other BSPlibs (bench/bspedupack_peers.py).
   -h, --help          print this help and exit
 
 What is run and checked (P = the number of processes of the run):
@@ -81,7 +86,8 @@ What is run and checked (P = the number of processes of the run):
           i odd, of total weight n^2/4, and no "Error" lines.
 
 Exit status: 0 if every run that was not skipped is OK, 1 if any is wrong or failed,
-2 on a usage error or when nothing could be built.
+2 on a usage error or when nothing could be built (with --build-only: 0 when every
+program was built, 2 otherwise).
 EOF
 }
 
@@ -105,6 +111,8 @@ while [ $# -gt 0 ]; do
     --programs=*) programs=${1#*=} ;;
     --timeout=*) timeout_s=${1#*=} ;;
     --full-bench) full_bench=1 ;;
+    --build-only) need_arg "$@"; build_only=$2; shift ;;
+    --build-only=*) build_only=${1#*=} ;;
     --keep) keep=1 ;;
     -h | --help) usage; exit 0 ;;
     -*) die "unknown option '$1' (try --help)" ;;
@@ -130,11 +138,15 @@ for prog in $programs; do
 done
 case $timeout_s in '' | *[!0-9]* | 0) die "--timeout: '$timeout_s' is not a positive integer" ;; esac
 [ -x "$bspcc" ] || die "no bspcc at $bspcc (build bspkit: cmake --build build)"
-[ -x "$bsprun" ] || die "no bsprun at $bsprun (build bspkit: cmake --build build)"
+[ -n "$build_only" ] || [ -x "$bsprun" ] || die "no bsprun at $bsprun (build bspkit: cmake --build build)"
 command -v timeout >/dev/null 2>&1 || die "needs timeout (coreutils)"
 command -v make >/dev/null 2>&1 || die "needs make"
 bspcc=$(cd "$(dirname "$bspcc")" && pwd)/$(basename "$bspcc")     # we build elsewhere
-bsprun=$(cd "$(dirname "$bsprun")" && pwd)/$(basename "$bsprun")
+[ -n "$build_only" ] || bsprun=$(cd "$(dirname "$bsprun")" && pwd)/$(basename "$bsprun")
+if [ -n "$build_only" ]; then
+  [ ! -e "$build_only" ] || die "--build-only: $build_only exists already (give a new directory)"
+  full_bench=1     # the programs as BSPedupack ships them
+fi
 
 # ---- build in a temporary copy ----------------------------------------------
 work=$(mktemp -d "${TMPDIR:-/tmp}/bspedupack.XXXXXX") || die "mktemp -d failed"
@@ -145,7 +157,8 @@ else
 fi
 trap 'exit 130' INT TERM     # runs the EXIT trap
 bdir=$work/bspedupack
-mkdir -p "$work/runs" && cp -R "$src/." "$bdir" || die "cannot copy $src to $work"
+[ -z "$build_only" ] || bdir=$build_only
+mkdir -p "$work/runs" "$bdir" && cp -R "$src/." "$bdir" || die "cannot copy $src to $bdir"
 chmod -R u+w "$bdir"     # the given copy may be read-only
 
 printf 'BSPedupack: %s (built in %s)\nbspcc:      %s\nbsprun:     %s\n' \
@@ -184,6 +197,10 @@ fi
 built=0
 for prog in $programs; do [ -x "$bdir/$prog" ] && built=1; done
 [ "$built" = 1 ] || die "none of the programs was built"
+if [ -n "$build_only" ]; then
+  for prog in $programs; do [ -x "$bdir/$prog" ] || die "$prog was not built (see the make output above)"; done
+  exit 0
+fi
 echo
 
 # ---- helpers ------------------------------------------------------------------
