@@ -73,12 +73,12 @@ static inline void queue_put(bspk_proc *self, int pid, int slot, const void *src
   self->flags |= one_sided ? BSPK_HAS_PUT | BSPK_HAS_RMA_PUT : BSPK_HAS_PUT;
 }
 
-/* Large puts on two-sided engines: a record without data in the block, the data as its own
- * message at the sync; the receiver keeps the order of all puts (bspk_land_puts_with_large).
- * by_reference: hpput (the caller keeps the buffer unchanged until the sync); otherwise the
- * data is copied now. */
+/* Large puts (and gets, queue_get) on two-sided engines: a record without data in the
+ * block, the data as its own message at the sync; the receiver keeps the order of all puts
+ * (bspk_land_puts_with_large). by_reference: hpput (the caller keeps the buffer unchanged
+ * until the sync); otherwise the data is copied now. */
 static inline int wants_large_path(const bspk_proc *self, int pid, int nbytes) {
-  return self->large_put_bytes > 0 && pid != self->pid && nbytes >= self->large_put_bytes;
+  return self->large_transfer_bytes > 0 && pid != self->pid && nbytes >= self->large_transfer_bytes;
 }
 
 static void queue_large_put(bspk_proc *self, int pid, int slot, const void *src, int offset,
@@ -163,16 +163,19 @@ static void queue_get(bspk_proc *self, int pid, int slot, int offset, void *dst,
                       const char *call) {
   BSPK_GROW(self, self->gets, self->gets_cap, self->ngets + 1, 64, call, "the get requests");
   int one_sided = self->ops->rma_get && nbytes >= self->rma_min_bytes;
+  /* Two-sided engines: a large get is answered by a message of its own, sent from the
+   * owner's memory and received in place (bspk_fetch_gets), not copied into a reply. */
+  int alone = wants_large_path(self, pid, nbytes);
   int into_registered = bspk_in_own_area(self, dst, nbytes);
   self->gets[self->ngets++] =
-      (bspk_get_request){dst, pid, slot, offset, nbytes, one_sided, into_registered, -1};
+      (bspk_get_request){dst, pid, slot, offset, nbytes, one_sided, alone, into_registered, -1};
   self->flags |= into_registered ? BSPK_HAS_GET | BSPK_HAS_GET_INTO_REG : BSPK_HAS_GET;
   if (self->ops->direct_access || one_sided) return;
   /* The owner reads its memory at the sync and answers in request order. */
   self->flags |= BSPK_HAS_GET_RECORD;
   bspk_outbox *ob = bspk_current_outbox(self, pid);
   bspk_record *rec = (bspk_record *)bspk_outbox_reserve(self, ob, sizeof *rec, call);
-  *rec = (bspk_record){BSPK_REC_GET, slot, offset, nbytes};
+  *rec = (bspk_record){alone ? BSPK_REC_GET_LARGE : BSPK_REC_GET, slot, offset, nbytes};
   ob->n_get++;
 }
 

@@ -18,17 +18,24 @@
  * straight into place; the others (BSPK_HAS_GET_INTO_REG) wait in get_stage until every
  * process has read. */
 
-/* Decides where each get (only the one-sided ones, if asked) lands first. */
-static void plan_get_stage(bspk_proc *self, int only_one_sided) {
+/* How a get's data comes when not in a reply record: one-sided, or as its own message. */
+static int is_one_sided(const bspk_get_request *g) { return g->one_sided; }
+static int is_alone(const bspk_get_request *g) { return g->alone; }
+static inline int moves_by_itself(const bspk_get_request *g) { return g->one_sided || g->alone; }
+
+/* Decides where each get (those `which` selects; NULL: all) lands first; returns the bytes
+ * of get_stage so planned, after which the caller may plan more. */
+static size_t plan_get_stage(bspk_proc *self, int (*which)(const bspk_get_request *)) {
   size_t need = 0;
   for (int i = 0; i < self->ngets; i++) {
     bspk_get_request *g = &self->gets[i];
     g->stage_at = -1;
-    if ((only_one_sided && !g->one_sided) || !g->into_registered) continue;
+    if ((which && !which(g)) || !g->into_registered) continue;
     g->stage_at = (ptrdiff_t)need;
     need += (size_t)g->nbytes;
   }
   BSPK_GROW(self, self->get_stage, self->get_stage_cap, need, 4096, "bsp_sync", "the data of gets");
+  return need;
 }
 
 static inline char *get_landing(const bspk_proc *self, const bspk_get_request *g) {
@@ -43,18 +50,38 @@ static void unstage_gets(const bspk_proc *self) {
   }
 }
 
+/* A growable list of messages for transfer(). */
+typedef struct transfer_list {
+  bspk_transfer *items;
+  int n;
+  size_t cap;
+} transfer_list;
+
+static void add_transfer(bspk_proc *self, transfer_list *list, int pid, char *data, size_t nbytes) {
+  BSPK_GROW(self, list->items, list->cap, (size_t)list->n + 1, 16, "bsp_sync",
+            "the list of large gets");
+  list->items[list->n++] = (bspk_transfer){pid, data, nbytes};
+}
+
 /* Without direct access: answer the get requests in src's block from this process' memory
- * (before any put of the superstep lands here), in request order. */
-static void answer_gets(bspk_proc *self, int src, const bspk_outbox *block) {
+ * (before any put of the superstep lands here), in request order: the small ones copied into
+ * the reply block (so that the requester may write them as soon as they arrive), the large
+ * ones listed in `alone` to be sent from where they lie. */
+static void answer_gets(bspk_proc *self, int src, const bspk_outbox *block, transfer_list *alone) {
   bspk_outbox *reply = &self->replies[src];
   const char *p = block->data, *end = block->data + block->len;
   while (p < end) {
     const bspk_record *rec = (const bspk_record *)p;
+    char *area = rec->kind == BSPK_REC_GET || rec->kind == BSPK_REC_GET_LARGE
+                     ? self->slots[rec->slot].addr + rec->offset
+                     : NULL;
     if (rec->kind == BSPK_REC_GET) {
       char *q = bspk_outbox_reserve(self, reply, sizeof *rec + bspk_pad8((size_t)rec->nbytes),
                                     "bsp_sync");
       *(bspk_record *)q = (bspk_record){BSPK_REC_REPLY, rec->slot, rec->offset, rec->nbytes};
-      memcpy(q + sizeof *rec, self->slots[rec->slot].addr + rec->offset, (size_t)rec->nbytes);
+      memcpy(q + sizeof *rec, area, (size_t)rec->nbytes);
+    } else if (rec->kind == BSPK_REC_GET_LARGE) {
+      add_transfer(self, alone, src, area, (size_t)rec->nbytes);
     }
     p += bspk_record_size(rec);
   }
@@ -66,7 +93,7 @@ static void take_replies(bspk_proc *self, const bspk_outbox *replies) {
   for (int q = 0; q < self->nprocs; q++) cursor[q] = replies[q].len ? replies[q].data : NULL;
   for (int i = 0; i < self->ngets; i++) {
     const bspk_get_request *g = &self->gets[i];
-    if (g->one_sided) continue;
+    if (moves_by_itself(g)) continue;
     const bspk_record *rec = (const bspk_record *)cursor[g->pid];
     if (!rec || rec->kind != BSPK_REC_REPLY || rec->nbytes != g->nbytes)
       bspk_fatal("bsp_sync", "internal error: get reply from process %d does not match", g->pid);
@@ -76,12 +103,61 @@ static void take_replies(bspk_proc *self, const bspk_outbox *replies) {
   for (int q = 0; q < self->nprocs; q++) self->replies[q].len = 0;
 }
 
+/* Engines with transfer(): the reply blocks and the large gets' data in one round of
+ * messages, without a round of headers first: each process knows what it will receive (the
+ * replies to its own requests) as well as what it sends. Between a pair, the owner sends its
+ * large answers in request order and then the reply block; the requester receives them in
+ * that order. A large get lands in place, or in get_stage when its destination is
+ * registered (another process may read there in this same round). */
+static void move_replies(bspk_proc *self, transfer_list *sends) {
+  const int p = self->nprocs;
+  for (int q = 0; q < p; q++)
+    if (q != self->pid && self->replies[q].len)
+      add_transfer(self, sends, q, self->replies[q].data, self->replies[q].len);
+  /* The replies this process expects from each owner, in get_stage after the staged gets. */
+  size_t staged = plan_get_stage(self, is_alone), need = staged;
+  size_t *expected =
+      bspk_xmalloc(self, (size_t)p * sizeof *expected, "bsp_sync", "the get replies");
+  memset(expected, 0, (size_t)p * sizeof *expected);
+  for (int i = 0; i < self->ngets; i++) {
+    const bspk_get_request *g = &self->gets[i];
+    if (!moves_by_itself(g) && g->pid != self->pid) {
+      expected[g->pid] += sizeof(bspk_record) + bspk_pad8((size_t)g->nbytes);
+      need += sizeof(bspk_record) + bspk_pad8((size_t)g->nbytes);
+    }
+  }
+  BSPK_GROW(self, self->get_stage, self->get_stage_cap, need, 4096, "bsp_sync", "the data of gets");
+  transfer_list recvs = {0};
+  for (int i = 0; i < self->ngets; i++) {
+    const bspk_get_request *g = &self->gets[i];
+    if (g->alone) add_transfer(self, &recvs, g->pid, get_landing(self, g), (size_t)g->nbytes);
+  }
+  bspk_outbox *views = bspk_xmalloc(self, (size_t)p * sizeof *views, "bsp_sync", "the get replies");
+  memset(views, 0, (size_t)p * sizeof *views);
+  size_t at = staged;
+  for (int q = 0; q < p; q++) {
+    if (q == self->pid) { /* a process' answers to itself never leave it */
+      views[q] = self->replies[q];
+    } else if (expected[q]) {
+      views[q].data = self->get_stage + at;
+      views[q].len = expected[q];
+      add_transfer(self, &recvs, q, views[q].data, expected[q]);
+      at += expected[q];
+    }
+  }
+  if (sends->n || recvs.n)
+    self->ops->transfer(self->engine, sends->items, sends->n, recvs.items, recvs.n);
+  take_replies(self, views);
+  unstage_gets(self);
+  BSPK_FREE_ALL(expected, views, recvs.items);
+}
+
 /* The get phase of a sync (flags: ORed over all processes; every process takes part in
  * the same collective steps). */
 void bspk_fetch_gets(bspk_proc *self, unsigned flags) {
   const bspk_engine_ops *ops = self->ops;
   if (ops->direct_access) {
-    plan_get_stage(self, 0);
+    plan_get_stage(self, NULL);
     for (int i = 0; i < self->ngets; i++) {
       const bspk_get_request *g = &self->gets[i];
       memcpy(get_landing(self, g), bspk_remote_address(self, g->slot, g->pid, g->offset),
@@ -90,15 +166,16 @@ void bspk_fetch_gets(bspk_proc *self, unsigned flags) {
     ops->barrier(self->engine); /* every process has read */
     unstage_gets(self);
   } else {
-    /* Owners answer requests from their memory into reply blocks (a copy, so the
-     * requester may write at once when they arrive). */
+    /* Owners answer requests from their memory: small ones into reply blocks, large ones
+     * listed to be sent from where they lie. */
+    transfer_list sends = {0};
     if (flags & BSPK_HAS_GET_RECORD)
       for (int q = 0; q < self->nprocs; q++) {
         const bspk_outbox *block = ops->incoming(self->engine, q);
-        if (block->n_get) answer_gets(self, q, block);
+        if (block->n_get) answer_gets(self, q, block, &sends);
       }
     if (ops->rma_get) {
-      plan_get_stage(self, 1);
+      plan_get_stage(self, is_one_sided);
       for (int i = 0; i < self->ngets; i++) {
         const bspk_get_request *g = &self->gets[i];
         if (g->one_sided)
@@ -107,7 +184,11 @@ void bspk_fetch_gets(bspk_proc *self, unsigned flags) {
       ops->rma_complete(self->engine); /* ends with a barrier: every process has read */
       unstage_gets(self);
     }
-    if (flags & BSPK_HAS_GET_RECORD) take_replies(self, ops->exchange(self->engine, self->replies));
+    if (flags & BSPK_HAS_GET_RECORD) {
+      if (ops->transfer) move_replies(self, &sends);
+      else take_replies(self, ops->exchange(self->engine, self->replies));
+    }
+    free(sends.items);
   }
   self->ngets = 0;
 }

@@ -11,8 +11,9 @@
  *   peer_post() after arrive(): src's post (kind, registration calls, tag size);
  *               both stay valid until the next arrive() or exchange();
  *   exchange()  one more round of blocks (one per destination), for get replies on
- *               engines without direct access; returns the blocks received ([nprocs],
- *               valid until the next exchange()); incoming() still gives the arrive's;
+ *               engines without direct access or transfer(); returns the blocks
+ *               received ([nprocs], valid until the next exchange()); incoming() still
+ *               gives the arrive's;
  *   barrier()   a plain barrier (between the phases of a superstep's end, needed only
  *               where processes touch each other's memory directly).
  *
@@ -117,9 +118,11 @@ typedef struct bspk_engine_ops {
   const bspk_post *(*peer_post)(bspk_engine *e, int src);
   const bspk_outbox *(*exchange)(bspk_engine *e, const bspk_outbox *out);
   void (*barrier)(bspk_engine *e);
-  /* Two-sided engines (may be NULL): large puts travel as their own messages, straight
-   * from the sender's buffer into the destination area, so the receiver copies nothing.
-   * Sends and receives between a pair match in the order given; returns when all are done. */
+  /* Two-sided engines (may be NULL): messages whose sizes both sides know, with no round
+   * of headers: large puts and gets as their own messages, straight from the sender's
+   * memory into the destination (the receiver copies nothing), and the replies to get
+   * requests (then exchange() is not used for them). Sends and receives between a pair
+   * match in the order given; returns when all are done. */
   void (*transfer)(bspk_engine *e, const bspk_transfer *sends, int nsends,
                    const bspk_transfer *recvs, int nrecvs);
   /* One-sided DRMA (mpi-rma; all NULL elsewhere). A slot's window is made when every

@@ -63,8 +63,8 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
   self->replies = calloc((size_t)nprocs, sizeof(bspk_outbox));
   if (ops->transfer && !ops->rma_put) {
     const char *env = getenv("BSPKIT_LARGE_PUT_BYTES");
-    self->large_put_bytes = env && *env ? atoi(env) : BSPK_LARGE_PUT_BYTES;
-    if (self->large_put_bytes < 1) self->large_put_bytes = 1;
+    self->large_transfer_bytes = env && *env ? atoi(env) : BSPK_LARGE_PUT_BYTES;
+    if (self->large_transfer_bytes < 1) self->large_transfer_bytes = 1;
   }
   if (ops->rma_put) {
     self->rma_puts = calloc((size_t)nprocs, sizeof(bspk_outbox));

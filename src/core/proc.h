@@ -33,6 +33,7 @@ typedef struct bspk_get_request {
   char *dst;
   int pid, slot, offset, nbytes;
   int one_sided;       /* done with rma_get, not answered by the owner                  */
+  int alone;           /* answered by its own message, sent from the owner's memory      */
   int into_registered; /* dst lies in a registered area of this process              */
   ptrdiff_t stage_at;  /* where in get_stage the data waits for the end of all reads, */
                        /* or -1: read straight into dst                              */
@@ -98,9 +99,10 @@ typedef struct bspk_proc {
   int rma_min_bytes;     /* smaller transfers go two-sided: one RMA call costs microseconds */
 
   /* Large puts on engines with transfer(): what this process sends (data inside
-   * large_copies for buffered puts, or the caller's buffer for hpput) and receives.
-   * large_put_bytes is 0 on other engines. */
-  int large_put_bytes;
+   * large_copies for buffered puts, or the caller's buffer for hpput) and receives. Puts
+   * and gets of large_transfer_bytes or more move as their own messages; it is 0 on
+   * engines without transfer() and on one-sided ones. */
+  int large_transfer_bytes;
   struct bspk_large_send {
     int pid;
     int nbytes;

@@ -17,6 +17,7 @@ enum bspk_record_kind {
   BSPK_REC_GET = 4,       /* a get request (engines without direct access); no data */
   BSPK_REC_REPLY = 5,     /* the data answering one get request                      */
   BSPK_REC_PUT_LARGE = 6, /* a put whose data follows as its own message; no data  */
+  BSPK_REC_GET_LARGE = 7, /* a get answered by its own message from the owner's memory; no data */
 };
 typedef struct bspk_record {
   uint32_t kind;
@@ -31,7 +32,8 @@ static inline size_t bspk_pad8(size_t n) { return (n + 7) & ~(size_t)7; }
 static inline size_t bspk_record_size(const bspk_record *rec) {
   switch (rec->kind) {
     case BSPK_REC_GET:
-    case BSPK_REC_PUT_LARGE: return sizeof *rec;
+    case BSPK_REC_PUT_LARGE:
+    case BSPK_REC_GET_LARGE: return sizeof *rec;
     case BSPK_REC_SEND:
       return sizeof *rec + bspk_pad8((size_t)rec->slot) + bspk_pad8((size_t)rec->nbytes);
     default: return sizeof *rec + bspk_pad8((size_t)rec->nbytes);

@@ -35,7 +35,8 @@ static void deliver_block(bspk_proc *self, int src, const bspk_outbox *block, in
       case BSPK_REC_COLL:
         memcpy(self->coll_buffer + rec->offset, payload, (size_t)rec->nbytes);
         break;
-      case BSPK_REC_GET: /* answered before any put landed */ break;
+      case BSPK_REC_GET: /* answered before any put landed */
+      case BSPK_REC_GET_LARGE: break;
       case BSPK_REC_PUT_LARGE: /* the data comes as its own message */
         bspk_expect_large_put(self, src, rec);
         break;

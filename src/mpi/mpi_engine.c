@@ -7,7 +7,10 @@
  * bsp_sync or bsp_end), then the combined block of each pair that has data as one message
  * (MPI_Isend/MPI_Irecv, no copy: the core's block is sent where it lies). Registration
  * calls and tag sizes, when any process made one, follow in one MPI_Allgatherv. Gets travel
- * as request records and are answered by the owner in a second exchange, in the same sync.
+ * as request records and are answered by the owner in a second round of messages, in the
+ * same sync, without headers (transfer(): the requester knows what it will receive); large
+ * puts and gets (BSPKIT_LARGE_PUT_BYTES) move as messages of their own in such rounds,
+ * from the sender's memory into the destination.
  *
  * `mpi-rma` shares all of this; its DRMA goes through MPI-3 one-sided windows, one per
  * registration: MPI_Win_create when the push takes effect (a collective call, which a
@@ -510,18 +513,19 @@ static void mpi_terminate(int status) {
   _exit(status);
 }
 
-/* What the two back ends share: everything but DRMA (and large puts, which mpi-rma does
- * with RMA instead). */
+/* What the two back ends share: everything but DRMA. Both answer gets with transfer()
+ * (the core then needs no exchange()); large puts and gets go through it on mpi only,
+ * mpi-rma moves them with RMA instead. */
 #define MPI_ENGINE_COMMON_OPS                                                                  \
   .direct_access = 0, .init = mpi_init, .available_procs = mpi_available_procs, .start = NULL, \
   .attach = mpi_attach, .arrive = mpi_arrive, .incoming = mpi_incoming,                        \
   .peer_post = mpi_peer_post, .exchange = mpi_exchange, .barrier = mpi_barrier,                \
-  .finish = mpi_finish, .terminate = mpi_terminate, .job_dir = mpi_job_dir
+  .transfer = mpi_transfer, .finish = mpi_finish, .terminate = mpi_terminate,                  \
+  .job_dir = mpi_job_dir
 
 BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
     .name = "mpi",
     MPI_ENGINE_COMMON_OPS,
-    .transfer = mpi_transfer,
 };
 
 BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi_rma = {

@@ -7,7 +7,8 @@
  *    A must receive the old values;
  *  - what the remote process writes into its memory locally before it reaches the sync is
  *    what a get issued earlier in the superstep receives;
- *  - gets with offsets from every process; self-gets; zero-length gets; large unaligned gets.
+ *  - gets with offsets from every process; self-gets; zero-length gets; large unaligned gets;
+ *  - large gets into registered memory that other processes' gets read in the same superstep.
  */
 #include "testutil.h"
 
@@ -152,6 +153,30 @@ int main(void) {
     bsp_sync();
     free(M);
     free(D);
+  }
+
+  /* ---- 8. large gets into registered memory that other gets read: a ring rotation ----
+   * Each process gets next's array into its own, which prev reads in the same superstep,
+   * and a large hpget of prev's array into a private buffer: every read sees the arrays as
+   * they were before the sync (on mpi, gets of BSPKIT_LARGE_PUT_BYTES or more come as
+   * messages of their own). */
+  {
+    const int N = 70001; /* above the default threshold of 65536 bytes */
+    unsigned char *A = (unsigned char *)tu_malloc((size_t)N);
+    unsigned char *old_prev = (unsigned char *)tu_malloc((size_t)N);
+    tu_fill(A, (size_t)N, (uint64_t)s, 8, 0);
+    bsp_push_reg(A, N);
+    bsp_sync();
+    bsp_get(next, A, 0, A, N);
+    bsp_hpget(prev, A, 0, old_prev, N);
+    bsp_sync();
+    TU_PATTERN("own array after getting next's", A, N, (uint64_t)next, 8, 0, 0);
+    TU_PATTERN("hpget of prev's array, read before prev's get landed", old_prev, N,
+               (uint64_t)prev, 8, 0, 0);
+    bsp_pop_reg(A);
+    bsp_sync();
+    free(A);
+    free(old_prev);
   }
 
   bsp_pop_reg(V);
