@@ -11,15 +11,23 @@
 #   tbb::parallel_sort on PEER_THREADS threads;
 #   for each p in P_LIST: bspalg-rdxsort at p on the mpi back end (combined, plain) and
 #     rdxsort_mpi (the two-sided MPI version) at p (mpirun --bind-to core);
-#   Boost's spreadsort, std::sort, rdx_sort_sequential and numpy's sort (bench/numpy_sort.py,
-#     numpy's own uniform keys) on one core.
+#   Boost's spreadsort, Highway's vqsort, std::sort, rdx_sort_sequential (rdx-seq: our local
+#     pass as a sequential sort) and numpy's sort (bench/numpy_sort.py, numpy's own uniform
+#     keys; numpy's sort of uint32 is x86-simd-sort's code, AVX-512 or AVX2, where the CPU has
+#     it) on one core;
+#   STREAM's copy and triad (bench/stream_bw) on one core and on every core.
+# The summary sets the local pass and our fastest p > 1 run against the fastest single-core
+# peer (T(peer) / T: at least 1 and 1.6 are issue 41's targets) and against the memory: the
+# sort's rate, 2 key_bytes n bytes per round (every round reads and writes every key once: the
+# least an LSD pass moves), over STREAM's copy and triad on as many cores.
 # Our drivers run with --reps 1 --no-check (each program's own check is tested elsewhere; the
 # peers check their result, untimed); the table gives medians over the rounds. A p beyond the
 # cores (e.g. P_LIST="2 4" on a 2-core machine) runs oversubscribed (bsprun and this script
 # then use --oversubscribe --bind-to none) and the output says so.
-# BITS (default 8, the paper's) is the digit width of our drivers, rdxsort_mpi and
-# rdx_sort_sequential (e.g. BITS=11: three rounds instead of four).
-# Environment: P_LIST, PEER_THREADS, BITS, PYTHON (default: the repository's .venv/bin/python, else
+# BITS (default 8, the paper's) is the digit width of our drivers and rdxsort_mpi (e.g. BITS=11:
+# three rounds instead of four); SEQ_BITS that of rdx_sort_sequential (default 0: its own
+# choice by n, rdx_sequential_bits).
+# Environment: P_LIST, PEER_THREADS, BITS, SEQ_BITS, PYTHON (default: the repository's .venv/bin/python, else
 # python3; numpy is skipped when it cannot import it), MPIRUN (default mpirun).
 # Results: results/algorithms/rdxsort_bench_n<N>_b<BITS>.txt (the table) and .log (every time, the
 # machine: CPU model, load before and after, OPENBLAS_CORETYPE).
@@ -30,6 +38,7 @@ rounds=${3:-5}
 p_list=${P_LIST:-2}
 peer_threads=${PEER_THREADS:-2}
 bits=${BITS:-8}
+seq_bits=${SEQ_BITS:-0}
 case $build in /*) ;; *) build=$(pwd)/$build ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 export OPENBLAS_CORETYPE="${OPENBLAS_CORETYPE:-Haswell}"
@@ -70,6 +79,8 @@ if [ -x "$build/bench/rdxsort_mpi" ]; then have_mpi=1; else note "no $build/benc
 built_peers=$("$build/bench/sort_peers" --help | sed -n 's/^Built in://p')
 "$build/bench/sort_peers" --help | sed -n 's/^Not built in: /skipped, not built in: /p' | tee -a "$log"
 have_peer() { case " $built_peers " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+have_stream=0
+if [ -x "$build/bench/stream_bw" ]; then have_stream=1; else note "no $build/bench/stream_bw: no STREAM reference"; fi
 have_numpy=0
 if "$PYTHON" -c 'import numpy' 2>/dev/null; then have_numpy=1; else note "skipped: numpy ($PYTHON cannot import it)"; fi
 
@@ -102,9 +113,15 @@ mpi_reference() { # p
 peer() { # sort, threads
   have_peer "$1" || return 0
   digits=
-  [ "$1" != rdx-seq ] || digits="--bits $bits"
+  [ "$1" != rdx-seq ] || digits="--bits $seq_bits"
   # shellcheck disable=SC2086 # $digits is zero or two words on purpose
   measure "$1-$2t" "$peer_time" "$build/bench/sort_peers" --sort "$1" --threads "$2" --size "$n" $digits -r 1
+}
+stream() { # threads: "stream-copy-<T>t GB/s" and "stream-triad-<T>t GB/s" in the log
+  [ $have_stream = 1 ] || return 0
+  measure "stream-copy-$1t" 's/.* copy_GBps=\([0-9.]*\).*/\1/p' "$build/bench/stream_bw" --threads "$1" -r 3
+  t=$(sed -n 's/.* triad_GBps=\([0-9.]*\).*/\1/p' "$tmp")
+  [ -z "$t" ] || echo "stream-triad-$1t $t" >> "$log"
 }
 
 r=1
@@ -123,9 +140,13 @@ while [ "$r" -le "$rounds" ]; do
       mpi_reference "$p"
     done
   fi
+  stream 1
   peer spreadsort 1
+  peer vqsort 1
   peer std 1
   peer rdx-seq 1
+  [ "$r" -gt 1 ] || echo "rdx-seq-bits $(sed -n 's/.* bits=\([0-9]*\) .*/\1/p' "$tmp")" >> "$log"
+  [ "$cores" = 1 ] || stream "$cores"
   if [ $have_numpy = 1 ]; then
     measure numpy-1t "$peer_time" "$PYTHON" "$root/bench/numpy_sort.py" --size "$n" -r 1
     [ "$r" -gt 1 ] || note "numpy: $(sed -n 's/.*\(numpy=.*\)/\1/p' "$tmp")"
@@ -140,9 +161,9 @@ for p in $p_list; do
   [ "$p" = 1 ] || rows="$rows threads-p$p-plain threads-p$p-opt threads-p$p-combined"
   rows="$rows mpi-p$p-plain mpi-p$p-combined rdxsort_mpi-p$p"
 done
-rows="$rows gnu-parallel-${peer_threads}t tbb-${peer_threads}t spreadsort-1t std-1t numpy-1t rdx-seq-1t"
+rows="$rows gnu-parallel-${peer_threads}t tbb-${peer_threads}t spreadsort-1t vqsort-1t std-1t numpy-1t rdx-seq-1t"
 
-awk -v rows="$rows" -v cores="$cores" -v n="$n" '
+awk -v rows="$rows" -v cores="$cores" -v n="$n" -v bits="$bits" '
   $1 ~ /^[a-z0-9_-]+$/ && NF == 2 {
     if ($2 ~ /^[0-9.]+$/) { v[$1] = v[$1] " " $2 } else { failed[$1]++ }
   }
@@ -151,7 +172,10 @@ awk -v rows="$rows" -v cores="$cores" -v n="$n" '
     for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
     return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
   }
-  function is_peer(label) { return label ~ /^(gnu-parallel|tbb|spreadsort|std|numpy)-/ }
+  function is_peer(label) { return label ~ /^(gnu-parallel|tbb|spreadsort|vqsort|std|numpy)-/ }
+  function single_core_peer(label) { return is_peer(label) && label ~ /-1t$/ }
+  # the STREAM rows and rdx-seq-bits are not runs of the table
+  function gbps(label) { return v[label] == "" ? "" : median(v[label]) }
   END {
     nrows = split(rows, row, " ")
     best1 = ""; bestpeer = ""
@@ -161,6 +185,8 @@ awk -v rows="$rows" -v cores="$cores" -v n="$n" '
       med[l] = median(v[l]); count[l] = split(v[l], scratch, " ")
       if (l ~ /^threads-p1-/ && (best1 == "" || med[l] < med[best1])) best1 = l
       if (is_peer(l) && (bestpeer == "" || med[l] < med[bestpeer])) bestpeer = l
+      if (single_core_peer(l) && (best1peer == "" || med[l] < med[best1peer])) best1peer = l
+      if (l ~ /^(threads|mpi)-p[0-9]+-/ && l !~ /-p1-/ && (bestpar == "" || med[l] < med[bestpar])) bestpar = l
     }
     printf "n = %d keys; medians over the rounds; fastest peer: %s\n\n", n, bestpeer == "" ? "none" : bestpeer
     printf "%-22s %4s %10s %8s %10s %11s\n", "run", "p", "median s", "speedup", "T/T(peer)", "T/T(mpi ref)"
@@ -189,4 +215,29 @@ awk -v rows="$rows" -v cores="$cores" -v n="$n" '
     printf "T/T(peer): against the fastest peer (%s); T/T(mpi ref): against rdxsort_mpi at the same p.\n", bestpeer
     printf "numpy sorts its own uniform keys (numpy.random), the others the same keys (rdx_make_keys).\n"
     if (over) printf "*: OVERSUBSCRIBED, more processes than the %d cores.\n", cores
+
+    # Against the fastest single-core peer and against the memory.
+    seqbits = v["rdx-seq-bits"] + 0
+    printf "\nAgainst the fastest single-core peer (%s", best1peer == "" ? "none ran" : best1peer
+    if (best1peer != "") printf ", %.4f s", med[best1peer]
+    printf "): T(peer) / T, at least 1 (local pass) and 1.6 (p > 1) the targets\n"
+    if (best1peer != "" && med["rdx-seq-1t"] != "")
+      printf "  local pass (rdx-seq, %d-bit digits, one core)  %.2f\n", seqbits, med[best1peer] / med["rdx-seq-1t"]
+    if (best1peer != "" && bestpar != "")
+      printf "  fastest p > 1 run (%s)  %.2f\n", bestpar, med[best1peer] / med[bestpar]
+    copy1 = gbps("stream-copy-1t"); triad1 = gbps("stream-triad-1t")
+    copyall = gbps("stream-copy-" cores "t"); triadall = gbps("stream-triad-" cores "t")
+    if (copy1 == "" && copyall == "") exit
+    printf "\nSTREAM (GB/s, medians over the rounds of each run'"'"'s median of 3; copy 16, triad 24 bytes an element):\n"
+    if (copy1 != "") printf "  1 core      copy %7.2f  triad %7.2f\n", copy1, triad1
+    if (copyall != "") printf "  %d cores     copy %7.2f  triad %7.2f\n", cores, copyall, triadall
+    printf "Sort rates: 2 x 4 bytes x n per round (each round reads and writes every key once), over STREAM on as many cores:\n"
+    if (med["rdx-seq-1t"] != "" && copy1 != "" && seqbits > 0) {
+      rate = 8.0 * n * int((32 + seqbits - 1) / seqbits) / med["rdx-seq-1t"] * 1e-9
+      printf "  %-20s %7.2f GB/s = %.2f of copy, %.2f of triad (1 core)\n", "rdx-seq-1t", rate, rate / copy1, rate / triad1
+    }
+    if (bestpar != "" && copyall != "") {
+      rate = 8.0 * n * int((32 + bits - 1) / bits) / med[bestpar] * 1e-9
+      printf "  %-20s %7.2f GB/s = %.2f of copy, %.2f of triad (%d cores)\n", bestpar, rate, rate / copyall, rate / triadall, cores
+    }
   }' "$log" | tee "$txt"

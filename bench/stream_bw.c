@@ -62,7 +62,8 @@ static void *run(void *arg) {
   if (!a || !b || !c) w->failed = 1;
   else
     for (size_t i = 0; i < w->n; i++) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0; /* pages in */
-  for (int r = -1; r < w->reps; r++) {                                    /* r = -1: the warm-up */
+  /* r = -1: the warm-up */
+  for (int r = -1; r < w->reps; r++) {
     for (int kernel = 0; kernel < 2; kernel++) {
       pthread_barrier_wait(w->barrier);
       double t0 = now();
