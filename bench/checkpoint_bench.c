@@ -3,19 +3,27 @@
  * each process saving M MiB of protected memory (bench/run_checkpoint_bench.sh runs it
  * beside dd and fio on the same directory).
  *
- *   bsprun -n P --checkpoint-dir DIR checkpoint_bench [--mib M] [--count K]
+ *   bsprun -n P --checkpoint-dir DIR checkpoint_bench [--mib M] [--count K] [--gap S]
+ *
+ * --gap S: S seconds of sleep after each checkpoint (default 0), time for the background
+ * writer to finish, so that the time of bspk_checkpoint is what the program waits for (the
+ * staging copy); BSPKIT_CHECKPOINT_BACKGROUND=0 times the write itself (the bandwidth, as
+ * bench/run_checkpoint_bench.sh does).
  *
  * Prints one line: p, MiB per process, the median and minimum over K checkpoints of the time
  * of one bspk_checkpoint on process 0 (it finishes last: it writes the manifest), the same for
  * bsp_sync, and the write bandwidth p * M MiB / median.
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <bsp.h>
 #include <bspkit.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static long mib = 64, count = 5;
+static double gap;
 
 static int compare_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -49,6 +57,10 @@ static void spmd(void) {
     double t = bsp_time();
     saved += bspk_checkpoint();
     ckpt[k] = bsp_time() - t;
+    if (gap > 0) {
+      struct timespec pause = {(time_t)gap, (long)((gap - (double)(time_t)gap) * 1e9)};
+      nanosleep(&pause, NULL);
+    }
     bsp_sync();
     t = bsp_time();
     bsp_sync();
@@ -73,8 +85,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) mib = atol(argv[++i]);
     else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) count = atol(argv[++i]);
+    else if (strcmp(argv[i], "--gap") == 0 && i + 1 < argc) gap = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: checkpoint_bench [--mib M] [--count K]\n");
+      fprintf(stderr, "usage: checkpoint_bench [--mib M] [--count K] [--gap S]\n");
       return 2;
     }
   }

@@ -3,7 +3,7 @@
 # The checkpoint's write bandwidth against dd and fio writing the same bytes to the same
 # directory, alternating in ONE run so that all see the same machine state; builds nothing.
 # Each of the N rounds (default 5), for each p in --procs (default "1 2"):
-#   bspkit  bsprun -n p --checkpoint-dir DIR/ckpt checkpoint_bench --mib M --count 3
+#   bspkit  BSPKIT_CHECKPOINT_BACKGROUND=0 bsprun -n p --checkpoint-dir DIR/ckpt checkpoint_bench --mib M --count 3
 #           (each process saves M MiB; the median time of one bspk_checkpoint on process 0,
 #           which finishes last: write, fsync, rename, then the manifest and its fsyncs);
 #   dd      p writers at once, each bs=1M count=M conv=fsync (write, then fsync) to its own file;
@@ -37,7 +37,8 @@ for ((r = 1; r <= rounds; r++)); do
   for p in $procs; do
     bytes=$((p * mib * 1048576))
     rm -rf "$work/ckpt"
-    line=$("$build/bin/bsprun" -n "$p" --checkpoint-dir "$work/ckpt" "$bench" --mib "$mib" --count 3)
+    # In the foreground: the time of the call is the write's (in the background it is the copy's).
+    line=$(BSPKIT_CHECKPOINT_BACKGROUND=0 "$build/bin/bsprun" -n "$p" --checkpoint-dir "$work/ckpt" "$bench" --mib "$mib" --count 3)
     echo "bspkit $p $(awk '{ for (i = 1; i < NF; i++) if ($i == "write_MBps") print $(i + 1) }' <<<"$line")" >>"$log"
     rm -rf "$work/ckpt"
     start=$(date +%s.%N)

@@ -166,8 +166,8 @@ struct bspk_checkpoint {
   protected_area *areas;
   int nareas;
   size_t areas_cap;
-  double last_save; /* process 0: when the last checkpoint ended (or the section began) */
-  double interval;  /* process 0, with BSPKIT_CHECKPOINT_MTBF: chosen at the first checkpoint */
+  double last_save;  /* process 0: when the last checkpoint ended (or the section began) */
+  double interval;   /* process 0, with BSPKIT_CHECKPOINT_MTBF: chosen at the first checkpoint */
   int cost_measured; /* with BSPKIT_CHECKPOINT_MTBF: the first checkpoint was timed */
   /* In the background: the generation whose files are being written, or that are written
    * but not yet completed by process 0 (-1: none; the same on every process), the writer,
@@ -176,9 +176,9 @@ struct bspk_checkpoint {
   struct checkpoint_writer *writer;
   char *staging;
   size_t staging_cap;
-  int resumed;      /* bspk_checkpoint_resume restored a checkpoint */
-  int dir_checked;  /* process 0: the directory was checked for an earlier run's files */
-  char *messages;   /* the restored messages' tags and payloads */
+  int resumed;     /* bspk_checkpoint_resume restored a checkpoint */
+  int dir_checked; /* process 0: the directory was checked for an earlier run's files */
+  char *messages;  /* the restored messages' tags and payloads */
 };
 
 static struct bspk_checkpoint *state_of(bspk_proc *self) {
@@ -191,7 +191,6 @@ static struct bspk_checkpoint *state_of(bspk_proc *self) {
   }
   return self->checkpoint;
 }
-
 
 /* ---- protecting memory --------------------------------------------------------------- */
 
@@ -417,10 +416,10 @@ typedef struct data_piece {
 
 typedef struct write_job {
   int pid, nprocs;
-  long superstep;          /* the generation whose file this process writes; -1: none */
-  char gen[PATH_MAX];      /* its directory */
-  meta_writer meta;        /* owned */
-  data_piece *pieces;      /* owned (the bytes are not) */
+  long superstep;     /* the generation whose file this process writes; -1: none */
+  char gen[PATH_MAX]; /* its directory */
+  meta_writer meta;   /* owned */
+  data_piece *pieces; /* owned (the bytes are not) */
   int npieces;
   long complete_superstep; /* process 0: complete this generation first; -1: none */
   int prune;               /* process 0: delete what the two newest complete ones make unneeded */
@@ -989,9 +988,9 @@ BSPK_API int bspk_checkpoint(void) {
     /* Every process' file of the generation in flight is written (or failed, and said so):
      * process 0's writer, idle, completes it while the program goes on. */
     if (self->pid == 0)
-      writer_submit(ck->writer, &(write_job){.nprocs = self->nprocs,
-                                             .superstep = -1,
-                                             .complete_superstep = ck->pending});
+      writer_submit(
+          ck->writer,
+          &(write_job){.nprocs = self->nprocs, .superstep = -1, .complete_superstep = ck->pending});
     ck->pending = -1;
   }
   if (!(all & BSPK_CHECKPOINT_DUE)) return 0;

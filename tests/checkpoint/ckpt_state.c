@@ -87,8 +87,7 @@ static void spmd(void) {
     unsigned char *bytes = (unsigned char *)&scratch[q];
     for (size_t b = 0; b < sizeof *scratch; b++)
       if (bytes[b] != SCRATCH_FILL)
-        bsp_abort("ckpt_state: process %d: the scratch area was restored from the checkpoint\n",
-                  s);
+        bsp_abort("ckpt_state: process %d: the scratch area was restored from the checkpoint\n", s);
   }
   if (s == 0) printf("%s at iteration %ld\n", restarted ? "restarted" : "started", st->iteration);
 

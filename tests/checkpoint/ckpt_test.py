@@ -772,8 +772,10 @@ def mtbf(path: str, backends: list[str], work: Path, state: str) -> None:
     bsprun = Bsprun(path, backend, [])
     ckpt = ["--checkpoint-dir", str(work / "bad")]
     wrong = r"^bspkit: error in bspk_checkpoint(_resume)? on process \d+: "
-    cases = [({"BSPKIT_CHECKPOINT_MTBF": v}, wrong + f"BSPKIT_CHECKPOINT_MTBF='{re.escape(v)}' is not a number of seconds > 0$")
-             for v in ("0", "-60", "1h", "nan", "inf", "1e999")]
+    cases = [
+        ({"BSPKIT_CHECKPOINT_MTBF": v}, wrong + f"BSPKIT_CHECKPOINT_MTBF='{re.escape(v)}' is not a number of seconds > 0$")
+        for v in ("0", "-60", "1h", "nan", "inf", "1e999")
+    ]
     cases.append(
         (
             {"BSPKIT_CHECKPOINT_MTBF": "3600", "BSPKIT_CHECKPOINT_EVERY": "60"},
@@ -784,8 +786,11 @@ def mtbf(path: str, backends: list[str], work: Path, state: str) -> None:
     for env, want in cases:
         result = run(bsprun.cmd(2, program, ckpt), env, limit=ERROR_LIMIT_S)
         lines = result.bspkit_lines()
-        check(result.status == 1 and len(lines) == 1 and re.match(want, lines[0]) is not None,
-              f"{backend}: {env}: expected status 1 and one line /{want}/", result)
+        check(
+            result.status == 1 and len(lines) == 1 and re.match(want, lines[0]) is not None,
+            f"{backend}: {env}: expected status 1 and one line /{want}/",
+            result,
+        )
         say(f"ok: {backend}: {' '.join(f'{k}={v}' for k, v in env.items())}: status 1, {lines[0]}")
     d = work / "dir"
     d.mkdir()
