@@ -213,7 +213,8 @@ awk -v rows="$rows" -v cores="$cores" -v n="$n" -v bits="$bits" '
     printf "\np: processes, or threads for the peers. speedup: T(ours, p = 1, threads, same variant) / T;\n"
     printf "for rdxsort_mpi, the peers and rdx-seq: T(our fastest p = 1 variant, %s) / T.\n", best1
     printf "T/T(peer): against the fastest peer (%s); T/T(mpi ref): against rdxsort_mpi at the same p.\n", bestpeer
-    printf "numpy sorts its own uniform keys (numpy.random), the others the same keys (rdx_make_keys).\n"
+    printf "numpy sorts its own uniform keys (numpy.random), the others the same keys (rdx_make_keys);\n"
+    printf "numpy'"'"'s sort of uint32 is x86-simd-sort'"'"'s code (AVX-512 or AVX2) where the CPU has it.\n"
     if (over) printf "*: OVERSUBSCRIBED, more processes than the %d cores.\n", cores
 
     # Against the fastest single-core peer and against the memory.
