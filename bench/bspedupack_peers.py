@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -100,6 +101,13 @@ def cpu_model() -> str:
 
 def now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def bspkit_commit() -> str:
+    """The commit of this checkout (with +modified when the working tree differs), for before/after."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD"], capture_output=True).returncode
+    return (head.stdout.strip() or "unknown") + ("+modified" if dirty else "")
 
 
 def lu_grid(p: int) -> tuple[int, int]:
@@ -226,6 +234,13 @@ def run_once(lib: Lib, program: str, p: int, sizes: dict[str, int], work: Path, 
     return rec
 
 
+def seconds(t: float) -> str:
+    """4 significant digits, no e-notation, at most the 6 decimals the programs print."""
+    if t <= 0:
+        return "0"
+    return f"{t:.{min(6, max(0, 3 - math.floor(math.log10(t))))}f}"
+
+
 def table(libs: list[Lib], programs: list[str], sizes: dict[str, int]) -> list[str]:
     size_names = {"sort": "N", "lu": "n", "fft": "n"}
     lines = [
@@ -244,8 +259,8 @@ def table(libs: list[Lib], programs: list[str], sizes: dict[str, int]) -> list[s
                 continue
             ratio = f"{medians[lib.key] / best:.3f}" if best else "-"
             lines.append(
-                f"{name:<14} {lib.label:<28} {len(ts):>4} {medians[lib.key]:>10.4f} {min(ts):>10.4f} "
-                f"{max(ts):>10.4f} {ratio:>12}"
+                f"{name:<14} {lib.label:<28} {len(ts):>4} {seconds(medians[lib.key]):>10} {seconds(min(ts)):>10} "
+                f"{seconds(max(ts)):>10} {ratio:>12}"
             )
     return lines
 
@@ -308,6 +323,7 @@ def main() -> int:
         machine = {
             "cpu": cpu_model(),
             "cores": os.cpu_count(),
+            "bspkit_commit": bspkit_commit(),
             "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE"),
             "loadavg_before": os.getloadavg(),
             "start": now(),
@@ -338,7 +354,8 @@ def main() -> int:
                         print(f"rep {rep + 1} {prog:<5} {lib.label:<28} {rec['status'].upper()}: {rec['reason']}")
     machine |= {"loadavg_after": os.getloadavg(), "end": now()}
     head = (
-        f"BSPedupack 2.0 ({args.bspedupack}), p = {args.p}, {args.reps} interleaved repetitions; "
+        f"BSPedupack 2.0 ({args.bspedupack}) on bspkit {machine['bspkit_commit']} and its peers, p = {args.p}, "
+        f"{args.reps} interleaved repetitions; "
         f"CPU {machine['cpu']} ({machine['cores']} cores), OPENBLAS_CORETYPE={machine['openblas_coretype']}; "
         f"load average {machine['loadavg_before'][0]:.2f} before, {machine['loadavg_after'][0]:.2f} after; "
         f"{machine['start']} to {machine['end']}"
