@@ -933,7 +933,12 @@ static void save(bspk_proc *self) {
     run_job(&job);
     /* Nobody may write into another process' memory (hpput) before it is saved. */
     self->ops->barrier(self->engine);
-    if (self->pid == 0) {
+    if (background) {
+      /* This process could not write in the background (no thread or no staging memory)
+       * while others may: the generation completes as theirs do, at a later call. */
+      ck->pending = self->superstep;
+      if (self->pid == 0) ck->last_save = bspk_now();
+    } else if (self->pid == 0) {
       complete_generation(self->nprocs, self->superstep, 1);
       ck->last_save = bspk_now();
       if (measure) choose_interval(ck, ck->last_save - start);
@@ -987,10 +992,12 @@ BSPK_API int bspk_checkpoint(void) {
   if (ck->pending >= 0 && !(all & (BSPK_CHECKPOINT_WRITING | BSPK_CHECKPOINT_DUE))) {
     /* Every process' file of the generation in flight is written (or failed, and said so):
      * process 0's writer, idle, completes it while the program goes on. */
-    if (self->pid == 0)
+    if (self->pid == 0 && ck->writer)
       writer_submit(
           ck->writer,
           &(write_job){.nprocs = self->nprocs, .superstep = -1, .complete_superstep = ck->pending});
+    else if (self->pid == 0) /* no writer of its own (save's fallback): in the foreground */
+      complete_generation(self->nprocs, ck->pending, 1);
     ck->pending = -1;
   }
   if (!(all & BSPK_CHECKPOINT_DUE)) return 0;
