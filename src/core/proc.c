@@ -16,8 +16,14 @@ _Thread_local bspk_proc *bspk_self __attribute__((tls_model("initial-exec")));
  * 4.1 over shared memory, one MPI_Put costs about 1 us (a system call), a record in the
  * combined block about 17 ns plus the bytes. BSPKIT_RMA_MIN_BYTES overrides. */
 #define BSPK_RMA_MIN_BYTES 8192
-/* From this size a two-sided engine sends a put as its own message, received in place:
- * the receiver's copy costs more than one more message (measured: 8 MiB, 0.67 ms). */
+/* From this size a two-sided engine moves a put or get as its own message, sent from where
+ * the data lies and received in place, not copied into and out of the combined block.
+ * Measured at p = 2 on Open MPI 4.1 over shared memory (2026-11-29, 2 MiB per superstep in
+ * messages of one size, each way alternately, ns per word): from 64 KiB a message of its
+ * own was faster at every count (4 hpputs: 0.8-1.1 against 1.6-1.9; 1-4 hpgets: 1.1-1.5
+ * against 1.9-2.7); at 32 KiB it won for 1-4 messages but not for 64 (hpput 1.2-1.5 against
+ * 1.2-1.3, hpget 1.9-2.3 against 1.5), where each message's handshake costs more than the
+ * two copies it saves. */
 #define BSPK_LARGE_PUT_BYTES 65536
 
 void bspk_describe_process(char *buf, size_t size, int pid) {
