@@ -327,7 +327,8 @@ void bsp_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp
  *
  * As bsp_get, but the transfer may happen at any time from the call until the next
  * bsp_sync completes, so neither the source bytes on process pid nor dst may be touched
- * until then. On the threads back end it copies at once.
+ * until then. On the threads back end it copies at once; on the MPI back ends large
+ * transfers go straight from the owner's memory (into dst where it is not registered).
  *
  * \param pid     the process to read from, 0 <= pid < bsp_nprocs()
  * \param src     the registered area, as this process registered it (bsp_push_reg)
