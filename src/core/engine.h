@@ -35,20 +35,20 @@ enum bspk_arrival_kind { BSPK_AT_SYNC = 0, BSPK_AT_END = 1 };
 /* Flags a process raises for the superstep it ends; arrive() ORs them over processes, so
  * every process knows which phases of the superstep's end it must take part in. */
 enum bspk_superstep_flags {
-  BSPK_HAS_GET = 1u << 0,          /* buffered gets to serve before puts land     */
-  BSPK_HAS_PUT = 1u << 1,          /* puts (or collective data) to write          */
-  BSPK_HAS_SEND = 1u << 2,         /* BSMP messages                               */
-  BSPK_HAS_REG = 1u << 3,          /* push_reg/pop_reg calls to agree on          */
-  BSPK_HAS_TAGSIZE = 1u << 4,      /* set_tagsize calls to agree on               */
-  BSPK_HAS_GET_RECORD = 1u << 5,   /* get requests sent as records (answered two-sided) */
-  BSPK_HAS_LARGE_PUT = 1u << 6,    /* puts moved as their own messages (transfer())        */
-  BSPK_HAS_RMA_PUT = 1u << 7,      /* puts written by their sender (rma_put)                */
-  BSPK_HAS_GET_INTO_REG = 1u << 8, /* a get writes into a registered area of its process,
-                                    * which other processes may access: its data lands
-                                    * after every read, and nobody goes on before it has */
-  BSPK_HAS_CHECKPOINT = 1u << 9,   /* the superstep ends with bspk_checkpoint (all or none) */
-  BSPK_CHECKPOINT_DUE = 1u << 10,  /* process 0: the checkpoint's interval has passed     */
-  BSPK_CHECKPOINT_BAD = 1u << 11,  /* a restart's vote: this process' file is damaged     */
+  BSPK_HAS_GET = 1u << 0,             /* buffered gets to serve before puts land     */
+  BSPK_HAS_PUT = 1u << 1,             /* puts (or collective data) to write          */
+  BSPK_HAS_SEND = 1u << 2,            /* BSMP messages                               */
+  BSPK_HAS_REG = 1u << 3,             /* push_reg/pop_reg calls to agree on          */
+  BSPK_HAS_TAGSIZE = 1u << 4,         /* set_tagsize calls to agree on               */
+  BSPK_HAS_GET_RECORD = 1u << 5,      /* get requests sent as records (answered two-sided) */
+  BSPK_HAS_LARGE_PUT = 1u << 6,       /* puts moved as their own messages (transfer())        */
+  BSPK_HAS_RMA_PUT = 1u << 7,         /* puts written by their sender (rma_put)                */
+  BSPK_HAS_GET_INTO_REG = 1u << 8,    /* a get writes into a registered area of its process,
+                                       * which other processes may access: its data lands
+                                       * after every read, and nobody goes on before it has */
+  BSPK_HAS_CHECKPOINT = 1u << 9,      /* the superstep ends with bspk_checkpoint (all or none) */
+  BSPK_CHECKPOINT_DUE = 1u << 10,     /* process 0: the checkpoint's interval has passed     */
+  BSPK_CHECKPOINT_BAD = 1u << 11,     /* a restart's vote: this process' file is damaged     */
   BSPK_CHECKPOINT_WRITING = 1u << 12, /* this process' writer is still at the generation in
                                        * flight (checkpoint.c)                           */
 };

@@ -261,8 +261,8 @@ static bspk_engine *mpi_attach(int maxprocs, int *pid, int *nprocs) {
   e->counts = calloc((size_t)p, sizeof *e->counts);
   e->displs = calloc((size_t)p, sizeof *e->displs);
   e->requests = calloc(2 * (size_t)p, sizeof *e->requests);
-  if (!e->header_out || !e->header_in || !e->blocks || !e->posts || !e->counts ||
-      !e->displs || !e->requests)
+  if (!e->header_out || !e->header_in || !e->blocks || !e->posts || !e->counts || !e->displs ||
+      !e->requests)
     services->fatal("bsp_begin", rank, "out of memory: cannot allocate the MPI engine's tables");
   *pid = rank;
   *nprocs = p;
@@ -284,8 +284,8 @@ enum { TAG_HEADER = 0, TAG_BLOCK = 1, TAG_TRANSFER = 2 };
  * empty superstep. */
 static void exchange_headers(bspk_engine *e) {
   if (e->nprocs > HEADERS_BY_PAIRS_MAX) {
-    MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in,
-                 sizeof(block_header), MPI_BYTE, e->comm);
+    MPI_Alltoall(e->header_out, sizeof(block_header), MPI_BYTE, e->header_in, sizeof(block_header),
+                 MPI_BYTE, e->comm);
     return;
   }
   int n = 0;
@@ -526,12 +526,11 @@ static void mpi_terminate(int status) {
 /* What the two back ends share: everything but DRMA. Both answer gets with transfer()
  * (the core then needs no exchange()); large puts and gets go through it on mpi only,
  * mpi-rma moves them with RMA instead. */
-#define MPI_ENGINE_COMMON_OPS                                                                  \
-  .direct_access = 0, .init = mpi_init, .available_procs = mpi_available_procs, .start = NULL, \
-  .attach = mpi_attach, .arrive = mpi_arrive, .incoming = mpi_incoming,                        \
-  .peer_post = mpi_peer_post, .exchange = NULL, .barrier = mpi_barrier,                \
-  .transfer = mpi_transfer, .finish = mpi_finish, .terminate = mpi_terminate,                  \
-  .job_dir = mpi_job_dir
+#define MPI_ENGINE_COMMON_OPS                                                                     \
+  .direct_access = 0, .init = mpi_init, .available_procs = mpi_available_procs, .start = NULL,    \
+  .attach = mpi_attach, .arrive = mpi_arrive, .incoming = mpi_incoming,                           \
+  .peer_post = mpi_peer_post, .exchange = NULL, .barrier = mpi_barrier, .transfer = mpi_transfer, \
+  .finish = mpi_finish, .terminate = mpi_terminate, .job_dir = mpi_job_dir
 
 BSPK_PLUGIN_API const bspk_engine_ops bspk_engine_plugin_ops_mpi = {
     .name = "mpi",

@@ -171,8 +171,8 @@ int main(void) {
     bsp_hpget(prev, A, 0, old_prev, N);
     bsp_sync();
     TU_PATTERN("own array after getting next's", A, N, (uint64_t)next, 8, 0, 0);
-    TU_PATTERN("hpget of prev's array, read before prev's get landed", old_prev, N,
-               (uint64_t)prev, 8, 0, 0);
+    TU_PATTERN("hpget of prev's array, read before prev's get landed", old_prev, N, (uint64_t)prev,
+               8, 0, 0);
     bsp_pop_reg(A);
     bsp_sync();
     free(A);
