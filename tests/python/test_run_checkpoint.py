@@ -46,6 +46,10 @@ def test_run_restarts_from_a_checkpoint_through_the_command(tmp_path: Path) -> N
     [
         (["--checkpoint-every", "60s"], "--checkpoint-every needs --checkpoint-dir"),
         (["--checkpoint-dir", "/tmp/x", "--checkpoint-every", "5x"], "is not a time"),
+        (
+            ["--checkpoint-dir", "/tmp/x", "--checkpoint-every", "60s", "--checkpoint-mtbf", "10h"],
+            "--checkpoint-every and --checkpoint-mtbf exclude each other",
+        ),
     ],
 )
 @needs_programs("bsprun", "bspalg-rdxsort")

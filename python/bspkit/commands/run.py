@@ -80,6 +80,12 @@ def add_parser(subparsers: Subparsers) -> None:
         help="save one only when T has passed since the last (60s, 5m, 1h; default: at every stage boundary)",
     )
     ckpt.add_argument(
+        "--checkpoint-mtbf",
+        metavar="T",
+        help="the machine's mean time between failures: the interval is then sqrt(2 C T), C the first "
+        "checkpoint's measured time (Young), said on stderr (bsprun --checkpoint-mtbf; not with --checkpoint-every)",
+    )
+    ckpt.add_argument(
         "--restart", metavar="DIR", help="restart from the newest intact checkpoint in DIR (bsprun --restart)"
     )
     add_library_args(ru)
@@ -114,10 +120,12 @@ def options_from(args: argparse.Namespace) -> RunOptions:
 
 
 def checkpoint_options(args: argparse.Namespace) -> tuple[str, ...]:
-    """--checkpoint-dir, --checkpoint-every and --restart, as bsprun takes them (it checks them)."""
+    """--checkpoint-dir, --checkpoint-every, --checkpoint-mtbf and --restart, as bsprun takes them
+    (it checks them)."""
     given = [
         ("--checkpoint-dir", args.checkpoint_dir),
         ("--checkpoint-every", args.checkpoint_every),
+        ("--checkpoint-mtbf", args.checkpoint_mtbf),
         ("--restart", args.restart),
     ]
     return tuple(word for option, value in given if value is not None for word in (option, value))
