@@ -132,6 +132,7 @@ typedef struct {
   int tagsize;             /* current BSMP tag size */
   long recv_count;         /* last drain: messages received */
   uint64_t recv_sum, tag_sum;
+  uint64_t read_sum; /* the *_read benchmarks' pass over the received block */
   int recv_bad;
   int verifying;   /* drain hashes the payloads (a stronger check than a sum) */
   mb_exchange xch; /* the total exchange's layout (--ints) */
@@ -200,6 +201,41 @@ static void block_put_raw(ctx_t *c, long n) {
     raw_barrier(c);
   }
 }
+/* 2b-3b. The same, each process then reading the block it received (a sum of its words). Without
+ * the read, a memcpy into the neighbour's area leaves the block's lines in the writer's cache
+ * from the second round on and moves nothing between cores (nor does hpput, which is that
+ * memcpy), while bsp_put's receiver copies out of the sender's buffer every round: the read
+ * makes the data cross cores on both sides, as a program that uses what it received does. */
+static void read_block(ctx_t *c) {
+  const uint64_t *w = (const uint64_t *)(const void *)c->area_put;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < BLOCK_BYTES / sizeof *w; i++) sum += w[i];
+  c->read_sum += sum;
+}
+static void hpput_read_ours(ctx_t *c, long n) {
+  for (long r = 0; r < n; r++) {
+    bsp_hpput(c->right, c->src, c->area_put, 0, BLOCK_BYTES);
+    bsp_sync();
+    read_block(c);
+  }
+}
+static void put_read_ours(ctx_t *c, long n) {
+  for (long r = 0; r < n; r++) {
+    bsp_put(c->right, c->src, c->area_put, 0, BLOCK_BYTES);
+    bsp_sync();
+    read_block(c);
+  }
+}
+static void block_put_read_raw(ctx_t *c, long n) {
+  unsigned char *d = g_area_put[c->right];
+  for (long r = 0; r < n; r++) {
+    memcpy(d, c->src, BLOCK_BYTES);
+    compiler_barrier();
+    raw_barrier(c);
+    read_block(c);
+  }
+}
+
 static void get_ours(ctx_t *c, long n) {
   for (long r = 0; r < n; r++) {
     bsp_get(c->right, c->area_get, 0, c->dst, BLOCK_BYTES);
@@ -433,6 +469,12 @@ static const bench_t benches[] = {
     {"put_1MiB", "bsp_put (buffered) of 1 MiB to the right neighbour, bsp_sync",
      "memcpy of 1 MiB to the right neighbour's area, raw barrier", "block", 0, BLOCK_BYTES, NULL,
      NULL, put_ours, block_put_raw, block_prepare_verify, put_block_verify, 0},
+    {"hpput_1MiB_read", "as hpput_1MiB, then every process reads the block it received",
+     "as hpput_1MiB's, then every process reads the block it received", "block", 0, BLOCK_BYTES,
+     NULL, NULL, hpput_read_ours, block_put_read_raw, block_prepare_verify, put_block_verify, 0},
+    {"put_1MiB_read", "as put_1MiB, then every process reads the block it received",
+     "as put_1MiB's, then every process reads the block it received", "block", 0, BLOCK_BYTES,
+     NULL, NULL, put_read_ours, block_put_read_raw, block_prepare_verify, put_block_verify, 0},
     {"get_1MiB", "bsp_get of 1 MiB from the right neighbour, bsp_sync",
      "memcpy of 1 MiB from the right neighbour's area, raw barrier", "block", 0, BLOCK_BYTES, NULL,
      NULL, get_ours, block_get_raw, block_prepare_verify, get_block_verify, 0},
