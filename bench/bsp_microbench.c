@@ -180,61 +180,42 @@ static void sync_raw(ctx_t *c, long n) {
   for (long r = 0; r < n; r++) raw_barrier(c);
 }
 
-/* 2-4. 1 MiB blocks */
-static void hpput_ours(ctx_t *c, long n) {
-  for (long r = 0; r < n; r++) {
-    bsp_hpput(c->right, c->src, c->area_put, 0, BLOCK_BYTES);
-    bsp_sync();
-  }
-}
-static void put_ours(ctx_t *c, long n) {
-  for (long r = 0; r < n; r++) {
-    bsp_put(c->right, c->src, c->area_put, 0, BLOCK_BYTES);
-    bsp_sync();
-  }
-}
-static void block_put_raw(ctx_t *c, long n) {
-  unsigned char *d = g_area_put[c->right];
-  for (long r = 0; r < n; r++) {
-    memcpy(d, c->src, BLOCK_BYTES);
-    compiler_barrier();
-    raw_barrier(c);
-  }
-}
-/* 2b-3b. The same, each process then reading the block it received (a sum of its words). Without
- * the read, a memcpy into the neighbour's area leaves the block's lines in the writer's cache
- * from the second round on and moves nothing between cores (nor does hpput, which is that
- * memcpy), while bsp_put's receiver copies out of the sender's buffer every round: the read
- * makes the data cross cores on both sides, as a program that uses what it received does. */
+/* 2-4. 1 MiB blocks. The *_read benchmarks (2b, 3b) have each process then read the block it
+ * received (a sum of its words). Without the read, a memcpy into the neighbour's area leaves the
+ * block's lines in the writer's cache from the second round on and moves nothing between cores
+ * (nor does hpput, which is that memcpy), while bsp_put's receiver copies out of the sender's
+ * buffer every round: the read makes the data cross cores on both sides, as a program that uses
+ * what it received does. */
 static void read_block(ctx_t *c) {
   const uint64_t *w = (const uint64_t *)(const void *)c->area_put;
   uint64_t sum = 0;
   for (size_t i = 0; i < BLOCK_BYTES / sizeof *w; i++) sum += w[i];
   c->read_sum += sum;
 }
-static void hpput_read_ours(ctx_t *c, long n) {
+/* Called with constant flags only: inlined, each benchmark's loop has no branch on them. */
+static inline void block_put_rounds(ctx_t *c, long n, int buffered, int read) {
   for (long r = 0; r < n; r++) {
-    bsp_hpput(c->right, c->src, c->area_put, 0, BLOCK_BYTES);
+    if (buffered) bsp_put(c->right, c->src, c->area_put, 0, BLOCK_BYTES);
+    else bsp_hpput(c->right, c->src, c->area_put, 0, BLOCK_BYTES);
     bsp_sync();
-    read_block(c);
+    if (read) read_block(c);
   }
 }
-static void put_read_ours(ctx_t *c, long n) {
-  for (long r = 0; r < n; r++) {
-    bsp_put(c->right, c->src, c->area_put, 0, BLOCK_BYTES);
-    bsp_sync();
-    read_block(c);
-  }
-}
-static void block_put_read_raw(ctx_t *c, long n) {
+static inline void block_put_raw_rounds(ctx_t *c, long n, int read) {
   unsigned char *d = g_area_put[c->right];
   for (long r = 0; r < n; r++) {
     memcpy(d, c->src, BLOCK_BYTES);
     compiler_barrier();
     raw_barrier(c);
-    read_block(c);
+    if (read) read_block(c);
   }
 }
+static void hpput_ours(ctx_t *c, long n) { block_put_rounds(c, n, 0, 0); }
+static void put_ours(ctx_t *c, long n) { block_put_rounds(c, n, 1, 0); }
+static void block_put_raw(ctx_t *c, long n) { block_put_raw_rounds(c, n, 0); }
+static void hpput_read_ours(ctx_t *c, long n) { block_put_rounds(c, n, 0, 1); }
+static void put_read_ours(ctx_t *c, long n) { block_put_rounds(c, n, 1, 1); }
+static void block_put_read_raw(ctx_t *c, long n) { block_put_raw_rounds(c, n, 1); }
 
 static void get_ours(ctx_t *c, long n) {
   for (long r = 0; r < n; r++) {
