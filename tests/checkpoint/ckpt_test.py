@@ -136,6 +136,17 @@ def check(cond: bool, what: str, result: Result | None = None) -> None:
         raise Failure(what + ("\n" + result.show() if result else ""))
 
 
+def bsprun_usage_error(path: str, backend: str, options: Sequence[str], regex: str, program: Sequence[str]) -> Result:
+    """bsprun -b BACKEND -n 2 OPTIONS PROGRAM ends with status 2 and "bsprun: error: " + regex."""
+    result = run([path, "-b", backend, "-n", "2", *options, *program])
+    check(
+        result.status == 2 and re.search("^bsprun: error: " + regex, result.err, re.M) is not None,
+        f"{backend}: bsprun {' '.join(options)}: expected status 2 and /{regex}/",
+        result,
+    )
+    return result
+
+
 def is_mpi(backend: str) -> bool:
     return backend != "threads"
 
@@ -724,12 +735,7 @@ def bsprun_options(path: str, backends: list[str], work: Path, state: str) -> No
     for backend in backends:
         for options, regex in usage:
             program = [state] if options[-1] not in ("--checkpoint-dir", "--restart") else []
-            result = run([path, "-b", backend, "-n", "2", *options, *program])
-            check(
-                result.status == 2 and re.search("^bsprun: error: " + regex, result.err, re.M) is not None,
-                f"{backend}: bsprun {' '.join(options)}: expected status 2 and /{regex}/",
-                result,
-            )
+            result = bsprun_usage_error(path, backend, options, regex, program)
             check(DIGEST.search(result.out) is None and not (work / "other").exists(), "the program ran", result)
             say(f"ok: {backend}: {' '.join(options)}: status 2, {result.err.splitlines()[0]}")
 
@@ -804,12 +810,7 @@ def mtbf(path: str, backends: list[str], work: Path, state: str) -> None:
         ),
     ]
     for options, regex in usage:
-        result = run([path, "-b", backend, "-n", "2", *options, state])
-        check(
-            result.status == 2 and re.search("^bsprun: error: " + regex, result.err, re.M) is not None,
-            f"bsprun {' '.join(options)}: expected status 2 and /{regex}/",
-            result,
-        )
+        result = bsprun_usage_error(path, backend, options, regex, [state])
         say(f"ok: bsprun {' '.join(options)}: status 2, {result.err.splitlines()[0]}")
     dry = run([path, "--dry-run", "-b", "threads", "-n", "2", "--checkpoint-dir", str(d), "--checkpoint-mtbf", "90m", state])
     check(f"BSPKIT_CHECKPOINT_MTBF=5400 {state}" in dry.out, "--dry-run --checkpoint-mtbf 90m", dry)
