@@ -22,7 +22,7 @@ import pytest
 from bspkit.measure.rawdata import RawDataError, RawRun, load_raw, stats
 from bspkit.model.comm_models import predict_time_levels
 from bspkit.model.estimators import level_fits, lsq_fit, model_t, weighted_estimators
-from bspkit.model.fit import fit_run, fit_surface, memcpy_check
+from bspkit.model.fit import fit_run, fit_surface, memcpy_check, prediction_model
 from bspkit.model.params import Surface
 from bspkit.model.probe_validation import (
     DRIFT_STABLE,
@@ -302,6 +302,24 @@ def test_o_interval_spanning_zero_is_flagged_and_model_falls_back() -> None:
     assert any(f.startswith("lsq (2.6) o") and ("spans zero" in f or "negative" in f) for f in e.flags)
     assert e.predict is not None and e.predict.model == "2.5 lsq" and e.predict.o == 0.0
     assert e.predict.g_inf == pytest.approx(1e-9, rel=0.05)
+
+
+def test_prediction_model_order_of_fallbacks() -> None:
+    """(2.6) with a significant o, else (2.5), else (2.6)'s g_inf with o as 0, else eq. 3.2
+    only where no least-squares fit could be made; CI once saw (2.5)'s g_inf span zero while
+    (2.6)'s did not, and the surface had no prediction at all."""
+    g6, g5, hh, o = [2e-9, 1e-10, 3e-9], [3e-9, 1e-10, 4e-9], [50.0, 10.0, 90.0], [7.0, 1.0, 9.0]
+    full = prediction_model({"lsq": {"g_inf": g6, "h_half": hh, "o": o}, "lsq_2.5": {"g_inf": g5}})
+    assert full is not None and (full.model, full.g_inf, full.o) == ("2.6 lsq", 2e-9, 7.0)
+    no_o = prediction_model({"lsq": {"g_inf": g6, "h_half": hh, "o": None}, "lsq_2.5": {"g_inf": g5}})
+    assert no_o is not None and (no_o.model, no_o.g_inf, no_o.h_half) == ("2.5 lsq", 3e-9, 0.0)
+    only6 = prediction_model({"lsq": {"g_inf": g6, "h_half": hh, "o": None}, "lsq_2.5": {"g_inf": None}})
+    assert only6 is not None and (only6.model, only6.g_inf, only6.h_half, only6.o) == ("2.6 lsq", 2e-9, 50.0, 0.0)
+    insignificant = {"g_inf": 1e-9, "lsq": {"g_inf": None}, "lsq_2.5": {"g_inf": None}}
+    assert prediction_model(insignificant) is None
+    too_few = {"g_inf": 1e-9, "lsq": {"g_inf": None, "error": "too few"}, "lsq_2.5": {"error": "too few"}}
+    fallback = prediction_model(too_few)
+    assert fallback is not None and fallback.model == "2.6 eq. 3.2-3.6"
 
 
 def test_ill_posed_grid_is_flagged() -> None:
