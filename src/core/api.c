@@ -36,8 +36,12 @@ static void engine_terminate(int status) {
   if (active_ops && active_ops->terminate) active_ops->terminate(status);
 }
 
+static int engine_claim_report(void) {
+  return active_ops && active_ops->claim_report ? active_ops->claim_report() : -1;
+}
+
 static const bspk_fatal_hooks fatal_hooks = {current_pid, bspk_describe_process, engine_job_dir,
-                                             engine_terminate};
+                                             engine_terminate, engine_claim_report};
 
 /* The back end, chosen by the first call that needs it (BSPKIT_BACKEND); from then on an
  * error anywhere names its process and ends the whole program through it. */
@@ -196,6 +200,7 @@ BSPK_API void bsp_begin(bsp_pid_t maxprocs) {
     check_room_for(nprocs);
     if (!spmd_function) read_program_arguments();
     engine = active_ops->start(nprocs, spmd_function ? spmd_function : run_main_again, NULL);
+    if (active_ops->pid_of) pid = active_ops->pid_of(engine); /* a forked process */
   }
   self = bspk_proc_create(active_ops, engine, pid, nprocs);
   /* A process of a nested section that its starter's engine started here. */

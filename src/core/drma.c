@@ -236,13 +236,16 @@ BSPK_API void bsp_direct_get(bsp_pid_t pid, const void *src, bsp_size_t offset, 
     if (nbytes) memcpy(dst, bspk_remote_address(self, slot, pid, offset), (size_t)nbytes);
     return;
   }
-  const char *refused = self->ops->direct_get
-                            ? self->ops->direct_get(self->engine, pid, slot, offset, dst, nbytes)
-                            : "it reads another process' memory without a sync, which needs "
-                              "shared memory or one-sided MPI";
+  const char *refused =
+      self->ops->read_process
+          ? self->ops->read_process(self->engine, pid, bspk_remote_address(self, slot, pid, offset),
+                                    dst, (size_t)nbytes)
+      : self->ops->direct_get ? self->ops->direct_get(self->engine, pid, slot, offset, dst, nbytes)
+                              : "it reads another process' memory without a sync, which needs "
+                                "shared memory or one-sided MPI";
   if (refused)
     bspk_fatal(call,
                "not available on the %s back end: %s; use bsp_get (the data arrives at the "
-               "next bsp_sync), or run with bsprun -b threads or -b mpi-rma",
+               "next bsp_sync), or run with bsprun -b threads, procs or mpi-rma",
                self->ops->name, refused);
 }

@@ -139,6 +139,10 @@ typedef struct bspk_engine_ops {
    * taking part, and returns when dst holds them. A string instead of the read: the reason
    * it cannot be done (then the core reports it), else NULL. */
   const char *(*direct_get)(bspk_engine *e, int pid, int slot, int offset, void *dst, int nbytes);
+  /* bsp_direct_get where processes may read each other's memory by address (procs; may be
+   * NULL): nbytes at process pid's address remote into dst now; NULL, or why it cannot. */
+  const char *(*read_process)(bspk_engine *e, int pid, const void *remote, void *dst,
+                              size_t nbytes);
   /* After the final arrive of bsp_end: process 0 waits for the others and frees the run;
    * the others never return. */
   void (*finish)(bspk_engine *e, int pid);
@@ -150,7 +154,15 @@ typedef struct bspk_engine_ops {
   /* Nested SPMD sections (may be NULL: bsp_init and bsp_begin inside a section are then an
    * error): what start() was given as `parent` for e's section (NULL: top level). */
   void *(*parent_of)(bspk_engine *e);
+  /* May be NULL (pid 0): an engine whose start() forks returns in every process it made;
+   * this says which process e is. */
+  int (*pid_of)(bspk_engine *e);
+  /* May be NULL (use job_dir): 1 if this process is the one to report the run's fatal error,
+   * 0 if another one already is (this one then waits to be ended), -1: not known here. */
+  int (*claim_report)(void);
 } bspk_engine_ops;
+
+extern const bspk_engine_ops bspk_procs_engine;
 
 extern const bspk_engine_ops bspk_threads_engine;
 

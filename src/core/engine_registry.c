@@ -1,9 +1,9 @@
 /* engine_registry.c - choosing the back end at run time (BSPKIT_BACKEND), and the services
  * the core gives it (engine.h).
  *
- * The threads engine is built in. The MPI engines are plugins (libbspkit_mpi.so), loaded
- * only when asked for, so that programs on the default back end need no MPI installed.
- * Which names exist is set in src/CMakeLists.txt (BSPKIT_PLUGIN_BACKENDS, BSPKIT_ALL_BACKENDS). */
+ * The threads and procs engines are built in. The MPI engines are plugins (libbspkit_mpi.so),
+ * loaded only when asked for, so that programs on the default back end need no MPI installed. Which
+ * names exist is set in src/CMakeLists.txt (BSPKIT_PLUGIN_BACKENDS, BSPKIT_ALL_BACKENDS). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +73,7 @@ static const bspk_engine_ops *load_plugin(const char *backend) {
 const bspk_engine_ops *bspk_engine_select(void) {
   const char *name = getenv("BSPKIT_BACKEND");
   if (!name || !*name || strcmp(name, bspk_threads_engine.name) == 0) return &bspk_threads_engine;
+  if (strcmp(name, bspk_procs_engine.name) == 0) return &bspk_procs_engine;
   if (is_listed(BSPKIT_PLUGIN_BACKENDS, name)) return load_plugin(name);
   bspk_fatal_on("bsp_begin", -1, "unknown back end '%s' (BSPKIT_BACKEND); available: %s", name,
                 BSPKIT_ALL_BACKENDS);

@@ -39,7 +39,15 @@ void bspk_exit_after(unsigned seconds) {
  * every process, an error all of them see at a sync): the first to create bspkit-failed in
  * the run's directory reports and ends the run; the others wait to be ended, and end
  * themselves if that does not come. bsprun reads the file to give the run status 1. */
+static void wait_to_be_ended(void) {
+  bspk_exit_after(BSPK_LOSER_GRACE_S);
+  for (;;) pause();
+}
+
 static void claim_report_in_job(void) {
+  int claimed = hooks && hooks->claim_report ? hooks->claim_report() : -1;
+  if (claimed == 0) wait_to_be_ended();
+  if (claimed == 1) return;
   const char *dir = getenv("BSPKIT_JOB_DIR");
   if ((!dir || !*dir) && hooks && hooks->job_dir) dir = hooks->job_dir();
   if (!dir || !*dir) return; /* nowhere to agree: every failing process reports */
@@ -50,8 +58,7 @@ static void claim_report_in_job(void) {
     if (fd >= 0) close(fd);
     return;
   }
-  bspk_exit_after(BSPK_LOSER_GRACE_S);
-  for (;;) pause();
+  wait_to_be_ended();
 }
 
 int bspk_claim_dying(void) {
@@ -69,24 +76,41 @@ void bspk_terminate(int status) {
   _exit(status);
 }
 
-static void vreport(const char *call, int pid, const char *format, va_list ap) {
+/* "bspkit: error in CALL on process PID: TEXT" into line. */
+static void vformat(char *line, size_t size, const char *call, int pid, const char *format,
+                    va_list ap) {
   char text[1024], where[256];
   vsnprintf(text, sizeof text, format, ap);
   if (pid >= 0) {
     if (hooks && hooks->describe_process) hooks->describe_process(where, sizeof where, pid);
     else snprintf(where, sizeof where, "process %d", pid);
-    fprintf(stderr, "bspkit: error in %s on %s: %s\n", call, where, text);
+    snprintf(line, size, "bspkit: error in %s on %s: %s", call, where, text);
   } else {
-    fprintf(stderr, "bspkit: error in %s: %s\n", call, text);
+    snprintf(line, size, "bspkit: error in %s: %s", call, text);
   }
 }
+
+/* A language binding's call in progress on this thread (bspk_trap_arm), or NULL. */
+static _Thread_local bspk_trap *armed_trap;
+
+void bspk_trap_arm(bspk_trap *trap) { armed_trap = trap; }
+
+void bspk_trap_disarm(void) { armed_trap = NULL; }
 
 static void vfatal(const char *call, int pid, const char *format, va_list ap)
     __attribute__((noreturn));
 static void vfatal(const char *call, int pid, const char *format, va_list ap) {
-  bspk_claim_dying();
+  bspk_trap *trap = armed_trap;
   if (pid < 0 && hooks && hooks->current_pid) pid = hooks->current_pid();
-  vreport(call, pid, format, ap);
+  if (trap) { /* the binding raises the message in its language; nothing ends here */
+    armed_trap = NULL;
+    vformat(trap->message, sizeof trap->message, call, pid, format, ap);
+    longjmp(trap->env, 1);
+  }
+  bspk_claim_dying();
+  char line[1400];
+  vformat(line, sizeof line, call, pid, format, ap);
+  fprintf(stderr, "%s\n", line);
   bspk_terminate(1);
 }
 
@@ -103,10 +127,14 @@ void bspk_fatal_on(const char *call, int pid, const char *format, ...) {
 }
 
 void bspk_fatal_outside(const char *call) {
+  static const char text[] = "called outside the SPMD section (before bsp_begin or after bsp_end)";
+  bspk_trap *trap = armed_trap;
+  if (trap) {
+    armed_trap = NULL;
+    snprintf(trap->message, sizeof trap->message, "bspkit: error in %s: %s", call, text);
+    longjmp(trap->env, 1);
+  }
   bspk_claim_dying();
-  fprintf(stderr,
-          "bspkit: error in %s: called outside the SPMD section (before bsp_begin or after "
-          "bsp_end)\n",
-          call);
+  fprintf(stderr, "bspkit: error in %s: %s\n", call, text);
   bspk_terminate(1);
 }

@@ -8,6 +8,7 @@
 #ifndef BSPKIT_ERRORS_H
 #define BSPKIT_ERRORS_H
 
+#include <setjmp.h>
 #include <stddef.h>
 
 /* Prints "bspkit: error in CALL on process PID: ..." once for the whole program, which then
@@ -38,8 +39,21 @@ typedef struct bspk_fatal_hooks {
   const char *(*job_dir)(void);
   /* Ends every process of the program now with status (returning: this process ends). */
   void (*terminate)(int status);
+  /* 1: this process reports the run's error; 0: another one does; -1: ask job_dir. */
+  int (*claim_report)(void);
 } bspk_fatal_hooks;
 /* From the layer that starts the back end, before it does (hooks must stay valid). */
 void bspk_set_fatal_hooks(const bspk_fatal_hooks *hooks);
+
+/* Language bindings (bindings.c): while a trap is armed on a thread, an error of a call
+ * there does not end the program; the call returns through env (setjmp) with the line it
+ * would have printed in message. Only calls that fail before they changed anything are
+ * made under a trap (the arguments' checks); bsp_sync and bsp_end are not. */
+typedef struct bspk_trap {
+  jmp_buf env;
+  char message[1400];
+} bspk_trap;
+void bspk_trap_arm(bspk_trap *trap);
+void bspk_trap_disarm(void);
 
 #endif

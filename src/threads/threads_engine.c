@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "core/engine.h"
-#include "threads/barrier.h"
+#include "shm/barrier.h"
 
 typedef struct threads_run threads_run;
 
@@ -125,7 +125,7 @@ static bspk_engine *threads_start(int nprocs, void (*entry)(void), void *parent)
   int live = atomic_fetch_add(&live_processes, added) + added;
   int oversubscribed = live > CPU_COUNT(&run->program_mask);
   bspk_barrier_init(&run->barrier, nprocs, wait_limit("BSPKIT_SPIN", oversubscribed ? 100 : 200000),
-                    wait_limit("BSPKIT_YIELD", oversubscribed ? 200 : 0));
+                    wait_limit("BSPKIT_YIELD", oversubscribed ? 200 : 0), 0);
   for (int pid = 0; pid < nprocs; pid++) {
     engines[pid].run = run;
     engines[pid].pid = pid;

@@ -31,13 +31,14 @@ pytestmark = [
     pytest.mark.skipif(not (PROBE and PROBE.is_file()), reason="BSPKIT_BUILD_DIR is not set or has no probe/bspprobe"),
 ]
 
-BACKENDS = ("threads", "mpi", "mpi-rma")
+BACKENDS = ("threads", "procs", "mpi", "mpi-rma")
+BUILT_IN = ("threads", "procs")
 Record = dict[str, Any]
 
 
 def backend_built(backend: str) -> bool:
-    """threads is always there; the MPI back ends are a plugin in <build>/lib/bspkit."""
-    if backend == "threads":
+    """threads and procs are always there; the MPI back ends are a plugin in <build>/lib/bspkit."""
+    if backend in BUILT_IN:
         return True
     return BUILD is not None and any((BUILD / "lib" / "bspkit").glob("*mpi*"))
 
@@ -52,7 +53,7 @@ def runs(procs: tuple[int, ...], backends: tuple[str, ...] = BACKENDS) -> list[A
             marks=pytest.mark.skipif(
                 not backend_built(b),
                 reason=f"the {b} back end is not built"
-                if b == "threads"
+                if b in BUILT_IN
                 else missing_dependency("Open MPI", f"the {b} back end is not built"),
             ),
         )

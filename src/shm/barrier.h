@@ -1,10 +1,12 @@
 /*
  * barrier.h - a central sense-reversing barrier that spins briefly and then sleeps on a
  * futex, so that more BSP processes than cores do not collapse. Each arrival may carry
- * flags (ORed over all arrivals) and an "at end" mark (counted).
+ * flags (ORed over all arrivals) and an "at end" mark (counted). The shared-memory engines
+ * use it: threads in one process, and procs' processes (the barrier in memory they share,
+ * its futex then not private to one process).
  */
-#ifndef BSPKIT_THREADS_BARRIER_H
-#define BSPKIT_THREADS_BARRIER_H
+#ifndef BSPKIT_SHM_BARRIER_H
+#define BSPKIT_SHM_BARRIER_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -23,10 +25,13 @@ typedef struct bspk_barrier {
   _Alignas(64) int nprocs;
   long spin_limit;
   long yield_limit;
+  int process_shared; /* waiters in several processes: a shared futex */
 } bspk_barrier;
 
-/* Waiting spins spin_limit times, then yields the core yield_limit times, then sleeps. */
-void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit);
+/* Waiting spins spin_limit times, then yields the core yield_limit times, then sleeps.
+ * process_shared: b lies in memory several processes map (MAP_SHARED). */
+void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit,
+                       int process_shared);
 
 /* *epoch is the caller's own copy of the epoch (starts at 0). Returns the ORed flags. */
 unsigned bspk_barrier_arrive(bspk_barrier *b, uint32_t *epoch, unsigned flags, int at_end,

@@ -1,10 +1,10 @@
 /*
- * barrier.t.c - unit test of the threads engine's barrier: nobody leaves a round before
+ * barrier.t.c - unit test of the shared-memory engines' barrier: nobody leaves a round before
  * everyone has arrived, every arrival gets the flags ORed over that round and the count of
  * arrivals marked "at end", round after round; with spinning, with yielding and with
  * sleeping at once (spin and yield limits 0), and with more threads than cores.
  */
-#include "threads/barrier.h"
+#include "shm/barrier.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -49,7 +49,7 @@ static void *run(void *arg) {
 static void run_case(int threads, long spin, long yield) {
   nthreads = threads;
   for (int r = 0; r < ROUNDS; r++) arrived[r] = 0;
-  bspk_barrier_init(&barrier, threads, spin, yield);
+  bspk_barrier_init(&barrier, threads, spin, yield, 0);
   pthread_t tid[MAX_THREADS];
   for (long t = 0; t < threads; t++) pthread_create(&tid[t], NULL, run, (void *)t);
   for (int t = 0; t < threads; t++) pthread_join(tid[t], NULL);

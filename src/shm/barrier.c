@@ -1,5 +1,5 @@
 /* barrier.c - spin-then-sleep central barrier (see barrier.h). */
-#include "threads/barrier.h"
+#include "shm/barrier.h"
 
 #include <limits.h>
 #include <sched.h>
@@ -8,19 +8,25 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
-  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected, int shared) {
+  syscall(SYS_futex, (uint32_t *)word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, expected, NULL,
+          NULL, 0);
 }
-static void futex_wake_all(_Atomic uint32_t *word) {
-  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+static void futex_wake_all(_Atomic uint32_t *word, int shared) {
+  syscall(SYS_futex, (uint32_t *)word, shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+          NULL, 0);
 }
 #else
-static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected, int shared) {
   (void)word;
   (void)expected;
+  (void)shared;
   sched_yield();
 }
-static void futex_wake_all(_Atomic uint32_t *word) { (void)word; }
+static void futex_wake_all(_Atomic uint32_t *word, int shared) {
+  (void)word;
+  (void)shared;
+}
 #endif
 
 static inline void cpu_relax(void) {
@@ -31,7 +37,9 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit) {
+void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit,
+                       int process_shared) {
+  b->process_shared = process_shared;
   atomic_init(&b->arrivals, 0);
   atomic_init(&b->flags[0], 0);
   atomic_init(&b->flags[1], 0);
@@ -56,7 +64,7 @@ static void wait_for_epoch_change(bspk_barrier *b, uint32_t e) {
   /* Sleep. The releaser stores the epoch and then reads sleepers; we add to sleepers and
    * then let the kernel compare the epoch: one of the two sees the other (seq_cst). */
   atomic_fetch_add(&b->sleepers, 1);
-  while (atomic_load(&b->epoch) == e) futex_wait(&b->epoch, e);
+  while (atomic_load(&b->epoch) == e) futex_wait(&b->epoch, e, b->process_shared);
   atomic_fetch_sub(&b->sleepers, 1);
 }
 
@@ -76,7 +84,7 @@ unsigned bspk_barrier_arrive(bspk_barrier *b, uint32_t *epoch, unsigned flags, i
     atomic_store_explicit(&b->flags[parity ^ 1], 0, memory_order_relaxed);
     atomic_store_explicit(&b->arrivals, 0, memory_order_relaxed);
     atomic_store(&b->epoch, e + 1);
-    if (atomic_load(&b->sleepers) > 0) futex_wake_all(&b->epoch);
+    if (atomic_load(&b->sleepers) > 0) futex_wake_all(&b->epoch, b->process_shared);
   } else {
     wait_for_epoch_change(b, e);
   }
