@@ -55,7 +55,9 @@ static const bspk_engine_ops *chosen_engine(void) {
 
 /* Without bsp_init, bsp_begin sits in main and the other processes re-enter main with the
  * program's own arguments, read back once from /proc/self/cmdline before they start. */
-extern int main(int argc, char **argv);
+/* Weak: a program whose executable does not export main (the Python interpreter, which loads
+ * libbsp with dlopen) can still load libbsp; it must not need main run again. */
+extern int main(int argc, char **argv) __attribute__((weak));
 static int main_argc = 1;
 static char *main_argv_fallback[] = {"bsp-program", NULL};
 static char **main_argv = main_argv_fallback;
@@ -77,7 +79,13 @@ static void read_program_arguments(void) {
   }
 }
 
-static void run_main_again(void) { main(main_argc, main_argv); }
+static void run_main_again(void) {
+  if (!main)
+    bspk_fatal("bsp_begin",
+               "the other processes would run main again, but this program has none that "
+               "libbsp can call: call bsp_init(spmd, argc, argv) first");
+  main(main_argc, main_argv);
+}
 
 /* A process that leaves the program inside its SPMD section (exit, or return from main)
  * would leave the others waiting in bsp_sync: report it and end them all. */

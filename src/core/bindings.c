@@ -3,28 +3,39 @@
 #include "bspkit_binding.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "bspkit.h"
 #include "core/compiler.h"
 #include "core/errors.h"
 
-static _Thread_local char last_error[sizeof(((bspk_trap *)0)->message)];
+/* On the heap, made at a thread's first refused call: a thread-local array would grow
+ * libbsp's static TLS (bspk_self is initial-exec), and dlopen (Python's ctypes) fails with
+ * "cannot allocate memory in static TLS block" when that exceeds glibc's small reserve. */
+static _Thread_local char *last_error;
+
+static void keep_error(const char *message) {
+  if (!last_error) last_error = malloc(sizeof(((bspk_trap *)0)->message));
+  if (last_error) snprintf(last_error, sizeof(((bspk_trap *)0)->message), "%s", message);
+}
 
 /* The call, under a trap: 0, or -1 with its message kept. */
-#define BSPK_TRY(call)                                              \
-  do {                                                              \
-    bspk_trap trap;                                                 \
-    if (setjmp(trap.env)) {                                         \
-      snprintf(last_error, sizeof last_error, "%s", trap.message); \
-      return -1;                                                    \
-    }                                                               \
-    bspk_trap_arm(&trap);                                           \
-    call;                                                           \
-    bspk_trap_disarm();                                             \
-    return 0;                                                       \
+#define BSPK_TRY(call)          \
+  do {                          \
+    bspk_trap trap;             \
+    if (setjmp(trap.env)) {     \
+      keep_error(trap.message); \
+      return -1;                \
+    }                           \
+    bspk_trap_arm(&trap);       \
+    call;                       \
+    bspk_trap_disarm();         \
+    return 0;                   \
   } while (0)
 
-BSPK_API const char *bspk_binding_error(void) { return last_error; }
+BSPK_API const char *bspk_binding_error(void) {
+  return last_error ? last_error : ""; /* none yet, or no memory to keep it */
+}
 
 BSPK_API void bspk_binding_fail(const char *line) {
   bspk_claim_dying();
@@ -73,7 +84,9 @@ BSPK_API int bspk_try_profile_packing(int begin) {
 BSPK_API int bspk_try_checkpoint_protect(void *addr, bsp_size_t nbytes) {
   BSPK_TRY(bspk_checkpoint_protect(addr, nbytes));
 }
-BSPK_API int bspk_try_checkpoint_unprotect(void *addr) { BSPK_TRY(bspk_checkpoint_unprotect(addr)); }
+BSPK_API int bspk_try_checkpoint_unprotect(void *addr) {
+  BSPK_TRY(bspk_checkpoint_unprotect(addr));
+}
 BSPK_API int bspk_try_checkpoint_scratch(void *addr, int scratch) {
   BSPK_TRY(bspk_checkpoint_scratch(addr, scratch));
 }

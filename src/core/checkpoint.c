@@ -250,7 +250,7 @@ static int area_of(const struct bspk_checkpoint *ck, const char *addr) {
 static void check_areas_mapped(bspk_proc *self, const char *call) {
   const struct bspk_checkpoint *ck = self->checkpoint;
   long page = sysconf(_SC_PAGESIZE);
-  static _Thread_local unsigned char vec[4096];
+  unsigned char vec[4096]; /* on the stack: thread-local it would grow libbsp's static TLS */
   for (int i = 0; ck && i < ck->nareas; i++) {
     uintptr_t lo = (uintptr_t)ck->areas[i].addr & ~(uintptr_t)(page - 1);
     uintptr_t hi = (uintptr_t)ck->areas[i].addr + ck->areas[i].nbytes;

@@ -28,7 +28,8 @@
  * processes (SIGKILL) and exits with status 1; process 0 then exits with status 1 too. A
  * process that dies otherwise (a signal, an exit without bsp_end) is seen by a watcher
  * thread in process 0 (pidfds, or polling), which prints one line for it and ends the run
- * with status 1. The other processes die with process 0 (PR_SET_PDEATHSIG).
+ * with status 1. The other processes get SIGTERM when process 0 dies (PR_SET_PDEATHSIG), and
+ * one that outlives it ends at its next wait in the barrier (shm/barrier.c).
  */
 #include <errno.h>
 #include <poll.h>
@@ -166,8 +167,7 @@ static const char *signal_name(int sig) {
  * the run ends here with status 1, with one line unless a process reported already. */
 static void child_ended(bspk_engine *e, int q, int status) {
   control *c = e->shared;
-  if (atomic_load(&c->process[q].finished) && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return;
+  if (atomic_load(&c->process[q].finished) && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   if (atomic_exchange(&c->report_claimed, 1) == 0) {
     if (WIFSIGNALED(status))
       fprintf(stderr, "bspkit: error on process %d: killed by signal %d (%s)\n", q,
@@ -221,8 +221,7 @@ static void *watch_processes(void *arg) {
       if (got == 0) continue;
       if (got < 0 && errno == ECHILD) /* reaped elsewhere (SIGCHLD ignored): did it finish? */
         status = atomic_load(&e->shared->process[q].finished) ? 0 : (1 << 8);
-      else if (got < 0)
-        continue;
+      else if (got < 0) continue;
       live[q] = 0;
       remaining--;
       child_ended(e, q, status);
@@ -327,8 +326,10 @@ static bspk_engine *procs_start(int nprocs, void (*entry)(void), void *parent) {
                      strerror(err));
     }
     if (child == 0) {
-      /* Die with process 0 (the thread that forked: the one in bsp_begin). */
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      /* End with process 0 (the thread that forked: the one in bsp_begin). TERM, not KILL:
+       * a program's handler (removing its files) runs, as under mpirun; one that survives
+       * it ends at its next wait in the barrier. */
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (getppid() != parent_os) _exit(1);
       e->pid = q;
       free(e->pidfds);
@@ -387,8 +388,7 @@ static void procs_finish(bspk_engine *e, int pid) {
 
 /* ---- the end of a superstep --------------------------------------------------------------- */
 
-static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
-                         bspk_arrival *all) {
+static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags, bspk_arrival *all) {
   int p = e->nprocs;
   unsigned parity = e->arrivals & 1;
   char *half = half_of(e, e->pid, parity);
@@ -407,14 +407,14 @@ static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
   at += align64(regops_bytes);
   for (int q = 0; q < p; q++) {
     const bspk_outbox *ob = &mine->outbox[q];
-    h->blocks[q] = (block_desc){at, ob->len, ob->send_bytes, ob->n_put, ob->n_send, ob->n_coll,
-                                ob->n_get};
+    h->blocks[q] =
+        (block_desc){at, ob->len, ob->send_bytes, ob->n_put, ob->n_send, ob->n_coll, ob->n_get};
     if (ob->len) memcpy(half + at, ob->data, ob->len);
     at += align64(ob->len);
   }
   e->written = at;
-  all->flags = bspk_barrier_arrive(&e->shared->barrier, &e->epoch, flags,
-                                   mine->kind == BSPK_AT_END, &all->n_at_end);
+  all->flags = bspk_barrier_arrive(&e->shared->barrier, &e->epoch, flags, mine->kind == BSPK_AT_END,
+                                   &all->n_at_end);
   e->arrivals++;
   for (int q = 0; q < p; q++) {
     char *theirs = half_of(e, q, parity);
@@ -427,11 +427,12 @@ static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags,
                                    .n_coll = d->n_coll,
                                    .n_get = d->n_get,
                                    .send_bytes = d->send_bytes};
-    e->posts[q] = (bspk_post){.kind = th->kind,
-                              .outbox = NULL,
-                              .regops = (const bspk_regop *)(const void *)(theirs + th->regops_offset),
-                              .nregops = th->nregops,
-                              .tagsize = th->tagsize};
+    e->posts[q] =
+        (bspk_post){.kind = th->kind,
+                    .outbox = NULL,
+                    .regops = (const bspk_regop *)(const void *)(theirs + th->regops_offset),
+                    .nregops = th->nregops,
+                    .tagsize = th->tagsize};
   }
 }
 
@@ -450,8 +451,9 @@ static const bspk_outbox *procs_exchange(bspk_engine *e, const bspk_outbox *out)
   make_room(e, end, "the blocks and get replies this process sends");
   block_desc *descs = (block_desc *)(void *)(half + start);
   for (int q = 0; q < p; q++) {
-    descs[q] = (block_desc){at, out[q].len, out[q].send_bytes, out[q].n_put, out[q].n_send,
-                            out[q].n_coll, out[q].n_get};
+    descs[q] = (block_desc){at,           out[q].len,    out[q].send_bytes,
+                            out[q].n_put, out[q].n_send, out[q].n_coll,
+                            out[q].n_get};
     if (out[q].len) memcpy(half + at, out[q].data, out[q].len);
     at += align64(out[q].len);
   }
@@ -461,9 +463,8 @@ static const bspk_outbox *procs_exchange(bspk_engine *e, const bspk_outbox *out)
   for (int q = 0; q < p; q++) {
     char *theirs = half_of(e, q, parity);
     const block_desc *d =
-        (const block_desc *)(const void *)(theirs +
-                                           ((const post_header *)(const void *)theirs)
-                                               ->exchange_offset) +
+        (const block_desc *)(const void *)(theirs + ((const post_header *)(const void *)theirs)
+                                                        ->exchange_offset) +
         e->pid;
     e->exchanged[q] = (bspk_outbox){.data = theirs + d->offset,
                                     .len = d->len,
@@ -480,14 +481,16 @@ static const bspk_outbox *procs_exchange(bspk_engine *e, const bspk_outbox *out)
  * read its siblings' memory, being of the same user, unless ptrace is restricted). */
 static const char *procs_read_process(bspk_engine *e, int pid, const void *remote, void *dst,
                                       size_t nbytes) {
-  static _Thread_local char reason[256];
+  /* Not thread-local (libbsp's static TLS must stay small for dlopen, as by Python): a
+   * process of this back end has one thread that makes BSPlib calls. */
+  static char reason[256];
   if (pid == e->pid) {
     memcpy(dst, remote, nbytes);
     return NULL;
   }
   struct iovec local = {dst, nbytes}, theirs = {(void *)(uintptr_t)remote, nbytes};
-  ssize_t got = process_vm_readv(atomic_load(&e->shared->process[pid].os_pid), &local, 1,
-                                 &theirs, 1, 0);
+  ssize_t got =
+      process_vm_readv(atomic_load(&e->shared->process[pid].os_pid), &local, 1, &theirs, 1, 0);
   if (got == (ssize_t)nbytes) return NULL;
   snprintf(reason, sizeof reason, "reading process %d's memory failed (process_vm_readv: %s)", pid,
            got < 0 ? strerror(errno) : "a short read");

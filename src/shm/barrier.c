@@ -3,14 +3,18 @@
 
 #include <limits.h>
 #include <sched.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifdef __linux__
 #include <linux/futex.h>
 #include <sys/syscall.h>
-#include <unistd.h>
+/* A process-shared sleeper wakes every second: a process whose leader died (and which
+ * survived the signal that brought it, PR_SET_PDEATHSIG) must not sleep forever. */
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected, int shared) {
-  syscall(SYS_futex, (uint32_t *)word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, expected, NULL,
-          NULL, 0);
+  static const struct timespec second = {1, 0};
+  syscall(SYS_futex, (uint32_t *)word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, expected,
+          shared ? &second : NULL, NULL, 0);
 }
 static void futex_wake_all(_Atomic uint32_t *word, int shared) {
   syscall(SYS_futex, (uint32_t *)word, shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
@@ -40,6 +44,7 @@ static inline void cpu_relax(void) {
 void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit,
                        int process_shared) {
   b->process_shared = process_shared;
+  b->leader = process_shared ? (int)getpid() : 0;
   atomic_init(&b->arrivals, 0);
   atomic_init(&b->flags[0], 0);
   atomic_init(&b->flags[1], 0);
@@ -64,7 +69,10 @@ static void wait_for_epoch_change(bspk_barrier *b, uint32_t e) {
   /* Sleep. The releaser stores the epoch and then reads sleepers; we add to sleepers and
    * then let the kernel compare the epoch: one of the two sees the other (seq_cst). */
   atomic_fetch_add(&b->sleepers, 1);
-  while (atomic_load(&b->epoch) == e) futex_wait(&b->epoch, e, b->process_shared);
+  while (atomic_load(&b->epoch) == e) {
+    futex_wait(&b->epoch, e, b->process_shared);
+    if (b->process_shared && getppid() != b->leader && getpid() != b->leader) _exit(1);
+  }
   atomic_fetch_sub(&b->sleepers, 1);
 }
 

@@ -26,10 +26,13 @@ typedef struct bspk_barrier {
   long spin_limit;
   long yield_limit;
   int process_shared; /* waiters in several processes: a shared futex */
+  int leader;         /* process_shared: the OS pid of the process the others were forked
+                       * from; a sleeper whose parent it no longer is ends itself */
 } bspk_barrier;
 
 /* Waiting spins spin_limit times, then yields the core yield_limit times, then sleeps.
- * process_shared: b lies in memory several processes map (MAP_SHARED). */
+ * process_shared: b lies in memory several processes map (MAP_SHARED), the calling process
+ * being the leader, whose children the others are. */
 void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit,
                        int process_shared);
 

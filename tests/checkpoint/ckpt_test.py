@@ -14,7 +14,7 @@ kill_restart: ckpt_state in each MODE (default: it registers before bspk_checkpo
   BSPKIT_KILL_AT=PID:SUPERSTEP at a random process and superstep, restarted with --restart and
   killed again at a later superstep, then restarted to the end; the killed runs must end as a
   SIGKILL ends them (threads: status 137, the whole program; MPI: status 1 and bsprun's
-  line) and leave the checkpoint before the kill, each restart must go on from the newest
+  line; procs: status 1 and process 0's line, or bsprun's when process 0 was killed) and leave the checkpoint before the kill, each restart must go on from the newest
   complete checkpoint, and the last run must print the digest of an uninterrupted run (on
   threads: the digest is the same bits on every back end). The seed is random and printed;
   BSPKIT_TEST_SEED=N replays it.
@@ -148,7 +148,7 @@ def bsprun_usage_error(path: str, backend: str, options: Sequence[str], regex: s
 
 
 def is_mpi(backend: str) -> bool:
-    return backend != "threads"
+    return backend not in ("threads", "procs")
 
 
 @dataclass
@@ -213,7 +213,16 @@ def gen_dir(directory: Path, superstep: int) -> Path:
 def expect_killed(bsprun: Bsprun, result: Result) -> None:
     """The run that BSPKIT_KILL_AT ended: as a SIGKILL ends it on this back end."""
     check(DIGEST.search(result.out) is None, "the killed run printed a digest", result)
-    if is_mpi(bsprun.backend):
+    if bsprun.backend == "procs":
+        lines = [line for line in result.bspkit_lines() if not line.startswith("bspkit: warning: ")]
+        lines += [line for line in result.err.splitlines() if line.startswith("bsprun: ")]
+        killed = re.compile(r"^(bspkit: error on process [1-9][0-9]*: killed by signal 9 |bsprun: process 0 of the procs run ended by signal 9 )")
+        check(
+            result.status == 1 and len(lines) == 1 and killed.match(lines[0]) is not None,
+            "the killed procs run should end with status 1 and one line naming signal 9",
+            result,
+        )
+    elif is_mpi(bsprun.backend):
         check(
             result.status == 1 and "bsprun: the MPI job ended by signal 9" in result.err,
             "the killed MPI run should end with status 1 and bsprun's line about signal 9",
@@ -679,8 +688,8 @@ def bsprun_options(path: str, backends: list[str], work: Path, state: str) -> No
             check(
                 result.status == 0 and line.count("\n") == 0, f"{backend}: bsprun --dry-run {' '.join(options)}", result
             )
-            if backend == "threads":
-                want = f"BSPKIT_BACKEND=threads BSPKIT_NPROCS=2 {env} {state} --iterations 3"
+            if backend in ("threads", "procs"):
+                want = f"BSPKIT_BACKEND={backend} BSPKIT_NPROCS=2 {env} {state} --iterations 3"
                 check(line == want, f"threads: --dry-run {' '.join(options)} printed\n  {line}\nnot\n  {want}", result)
             else:
                 check(line.startswith(f"BSPKIT_BACKEND={backend} BSPKIT_NPROCS=2 "), f"{backend}: --dry-run", result)

@@ -107,7 +107,7 @@ expect_usage_error "--nprocs=1.5" 'is not a positive integer' "$bsprun" --nprocs
 expect_usage_error "-n huge" 'too large' "$bsprun" -n 99999999999999999999 "$show"
 expect_usage_error "bad BSPKIT_NPROCS" 'BSPKIT_NPROCS=four is not a positive integer' \
   env BSPKIT_NPROCS=four "$bsprun" "$show"
-expect_usage_error "unknown back end" 'unknown back end in -b cuda: use threads, mpi, mpi-rma or mpi-naive' \
+expect_usage_error "unknown back end" 'unknown back end in -b cuda: use threads, procs, mpi, mpi-rma or mpi-naive' \
   "$bsprun" -b cuda "$show"
 expect_usage_error "unknown back end (--backend=)" 'unknown back end' "$bsprun" --backend=MPI "$show"
 expect_usage_error "bad BSPKIT_BACKEND" 'unknown back end in BSPKIT_BACKEND=pvm' \
