@@ -47,6 +47,7 @@ SETUP_DEPENDENCIES: dict[str, str] = {
     "Chromium": "headless chromium, to check a report in a real browser (chromium)",
     "clang-format": "the C style check (clang-format)",
     "ruff": "the Python style check (.venv: python/requirements.txt)",
+    "scikit-build-core": "the build back end of pip install . (.venv: python/requirements.txt)",
     "fio": "the disk suite's peer (fio)",
     "ScaLAPACK": "pdgetrf, the LU peer (libscalapack-openmpi-dev)",
     "TBB": "parallel_sort, a peer of the radix sort (libtbb-dev)",
