@@ -63,7 +63,7 @@ def add_launch_args(p: argparse.ArgumentParser) -> None:
         "--backend",
         default="threads",
         metavar="BACKEND",
-        help="bspkit back end for bsprun: threads (default), mpi, mpi-rma, mpi-naive",
+        help="bspkit back end for bsprun: threads (default), procs, mpi, mpi-rma, mpi-naive",
     )
     p.add_argument(
         "--build-dir",
