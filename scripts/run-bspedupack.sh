@@ -46,7 +46,7 @@ timeout) / skip (the program does not allow this P), with the reasons below the 
 Options:
   --bspcc PATH        bspcc to build with (default: $root/build/bin/bspcc)
   --bsprun PATH       bsprun to run with (default: $root/build/bin/bsprun)
-  --backends "LIST"   back ends, from threads mpi mpi-rma mpi-naive (default: "$backends")
+  --backends "LIST"   back ends, from threads procs mpi mpi-rma mpi-naive (default: "$backends")
   --procs "LIST"      numbers of processes (default: "$procs")
   --programs "LIST"   programs, from $programs
                       (default: all; these are the Makefile's targets, and only
@@ -126,7 +126,7 @@ done
 [ -f "$src/Makefile" ] && [ -f "$src/bspedupack.h" ] ||
   die "$src does not look like BSPedupack 2.0 (no Makefile or bspedupack.h)"
 for b in $backends; do
-  case $b in threads | mpi | mpi-rma | mpi-naive) ;; *) die "unknown back end '$b'" ;; esac
+  case $b in threads | procs | mpi | mpi-rma | mpi-naive) ;; *) die "unknown back end '$b'" ;; esac
 done
 for p in $procs; do
   case $p in '' | *[!0-9]* | 0*) die "--procs: '$p' is not a positive integer" ;; esac

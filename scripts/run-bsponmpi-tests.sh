@@ -83,7 +83,7 @@ case "$src/" in "$root"/*) die "BSPonMPI must not be inside this repository ($ro
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
 for p in $procs; do [[ "$p" =~ ^[1-9][0-9]*$ ]] || die "--procs: '$p' is not a positive integer"; done
 for b in $backends; do
-    case "$b" in threads|mpi|mpi-rma|mpi-naive) ;; *) die "--backends: unknown back end '$b'" ;; esac
+    case "$b" in threads|procs|mpi|mpi-rma|mpi-naive) ;; *) die "--backends: unknown back end '$b'" ;; esac
 done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/bsponmpi-tests.XXXXXX")" || die "mktemp failed"
