@@ -18,8 +18,8 @@ mapfile -t c_files < <(git ls-files '*.c' '*.h')
 status=0
 if ((fix)); then
   clang-format -i "${c_files[@]}"
-  .venv/bin/ruff check --fix --quiet python tests/python
-  .venv/bin/ruff format --quiet python tests/python
+  .venv/bin/ruff check --fix --quiet python tests/python examples/python
+  .venv/bin/ruff format --quiet python tests/python examples/python
   exit 0
 fi
 off=()
@@ -31,7 +31,7 @@ if ((${#off[@]})); then
   printf '  %s\n' "${off[@]}"
   status=1
 fi
-.venv/bin/ruff check --quiet python tests/python || status=1
-.venv/bin/ruff format --check --quiet python tests/python || status=1
+.venv/bin/ruff check --quiet python tests/python examples/python || status=1
+.venv/bin/ruff format --check --quiet python tests/python examples/python || status=1
 ((status == 0)) && echo "lint: C and Python files follow the style"
 exit "$status"
