@@ -604,7 +604,7 @@ def reduce(op: str, values: Any) -> Any:
     operation = ctypes.cast(getattr(_lib, name), c_void_p)
     _lib.bspk_reduce(operation, _address(source), _address(result), source.size, source.itemsize)
     _after_sync()
-    return result if np.ndim(values) else result[()]
+    return result if np.ndim(values) else result.item()
 
 
 def profile_phase(name: str) -> None:
