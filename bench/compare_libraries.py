@@ -14,7 +14,7 @@ core type and the load before and after.
 
 Usage, from the repository root, with nothing else running:
   .venv/bin/python bench/compare_libraries.py --out results/libraries [--p 2] [--reps 5]
-      [--backends threads,mpi,mpi-rma,mpi-naive] [--peer PREFIX ...] [--algs inprod,llcs-bitpar,...]
+      [--backends threads,procs,mpi,mpi-rma,mpi-naive] [--peer PREFIX ...] [--algs inprod,llcs-bitpar,...]
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument(
         "--backends",
-        default="threads,mpi,mpi-rma,mpi-naive",
+        default="threads,procs,mpi,mpi-rma,mpi-naive",
         help="bspkit's back ends ('' for none); mpi-naive is the thesis' MPI baseline without combining",
     )
     ap.add_argument("--peer", action="append", default=[], help="a prefix of scripts/build-peer.sh (repeatable)")
