@@ -441,15 +441,17 @@ def pop_reg(array: Buffer) -> None:
 
 
 def _make_put(try_call: Callable[..., int], call: str) -> Callable[[int, Buffer, Buffer, int], None]:
+    by_id, at_writable, limit = _state.by_id, _at_writable, INT_MAX  # looked up once: this is the hot path
+
     def put(pid: int, src: Buffer, dst: Buffer, offset: int = 0) -> None:
         try:
-            dst_at, itemsize = _state.by_id[id(dst)]
-            src_at, nbytes = _at_writable(src), src.nbytes  # type: ignore[union-attr]
+            dst_at, itemsize = by_id[id(dst)]
+            src_at, nbytes = at_writable(src), src.nbytes  # type: ignore[union-attr]
         except (KeyError, TypeError, AttributeError):
             src_at, nbytes = _source(src, call)
             dst_at, itemsize = _area(dst, call, "dst")
         byte_offset = offset * itemsize
-        if nbytes > INT_MAX or not -INT_MAX <= byte_offset <= INT_MAX or not -INT_MAX <= pid <= INT_MAX:
+        if nbytes > limit or not -limit <= byte_offset <= limit or not -limit <= pid <= limit:
             _fits(call, pid, byte_offset, nbytes)
         try:
             status = try_call(pid, src_at, dst_at, byte_offset, nbytes)
@@ -468,15 +470,17 @@ def _make_put(try_call: Callable[..., int], call: str) -> Callable[[int, Buffer,
 
 
 def _make_get(try_call: Callable[..., int], call: str) -> Callable[[int, Buffer, int, Buffer], None]:
+    by_id, at_writable, limit = _state.by_id, _at_writable, INT_MAX  # looked up once: this is the hot path
+
     def get(pid: int, src: Buffer, offset: int, dst: Buffer) -> None:
         try:
-            src_at, itemsize = _state.by_id[id(src)]
-            dst_at, nbytes = _at_writable(dst), dst.nbytes  # type: ignore[union-attr]
+            src_at, itemsize = by_id[id(src)]
+            dst_at, nbytes = at_writable(dst), dst.nbytes  # type: ignore[union-attr]
         except (KeyError, TypeError, AttributeError):
             dst_at, nbytes, _ = _destination(dst, call)
             src_at, itemsize = _area(src, call, "src")
         byte_offset = offset * itemsize
-        if nbytes > INT_MAX or not -INT_MAX <= byte_offset <= INT_MAX or not -INT_MAX <= pid <= INT_MAX:
+        if nbytes > limit or not -limit <= byte_offset <= limit or not -limit <= pid <= limit:
             _fits(call, pid, byte_offset, nbytes)
         try:
             status = try_call(pid, src_at, byte_offset, dst_at, nbytes)
