@@ -50,6 +50,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -822,6 +823,21 @@ static void result(void *state, const void **bytes, size_t *nbytes) {
   *nbytes = (size_t)(st->mloc * st->nloc) * sizeof(double);
 }
 
+/* splitmix64's finalizer (rdxsort_kernels.c's mix64), for the pivots' fingerprint. */
+static uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* The pivot sequence in one number, sum of mix64(k n + ipiv[k]) modulo 2^64, which
+ * examples/python/lu.py prints too: the same pivots, the same fingerprint. */
+static uint64_t pivot_fingerprint(const long *ipiv, long n) {
+  uint64_t sum = 0;
+  for (long k = 0; k < n; k++) sum += mix64((uint64_t)k * (uint64_t)n + (uint64_t)ipiv[k]);
+  return sum;
+}
+
 /* Process 0 gathers the factors and the pivots and computes ||P A - L U||_1 / (n ||A||_1 eps). */
 static int check(void *state, bspalg_check_report *report) {
   lu_state *st = state;
@@ -883,8 +899,8 @@ static int check(void *state, bspalg_check_report *report) {
   free(pa);
   snprintf(report->note, sizeof report->note,
            "||P A - L U||_1 / (n ||A||_1 eps) = %.3g (bound %g), factors and pivots gathered on "
-           "process 0",
-           resid, RESIDUAL_BOUND);
+           "process 0, pivots 0x%016llx",
+           resid, RESIDUAL_BOUND, (unsigned long long)pivot_fingerprint(st->ipiv, n));
   if (!(resid <= RESIDUAL_BOUND)) {
     snprintf(report->wrong, sizeof report->wrong,
              ": ||P A - L U||_1 / (n ||A||_1 eps) = %.3g, over the bound %g (n = %ld, nb = %d, "
