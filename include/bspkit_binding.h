@@ -31,11 +31,9 @@ int bspk_try_time(double *seconds);
 int bspk_try_push_reg(const void *ident, bsp_size_t size);
 int bspk_try_pop_reg(const void *ident);
 int bspk_try_put(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
-int bspk_try_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset,
-                   bsp_size_t nbytes);
+int bspk_try_hpput(bsp_pid_t pid, const void *src, void *dst, bsp_size_t offset, bsp_size_t nbytes);
 int bspk_try_get(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
-int bspk_try_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst,
-                   bsp_size_t nbytes);
+int bspk_try_hpget(bsp_pid_t pid, const void *src, bsp_size_t offset, void *dst, bsp_size_t nbytes);
 int bspk_try_set_tagsize(bsp_size_t *tag_nbytes);
 int bspk_try_send(bsp_pid_t pid, const void *tag, const void *payload, bsp_size_t nbytes);
 int bspk_try_qsize(bsp_nprocs_t *nmessages, bsp_size_t *accum_nbytes);

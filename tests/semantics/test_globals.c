@@ -16,10 +16,10 @@
 
 #include "testutil.h"
 
-static int P;                /* process 0's, before bsp_begin */
-static int my_pid;           /* each process': its pid        */
-static long calls;           /* each process': its own count  */
-static double local_total;   /* each process': its partial sum */
+static int P;              /* process 0's, before bsp_begin */
+static int my_pid;         /* each process': its pid        */
+static long calls;         /* each process': its own count  */
+static double local_total; /* each process': its partial sum */
 
 static void accumulate(double x) {
   calls++;
