@@ -100,3 +100,46 @@ def test_radix_sort_as_c(backend: str, p: int, c_sort_fingerprint: str) -> None:
     found = re.search(rf"radix sort of 30011 keys on {p} processes: sorted, fingerprint (0x[0-9a-f]{{16}})", out)
     assert found, out
     assert found.group(1) == c_sort_fingerprint
+
+
+# LU: every p on procs, one on mpi (its n supersteps cost more there)
+LU_RUNS = [("procs", p) for p in (1, 2, 3, 4)] + [
+    pytest.param(
+        "mpi",
+        2,
+        marks=pytest.mark.skipif(
+            not mpi_built(), reason=missing_dependency("Open MPI", "the mpi back end is not built")
+        ),
+    )
+]
+LU_SIZE, LU_SEED = "97", "5"  # n prime: uneven shares of the columns at every p > 1
+
+
+@pytest.fixture(scope="module")
+def c_lu_check(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, float]:
+    """bspalg-lu's pivot fingerprint and residual bound for the test's matrix (p = 1)."""
+    assert BUILD is not None
+    out = tmp_path_factory.mktemp("lu") / "run.json"
+    command = ["--size", LU_SIZE, "--seed", LU_SEED, "-r", "1", "--json", str(out)]
+    bsprun("threads", 1, str(BUILD / "bin" / "bspalg-lu"), *command)
+    note = json.loads(out.read_text())["check_note"]
+    found = re.search(r"\(bound (\S+)\).*pivots (0x[0-9a-f]{16})", note)
+    assert found, note
+    return found.group(2), float(found.group(1))
+
+
+@needs_programs("bspalg-lu")
+@pytest.mark.parametrize(("backend", "p"), LU_RUNS)
+def test_lu_as_c(backend: str, p: int, c_lu_check: tuple[str, float]) -> None:
+    """examples/python/lu.py factors bspalg-lu's matrix with the C driver's pivots (the same
+    fingerprint) and a residual ||P A - L U||_1 / (n ||A||_1 eps) under the C check's bound."""
+    pivots, bound = c_lu_check
+    out = bsprun(backend, p, PYTHON, str(EXAMPLES / "lu.py"), LU_SIZE, LU_SEED)
+    found = re.search(
+        rf"LU of {LU_SIZE} x {LU_SIZE} on {p} processes: pivots (0x[0-9a-f]{{16}}), "
+        r"\|\|PA - LU\|\|_1/\(n \|\|A\|\|_1 eps\) = (\S+),",
+        out,
+    )
+    assert found, out
+    assert found.group(1) == pivots
+    assert 0 <= float(found.group(2)) <= bound
