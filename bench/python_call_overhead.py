@@ -64,6 +64,7 @@ def worker(rounds: int) -> None:
     import ctypes
 
     import numpy as np
+
     from bspkit import bsp
 
     bsp.begin()
@@ -72,9 +73,7 @@ def worker(rounds: int) -> None:
     src, area, dst = np.arange(8.0), np.zeros(8), np.zeros(8)
     bsp.push_reg(area)
     bsp.sync()
-    lib = ctypes.PyDLL(
-        str(bsp.LIBRARY_PATH)
-    )  # the same calls as bspkit.bsp's, without it
+    lib = ctypes.PyDLL(str(bsp.LIBRARY_PATH))  # the same calls as bspkit.bsp's, without it
     at = (ctypes.c_char * 0).from_buffer
     area_at = ctypes.c_void_p(area.ctypes.data)
 
@@ -192,9 +191,7 @@ def main() -> int:
     print(
         f"one call of 8 doubles (64 bytes) on {args.backend}, p = {args.nprocs}: ns per call, best of {args.rounds} rounds of {CALLS}"
     )
-    print(
-        f"{'way of calling':22s} {'bsp_put':>9s} {'x C':>6s} {'bsp_get':>9s} {'x C':>6s}"
-    )
+    print(f"{'way of calling':22s} {'bsp_put':>9s} {'x C':>6s} {'bsp_get':>9s} {'x C':>6s}")
     print(f"{'C':22s} {c_put:9.1f} {1:6.0f} {c_get:9.1f} {1:6.0f}")
     for line in done.stdout.splitlines():
         name, put_ns, get_ns = line.split("\t")
@@ -202,9 +199,7 @@ def main() -> int:
             print(f"{name:22s} not installed (pip install cffi to compare)")
             continue
         put_v, get_v = float(put_ns), float(get_ns)
-        print(
-            f"{name:22s} {put_v:9.1f} {put_v / c_put:6.0f} {get_v:9.1f} {get_v / c_get:6.0f}"
-        )
+        print(f"{name:22s} {put_v:9.1f} {put_v / c_put:6.0f} {get_v:9.1f} {get_v / c_get:6.0f}")
     return 0
 
 

@@ -143,3 +143,12 @@ def test_import_loads_no_analysis_stack_and_says_where_it_looked() -> None:
     assert missing.returncode == 1
     assert "ImportError: bspkit.bsp cannot find libbsp" in missing.stderr
     assert "$BSPKIT_LIBBSP: /nonexistent/libbsp.so (missing)" in missing.stderr
+
+
+def test_the_docs_example_is_the_example_file() -> None:
+    """docs/python.md shows examples/python/hello_bsp.py (its code after the docstring), which
+    its sh block runs."""
+    page = (PYDIR.parent / "docs" / "python.md").read_text()
+    shown = page.split("```python\n", 1)[1].split("```\n", 1)[0]
+    source = (PYDIR.parent / "examples" / "python" / "hello_bsp.py").read_text()
+    assert source.endswith("\n" + shown), "docs/python.md's inner product differs from examples/python/hello_bsp.py"
