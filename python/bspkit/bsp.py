@@ -199,6 +199,9 @@ class _State:
         # id(object) -> (pointer, itemsize) of a registered object: put's and get's fast path
         self.by_id: dict[int, tuple[ctypes.c_void_p, int]] = {}
         self.popped: list[tuple[Any, np.ndarray]] = []  # popped this superstep: the pop takes effect at the sync
+        # what the library reads or writes at the next sync (hpput's sources, gets' destinations):
+        # kept alive until then, or the sync would touch freed memory
+        self.in_flight: list[Any] = []
         self.send_tagsize = 0  # the tag size of messages sent now
         self.pending_tagsize: int | None = None  # asked for, from the next sync on
         self.queue_tagsize = 0  # the tag size of the messages in the queue
@@ -211,6 +214,7 @@ _state = _State()
 def _after_sync() -> None:
     """What a sync changes on the Python side: pops take effect, tag sizes move on."""
     _state.popped.clear()
+    _state.in_flight.clear()
     _state.queue_tagsize = _state.send_tagsize
     if _state.pending_tagsize is not None:
         _state.send_tagsize = _state.pending_tagsize
@@ -360,6 +364,7 @@ def end() -> None:
     _state.registered.clear()
     _state.by_id.clear()
     _state.popped.clear()
+    _state.in_flight.clear()
     if _state.saved_excepthook is not None:
         sys.excepthook = _state.saved_excepthook
         _state.saved_excepthook = None
@@ -442,6 +447,7 @@ def pop_reg(array: Buffer) -> None:
 
 def _make_put(try_call: Callable[..., int], call: str) -> Callable[[int, Buffer, Buffer, int], None]:
     by_id, at_writable, limit = _state.by_id, _at_writable, INT_MAX  # looked up once: this is the hot path
+    keep = _state.in_flight.append if call == "bsp_hpput" else None  # hpput reads src until the sync
 
     def put(pid: int, src: Buffer, dst: Buffer, offset: int = 0) -> None:
         try:
@@ -459,18 +465,25 @@ def _make_put(try_call: Callable[..., int], call: str) -> Callable[[int, Buffer,
             status = try_call(index(pid), src_at, dst_at, index(byte_offset), nbytes)
         if status != 0:
             raise _refused()
+        if keep is not None:
+            keep(src)
 
     put.__name__ = put.__qualname__ = call.removeprefix("bsp_")
     put.__doc__ = (
         f"Copies all of src into process pid's registered dst, from element offset of dst on\n"
         f"(offset * dst.itemsize bytes), at the next sync ({call}"
-        + (": src is read at the sync, not now)." if call == "bsp_hpput" else ": src is copied now).")
+        + (
+            ": src may be read until the sync; leave it unchanged until then)."
+            if call == "bsp_hpput"
+            else ": src is copied now)."
+        )
     )
     return put
 
 
 def _make_get(try_call: Callable[..., int], call: str) -> Callable[[int, Buffer, int, Buffer], None]:
     by_id, at_writable, limit = _state.by_id, _at_writable, INT_MAX  # looked up once: this is the hot path
+    keep = _state.in_flight.append  # dst is written at the sync
 
     def get(pid: int, src: Buffer, offset: int, dst: Buffer) -> None:
         try:
@@ -488,11 +501,13 @@ def _make_get(try_call: Callable[..., int], call: str) -> Callable[[int, Buffer,
             status = try_call(index(pid), src_at, index(byte_offset), dst_at, nbytes)
         if status != 0:
             raise _refused()
+        keep(dst)
 
     get.__name__ = get.__qualname__ = call.removeprefix("bsp_")
     get.__doc__ = (
         f"Fills dst (dst.nbytes bytes) from process pid's registered src, from element offset of\n"
-        f"src on, at the next sync ({call})."
+        f"src on, at the next sync ({call}"
+        + ("; src must stay unchanged until then)." if call == "bsp_hpget" else ").")
     )
     return get
 
