@@ -7,7 +7,6 @@ cyclic distribution of Bisseling's first program, in Python with bspkit.bsp.
 import sys
 
 import numpy as np
-
 from bspkit import bsp
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
@@ -27,6 +26,7 @@ bsp.sync()
 alpha = partial.sum()  # the same sum, in the same order, on every process
 if s == 0:
     exact = n * (n + 1) * (2 * n + 1) // 6
-    print(f"x.x = {alpha:.0f} on {p} processes ({'right' if alpha == exact else 'WRONG'}: n(n+1)(2n+1)/6 = {exact})")
+    verdict = "right" if alpha == exact else "WRONG"
+    print(f"x.x = {alpha:.0f} on {p} processes ({verdict}: n(n+1)(2n+1)/6 = {exact})")
 bsp.pop_reg(partial)
 bsp.end()
