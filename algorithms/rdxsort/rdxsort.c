@@ -525,7 +525,8 @@ static int check(void *state, bspalg_check_report *report) {
   snprintf(report->note, sizeof report->note,
            "every block in order, the blocks in order, the output a permutation of the input "
            "(order-independent fingerprint 0x%016llx)%s",
-           (unsigned long long)outsum, exact ? ", and key for key against qsort of the whole input" : "");
+           (unsigned long long)outsum,
+           exact ? ", and key for key against qsort of the whole input" : "");
   return verdict;
 }
 
