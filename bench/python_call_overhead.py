@@ -4,11 +4,11 @@ from Python (bspkit.bsp, and the bare ctypes and cffi calls under it) against th
 calls from C (issue 42: the goal is at most 1 us per call from Python).
 
     python_call_overhead.py [--build DIR] [-b BACKEND] [-n P] [--rounds R]
-    prints one line per way of calling: ns per call (the best round) and the ratio to C
+    prints one line per way of calling: ns per call (the median round) and the ratio to C
 
 Each way of calling makes 1000 calls to process (pid + 1) % P, timed, then a bsp_sync that
 is not timed (the puts queue up until it); the rounds interleave the ways, and each way's
-best round counts (the machine is shared: the best is the call's own cost). The C loop is
+median round counts (the machine is shared: a median is not moved by a few slow rounds). The C loop is
 compiled with the build's bspcc into a temporary directory. cffi (ABI mode) is measured
 when it is importable (`pip install cffi`); bspkit.bsp uses ctypes.
 Run with the build's Python (.venv/bin/python) so that bspkit is importable.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,16 @@ C_LOOP = r"""
 #include <stdio.h>
 #include <stdlib.h>
 
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, by_value);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 30;
   bsp_begin(bsp_nprocs());
@@ -39,7 +50,7 @@ int main(int argc, char **argv) {
   double src[8] = {1, 2, 3, 4, 5, 6, 7, 8}, area[8], dst[8];
   bsp_push_reg(area, sizeof area);
   bsp_sync();
-  double best_put = 1e9, best_get = 1e9;
+  double *put_s = malloc(sizeof(double) * (size_t)rounds), *get_s = malloc(sizeof(double) * (size_t)rounds);
   for (int r = 0; r < rounds; r++) {
     double t0 = bsp_time();
     for (int i = 0; i < CALLS; i++) bsp_put(to, src, area, 0, sizeof src);
@@ -49,10 +60,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < CALLS; i++) bsp_get(to, area, 0, dst, sizeof dst);
     double t3 = bsp_time();
     bsp_sync();
-    if (t1 - t0 < best_put) best_put = t1 - t0;
-    if (t3 - t2 < best_get) best_get = t3 - t2;
+    put_s[r] = t1 - t0;
+    get_s[r] = t3 - t2;
   }
-  if (s == 0) printf("%.1f %.1f\n", best_put / CALLS * 1e9, best_get / CALLS * 1e9);
+  if (s == 0)
+    printf("%.1f %.1f\n", median(put_s, rounds) / CALLS * 1e9, median(get_s, rounds) / CALLS * 1e9);
   bsp_end();
   return 0;
 }
@@ -64,7 +76,6 @@ def worker(rounds: int) -> None:
     import ctypes
 
     import numpy as np
-
     from bspkit import bsp
 
     bsp.begin()
@@ -73,7 +84,9 @@ def worker(rounds: int) -> None:
     src, area, dst = np.arange(8.0), np.zeros(8), np.zeros(8)
     bsp.push_reg(area)
     bsp.sync()
-    lib = ctypes.PyDLL(str(bsp.LIBRARY_PATH))  # the same calls as bspkit.bsp's, without it
+    lib = ctypes.PyDLL(
+        str(bsp.LIBRARY_PATH)
+    )  # the same calls as bspkit.bsp's, without it
     at = (ctypes.c_char * 0).from_buffer
     area_at = ctypes.c_void_p(area.ctypes.data)
 
@@ -124,7 +137,9 @@ def worker(rounds: int) -> None:
 
         ways["cffi ABI (bare call)"] = (cffi_put, cffi_get)
 
-    best = {name: [1e9, 1e9] for name in ways}
+    times: dict[str, tuple[list[float], list[float]]] = {
+        name: ([], []) for name in ways
+    }
     for _ in range(rounds):
         for name, loops in ways.items():
             for k, loop in enumerate(loops):
@@ -132,10 +147,13 @@ def worker(rounds: int) -> None:
                 loop()
                 elapsed = time.perf_counter() - t0
                 bsp.sync()
-                best[name][k] = min(best[name][k], elapsed / CALLS)
+                times[name][k].append(elapsed / CALLS)
     if s == 0:
-        for name, (put_s, get_s) in best.items():
-            print(f"{name}\t{put_s * 1e9:.1f}\t{get_s * 1e9:.1f}", flush=True)
+        for name, (put_s, get_s) in times.items():
+            print(
+                f"{name}\t{statistics.median(put_s) * 1e9:.1f}\t{statistics.median(get_s) * 1e9:.1f}",
+                flush=True,
+            )
         if cffi is None:
             print("cffi ABI (bare call)\tnot installed\t-", flush=True)
     bsp.end()
@@ -189,9 +207,11 @@ def main() -> int:
         env=env,
     )
     print(
-        f"one call of 8 doubles (64 bytes) on {args.backend}, p = {args.nprocs}: ns per call, best of {args.rounds} rounds of {CALLS}"
+        f"one call of 8 doubles (64 bytes) on {args.backend}, p = {args.nprocs}: ns per call, median of {args.rounds} rounds of {CALLS}"
     )
-    print(f"{'way of calling':22s} {'bsp_put':>9s} {'x C':>6s} {'bsp_get':>9s} {'x C':>6s}")
+    print(
+        f"{'way of calling':22s} {'bsp_put':>9s} {'x C':>6s} {'bsp_get':>9s} {'x C':>6s}"
+    )
     print(f"{'C':22s} {c_put:9.1f} {1:6.0f} {c_get:9.1f} {1:6.0f}")
     for line in done.stdout.splitlines():
         name, put_ns, get_ns = line.split("\t")
@@ -199,7 +219,9 @@ def main() -> int:
             print(f"{name:22s} not installed (pip install cffi to compare)")
             continue
         put_v, get_v = float(put_ns), float(get_ns)
-        print(f"{name:22s} {put_v:9.1f} {put_v / c_put:6.0f} {get_v:9.1f} {get_v / c_get:6.0f}")
+        print(
+            f"{name:22s} {put_v:9.1f} {put_v / c_put:6.0f} {get_v:9.1f} {get_v / c_get:6.0f}"
+        )
     return 0
 
 
