@@ -1,6 +1,7 @@
 /* buffers.c - memory the library allocates: every failure is a clear "out of memory"
  * error naming the call and what was being allocated. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/buffers.h"
 #include "core/errors.h"
@@ -39,6 +40,16 @@ void bspk_free_each(void *const *pointers, size_t n) {
 }
 
 void bspk_outbox_grow(struct bspk_proc *self, bspk_outbox *ob, size_t need, const char *call) {
+  if (ob->engine_memory) { /* the engine's area is full: go on in memory of our own */
+    size_t cap = 2 * ob->cap;
+    while (cap < ob->len + need) cap *= 2;
+    char *mine = bspk_xmalloc(self, cap, call, "the communication buffer");
+    memcpy(mine, ob->data, ob->len);
+    ob->data = mine;
+    ob->cap = cap;
+    ob->engine_memory = 0;
+    return;
+  }
   BSPK_GROW(self, ob->data, ob->cap, ob->len + need, BSPK_OUTBOX_FIRST_BYTES, call,
             "the communication buffer");
 }

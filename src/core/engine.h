@@ -66,6 +66,8 @@ typedef struct bspk_outbox {
   size_t len, cap;
   uint32_t n_put, n_send, n_coll, n_get; /* records of each kind in data     */
   size_t send_bytes;                     /* sum of BSMP payload sizes                */
+  int engine_memory; /* data is the engine's (outbox_memory): never resized or freed by the
+                      * core; a block that outgrows it moves to memory of the core's own */
 } bspk_outbox;
 
 /* One push_reg or pop_reg call, in call order. */
@@ -82,6 +84,7 @@ typedef struct bspk_regop {
 /* What one process hands the engine at the end of a superstep. */
 typedef struct bspk_post {
   int kind;                  /* enum bspk_arrival_kind                      */
+  int parity;                /* which of the two outbox sets: the superstep's parity */
   const bspk_outbox *outbox; /* [nprocs]                                    */
   const bspk_regop *regops;
   int nregops;
@@ -139,6 +142,11 @@ typedef struct bspk_engine_ops {
    * taking part, and returns when dst holds them. A string instead of the read: the reason
    * it cannot be done (then the core reports it), else NULL. */
   const char *(*direct_get)(bspk_engine *e, int pid, int slot, int offset, void *dst, int nbytes);
+  /* May be NULL: memory of the engine's for the core's outbox to process dest in outbox set
+   * parity (0 or 1), of *cap bytes, or NULL (the core allocates its own). An engine that
+   * others read from in place (procs: shared memory) so takes blocks without copying them;
+   * a block the core had to move elsewhere (it outgrew *cap) the engine copies. */
+  char *(*outbox_memory)(bspk_engine *e, int parity, int dest, size_t *cap);
   /* bsp_direct_get where processes may read each other's memory by address (procs; may be
    * NULL): nbytes at process pid's address remote into dst now; NULL, or why it cannot. */
   const char *(*read_process)(bspk_engine *e, int pid, const void *remote, void *dst,

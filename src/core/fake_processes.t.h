@@ -51,8 +51,10 @@ static inline bspk_proc *fake_enter(int q) { return bspk_self = fake_procs[q]; }
 /* Every process hands in its registration calls; then each checks and applies them. */
 static inline void fake_sync_registrations(void) {
   for (int q = 0; q < fake_nprocs; q++)
-    fake_engine.posts[q] =
-        (bspk_post){BSPK_AT_SYNC, NULL, fake_procs[q]->regops, fake_procs[q]->nregops, -1};
+    fake_engine.posts[q] = (bspk_post){.kind = BSPK_AT_SYNC,
+                                       .regops = fake_procs[q]->regops,
+                                       .nregops = fake_procs[q]->nregops,
+                                       .tagsize = -1};
   for (int q = 0; q < fake_nprocs; q++) {
     bspk_proc *self = fake_enter(q);
     bspk_registrations_check(self, "bsp_sync");

@@ -82,6 +82,12 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
     if (!self->outbox[i] || !self->replies || (ops->rma_put && !self->rma_puts)) {
       bspk_fatal_on("bsp_begin", pid, "out of memory");
     }
+    for (int q = 0; ops->outbox_memory && q < nprocs; q++) {
+      bspk_outbox *ob = &self->outbox[i][q];
+      ob->data = ops->outbox_memory(engine, i, q, &ob->cap);
+      ob->engine_memory = ob->data != NULL;
+      if (!ob->data) ob->cap = 0;
+    }
   }
   self->start_time = bspk_now();
   return self;
@@ -90,7 +96,8 @@ bspk_proc *bspk_proc_create(const bspk_engine_ops *ops, bspk_engine *engine, int
 void bspk_proc_free(bspk_proc *self) {
   if (!self) return;
   for (int i = 0; i < 2; i++) {
-    for (int q = 0; q < self->nprocs; q++) free(self->outbox[i][q].data);
+    for (int q = 0; q < self->nprocs; q++)
+      if (!self->outbox[i][q].engine_memory) free(self->outbox[i][q].data);
     free(self->outbox[i]);
   }
   for (int q = 0; q < self->nprocs; q++) {

@@ -70,6 +70,7 @@ static void report_end_mismatch(bspk_proc *self, const char *call) {
 static void arrive(bspk_proc *self, int kind, bspk_arrival *all) {
   bspk_post *post = &self->post[self->superstep & 1];
   post->kind = kind;
+  post->parity = (int)(self->superstep & 1);
   post->outbox = self->outbox[self->superstep & 1];
   post->regops = self->regops;
   post->nregops = self->nregops;

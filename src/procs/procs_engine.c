@@ -12,15 +12,19 @@
  * Shared memory of a run:
  *   control    the barrier (barrier.h with a process-shared futex), which process reports
  *              a failure, which processes have finished, their OS process ids;
- *   segments   for each process two halves, by superstep parity. At the end of a superstep
- *              a process writes into its half: a header (its arrival kind, tag size,
- *              registration calls, and where its block for each destination lies), its
- *              registration calls, then its combined blocks (one copy); the get replies of
- *              an exchange() follow in the same half. After the barrier each process reads
- *              the blocks meant for it from the others' halves. A process can be at most
- *              one superstep ahead of any other, so the half it writes is never one being
- *              read. The halves are reserved, not committed (MAP_NORESERVE): pages appear
- *              when first written.
+ *   segments   for each process two halves, by superstep parity (the core's two outbox
+ *              sets). A half holds a header (the arrival kind, tag size, registration
+ *              calls, and where the block for each destination lies), a misc area, and an
+ *              area per destination that the core writes its combined block into as the
+ *              superstep goes (outbox_memory): at the end of the superstep nothing is
+ *              copied, the header says where the blocks are, and after the barrier each
+ *              process reads the blocks meant for it from the others' halves, as threads
+ *              read them from each other's buffers. The misc area takes the registration
+ *              calls, the get replies of an exchange(), and the copy of a block that
+ *              outgrew its area (the core then moved it to memory of its own). A process
+ *              can be at most one superstep ahead of any other, so the half it writes is
+ *              never one being read. The halves are reserved, not committed
+ *              (MAP_NORESERVE): pages appear when first written.
  * The engine has no direct access (the processes' registered memory is private): gets
  * travel as request records and are answered in one exchange(), as on mpi.
  *
@@ -78,6 +82,8 @@ typedef struct control {
   _Alignas(64) atomic_int report_claimed; /* a process is reporting the run's error */
   int nprocs;
   size_t half_bytes;
+  /* A half: [header][misc][the block for destination 0] ... [for destination nprocs - 1] */
+  size_t header_bytes, misc_bytes, block_bytes;
   process_slot process[]; /* [nprocs] */
 } control;
 
@@ -87,8 +93,8 @@ struct bspk_engine {
   size_t control_bytes, segments_bytes;
   int pid, nprocs;
   uint32_t epoch;
-  unsigned arrivals;
-  size_t written; /* end of what this process wrote in its current half */
+  int parity;     /* of the superstep that ended last (the core's outbox set) */
+  size_t written; /* end of what this process wrote in its half's misc area */
   bspk_post *posts;
   bspk_outbox *incoming, *exchanged; /* [nprocs] views into the others' halves */
   /* process 0 only */
@@ -125,12 +131,32 @@ static size_t half_bytes_for(int nprocs) {
   return half;
 }
 
+/* Splits a half: the header, a quarter for the misc area, the rest in equal block areas
+ * (none when they would be smaller than a page: the core's own memory then, copied). */
+static void lay_out_halves(control *c, int nprocs) {
+  size_t page = 4096;
+  c->header_bytes =
+      (sizeof(post_header) + (size_t)nprocs * sizeof(block_desc) + page - 1) / page * page;
+  size_t rest = c->half_bytes > c->header_bytes ? c->half_bytes - c->header_bytes : 0;
+  c->misc_bytes = rest / 4 / page * page;
+  c->block_bytes = (rest - c->misc_bytes) / (size_t)nprocs / page * page;
+  if (c->block_bytes < page) {
+    c->block_bytes = 0;
+    c->misc_bytes = rest / page * page;
+  }
+}
+
+static size_t block_area(const control *c, int dest) {
+  return c->header_bytes + c->misc_bytes + (size_t)dest * c->block_bytes;
+}
+
+/* end: the end of what is to be written, from the start of the misc area. */
 static void make_room(bspk_engine *e, size_t end, const char *what) {
-  if (end > e->shared->half_bytes)
+  if (end > e->shared->misc_bytes)
     services.fatal("bsp_sync", e->pid,
                    "%s of this superstep need %zu bytes of shared memory, more than the procs "
-                   "back end has for one process (%zu MiB at p = %d); send less per superstep",
-                   what, end, e->shared->half_bytes >> 20, e->nprocs);
+                   "back end has for them (%zu MiB at p = %d); send less per superstep",
+                   what, end, e->shared->misc_bytes >> 20, e->nprocs);
 }
 
 /* ---- failing ----------------------------------------------------------------------------- */
@@ -306,6 +332,7 @@ static bspk_engine *procs_start(int nprocs, void (*entry)(void), void *parent) {
     e->segments = map_shared(e->segments_bytes, 1);
     if (!e->segments && half <= ((size_t)1 << 16)) cannot_map(e->segments_bytes, nprocs);
   }
+  lay_out_halves(e->shared, nprocs);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   int oversubscribed = cores > 0 && nprocs > cores;
   bspk_barrier_init(&e->shared->barrier, nprocs,
@@ -390,34 +417,41 @@ static void procs_finish(bspk_engine *e, int pid) {
 
 static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags, bspk_arrival *all) {
   int p = e->nprocs;
-  unsigned parity = e->arrivals & 1;
-  char *half = half_of(e, e->pid, parity);
+  const control *c = e->shared;
+  int parity = mine->parity;
+  char *half = half_of(e, e->pid, (unsigned)parity);
+  char *misc = half + c->header_bytes;
   post_header *h = (post_header *)(void *)half;
-  size_t at = align64(sizeof *h + (size_t)p * sizeof(block_desc));
+  /* What goes into the misc area: the registration calls, and the blocks not in their own
+   * area (the core moved them: they outgrew it). */
   size_t regops_bytes = (size_t)mine->nregops * sizeof(bspk_regop);
-  size_t end = at + align64(regops_bytes);
-  for (int q = 0; q < p; q++) end += align64(mine->outbox[q].len);
+  size_t end = align64(regops_bytes);
+  for (int q = 0; q < p; q++)
+    if (!mine->outbox[q].engine_memory) end += align64(mine->outbox[q].len);
   make_room(e, end, "the blocks this process sends");
   h->kind = mine->kind;
   h->tagsize = mine->tagsize;
   h->nregops = mine->nregops;
-  h->regops_offset = at;
+  h->regops_offset = c->header_bytes;
   h->exchange_offset = 0;
-  if (regops_bytes) memcpy(half + at, mine->regops, regops_bytes);
-  at += align64(regops_bytes);
+  if (regops_bytes) memcpy(misc, mine->regops, regops_bytes);
+  size_t at = align64(regops_bytes);
   for (int q = 0; q < p; q++) {
     const bspk_outbox *ob = &mine->outbox[q];
+    size_t offset = ob->engine_memory ? (size_t)(ob->data - half) : c->header_bytes + at;
     h->blocks[q] =
-        (block_desc){at, ob->len, ob->send_bytes, ob->n_put, ob->n_send, ob->n_coll, ob->n_get};
-    if (ob->len) memcpy(half + at, ob->data, ob->len);
-    at += align64(ob->len);
+        (block_desc){offset, ob->len, ob->send_bytes, ob->n_put, ob->n_send, ob->n_coll, ob->n_get};
+    if (!ob->engine_memory) {
+      if (ob->len) memcpy(misc + at, ob->data, ob->len);
+      at += align64(ob->len);
+    }
   }
   e->written = at;
+  e->parity = parity;
   all->flags = bspk_barrier_arrive(&e->shared->barrier, &e->epoch, flags, mine->kind == BSPK_AT_END,
                                    &all->n_at_end);
-  e->arrivals++;
   for (int q = 0; q < p; q++) {
-    char *theirs = half_of(e, q, parity);
+    char *theirs = half_of(e, q, (unsigned)parity);
     const post_header *th = (const post_header *)(const void *)theirs;
     const block_desc *d = &th->blocks[e->pid];
     e->incoming[q] = (bspk_outbox){.data = theirs + d->offset,
@@ -429,11 +463,21 @@ static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags, 
                                    .send_bytes = d->send_bytes};
     e->posts[q] =
         (bspk_post){.kind = th->kind,
+                    .parity = parity,
                     .outbox = NULL,
                     .regops = (const bspk_regop *)(const void *)(theirs + th->regops_offset),
                     .nregops = th->nregops,
                     .tagsize = th->tagsize};
   }
+}
+
+/* The core's outbox to dest in set parity lives in this process' half: nothing to copy at
+ * the end of the superstep. */
+static char *procs_outbox_memory(bspk_engine *e, int parity, int dest, size_t *cap) {
+  const control *c = e->shared;
+  if (!c->block_bytes) return NULL;
+  *cap = c->block_bytes;
+  return half_of(e, e->pid, (unsigned)parity) + block_area(c, dest);
 }
 
 static const bspk_outbox *procs_incoming(bspk_engine *e, int src) { return &e->incoming[src]; }
@@ -442,13 +486,13 @@ static const bspk_post *procs_peer_post(bspk_engine *e, int src) { return &e->po
 
 static const bspk_outbox *procs_exchange(bspk_engine *e, const bspk_outbox *out) {
   int p = e->nprocs;
-  unsigned parity = (e->arrivals - 1) & 1; /* this superstep's half */
+  unsigned parity = (unsigned)e->parity; /* this superstep's half */
   char *half = half_of(e, e->pid, parity);
-  size_t start = align64(e->written);
+  size_t start = e->shared->header_bytes + align64(e->written); /* from the half's start */
   size_t at = start + align64((size_t)p * sizeof(block_desc));
   size_t end = at;
   for (int q = 0; q < p; q++) end += align64(out[q].len);
-  make_room(e, end, "the blocks and get replies this process sends");
+  make_room(e, end - e->shared->header_bytes, "the blocks and get replies this process sends");
   block_desc *descs = (block_desc *)(void *)(half + start);
   for (int q = 0; q < p; q++) {
     descs[q] = (block_desc){at,           out[q].len,    out[q].send_bytes,
@@ -458,7 +502,7 @@ static const bspk_outbox *procs_exchange(bspk_engine *e, const bspk_outbox *out)
     at += align64(out[q].len);
   }
   ((post_header *)(void *)half)->exchange_offset = start;
-  e->written = at;
+  e->written = at - e->shared->header_bytes;
   bspk_barrier_arrive(&e->shared->barrier, &e->epoch, 0, 0, NULL);
   for (int q = 0; q < p; q++) {
     char *theirs = half_of(e, q, parity);
@@ -513,6 +557,7 @@ const bspk_engine_ops bspk_procs_engine = {
     .barrier = procs_barrier,
     .finish = procs_finish,
     .terminate = procs_terminate,
+    .outbox_memory = procs_outbox_memory,
     .read_process = procs_read_process,
     .pid_of = procs_pid_of,
     .claim_report = procs_claim_report,
