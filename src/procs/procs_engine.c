@@ -154,9 +154,11 @@ static size_t block_area(const control *c, int dest) {
 static void make_room(bspk_engine *e, size_t end, const char *what) {
   if (end > e->shared->misc_bytes)
     services.fatal("bsp_sync", e->pid,
-                   "%s of this superstep need %zu bytes of shared memory, more than the procs "
-                   "back end has for them (%zu MiB at p = %d); send less per superstep",
-                   what, end, e->shared->misc_bytes >> 20, e->nprocs);
+                   "%s need %zu bytes of shared memory in this superstep, more than the procs "
+                   "back end has for them (%zu MiB at p = %d, a quarter of what a process may "
+                   "send in one superstep, %zu MiB, which a limit on the address space lowers: "
+                   "ulimit -v); send less per superstep",
+                   what, end, e->shared->misc_bytes >> 20, e->nprocs, e->shared->half_bytes >> 20);
 }
 
 /* ---- failing ----------------------------------------------------------------------------- */
@@ -428,7 +430,7 @@ static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags, 
   size_t end = align64(regops_bytes);
   for (int q = 0; q < p; q++)
     if (!mine->outbox[q].engine_memory) end += align64(mine->outbox[q].len);
-  make_room(e, end, "the blocks this process sends");
+  make_room(e, end, "the registration calls and the blocks larger than their areas");
   h->kind = mine->kind;
   h->tagsize = mine->tagsize;
   h->nregops = mine->nregops;
@@ -492,7 +494,8 @@ static const bspk_outbox *procs_exchange(bspk_engine *e, const bspk_outbox *out)
   size_t at = start + align64((size_t)p * sizeof(block_desc));
   size_t end = at;
   for (int q = 0; q < p; q++) end += align64(out[q].len);
-  make_room(e, end - e->shared->header_bytes, "the blocks and get replies this process sends");
+  make_room(e, end - e->shared->header_bytes,
+            "the registration calls, the blocks larger than their areas and the get replies");
   block_desc *descs = (block_desc *)(void *)(half + start);
   for (int q = 0; q < p; q++) {
     descs[q] = (block_desc){at,           out[q].len,    out[q].send_bytes,
