@@ -25,6 +25,8 @@ pytestmark = pytest.mark.skipif(
     BSPRUN is None or not BSPRUN.is_file() or LIBBSP is None or not LIBBSP.is_file(),
     reason="BSPKIT_BUILD_DIR is not set or has no bin/bsprun and src/libbsp.so",
 )
+# mpi: each launch costs about half a second; the quick tier runs procs, the full tier both
+MPI_SLOW = pytest.param("mpi", marks=pytest.mark.slow)
 
 
 def environment(**extra: str) -> dict[str, str]:
@@ -55,7 +57,7 @@ def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("nprocs", [1, 2, 3, 4])
-@pytest.mark.parametrize("backend", ["procs", "mpi"])
+@pytest.mark.parametrize("backend", ["procs", MPI_SLOW])
 def test_semantics(backend: str, nprocs: int, tmp_path: Path) -> None:
     # One run with a profile: the Python program's profile is one `bspkit profile` reads.
     profile = tmp_path / "profile.jsonl" if (backend, nprocs) == ("procs", 2) else None
@@ -85,7 +87,7 @@ UNCAUGHT_LINES = {
 
 
 @pytest.mark.parametrize("nprocs", [2, 3])
-@pytest.mark.parametrize("backend", ["procs", "mpi"])
+@pytest.mark.parametrize("backend", ["procs", MPI_SLOW])
 def test_an_uncaught_exception_ends_the_run_with_one_line(backend: str, nprocs: int) -> None:
     # three runs each: process 1 raises (twice a ValueError, once a refused put) while the
     # others wait in sync

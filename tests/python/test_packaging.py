@@ -120,6 +120,7 @@ def test_the_root_pyproject_has_the_metadata_of_python_pyproject() -> None:
     assert skbuild["cmake"]["define"] == {"BSPKIT_PYTHON_WHEEL": "ON"}
 
 
+@pytest.mark.slow  # the fresh environment and pip install: 5 s; the full tier runs it
 def test_pip_install_puts_the_library_inside_the_package(installed: Environment) -> None:
     package = installed_package(installed)
     assert package.is_relative_to(installed.venv), f"bspkit imported from {package}, not the environment"
@@ -139,11 +140,13 @@ def test_pip_install_puts_the_library_inside_the_package(installed: Environment)
         assert (package / "_lib" / "bspkit" / "libbspkit_mpi.so").is_file()
 
 
+@pytest.mark.slow  # the fresh environment and pip install: 5 s; the full tier runs it
 def test_the_bspkit_command_of_the_environment(installed: Environment) -> None:
     done = installed.run(installed.venv / "bin" / "bspkit", "--version")
     assert (done.returncode, done.stdout) == (0, f"bspkit {bspkit.__version__}\n"), done.stderr
 
 
+@pytest.mark.slow  # the fresh environment and pip install: 5 s; the full tier runs it
 def test_bspkit_bsp_imports(installed: Environment) -> None:
     if not (PACKAGE_SOURCES / "bsp.py").is_file():
         pytest.skip("python/bspkit/bsp.py (BSPlib for Python, issue 42) is not written yet")
@@ -151,12 +154,14 @@ def test_bspkit_bsp_imports(installed: Environment) -> None:
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow  # the fresh environment and pip install: 5 s; the full tier runs it
 def test_a_bsp_program_runs_on_the_installed_library(installed: Environment) -> None:
     done = installed.run_python(RING, "3", env={"BSPKIT_BACKEND": "procs"})
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == ring_lines(3)
 
 
+@pytest.mark.slow  # the fresh environment and pip install: 5 s; the full tier runs it
 def test_the_installed_library_finds_the_mpi_plugin_by_bspkit_plugin_dir(installed: Environment) -> None:
     plugin_dir = installed_package(installed) / "_lib" / "bspkit"
     if not (plugin_dir / "libbspkit_mpi.so").is_file():

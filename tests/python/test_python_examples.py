@@ -24,14 +24,18 @@ def mpi_built() -> bool:
     return BUILD is not None and (BUILD / "lib" / "bspkit" / "libbspkit_mpi.so").is_file()
 
 
+# Each MPI launch costs about half a second: the full tier runs the mpi cases, the quick one not.
+MPI_MARKS = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not mpi_built(), reason=missing_dependency("Open MPI", "the mpi back end is not built")),
+]
+
 # (backend, p): every p of the issue on procs, two on mpi (each MPI launch costs ~0.5 s)
 RUNS = [("procs", p) for p in (1, 2, 3, 4)] + [
     pytest.param(
         "mpi",
         p,
-        marks=pytest.mark.skipif(
-            not mpi_built(), reason=missing_dependency("Open MPI", "the mpi back end is not built")
-        ),
+        marks=MPI_MARKS,
     )
     for p in (2, 3)
 ]
@@ -107,9 +111,7 @@ LU_RUNS = [("procs", p) for p in (1, 2, 3, 4)] + [
     pytest.param(
         "mpi",
         2,
-        marks=pytest.mark.skipif(
-            not mpi_built(), reason=missing_dependency("Open MPI", "the mpi back end is not built")
-        ),
+        marks=MPI_MARKS,
     )
 ]
 LU_SIZE, LU_SEED = "97", "5"  # n prime: uneven shares of the columns at every p > 1
