@@ -417,6 +417,17 @@ static void procs_finish(bspk_engine *e, int pid) {
 
 /* ---- the end of a superstep --------------------------------------------------------------- */
 
+/* The block a description in another process' half (starting at half) points to. */
+static bspk_outbox block_in(char *half, const block_desc *d) {
+  return (bspk_outbox){.data = half + d->offset,
+                       .len = d->len,
+                       .n_put = d->n_put,
+                       .n_send = d->n_send,
+                       .n_coll = d->n_coll,
+                       .n_get = d->n_get,
+                       .send_bytes = d->send_bytes};
+}
+
 static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags, bspk_arrival *all) {
   int p = e->nprocs;
   const control *c = e->shared;
@@ -456,13 +467,7 @@ static void procs_arrive(bspk_engine *e, const bspk_post *mine, unsigned flags, 
     char *theirs = half_of(e, q, (unsigned)parity);
     const post_header *th = (const post_header *)(const void *)theirs;
     const block_desc *d = &th->blocks[e->pid];
-    e->incoming[q] = (bspk_outbox){.data = theirs + d->offset,
-                                   .len = d->len,
-                                   .n_put = d->n_put,
-                                   .n_send = d->n_send,
-                                   .n_coll = d->n_coll,
-                                   .n_get = d->n_get,
-                                   .send_bytes = d->send_bytes};
+    e->incoming[q] = block_in(theirs, d);
     e->posts[q] =
         (bspk_post){.kind = th->kind,
                     .parity = parity,
@@ -513,13 +518,7 @@ static const bspk_outbox *procs_exchange(bspk_engine *e, const bspk_outbox *out)
         (const block_desc *)(const void *)(theirs + ((const post_header *)(const void *)theirs)
                                                         ->exchange_offset) +
         e->pid;
-    e->exchanged[q] = (bspk_outbox){.data = theirs + d->offset,
-                                    .len = d->len,
-                                    .n_put = d->n_put,
-                                    .n_send = d->n_send,
-                                    .n_coll = d->n_coll,
-                                    .n_get = d->n_get,
-                                    .send_bytes = d->send_bytes};
+    e->exchanged[q] = block_in(theirs, d);
   }
   return e->exchanged;
 }

@@ -158,33 +158,23 @@ def fit_surface(points: list[GPoint], l0: tuple[float, float, float] | None = No
     return Surface.from_json(json_safe(entry))
 
 
+def _from_lsq(model: str, rec: JsonObject, o: float) -> PredictModel:
+    """A least-squares record's g_inf and h_half (a null h_half as 0), with o given."""
+    return PredictModel(model=model, g_inf=rec["g_inf"][0], h_half=rec["h_half"][0] if rec.get("h_half") else 0.0, o=o)
+
+
 def prediction_model(entry: JsonObject) -> PredictModel | None:
     """The parameters used to predict times: the LSQ fit of eq. (2.6) when o is significant,
     else the LSQ fit of eq. (2.5), else eq. (2.6)'s g_inf, else the weighted estimators;
     a null h_half or o counts as 0."""
     lsq, lsq5 = entry.get("lsq") or {}, entry.get("lsq_2.5") or {}
     if lsq.get("g_inf") and lsq.get("o"):
-        return PredictModel(
-            model="2.6 lsq",
-            g_inf=lsq["g_inf"][0],
-            h_half=lsq["h_half"][0] if lsq.get("h_half") else 0.0,
-            o=lsq["o"][0],
-        )
+        return _from_lsq("2.6 lsq", lsq, lsq["o"][0])
     if lsq5.get("g_inf"):
-        return PredictModel(
-            model="2.5 lsq",
-            g_inf=lsq5["g_inf"][0],
-            h_half=lsq5["h_half"][0] if lsq5.get("h_half") else 0.0,
-            o=0.0,
-        )
+        return _from_lsq("2.5 lsq", lsq5, 0.0)
     if lsq.get("g_inf"):
         # eq. (2.5)'s g_inf spans zero but eq. (2.6)'s does not: its g, with the insignificant o as 0
-        return PredictModel(
-            model="2.6 lsq",
-            g_inf=lsq["g_inf"][0],
-            h_half=lsq["h_half"][0] if lsq.get("h_half") else 0.0,
-            o=0.0,
-        )
+        return _from_lsq("2.6 lsq", lsq, 0.0)
     if entry.get("g_inf") and lsq.get("error") and lsq5.get("error", lsq.get("error")):
         # only where no least-squares fit could be made (too few points); a least-squares
         # g_inf that came out negative or insignificant says the data have no usable g
