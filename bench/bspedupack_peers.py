@@ -39,7 +39,6 @@ import datetime
 import json
 import math
 import os
-import platform
 import re
 import shlex
 import statistics
@@ -50,6 +49,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from machine_info import cpu_model  # bench/, this script's directory
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
@@ -90,13 +91,6 @@ class Lib:
     build_dir: Path | None = None
     built: list[str] = field(default_factory=list)  # the programs that compiled
     times: dict[str, list[float]] = field(default_factory=dict)
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def now() -> str:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import shutil
@@ -35,12 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+from machine_info import cpu_model  # bench/, this script's directory
 
 
 def program_pids(session: int, name: str) -> list[int]:

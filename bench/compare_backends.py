@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -28,16 +27,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from machine_info import cpu_model  # bench/, this script's directory
+
 ROOT = Path(__file__).resolve().parents[1]
 
 Point = tuple[int, int]  # (msg_words, count): h = msg_words * count words per process
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def probe_once(build: Path, backend: str, nprocs: int, out: Path) -> dict[str, object]:

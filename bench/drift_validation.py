@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from machine_info import cpu_model  # bench/, this script's directory
 
 # name: (sizes, values of the second parameter or None): runs of about 0.1-2 s at p = 2 on
 # 2 cores (the inner product is memory-bound: 0.1 s is 3 GB of vectors)
@@ -49,13 +50,6 @@ def busy_loop(seconds: float, core: int) -> subprocess.Popen[bytes]:
     """A busy loop on one core that stops by itself after `seconds` (it never outlives them)."""
     code = f"import time\nt = time.monotonic() + {seconds}\nwhile time.monotonic() < t:\n    pass\n"
     return subprocess.Popen(["taskset", "-c", str(core), sys.executable, "-c", code])
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def summarize(alg: str, condition: str, res: dict[str, Any]) -> dict[str, Any]:
