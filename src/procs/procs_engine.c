@@ -55,6 +55,7 @@
 
 #include "core/engine.h"
 #include "shm/barrier.h"
+#include "shm/cpus.h"
 
 #define services bspk_engine_services
 
@@ -262,24 +263,6 @@ static void *watch_processes(void *arg) {
 
 /* ---- starting and ending a run ------------------------------------------------------------ */
 
-static long wait_limit(const char *variable, long fallback) {
-  const char *env = getenv(variable);
-  return env && *env ? atol(env) : fallback;
-}
-
-static int *choose_cpus(int nprocs) {
-  const char *env = getenv("BSPKIT_PIN");
-  if (env && strcmp(env, "0") == 0) return NULL;
-  cpu_set_t mask;
-  if (sched_getaffinity(0, sizeof mask, &mask) != 0 || nprocs > CPU_COUNT(&mask)) return NULL;
-  int *cpus = malloc((size_t)nprocs * sizeof *cpus);
-  if (!cpus) return NULL;
-  int next = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE && next < nprocs; cpu++)
-    if (CPU_ISSET(cpu, &mask)) cpus[next++] = cpu;
-  return cpus;
-}
-
 static void pin(const bspk_engine *e) {
   if (!e->cpus) return;
   cpu_set_t set;
@@ -335,12 +318,11 @@ static bspk_engine *procs_start(int nprocs, void (*entry)(void), void *parent) {
     if (!e->segments && half <= ((size_t)1 << 16)) cannot_map(e->segments_bytes, nprocs);
   }
   lay_out_halves(e->shared, nprocs);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  int oversubscribed = cores > 0 && nprocs > cores;
-  bspk_barrier_init(&e->shared->barrier, nprocs,
-                    wait_limit("BSPKIT_SPIN", oversubscribed ? 100 : 200000),
-                    wait_limit("BSPKIT_YIELD", oversubscribed ? 200 : 0), 1);
-  e->cpus = choose_cpus(nprocs);
+  cpu_set_t mask; /* the cores this program may use, as on threads */
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof mask, &mask) != 0) CPU_SET(0, &mask);
+  bspk_barrier_init_for(&e->shared->barrier, nprocs, nprocs > CPU_COUNT(&mask), 1);
+  e->cpus = bspk_choose_cpus(&mask, nprocs);
   allocate_views(e);
   e->pidfds = services.realloc(NULL, (size_t)nprocs * sizeof *e->pidfds, "bsp_begin", "pidfds");
   pid_t parent_os = getpid();

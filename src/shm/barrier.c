@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +56,16 @@ void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_
   b->nprocs = nprocs;
   b->spin_limit = spin_limit;
   b->yield_limit = yield_limit;
+}
+
+static long wait_limit(const char *variable, long fallback) {
+  const char *env = getenv(variable);
+  return env && *env ? atol(env) : fallback;
+}
+
+void bspk_barrier_init_for(bspk_barrier *b, int nprocs, int oversubscribed, int process_shared) {
+  bspk_barrier_init(b, nprocs, wait_limit("BSPKIT_SPIN", oversubscribed ? 100 : 200000),
+                    wait_limit("BSPKIT_YIELD", oversubscribed ? 200 : 0), process_shared);
 }
 
 static void wait_for_epoch_change(bspk_barrier *b, uint32_t e) {

@@ -36,6 +36,11 @@ typedef struct bspk_barrier {
 void bspk_barrier_init(bspk_barrier *b, int nprocs, long spin_limit, long yield_limit,
                        int process_shared);
 
+/* bspk_barrier_init with the engines' waiting: spin long when every process has a core;
+ * when oversubscribed, give the core away soon (the process a spinner waits for may need
+ * it). The variables BSPKIT_SPIN and BSPKIT_YIELD override the two limits. */
+void bspk_barrier_init_for(bspk_barrier *b, int nprocs, int oversubscribed, int process_shared);
+
 /* *epoch is the caller's own copy of the epoch (starts at 0). Returns the ORed flags. */
 unsigned bspk_barrier_arrive(bspk_barrier *b, uint32_t *epoch, unsigned flags, int at_end,
                              int *n_at_end);

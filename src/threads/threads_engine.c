@@ -22,6 +22,7 @@
 
 #include "core/engine.h"
 #include "shm/barrier.h"
+#include "shm/cpus.h"
 
 typedef struct threads_run threads_run;
 
@@ -82,25 +83,6 @@ static void *process_thread(void *arg) {
   return NULL;
 }
 
-/* Spin long when every process has a core; when oversubscribed, give the core away soon:
- * the process a spinner waits for may need it. BSPKIT_SPIN and BSPKIT_YIELD override. */
-static long wait_limit(const char *variable, long fallback) {
-  const char *env = getenv(variable);
-  return env && *env ? atol(env) : fallback;
-}
-
-static int *choose_cpus(const cpu_set_t *mask, int nprocs) {
-  const char *env = getenv("BSPKIT_PIN");
-  if (env && strcmp(env, "0") == 0) return NULL;
-  if (nprocs > CPU_COUNT(mask)) return NULL;
-  int *cpus = malloc((size_t)nprocs * sizeof *cpus);
-  if (!cpus) return NULL;
-  int next = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE && next < nprocs; cpu++)
-    if (CPU_ISSET(cpu, mask)) cpus[next++] = cpu;
-  return cpus;
-}
-
 static bspk_engine *threads_start(int nprocs, void (*entry)(void), void *parent) {
   threads_run *run = calloc(1, sizeof *run);
   bspk_engine *engines = aligned_alloc(64, sizeof(bspk_engine) * (size_t)nprocs);
@@ -120,12 +102,11 @@ static bspk_engine *threads_start(int nprocs, void (*entry)(void), void *parent)
   if (sched_getaffinity(0, sizeof run->original_mask, &run->original_mask) != 0)
     CPU_SET(0, &run->original_mask);
   run->program_mask = run->outer ? run->outer->run->program_mask : run->original_mask;
-  run->cpus = run->outer ? NULL : choose_cpus(&run->original_mask, nprocs);
+  run->cpus = run->outer ? NULL : bspk_choose_cpus(&run->original_mask, nprocs);
   int added = run->outer ? nprocs - 1 : nprocs; /* a nested run's process 0 is counted */
   int live = atomic_fetch_add(&live_processes, added) + added;
   int oversubscribed = live > CPU_COUNT(&run->program_mask);
-  bspk_barrier_init(&run->barrier, nprocs, wait_limit("BSPKIT_SPIN", oversubscribed ? 100 : 200000),
-                    wait_limit("BSPKIT_YIELD", oversubscribed ? 200 : 0), 0);
+  bspk_barrier_init_for(&run->barrier, nprocs, oversubscribed, 0);
   for (int pid = 0; pid < nprocs; pid++) {
     engines[pid].run = run;
     engines[pid].pid = pid;
